@@ -1,0 +1,147 @@
+//! The policy file model (`permissions.yaml`), as written by a person.
+//!
+//! Every struct denies unknown fields, so a typo is an error with a line number
+//! rather than a rule that silently does nothing.
+
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+/// One rule as written: its text and where it stands in the file.
+pub type RuleText = Spanned<String>;
+
+/// A whole policy file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyFile {
+    /// The permissions block.
+    #[serde(default)]
+    pub permissions: Permissions,
+    /// Settings for agent hooks.
+    #[serde(default)]
+    pub hooks: HooksConfig,
+}
+
+/// The `permissions:` block.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Permissions {
+    /// Whether the gate (and isolation) is on. Only the central file may turn it off.
+    pub sandbox: Option<bool>,
+    /// Path rules (globs).
+    #[serde(default)]
+    pub paths: RuleLists,
+    /// Command rules (regexes).
+    #[serde(default)]
+    pub commands: CommandRules,
+    /// The terminal prompt.
+    #[serde(default)]
+    pub prompt: PromptConfig,
+    /// How allowed commands run.
+    #[serde(default)]
+    pub exec: ExecConfig,
+}
+
+/// A deny and an allow list of path globs.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleLists {
+    /// Rules whose match denies.
+    #[serde(default)]
+    pub deny: Vec<RuleText>,
+    /// Rules whose match allows.
+    #[serde(default)]
+    pub allow: Vec<RuleText>,
+}
+
+/// Command regexes and how commands are analysed.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandRules {
+    /// Rules whose match denies.
+    #[serde(default)]
+    pub deny: Vec<RuleText>,
+    /// Rules whose match allows.
+    #[serde(default)]
+    pub allow: Vec<RuleText>,
+    /// Parse commands as shell (default `true`); `false` matches one regex over the raw string.
+    pub shell: Option<bool>,
+}
+
+/// The terminal prompt.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PromptConfig {
+    /// Seconds before an unanswered prompt is a DENY (default 25).
+    pub timeout: Option<u64>,
+}
+
+/// How allowed commands are executed.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecConfig {
+    /// OS isolation of allowed commands.
+    pub isolation: Option<IsolationConfig>,
+}
+
+/// The isolation mechanism for allowed commands.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IsolationMode {
+    /// Run the command unchanged under `/bin/sh -c`.
+    #[default]
+    None,
+    /// A user-supplied wrapper template.
+    Custom,
+    /// Native Landlock + seccomp.
+    Landlock,
+    /// A bubblewrap preset.
+    Bwrap,
+    /// macOS `sandbox-exec`.
+    Seatbelt,
+}
+
+/// `permissions.exec.isolation`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IsolationConfig {
+    /// Which mechanism.
+    pub mode: Option<IsolationMode>,
+    /// Wrapper template for `custom`, with `{cmd}` and `{workdir}`.
+    pub template: Option<String>,
+    /// The writable directory (default `./`, resolved against the CWD).
+    pub workdir: Option<String>,
+    /// Also allow writes to the temp dir.
+    pub allow_tmp: Option<bool>,
+    /// Allow network access.
+    pub network: Option<bool>,
+    /// Start even when the kernel cannot fully enforce the plan.
+    pub best_effort: Option<bool>,
+}
+
+/// Settings for `sandgate hook …`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HooksConfig {
+    /// Gemini CLI.
+    #[serde(default)]
+    pub gemini: GeminiHookConfig,
+}
+
+/// What an ASK becomes for Gemini CLI, which has no ask.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AskFallback {
+    /// Block the call (default).
+    #[default]
+    Deny,
+    /// Let the call run.
+    Allow,
+}
+
+/// `hooks.gemini`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeminiHookConfig {
+    /// What an ASK becomes.
+    pub ask: Option<AskFallback>,
+}

@@ -1,0 +1,1 @@
+//! sandgate-sandbox

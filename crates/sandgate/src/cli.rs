@@ -1,0 +1,54 @@
+//! The command-line surface. Each subcommand lives in its own module under `cmd/`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// A permission gate and sandbox for the file and shell tools of AI coding agents.
+#[derive(Debug, Parser)]
+#[command(name = "sandgate", version, about, propagate_version = true)]
+pub struct Cli {
+    /// Options shared by every subcommand.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every subcommand understands.
+#[derive(Debug, Clone, Args, Default)]
+pub struct GlobalArgs {
+    /// Central policy file (default: ~/.sandgate/permissions.yaml).
+    #[arg(long, global = true, env = "SANDGATE_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Local (project) policy file (default: ./.sandgate/permissions.yaml).
+    #[arg(
+        long,
+        global = true,
+        env = "SANDGATE_LOCAL_CONFIG",
+        value_name = "FILE"
+    )]
+    pub local_config: Option<PathBuf>,
+    /// Switch the gate and the sandbox off, whatever the policy files say.
+    #[arg(long, global = true)]
+    pub no_sandbox: bool,
+    /// Working directory that relative paths resolve against (default: the process CWD).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Print machine-readable JSON instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Decide one request: `{"tool": "exec_run", "params": {"command": "git status"}}`.
+    Check(crate::cmd::check::CheckArgs),
+    /// Show, explain, lint and edit the policy.
+    #[command(subcommand)]
+    Policy(crate::cmd::policy::PolicyCommand),
+    /// Print a shell completion script.
+    Completions(crate::cmd::completions::CompletionsArgs),
+}
