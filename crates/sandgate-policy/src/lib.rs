@@ -3,9 +3,32 @@
 //! A [`Policy`] is compiled once from up to three policy files (managed, central,
 //! local), merged tighten-only. [`Policy::evaluate`] maps a tool call to a
 //! [`Decision`]: deny → allow → otherwise ask, always with the reason.
+//!
+//! ```
+//! use sandgate_policy::{Context, Policy, Sources, ToolCall, Verdict};
+//! let dir = std::env::temp_dir();
+//! let ctx = Context::new(&dir, &dir).unwrap();
+//! let policy = Policy::load(&Sources::default(), &ctx).unwrap();
+//! let call = ToolCall::new("file_read", serde_json::json!({"path": "~/.ssh/id_rsa"}));
+//! assert_eq!(policy.evaluate(&call, &ctx).verdict, Verdict::Deny);
+//! ```
+//!
+//! The engine does no IO beyond reading policy files and resolving paths, and
+//! starts no async runtime.
 #![deny(missing_docs)]
 
+pub mod canon;
+mod command;
 pub mod config;
 pub mod decision;
+pub mod error;
+pub mod load;
+pub mod policy;
+pub mod request;
+pub mod rules;
 
 pub use decision::{Decision, List, Origin, RuleRef, Tier, Verdict};
+pub use error::{LoadError, Problem};
+pub use load::Sources;
+pub use policy::{Policy, Settings, FLOOR};
+pub use request::{Context, RequestError, ToolCall, ToolKind};

@@ -1,0 +1,219 @@
+//! Path canonicalization: the subject a path rule is matched against.
+//!
+//! `~` is expanded, the path made absolute against the working directory, `.`
+//! and `..` collapsed, and symlinks resolved for the existing part of the path.
+//! A dangling symlink is followed to where a write through it would land, so a
+//! link into `~/.ssh` is judged as `~/.ssh`.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::fmt;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+/// How many symlinks one path may pass through before it is refused (as the kernel's `ELOOP`).
+const MAX_SYMLINKS: usize = 40;
+
+/// Why a path cannot be canonicalized. Every such path is denied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CanonError {
+    /// The path contains a NUL byte.
+    Nul,
+    /// The path (or a symlink on its way) is not valid UTF-8.
+    NotUtf8(String),
+    /// Too many levels of symbolic links.
+    SymlinkLoop(String),
+    /// Reading a symlink or metadata failed for another reason.
+    Io(String, String),
+}
+
+impl fmt::Display for CanonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CanonError::Nul => f.write_str("the path contains a NUL byte"),
+            CanonError::NotUtf8(p) => write!(f, "the path `{p}` is not valid UTF-8"),
+            CanonError::SymlinkLoop(p) => write!(f, "too many levels of symbolic links at `{p}`"),
+            CanonError::Io(p, e) => write!(f, "cannot resolve `{p}`: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for CanonError {}
+
+/// Expand a leading `~` (alone or followed by `/`) to `home`.
+pub fn expand_tilde(path: &str, home: &Path) -> PathBuf {
+    if path == "~" {
+        home.to_path_buf()
+    } else if let Some(rest) = path.strip_prefix("~/") {
+        home.join(rest)
+    } else {
+        PathBuf::from(path)
+    }
+}
+
+/// Canonicalize `path` as DESIGN.md §Matching says. An empty path means `cwd`.
+///
+/// `cwd` should itself be canonical (see [`crate::Context::new`]).
+pub fn canonicalize(path: &str, cwd: &Path, home: &Path) -> Result<PathBuf, CanonError> {
+    if path.contains('\0') {
+        return Err(CanonError::Nul);
+    }
+    let expanded = if path.is_empty() {
+        cwd.to_path_buf()
+    } else {
+        expand_tilde(path, home)
+    };
+    let absolute = if expanded.is_absolute() {
+        expanded
+    } else {
+        cwd.join(expanded)
+    };
+    let resolved = resolve(&absolute)?;
+    if resolved.to_str().is_none() {
+        return Err(CanonError::NotUtf8(resolved.to_string_lossy().into_owned()));
+    }
+    Ok(resolved)
+}
+
+/// Collapse `.` and `..` without touching the file system.
+pub fn normalize_lexically(path: &Path) -> PathBuf {
+    let mut out = PathBuf::from("/");
+    for component in path.components() {
+        match component {
+            Component::Normal(name) => out.push(name),
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+        }
+    }
+    out
+}
+
+/// Walk an absolute path component by component, resolving every symlink met on
+/// the way, including dangling ones. Once a component does not exist, the rest
+/// cannot exist either and is collapsed lexically.
+fn resolve(absolute: &Path) -> Result<PathBuf, CanonError> {
+    let mut pending: VecDeque<OsString> = components_of(absolute);
+    let mut resolved = PathBuf::from("/");
+    let mut links_followed = 0usize;
+    let mut exists = true;
+
+    while let Some(name) = pending.pop_front() {
+        if name == "." || name.is_empty() {
+            continue;
+        }
+        if name == ".." {
+            resolved.pop();
+            continue;
+        }
+        let candidate = resolved.join(&name);
+        if !exists {
+            resolved = candidate;
+            continue;
+        }
+        match std::fs::symlink_metadata(&candidate) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                links_followed += 1;
+                if links_followed > MAX_SYMLINKS {
+                    return Err(CanonError::SymlinkLoop(display(&candidate)));
+                }
+                let target = std::fs::read_link(&candidate)
+                    .map_err(|e| CanonError::Io(display(&candidate), e.to_string()))?;
+                if target.is_absolute() {
+                    resolved = PathBuf::from("/");
+                }
+                for part in components_of(&target).into_iter().rev() {
+                    pending.push_front(part);
+                }
+            }
+            Ok(_) => resolved = candidate,
+            Err(e) if is_absent(&e) => {
+                exists = false;
+                resolved = candidate;
+            }
+            Err(e) => return Err(CanonError::Io(display(&candidate), e.to_string())),
+        }
+    }
+    Ok(resolved)
+}
+
+fn is_absent(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+    )
+}
+
+fn components_of(path: &Path) -> VecDeque<OsString> {
+    path.components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_os_string()),
+            Component::ParentDir => Some(OsString::from("..")),
+            _ => None,
+        })
+        .collect()
+}
+
+fn display(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn setup() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let home = root.join("home");
+        let cwd = home.join("projects/app");
+        std::fs::create_dir_all(&cwd).unwrap();
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        (tmp, home, cwd)
+    }
+
+    #[test]
+    fn collapses_dots_and_expands_tilde() {
+        let (_t, home, cwd) = setup();
+        let c = |p: &str| canonicalize(p, &cwd, &home).unwrap();
+        assert_eq!(c("~/projects/../.ssh/id_rsa"), home.join(".ssh/id_rsa"));
+        assert_eq!(c(""), cwd);
+        assert_eq!(c("./a/./b/../c"), cwd.join("a/c"));
+        assert_eq!(c("../../.ssh"), home.join(".ssh"));
+        assert_eq!(c("//etc/./passwd"), PathBuf::from("/etc/passwd"));
+        assert_eq!(c("/../../etc"), PathBuf::from("/etc"));
+    }
+
+    #[test]
+    fn follows_symlinks_and_dangling_links() {
+        let (_t, home, cwd) = setup();
+        symlink(home.join(".ssh"), cwd.join("keys")).unwrap();
+        symlink(home.join(".ssh/not_yet"), cwd.join("dangling")).unwrap();
+        symlink("../../.ssh", cwd.join("relative")).unwrap();
+        let c = |p: &str| canonicalize(p, &cwd, &home).unwrap();
+        assert_eq!(c("keys/id_rsa"), home.join(".ssh/id_rsa"));
+        assert_eq!(c("dangling"), home.join(".ssh/not_yet"));
+        assert_eq!(c("relative/x"), home.join(".ssh/x"));
+        assert_eq!(c("keys/../x"), home.join("x"));
+    }
+
+    #[test]
+    fn proc_self_root_resolves() {
+        let (_t, home, cwd) = setup();
+        let p = canonicalize("/proc/self/root/etc/passwd", &cwd, &home).unwrap();
+        assert_eq!(p, PathBuf::from("/etc/passwd"));
+    }
+
+    #[test]
+    fn refuses_nul_and_loops() {
+        let (_t, home, cwd) = setup();
+        assert_eq!(canonicalize("a\0b", &cwd, &home), Err(CanonError::Nul));
+        symlink(cwd.join("loop"), cwd.join("loop")).unwrap();
+        assert!(matches!(
+            canonicalize("loop", &cwd, &home),
+            Err(CanonError::SymlinkLoop(_))
+        ));
+    }
+}

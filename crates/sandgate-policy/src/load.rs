@@ -1,0 +1,174 @@
+//! Finding, reading and merging the policy files.
+//!
+//! | tier | default path | may |
+//! | --- | --- | --- |
+//! | managed | `/etc/sandgate/permissions.yaml` (`SANDGATE_MANAGED_CONFIG`) | tighten only |
+//! | central | `~/.sandgate/permissions.yaml` (`SANDGATE_CONFIG`, `--config`) | everything |
+//! | local | `./.sandgate/permissions.yaml` (`SANDGATE_LOCAL_CONFIG`, `--local-config`) | tighten only |
+
+use std::path::{Path, PathBuf};
+
+use crate::config::{PolicyFile, RuleText};
+use crate::decision::{Origin, Tier};
+use crate::error::Problem;
+use crate::rules::SourceRule;
+
+/// The largest policy file sandgate reads (a larger one is an error, not a truncation).
+pub const MAX_POLICY_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Which files make up the policy.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sources {
+    /// The organisation's file.
+    pub managed: Option<PathBuf>,
+    /// The user's file.
+    pub central: Option<PathBuf>,
+    /// The project's file.
+    pub local: Option<PathBuf>,
+    /// `--no-sandbox`: switch the gate off whatever the files say.
+    pub no_sandbox: bool,
+}
+
+impl Sources {
+    /// The default locations, with environment and flag overrides applied.
+    /// `config` and `local` are the `--config` / `--local-config` flags.
+    pub fn discover(
+        config: Option<PathBuf>,
+        local: Option<PathBuf>,
+        no_sandbox: bool,
+        cwd: &Path,
+        home: &Path,
+    ) -> Sources {
+        let env_path = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        Sources {
+            managed: Some(
+                env_path("SANDGATE_MANAGED_CONFIG")
+                    .unwrap_or_else(|| PathBuf::from("/etc/sandgate/permissions.yaml")),
+            ),
+            central: Some(
+                config
+                    .or_else(|| env_path("SANDGATE_CONFIG"))
+                    .unwrap_or_else(|| home.join(".sandgate/permissions.yaml")),
+            ),
+            local: Some(
+                local
+                    .or_else(|| env_path("SANDGATE_LOCAL_CONFIG"))
+                    .unwrap_or_else(|| cwd.join(".sandgate/permissions.yaml")),
+            ),
+            no_sandbox,
+        }
+    }
+
+    /// The files in tier order (managed, central, local).
+    pub fn tiers(&self) -> impl Iterator<Item = (Tier, &Path)> {
+        [
+            (Tier::Managed, self.managed.as_deref()),
+            (Tier::Central, self.central.as_deref()),
+            (Tier::Local, self.local.as_deref()),
+        ]
+        .into_iter()
+        .filter_map(|(t, p)| p.map(|p| (t, p)))
+    }
+}
+
+/// A policy file that was found and parsed.
+#[derive(Debug, Clone)]
+pub struct LoadedFile {
+    /// Its tier.
+    pub tier: Tier,
+    /// Its path.
+    pub path: PathBuf,
+    /// Its content, parsed.
+    pub file: PolicyFile,
+}
+
+/// Read and parse one policy file. A missing file is `Ok(None)`.
+pub fn read_policy_file(path: &Path, tier: Tier) -> Result<Option<LoadedFile>, Problem> {
+    let problem = |message: String| Problem {
+        file: path.to_path_buf(),
+        position: None,
+        rule: None,
+        message,
+        hint: None,
+    };
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(problem(format!("cannot read the policy file: {e}"))),
+    };
+    if meta.is_dir() {
+        return Err(problem("the policy file is a directory".into()));
+    }
+    if meta.len() > MAX_POLICY_BYTES {
+        return Err(problem(format!(
+            "the policy file is {} bytes, more than the {} bytes sandgate reads",
+            meta.len(),
+            MAX_POLICY_BYTES
+        )));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| problem(format!("cannot read the policy file: {e}")))?;
+    let file = parse_policy(&text, path)?;
+    Ok(Some(LoadedFile {
+        tier,
+        path: path.to_path_buf(),
+        file,
+    }))
+}
+
+/// Parse policy YAML. `path` is only used in the error.
+pub fn parse_policy(text: &str, path: &Path) -> Result<PolicyFile, Problem> {
+    if is_blank_yaml(text) {
+        return Ok(PolicyFile::default());
+    }
+    serde_saphyr::from_str::<PolicyFile>(text).map_err(|e| {
+        let position = e
+            .location()
+            .map(|l| (l.line() as u32, l.column() as u32))
+            .filter(|&(l, _)| l > 0);
+        Problem {
+            file: path.to_path_buf(),
+            position,
+            rule: None,
+            message: yaml_message(&e.to_string()),
+            hint: Some(
+                "see schema/permissions.schema.json for the keys a policy file may have".into(),
+            ),
+        }
+    })
+}
+
+/// Only comments and whitespace (or an explicit empty document).
+fn is_blank_yaml(text: &str) -> bool {
+    text.lines().all(|l| {
+        let t = l.trim();
+        t.is_empty() || t.starts_with('#') || t == "---" || t == "..."
+    })
+}
+
+/// serde-saphyr renders a source snippet after the message; keep the first line.
+fn yaml_message(rendered: &str) -> String {
+    let first = rendered.lines().next().unwrap_or(rendered).trim();
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    first.trim_end_matches('.').to_string()
+}
+
+/// Turn the rules of one list into source rules with their origins.
+pub fn source_rules(rules: &[RuleText], file: &LoadedFile) -> Vec<SourceRule> {
+    rules
+        .iter()
+        .map(|r| SourceRule {
+            text: r.value.clone(),
+            origin: Origin::File {
+                path: file.path.clone(),
+                line: r.referenced.line() as u32,
+                tier: file.tier,
+            },
+            column: r.referenced.column() as u32,
+        })
+        .collect()
+}

@@ -1,0 +1,419 @@
+//! The compiled policy and its evaluation (DESIGN.md §Evaluation).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::canon;
+use crate::config::{AskFallback, IsolationConfig, IsolationMode};
+use crate::decision::{Decision, List, Origin, RuleRef, Tier, Verdict};
+use crate::error::{LoadError, Problem};
+use crate::load::{read_policy_file, source_rules, LoadedFile, Sources};
+use crate::request::{tool_kind, Context, ToolCall, ToolKind};
+use crate::rules::{CommandRules, PathRules, SourceRule};
+
+/// The built-in deny floor: credentials and sandgate's own files. No rule overrides it.
+pub const FLOOR: &[&str] = &["~/.ssh/**", "~/.aws/**", "~/.gnupg/**", "~/.sandgate/**"];
+
+/// Seconds an unanswered prompt waits before it is a DENY.
+pub const DEFAULT_PROMPT_TIMEOUT_SECS: u64 = 25;
+
+/// The merged settings of all tiers.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Whether the gate is on.
+    pub sandbox: bool,
+    /// Why the gate is on or off, in words.
+    pub sandbox_reason: String,
+    /// Whether commands are analysed as shell.
+    pub shell: bool,
+    /// How long a prompt waits.
+    pub prompt_timeout: Duration,
+    /// Isolation of allowed commands, and the tier that defined it.
+    pub isolation: Option<(IsolationConfig, Tier)>,
+    /// What an ASK becomes for Gemini CLI.
+    pub gemini_ask: AskFallback,
+}
+
+/// A rule of a tighten-only file that the merge ignored (allow rules of local and managed files).
+#[derive(Debug, Clone)]
+pub struct IgnoredRule {
+    /// The rule.
+    pub rule: RuleRef,
+    /// Why it was ignored.
+    pub why: &'static str,
+}
+
+/// An immutable, compiled policy.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    settings: Settings,
+    sources: Sources,
+    pub(crate) floor: PathRules,
+    pub(crate) path_deny: PathRules,
+    pub(crate) path_allow: PathRules,
+    pub(crate) command_deny: CommandRules,
+    pub(crate) command_allow: CommandRules,
+    ignored: Vec<IgnoredRule>,
+}
+
+/// The default settings a file may tighten.
+fn default_settings() -> Settings {
+    Settings {
+        sandbox: true,
+        sandbox_reason: "on by default".into(),
+        shell: true,
+        prompt_timeout: Duration::from_secs(DEFAULT_PROMPT_TIMEOUT_SECS),
+        isolation: None,
+        gemini_ask: AskFallback::Deny,
+    }
+}
+
+impl Policy {
+    /// Read, merge and compile the policy files of `sources`.
+    ///
+    /// Missing files are normal. Any unreadable or broken file is an error that
+    /// lists every problem; it never degrades to a more permissive policy.
+    pub fn load(sources: &Sources, ctx: &Context) -> Result<Policy, LoadError> {
+        let mut files = Vec::new();
+        let mut problems = Vec::new();
+        for (tier, path) in sources.tiers() {
+            match read_policy_file(path, tier) {
+                Ok(Some(f)) => files.push(f),
+                Ok(None) => {}
+                Err(p) => problems.push(p),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(LoadError { problems });
+        }
+        Policy::from_files(sources.clone(), &files, ctx)
+    }
+
+    /// Merge and compile already parsed files (tier order does not matter).
+    pub fn from_files(
+        sources: Sources,
+        files: &[LoadedFile],
+        ctx: &Context,
+    ) -> Result<Policy, LoadError> {
+        let mut files: Vec<&LoadedFile> = files.iter().collect();
+        files.sort_by_key(|f| f.tier);
+        let mut settings = default_settings();
+        let mut path_deny: Vec<SourceRule> = Vec::new();
+        let mut path_allow: Vec<SourceRule> = Vec::new();
+        let mut command_deny: Vec<SourceRule> = Vec::new();
+        let mut command_allow: Vec<SourceRule> = Vec::new();
+        let mut ignored = Vec::new();
+
+        // The central file may do everything, so its settings are the base that
+        // the tighten-only tiers then tighten.
+        if let Some(central) = files.iter().find(|f| f.tier == Tier::Central) {
+            let p = &central.file.permissions;
+            if p.sandbox == Some(false) {
+                settings.sandbox = false;
+                settings.sandbox_reason = format!(
+                    "switched off by `sandbox: false` in {}",
+                    central.path.display()
+                );
+            }
+            if let Some(shell) = p.commands.shell {
+                settings.shell = shell;
+            }
+            if let Some(t) = p.prompt.timeout {
+                settings.prompt_timeout = Duration::from_secs(t);
+            }
+            if let Some(ask) = central.file.hooks.gemini.ask {
+                settings.gemini_ask = ask;
+            }
+        }
+        for file in &files {
+            let p = &file.file.permissions;
+            path_deny.extend(source_rules(&p.paths.deny, file));
+            command_deny.extend(source_rules(&p.commands.deny, file));
+            if file.tier == Tier::Central {
+                path_allow.extend(source_rules(&p.paths.allow, file));
+                command_allow.extend(source_rules(&p.commands.allow, file));
+                continue;
+            }
+            // Tighten only.
+            for (rules, list) in [
+                (&p.paths.allow, List::Allow),
+                (&p.commands.allow, List::Allow),
+            ] {
+                for r in source_rules(rules, file) {
+                    ignored.push(IgnoredRule {
+                        rule: RuleRef {
+                            pattern: r.text,
+                            list,
+                            origin: r.origin,
+                        },
+                        why: "allow rules of a tighten-only file are ignored",
+                    });
+                }
+            }
+            if p.sandbox == Some(true) && !settings.sandbox {
+                settings.sandbox = true;
+                settings.sandbox_reason = format!(
+                    "forced on by `sandbox: true` in the {} file {}",
+                    file.tier.as_str(),
+                    file.path.display()
+                );
+            }
+            if p.commands.shell == Some(true) {
+                settings.shell = true;
+            }
+            if let Some(t) = p.prompt.timeout {
+                settings.prompt_timeout = settings.prompt_timeout.min(Duration::from_secs(t));
+            }
+            if file.file.hooks.gemini.ask == Some(AskFallback::Deny) {
+                settings.gemini_ask = AskFallback::Deny;
+            }
+        }
+        settings.isolation = merge_isolation(&files);
+        if sources.no_sandbox {
+            settings.sandbox = false;
+            settings.sandbox_reason = "switched off by --no-sandbox".into();
+        }
+
+        let floor: Vec<SourceRule> = FLOOR
+            .iter()
+            .map(|g| SourceRule {
+                text: (*g).to_string(),
+                origin: Origin::Builtin,
+                column: 0,
+            })
+            .collect();
+        let mut problems: Vec<Problem> = Vec::new();
+        let floor = collect(
+            PathRules::compile(&floor, List::Floor, &ctx.cwd, &ctx.home),
+            &mut problems,
+        );
+        let path_deny = collect(
+            PathRules::compile(&path_deny, List::Deny, &ctx.cwd, &ctx.home),
+            &mut problems,
+        );
+        let path_allow = collect(
+            PathRules::compile(&path_allow, List::Allow, &ctx.cwd, &ctx.home),
+            &mut problems,
+        );
+        let command_deny = collect(
+            CommandRules::compile(&command_deny, List::Deny),
+            &mut problems,
+        );
+        let command_allow = collect(
+            CommandRules::compile(&command_allow, List::Allow),
+            &mut problems,
+        );
+        match (floor, path_deny, path_allow, command_deny, command_allow) {
+            (
+                Some(floor),
+                Some(path_deny),
+                Some(path_allow),
+                Some(command_deny),
+                Some(command_allow),
+            ) if problems.is_empty() => Ok(Policy {
+                settings,
+                sources,
+                floor,
+                path_deny,
+                path_allow,
+                command_deny,
+                command_allow,
+                ignored,
+            }),
+            _ => {
+                problems.sort_by(|a, b| (&a.file, a.position).cmp(&(&b.file, b.position)));
+                Err(LoadError { problems })
+            }
+        }
+    }
+
+    /// The merged settings.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The files this policy was loaded from.
+    pub fn sources(&self) -> &Sources {
+        &self.sources
+    }
+
+    /// The built-in floor rules.
+    pub fn floor_rules(&self) -> &[RuleRef] {
+        self.floor.rules()
+    }
+
+    /// Path deny rules (all tiers), path allow rules (central only).
+    pub fn path_rules(&self) -> (&[RuleRef], &[RuleRef]) {
+        (self.path_deny.rules(), self.path_allow.rules())
+    }
+
+    /// Command deny rules (all tiers), command allow rules (central only).
+    pub fn command_rules(&self) -> (&[RuleRef], &[RuleRef]) {
+        (self.command_deny.rules(), self.command_allow.rules())
+    }
+
+    /// Rules the tighten-only merge ignored.
+    pub fn ignored_rules(&self) -> &[IgnoredRule] {
+        &self.ignored
+    }
+
+    /// Decide a tool call (DESIGN.md §Evaluation).
+    pub fn evaluate(&self, call: &ToolCall, ctx: &Context) -> Decision {
+        let kind = tool_kind(&call.tool);
+        // 1. Sandbox off → ALLOW.
+        if !self.settings.sandbox {
+            let subject = match kind {
+                ToolKind::File => call.str_param("path").unwrap_or("").to_string(),
+                ToolKind::Exec => call.str_param("command").unwrap_or("").to_string(),
+                ToolKind::OutOfScope => call.tool.clone(),
+            };
+            return Decision::new(
+                Verdict::Allow,
+                subject,
+                format!("the sandbox is off ({})", self.settings.sandbox_reason),
+            );
+        }
+        match kind {
+            // 2. Tool outside scope → ALLOW.
+            ToolKind::OutOfScope => Decision::new(
+                Verdict::Allow,
+                call.tool.clone(),
+                format!("tool `{}` is outside the gate's scope", call.tool),
+            ),
+            // 3.–6. for paths.
+            ToolKind::File => match call.params.get("path") {
+                None | Some(serde_json::Value::Null) => self.evaluate_path("", ctx),
+                Some(serde_json::Value::String(p)) => self.evaluate_path(p, ctx),
+                Some(_) => Decision::new(
+                    Verdict::Deny,
+                    "",
+                    format!("`{}` needs `path` to be a string", call.tool),
+                ),
+            },
+            // 3.–6. for commands.
+            ToolKind::Exec => match call.params.get("command") {
+                Some(serde_json::Value::String(c)) if !c.trim().is_empty() => {
+                    self.evaluate_command(c, ctx)
+                }
+                Some(serde_json::Value::String(_)) | None | Some(serde_json::Value::Null) => {
+                    Decision::new(Verdict::Deny, "", "the command is empty")
+                }
+                Some(_) => Decision::new(
+                    Verdict::Deny,
+                    "",
+                    format!("`{}` needs `command` to be a string", call.tool),
+                ),
+            },
+        }
+    }
+
+    /// The path gate alone: canonicalize, then floor, deny, allow, otherwise ask.
+    pub fn evaluate_path(&self, path: &str, ctx: &Context) -> Decision {
+        let canonical = match canon::canonicalize(path, &ctx.cwd, &ctx.home) {
+            Ok(p) => p,
+            Err(e) => {
+                return Decision::new(
+                    Verdict::Deny,
+                    path.replace('\0', "\\0"),
+                    format!("the path cannot be checked: {e}"),
+                )
+            }
+        };
+        self.decide_canonical_path(&canonical)
+    }
+
+    /// The path gate for a path that is already canonical.
+    pub fn decide_canonical_path(&self, canonical: &Path) -> Decision {
+        let subject = canonical.to_string_lossy().into_owned();
+        if let Some(rule) = self.floor.first_match(canonical) {
+            let reason = format!(
+                "`{subject}` is protected by the built-in floor `{}`; no rule can allow it",
+                rule.pattern
+            );
+            return Decision::by_rule(Verdict::Deny, subject, rule.clone(), reason);
+        }
+        if let Some(rule) = self.path_deny.first_match(canonical) {
+            let reason = format!(
+                "`{subject}` matches the deny rule `{}` ({})",
+                rule.pattern, rule.origin
+            );
+            return Decision::by_rule(Verdict::Deny, subject, rule.clone(), reason);
+        }
+        if let Some(rule) = self.path_allow.first_match(canonical) {
+            let reason = format!(
+                "`{subject}` matches the allow rule `{}` ({})",
+                rule.pattern, rule.origin
+            );
+            return Decision::by_rule(Verdict::Allow, subject, rule.clone(), reason);
+        }
+        let reason = format!("no allow rule matched `{subject}`");
+        Decision::new(Verdict::Ask, subject, reason)
+    }
+
+    /// Every rule matching a path, floor first, then deny and allow.
+    pub fn path_matches(&self, canonical: &Path) -> Vec<&RuleRef> {
+        let mut all = self.floor.all_matches(canonical);
+        all.extend(self.path_deny.all_matches(canonical));
+        all.extend(self.path_allow.all_matches(canonical));
+        all
+    }
+
+    /// Every rule matching a command string (deny first, then allow).
+    pub fn command_matches(&self, command: &str) -> Vec<&RuleRef> {
+        let mut all = self.command_deny.all_matches(command);
+        all.extend(self.command_allow.all_matches(command));
+        all
+    }
+
+    /// The absolute globs the path rules compiled to, for `policy show`.
+    pub fn compiled_path_globs(&self) -> (&[String], &[String], &[String]) {
+        (
+            self.floor.compiled_globs(),
+            self.path_deny.compiled_globs(),
+            self.path_allow.compiled_globs(),
+        )
+    }
+
+    /// The canonical form of a path, as the gate sees it.
+    pub fn canonical_path(&self, path: &str, ctx: &Context) -> Result<PathBuf, canon::CanonError> {
+        canon::canonicalize(path, &ctx.cwd, &ctx.home)
+    }
+}
+
+/// Keep a compiled list, or move its problems into `problems`.
+fn collect<T>(result: Result<T, Vec<Problem>>, problems: &mut Vec<Problem>) -> Option<T> {
+    match result {
+        Ok(v) => Some(v),
+        Err(mut p) => {
+            problems.append(&mut p);
+            None
+        }
+    }
+}
+
+/// Isolation: the central file's, if it defines one; otherwise a tighten-only
+/// file may add one (managed before local). A tighten-only file can neither
+/// switch off nor replace the central isolation.
+fn merge_isolation(files: &[&LoadedFile]) -> Option<(IsolationConfig, Tier)> {
+    let defined = |f: &&&LoadedFile| {
+        f.file
+            .permissions
+            .exec
+            .isolation
+            .as_ref()
+            .is_some_and(|i| i.mode.unwrap_or_default() != IsolationMode::None)
+    };
+    let pick = files
+        .iter()
+        .filter(defined)
+        .find(|f| f.tier == Tier::Central)
+        .or_else(|| {
+            files
+                .iter()
+                .filter(defined)
+                .find(|f| f.tier == Tier::Managed)
+        })
+        .or_else(|| files.iter().filter(defined).find(|f| f.tier == Tier::Local))?;
+    let iso = pick.file.permissions.exec.isolation.clone()?;
+    Some((iso, pick.tier))
+}

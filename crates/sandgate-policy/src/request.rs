@@ -1,0 +1,202 @@
+//! What the gate is asked about: a tool call, and the context it is made in.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// One tool call, as an agent makes it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolCall {
+    /// The tool name, e.g. `file_read` or `exec_run`.
+    pub tool: String,
+    /// The tool's parameters.
+    #[serde(default)]
+    pub params: Value,
+}
+
+/// Which gate a tool goes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolKind {
+    /// A file tool, gated on its `path` parameter.
+    File,
+    /// An exec tool, gated on its `command` parameter.
+    Exec,
+    /// Not gated (e.g. exec job inspection).
+    OutOfScope,
+}
+
+/// The gated file tools, without the optional `client_` prefix.
+pub const FILE_TOOLS: &[&str] = &[
+    "file_read",
+    "file_write",
+    "file_edit",
+    "file_list",
+    "file_grep",
+    "file_find",
+    "file_count",
+    "file_head_tail",
+];
+
+/// The gated exec tools, without the optional `client_` prefix.
+pub const EXEC_TOOLS: &[&str] = &["exec_run"];
+
+/// Classify a tool name (`client_file_*` and `client_exec_run` are accepted too).
+pub fn tool_kind(tool: &str) -> ToolKind {
+    let name = tool.strip_prefix("client_").unwrap_or(tool);
+    if FILE_TOOLS.contains(&name) {
+        ToolKind::File
+    } else if EXEC_TOOLS.contains(&name) {
+        ToolKind::Exec
+    } else {
+        ToolKind::OutOfScope
+    }
+}
+
+/// Why a request cannot be checked at all (exit code 2, never a decision).
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// The request is not valid JSON or has the wrong shape.
+    #[error("the request is not a valid tool call: {0}; expected {{\"tool\": \"NAME\", \"params\": {{...}}}}")]
+    Malformed(String),
+    /// A gated parameter is not a string.
+    #[error("`{tool}` expects `params.{param}` to be a string, found {found}")]
+    NotAString {
+        /// The tool.
+        tool: String,
+        /// The parameter.
+        param: &'static str,
+        /// What was found instead.
+        found: &'static str,
+    },
+    /// `params` is not an object.
+    #[error("`params` must be an object, found {0}")]
+    ParamsNotObject(&'static str),
+}
+
+impl ToolCall {
+    /// A call from its parts.
+    pub fn new(tool: impl Into<String>, params: Value) -> Self {
+        ToolCall {
+            tool: tool.into(),
+            params,
+        }
+    }
+
+    /// Parse a JSON request and check that the gated parameter has the right type.
+    pub fn from_json(text: &str) -> Result<Self, RequestError> {
+        let call: ToolCall =
+            serde_json::from_str(text).map_err(|e| RequestError::Malformed(e.to_string()))?;
+        call.validate()?;
+        Ok(call)
+    }
+
+    /// Check the shape of the parameters the gate reads.
+    pub fn validate(&self) -> Result<(), RequestError> {
+        match &self.params {
+            Value::Null | Value::Object(_) => {}
+            other => return Err(RequestError::ParamsNotObject(json_type(other))),
+        }
+        let param = match tool_kind(&self.tool) {
+            ToolKind::File => "path",
+            ToolKind::Exec => "command",
+            ToolKind::OutOfScope => return Ok(()),
+        };
+        match self.params.get(param) {
+            None | Some(Value::Null) | Some(Value::String(_)) => Ok(()),
+            Some(other) => Err(RequestError::NotAString {
+                tool: self.tool.clone(),
+                param,
+                found: json_type(other),
+            }),
+        }
+    }
+
+    /// The string parameter `name`, if present.
+    pub fn str_param(&self, name: &str) -> Option<&str> {
+        self.params.get(name).and_then(Value::as_str)
+    }
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Where a call is made: the working directory and the home directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Context {
+    /// The canonical working directory; relative paths resolve against it.
+    pub cwd: PathBuf,
+    /// The home directory; `~` expands to it.
+    pub home: PathBuf,
+}
+
+/// Why a context cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ContextError {
+    /// The working directory does not exist or cannot be resolved.
+    #[error("the working directory `{0}` cannot be used: {1}")]
+    Cwd(String, String),
+    /// `$HOME` is not set.
+    #[error("`HOME` is not set, so `~` cannot be expanded")]
+    NoHome,
+}
+
+impl Context {
+    /// A context from a working and a home directory. The working directory
+    /// must exist; both are canonicalized so subjects compare exactly.
+    pub fn new(cwd: &Path, home: &Path) -> Result<Self, ContextError> {
+        let cwd = std::fs::canonicalize(cwd)
+            .map_err(|e| ContextError::Cwd(cwd.display().to_string(), e.to_string()))?;
+        let home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
+        Ok(Context { cwd, home })
+    }
+
+    /// The context of this process: `$HOME`, and `cwd` or the process CWD.
+    pub fn from_env(cwd: Option<&Path>) -> Result<Self, ContextError> {
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .ok_or(ContextError::NoHome)?;
+        let cwd = match cwd {
+            Some(c) => c.to_path_buf(),
+            None => {
+                std::env::current_dir().map_err(|e| ContextError::Cwd(".".into(), e.to_string()))?
+            }
+        };
+        Context::new(&cwd, Path::new(&home))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_tools() {
+        assert_eq!(tool_kind("file_read"), ToolKind::File);
+        assert_eq!(tool_kind("client_file_grep"), ToolKind::File);
+        assert_eq!(tool_kind("client_exec_run"), ToolKind::Exec);
+        assert_eq!(tool_kind("exec_status"), ToolKind::OutOfScope);
+        assert_eq!(tool_kind("file_reader"), ToolKind::OutOfScope);
+    }
+
+    #[test]
+    fn rejects_wrong_parameter_types() {
+        let e = ToolCall::from_json(r#"{"tool":"file_read","params":{"path":3}}"#).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`file_read` expects `params.path` to be a string, found a number"
+        );
+        assert!(ToolCall::from_json("{").is_err());
+        assert!(ToolCall::from_json(r#"{"tool":"exec_run","params":[]}"#).is_err());
+        assert!(ToolCall::from_json(r#"{"tool":"exec_status","params":{"path":3}}"#).is_ok());
+    }
+}

@@ -1,0 +1,382 @@
+//! Compiled matchers: a [`PathRules`] GlobSet and a [`CommandRules`] RegexSet per list.
+//! Compiled once when the policy loads, matched many times.
+
+use std::path::{Path, PathBuf};
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use regex::RegexSet;
+
+use crate::canon;
+use crate::decision::{Origin, RuleRef};
+use crate::error::{regex_hint, Problem};
+
+/// A rule as written, before compiling.
+#[derive(Debug, Clone)]
+pub struct SourceRule {
+    /// The text as written.
+    pub text: String,
+    /// Where it was written.
+    pub origin: Origin,
+    /// Column of the rule in its file (for error messages).
+    pub column: u32,
+}
+
+impl SourceRule {
+    fn problem(&self, message: String, hint: Option<String>) -> Problem {
+        let (file, position) = match &self.origin {
+            Origin::File { path, line, .. } => (path.clone(), Some((*line, self.column))),
+            Origin::Builtin => (PathBuf::from("<builtin>"), None),
+        };
+        Problem {
+            file,
+            position,
+            rule: Some(self.text.clone()),
+            message,
+            hint,
+        }
+    }
+}
+
+/// Path globs of one list.
+#[derive(Debug, Clone)]
+pub struct PathRules {
+    set: GlobSet,
+    /// For each glob in `set`, the index of its rule.
+    glob_to_rule: Vec<usize>,
+    rules: Vec<RuleRef>,
+    /// The absolute glob each rule compiled to.
+    compiled: Vec<String>,
+}
+
+/// Characters that make a path component a pattern rather than a literal.
+const GLOB_META: &[char] = &['*', '?', '[', ']', '{', '}', '\\'];
+
+/// Turn a path rule into the absolute glob it means: `~` expanded, relative
+/// rules resolved against `cwd`, `..` collapsed, and symlinks in the literal
+/// prefix resolved, so the glob compares with canonical subjects.
+pub fn absolute_glob(text: &str, cwd: &Path, home: &Path) -> String {
+    let expanded = canon::expand_tilde(text, home);
+    let absolute = if expanded.is_absolute() {
+        expanded
+    } else {
+        cwd.join(expanded)
+    };
+    let normalized = canon::normalize_lexically(&absolute);
+    let mut literal = PathBuf::from("/");
+    let mut rest: Vec<String> = Vec::new();
+    for component in normalized.iter().skip(1) {
+        let part = component.to_string_lossy();
+        if rest.is_empty() && !part.contains(GLOB_META) {
+            literal.push(component);
+        } else {
+            rest.push(part.into_owned());
+        }
+    }
+    let literal_str = literal.to_string_lossy().into_owned();
+    let canonical = canon::canonicalize(&literal_str, cwd, home)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or(literal_str);
+    let mut glob = globset::escape(&canonical);
+    for part in rest {
+        if !glob.ends_with('/') {
+            glob.push('/');
+        }
+        glob.push_str(&part);
+    }
+    // Keep a trailing `/` of the rule (`dir/`), which means the directory itself.
+    if text.ends_with('/') && !glob.ends_with('/') {
+        glob.push('/');
+    }
+    glob
+}
+
+impl PathRules {
+    /// Compile `rules`, returning every bad glob as a problem.
+    pub fn compile(
+        rules: &[SourceRule],
+        list: crate::List,
+        cwd: &Path,
+        home: &Path,
+    ) -> Result<Self, Vec<Problem>> {
+        let mut builder = GlobSetBuilder::new();
+        let mut glob_to_rule = Vec::new();
+        let mut problems = Vec::new();
+        let mut compiled = Vec::new();
+        for (index, rule) in rules.iter().enumerate() {
+            if rule.text.trim().is_empty() {
+                problems.push(rule.problem("empty path rule".into(), None));
+                compiled.push(String::new());
+                continue;
+            }
+            let glob = absolute_glob(&rule.text, cwd, home);
+            let mut variants = vec![glob.clone()];
+            // `dir/**` also matches `dir` itself.
+            if let Some(dir) = glob.strip_suffix("/**") {
+                variants.push(if dir.is_empty() {
+                    "/".into()
+                } else {
+                    dir.into()
+                });
+            }
+            let variant_count = variants.len();
+            for variant in variants {
+                match GlobBuilder::new(&variant)
+                    .literal_separator(true)
+                    .backslash_escape(true)
+                    .build()
+                {
+                    Ok(g) => {
+                        builder.add(g);
+                        glob_to_rule.push(index);
+                    }
+                    Err(e) => {
+                        problems.push(rule.problem(
+                            format!("invalid glob: {}", e.kind()),
+                            Some(glob_hint(&rule.text)),
+                        ));
+                        break;
+                    }
+                }
+            }
+            debug_assert!(variant_count >= 1);
+            compiled.push(glob);
+        }
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        let set = builder.build().map_err(|e| {
+            vec![Problem {
+                file: PathBuf::from("<policy>"),
+                position: None,
+                rule: None,
+                message: format!("the path rules cannot be compiled together: {e}"),
+                hint: None,
+            }]
+        })?;
+        Ok(PathRules {
+            set,
+            glob_to_rule,
+            rules: rules.iter().map(|r| rule_ref(r, list)).collect(),
+            compiled,
+        })
+    }
+
+    /// The first rule (in file order) matching the canonical `path`.
+    pub fn first_match(&self, path: &Path) -> Option<&RuleRef> {
+        let hits = self.set.matches(path);
+        hits.iter()
+            .map(|&g| self.glob_to_rule[g])
+            .min()
+            .map(|r| &self.rules[r])
+    }
+
+    /// Every rule matching `path`, in file order, without duplicates.
+    pub fn all_matches(&self, path: &Path) -> Vec<&RuleRef> {
+        let mut idx: Vec<usize> = self
+            .set
+            .matches(path)
+            .into_iter()
+            .map(|g| self.glob_to_rule[g])
+            .collect();
+        idx.sort_unstable();
+        idx.dedup();
+        idx.into_iter().map(|r| &self.rules[r]).collect()
+    }
+
+    /// The rules, in order.
+    pub fn rules(&self) -> &[RuleRef] {
+        &self.rules
+    }
+
+    /// The absolute glob each rule compiled to, in rule order.
+    pub fn compiled_globs(&self) -> &[String] {
+        &self.compiled
+    }
+}
+
+fn glob_hint(text: &str) -> String {
+    if text.contains('{') || text.contains('}') {
+        "close every `{` with `}`, or match a literal brace with `[{]` / `[}]`".into()
+    } else if text.contains('[') || text.contains(']') {
+        "close every `[` with `]`, or match a literal bracket with `[[]` / `[]]`".into()
+    } else {
+        "globs use `*` (within one directory), `**` (any depth), `?`, `[abc]` and `{a,b}`".into()
+    }
+}
+
+/// Command regexes of one list.
+#[derive(Debug, Clone)]
+pub struct CommandRules {
+    set: RegexSet,
+    rules: Vec<RuleRef>,
+}
+
+impl CommandRules {
+    /// Compile `rules`, returning every bad regex as a problem.
+    pub fn compile(rules: &[SourceRule], list: crate::List) -> Result<Self, Vec<Problem>> {
+        let patterns: Vec<&str> = rules.iter().map(|r| r.text.as_str()).collect();
+        let empty: Vec<Problem> = rules
+            .iter()
+            .filter(|r| r.text.is_empty())
+            .map(|r| {
+                r.problem(
+                    "empty command rule (it would match every command)".into(),
+                    Some("anchor the command you mean, e.g. `^git status$`".into()),
+                )
+            })
+            .collect();
+        if !empty.is_empty() {
+            return Err(empty);
+        }
+        match RegexSet::new(&patterns) {
+            Ok(set) => Ok(CommandRules {
+                set,
+                rules: rules.iter().map(|r| rule_ref(r, list)).collect(),
+            }),
+            Err(set_error) => {
+                // Find every bad rule, not only the first.
+                let mut problems: Vec<Problem> = rules
+                    .iter()
+                    .filter_map(|r| {
+                        regex::Regex::new(&r.text).err().map(|e| {
+                            r.problem(
+                                format!("invalid regex: {}", first_error_line(&e.to_string())),
+                                regex_hint(&r.text),
+                            )
+                        })
+                    })
+                    .collect();
+                if problems.is_empty() {
+                    problems.push(Problem {
+                        file: PathBuf::from("<policy>"),
+                        position: None,
+                        rule: None,
+                        message: format!(
+                            "the command rules cannot be compiled together: {set_error}"
+                        ),
+                        hint: Some("split very large rules or use fewer of them".into()),
+                    });
+                }
+                Err(problems)
+            }
+        }
+    }
+
+    /// The first rule (in file order) whose regex finds a match in `command`.
+    pub fn first_match(&self, command: &str) -> Option<&RuleRef> {
+        self.set
+            .matches(command)
+            .iter()
+            .next()
+            .map(|i| &self.rules[i])
+    }
+
+    /// Every rule matching `command`, in file order.
+    pub fn all_matches(&self, command: &str) -> Vec<&RuleRef> {
+        self.set
+            .matches(command)
+            .iter()
+            .map(|i| &self.rules[i])
+            .collect()
+    }
+
+    /// The rules, in order.
+    pub fn rules(&self) -> &[RuleRef] {
+        &self.rules
+    }
+}
+
+/// The regex crate's errors span several lines (pattern, caret, message); keep the message.
+fn first_error_line(message: &str) -> String {
+    message
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("error:"))
+        .map(|l| l.trim_start_matches("error:").trim().to_string())
+        .unwrap_or_else(|| message.trim().to_string())
+}
+
+fn rule_ref(rule: &SourceRule, list: crate::List) -> RuleRef {
+    RuleRef {
+        pattern: rule.text.clone(),
+        list,
+        origin: rule.origin.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::List;
+
+    fn rule(text: &str) -> SourceRule {
+        SourceRule {
+            text: text.into(),
+            origin: Origin::Builtin,
+            column: 1,
+        }
+    }
+
+    #[test]
+    fn glob_semantics() {
+        let cwd = Path::new("/nonexistent-sg/work");
+        let home = Path::new("/nonexistent-sg/home");
+        let rules = PathRules::compile(
+            &[rule("~/projects/**"), rule("src/*.rs"), rule("/etc/**")],
+            List::Allow,
+            cwd,
+            home,
+        )
+        .unwrap();
+        let m = |p: &str| rules.first_match(Path::new(p)).map(|r| r.pattern.clone());
+        assert_eq!(
+            m("/nonexistent-sg/home/projects"),
+            Some("~/projects/**".into())
+        );
+        assert_eq!(
+            m("/nonexistent-sg/home/projects/a/b"),
+            Some("~/projects/**".into())
+        );
+        assert_eq!(m("/nonexistent-sg/home/projectsX"), None);
+        assert_eq!(
+            m("/nonexistent-sg/work/src/main.rs"),
+            Some("src/*.rs".into())
+        );
+        assert_eq!(
+            m("/nonexistent-sg/work/src/a/main.rs"),
+            None,
+            "* never crosses /"
+        );
+        assert_eq!(m("/etc"), Some("/etc/**".into()));
+    }
+
+    #[test]
+    fn reports_every_bad_regex_with_hints() {
+        let err = CommandRules::compile(
+            &[
+                rule("^ok$"),
+                rule("^git(?!\\s+push)"),
+                rule("\\Qa.b\\E"),
+                rule("("),
+            ],
+            List::Allow,
+        )
+        .unwrap_err();
+        assert_eq!(err.len(), 3);
+        assert!(err[0].hint.as_deref().unwrap().contains("lookaround"));
+        assert!(err[1].hint.as_deref().unwrap().contains("\\Q"));
+        assert_eq!(err[2].rule.as_deref(), Some("("));
+    }
+
+    #[test]
+    fn regex_find_semantics() {
+        let rules =
+            CommandRules::compile(&[rule("rm\\s+-rf"), rule("^git( |$)")], List::Deny).unwrap();
+        assert_eq!(
+            rules.first_match("sudo rm -rf /").unwrap().pattern,
+            "rm\\s+-rf"
+        );
+        assert_eq!(rules.first_match("git").unwrap().pattern, "^git( |$)");
+        assert!(rules.first_match("legit status").is_none());
+    }
+}
