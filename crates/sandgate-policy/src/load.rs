@@ -154,6 +154,11 @@ fn is_blank_yaml(text: &str) -> bool {
 fn yaml_message(rendered: &str) -> String {
     let first = rendered.lines().next().unwrap_or(rendered).trim();
     let first = first.strip_prefix("error: ").unwrap_or(first);
+    // The position is reported separately; drop a leading `line N column M: `.
+    let first = match first.split_once(": ") {
+        Some((head, rest)) if head.starts_with("line ") && head.contains(" column ") => rest,
+        _ => first,
+    };
     first.trim_end_matches('.').to_string()
 }
 

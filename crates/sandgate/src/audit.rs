@@ -1,0 +1,84 @@
+//! The audit log: every decision, one JSON line each, in `~/.sandgate/audit.jsonl`.
+//!
+//! `SANDGATE_AUDIT=off` turns it off. A failure to write never changes a
+//! decision; it is reported once per process on stderr.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::SystemTime;
+
+use sandgate_policy::Decision;
+use serde::Serialize;
+
+static WARNED: AtomicBool = AtomicBool::new(false);
+
+/// One line of the log.
+#[derive(Serialize)]
+struct Record<'a> {
+    time: String,
+    surface: &'a str,
+    tool: &'a str,
+    subject: &'a str,
+    verdict: &'a str,
+    rule: Option<&'a str>,
+    list: Option<&'a str>,
+    origin: Option<String>,
+    reason: &'a str,
+}
+
+/// Where the log is written, or `None` when it is off.
+pub fn log_path() -> Option<PathBuf> {
+    if std::env::var("SANDGATE_AUDIT").is_ok_and(|v| v.eq_ignore_ascii_case("off")) {
+        return None;
+    }
+    if let Some(p) = std::env::var_os("SANDGATE_AUDIT_LOG").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
+    Some(PathBuf::from(home).join(".sandgate/audit.jsonl"))
+}
+
+/// Append `decision` about `tool`, made through `surface` (`check`, `hook claude`, `mcp`, …).
+pub fn record(surface: &str, tool: &str, decision: &Decision) {
+    let Some(path) = log_path() else { return };
+    let record = Record {
+        time: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+        surface,
+        tool,
+        subject: &decision.subject,
+        verdict: decision.verdict.as_str(),
+        rule: decision.rule.as_ref().map(|r| r.pattern.as_str()),
+        list: decision.rule.as_ref().map(|r| r.list.as_str()),
+        origin: decision.rule.as_ref().map(|r| r.origin.to_string()),
+        reason: &decision.reason,
+    };
+    if let Err(e) = append(&path, &record) {
+        if !WARNED.swap(true, Ordering::Relaxed) {
+            eprintln!(
+                "sandgate: warning: cannot write the audit log `{}`: {e}; decisions are not affected",
+                path.display()
+            );
+        }
+    }
+}
+
+fn append(path: &std::path::Path, record: &Record<'_>) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(record).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    if let Some(dir) = path.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+    }
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)?;
+    // One write of one line: O_APPEND keeps concurrent writers' lines whole.
+    file.write_all(&line)
+}

@@ -1,0 +1,181 @@
+//! `sandgate policy …`: show the effective policy, explain a decision.
+
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use sandgate_policy::{Policy, RuleRef, ToolCall, ToolKind};
+use serde_json::json;
+
+use crate::cli::GlobalArgs;
+
+/// The `policy` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// The effective merged policy, each rule with its origin.
+    Show,
+    /// Every rule that matched a request, and which one won.
+    Explain {
+        /// The request as JSON; `-` or nothing reads stdin.
+        request: Option<String>,
+    },
+}
+
+/// Run a `policy` subcommand.
+pub fn run(global: &GlobalArgs, command: PolicyCommand) -> ExitCode {
+    match command {
+        PolicyCommand::Show => show(global),
+        PolicyCommand::Explain { request } => explain(global, request),
+    }
+}
+
+fn rule_json(rule: &RuleRef) -> serde_json::Value {
+    json!({"pattern": rule.pattern, "list": rule.list, "origin": rule.origin})
+}
+
+fn show(global: &GlobalArgs) -> ExitCode {
+    let loaded = match crate::load(global) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    let policy = &loaded.policy;
+    let s = policy.settings();
+    let (path_deny, path_allow) = policy.path_rules();
+    let (command_deny, command_allow) = policy.command_rules();
+    let sources = policy.sources();
+    let files: Vec<serde_json::Value> = sources
+        .tiers()
+        .map(|(tier, path)| json!({"tier": tier, "path": path, "exists": path.exists()}))
+        .collect();
+    if global.json {
+        let isolation = s.isolation.as_ref().map(|(iso, tier)| {
+            json!({"mode": iso.mode.unwrap_or_default(), "tier": tier,
+                   "template": iso.template, "workdir": iso.workdir,
+                   "allow_tmp": iso.allow_tmp, "network": iso.network, "best_effort": iso.best_effort})
+        });
+        let out = json!({
+            "files": files,
+            "sandbox": s.sandbox,
+            "sandbox_reason": s.sandbox_reason,
+            "shell": s.shell,
+            "prompt_timeout_secs": s.prompt_timeout.as_secs(),
+            "isolation": isolation,
+            "gemini_ask": s.gemini_ask,
+            "floor": policy.floor_rules().iter().map(rule_json).collect::<Vec<_>>(),
+            "paths": {"deny": path_deny.iter().map(rule_json).collect::<Vec<_>>(),
+                      "allow": path_allow.iter().map(rule_json).collect::<Vec<_>>()},
+            "commands": {"deny": command_deny.iter().map(rule_json).collect::<Vec<_>>(),
+                         "allow": command_allow.iter().map(rule_json).collect::<Vec<_>>()},
+            "ignored": policy.ignored_rules().iter()
+                .map(|i| json!({"rule": rule_json(&i.rule), "why": i.why})).collect::<Vec<_>>(),
+        });
+        println!("{out:#}");
+        return ExitCode::SUCCESS;
+    }
+    println!("policy files:");
+    for (tier, path) in sources.tiers() {
+        let state = if path.exists() { "" } else { " (missing)" };
+        println!("  {:<8} {}{state}", tier.as_str(), path.display());
+    }
+    println!(
+        "sandbox: {} ({})",
+        if s.sandbox { "on" } else { "off" },
+        s.sandbox_reason
+    );
+    println!(
+        "commands analysed as: {}",
+        if s.shell { "shell" } else { "raw string" }
+    );
+    println!("prompt timeout: {}s", s.prompt_timeout.as_secs());
+    match &s.isolation {
+        Some((iso, tier)) => println!(
+            "exec isolation: {:?} (from the {} file)",
+            iso.mode.unwrap_or_default(),
+            tier.as_str()
+        ),
+        None => println!("exec isolation: none"),
+    }
+    let section = |title: &str, rules: &[RuleRef]| {
+        println!("{title}:");
+        if rules.is_empty() {
+            println!("  (none)");
+        }
+        for r in rules {
+            println!("  {:<40} {}", r.pattern, r.origin);
+        }
+    };
+    section(
+        "floor (built in, cannot be overridden)",
+        policy.floor_rules(),
+    );
+    section("path deny", path_deny);
+    section("path allow", path_allow);
+    section("command deny", command_deny);
+    section("command allow", command_allow);
+    if !policy.ignored_rules().is_empty() {
+        println!("ignored:");
+        for i in policy.ignored_rules() {
+            println!("  {:<40} {} ({})", i.rule.pattern, i.rule.origin, i.why);
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn explain(global: &GlobalArgs, request: Option<String>) -> ExitCode {
+    let call = match crate::cmd::check::read_request(request) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let loaded = match crate::load(global) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    let decision = loaded.policy.evaluate(&call, &loaded.ctx);
+    let matched = matched_rules(&loaded.policy, &call, &loaded.ctx);
+    if global.json {
+        let out = json!({
+            "decision": decision,
+            "matched": matched.iter().map(|r| rule_json(r)).collect::<Vec<_>>(),
+        });
+        println!("{out:#}");
+        return ExitCode::SUCCESS;
+    }
+    println!("subject: {}", decision.subject);
+    println!("rules that matched:");
+    if matched.is_empty() {
+        println!("  (none)");
+    }
+    for r in &matched {
+        let won = decision.rule.as_ref() == Some(r);
+        println!(
+            "  {} {:<6} {:<40} {}",
+            if won { "→" } else { " " },
+            r.list.as_str(),
+            r.pattern,
+            r.origin
+        );
+    }
+    println!("decision: {}: {}", decision.verdict, decision.reason);
+    ExitCode::SUCCESS
+}
+
+/// Every rule matching the request's subject, in evaluation order.
+fn matched_rules(policy: &Policy, call: &ToolCall, ctx: &sandgate_policy::Context) -> Vec<RuleRef> {
+    match sandgate_policy::request::tool_kind(&call.tool) {
+        ToolKind::File => {
+            let path = call.str_param("path").unwrap_or("");
+            match policy.canonical_path(path, ctx) {
+                Ok(p) => policy.path_matches(&p).into_iter().cloned().collect(),
+                Err(_) => Vec::new(),
+            }
+        }
+        ToolKind::Exec => {
+            let command = call.str_param("command").unwrap_or("");
+            policy
+                .command_matches(command)
+                .into_iter()
+                .cloned()
+                .collect()
+        }
+        ToolKind::OutOfScope => Vec::new(),
+    }
+}

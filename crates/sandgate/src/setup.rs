@@ -1,0 +1,45 @@
+//! Loading the policy and context the way every subcommand does.
+
+use std::process::ExitCode;
+
+use sandgate_policy::{Context, Policy, Sources};
+
+use crate::cli::GlobalArgs;
+use crate::EXIT_CANNOT_CHECK;
+
+/// A loaded policy and the context it was compiled for.
+pub struct Loaded {
+    /// The compiled policy.
+    pub policy: Policy,
+    /// The working and home directories.
+    pub ctx: Context,
+}
+
+/// Build the context and load the policy, or print why not and give exit code 2.
+/// Prints the sandbox-off warning when the gate is off.
+pub fn load(global: &GlobalArgs) -> Result<Loaded, ExitCode> {
+    let ctx = context(global)?;
+    let sources = Sources::discover(
+        global.config.clone(),
+        global.local_config.clone(),
+        global.no_sandbox,
+        &ctx.cwd,
+        &ctx.home,
+    );
+    let policy = Policy::load(&sources, &ctx).map_err(|e| {
+        eprintln!("sandgate: {e}");
+        ExitCode::from(EXIT_CANNOT_CHECK)
+    })?;
+    if !policy.settings().sandbox {
+        crate::warn_sandbox_off(&policy.settings().sandbox_reason);
+    }
+    Ok(Loaded { policy, ctx })
+}
+
+/// The context alone (`--cwd` or the process CWD, and `$HOME`).
+pub fn context(global: &GlobalArgs) -> Result<Context, ExitCode> {
+    Context::from_env(global.cwd.as_deref()).map_err(|e| {
+        eprintln!("sandgate: {e}");
+        ExitCode::from(EXIT_CANNOT_CHECK)
+    })
+}
