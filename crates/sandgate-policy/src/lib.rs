@@ -23,6 +23,7 @@ pub mod config;
 pub mod decision;
 pub mod error;
 pub mod load;
+pub mod persist;
 pub mod policy;
 pub mod request;
 pub mod rules;
