@@ -1,1 +1,27 @@
-//! sandgate-grant
+//! Grants for unattended agent loops.
+//!
+//! An unattended loop cannot stop to ask for consent, and a loop that grants
+//! itself blanket access is unsupervised. This crate computes the permission
+//! rules a loop config actually needs ([`required`]), shows them to a person
+//! ([`render`], the [`review`] page), and merges them once into the harness
+//! settings ([`merge_into`]). The grant removes prompts; it is not the safety
+//! mechanism — the loop's human checkpoints still stop and wait.
+//!
+//! It also runs a loop's script detectors ([`detect`]) and ships the
+//! portability shim they source ([`COMPAT_SH`]).
+
+#![deny(missing_docs)]
+
+pub mod config;
+pub mod detect;
+pub mod merge;
+pub mod render;
+pub mod review;
+pub mod rules;
+pub mod shim;
+
+pub use config::{load, parse_str, ConfigError, LoopConfig};
+pub use merge::{merge_into, MergeError, MergeOutcome};
+pub use render::{render, render_sandgate, CHECKPOINTS_STILL_STOP, NOTHING_ELSE};
+pub use rules::required;
+pub use shim::COMPAT_SH;

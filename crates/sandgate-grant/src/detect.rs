@@ -1,0 +1,185 @@
+//! Running a loop's script detectors: argv only, no shell, from the loop directory.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::config::LoopConfig;
+
+/// A detector's verdict, ordered from best to worst; a run's verdict is the max.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Outcome {
+    /// Exit 0: the check passed.
+    Pass,
+    /// Exit 1: the check failed.
+    Fail,
+    /// Exit 2: this machine cannot run the check.
+    CannotRun,
+    /// Any other exit, a signal, or the program could not be started.
+    Error,
+}
+
+impl Outcome {
+    /// The exit code that reports this outcome: 0, 1, 2 or 3.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Outcome::Pass => 0,
+            Outcome::Fail => 1,
+            Outcome::CannotRun => 2,
+            Outcome::Error => 3,
+        }
+    }
+
+    /// A short machine-readable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Fail => "fail",
+            Outcome::CannotRun => "cannot-run",
+            Outcome::Error => "error",
+        }
+    }
+
+    fn from_code(code: Option<i32>) -> Outcome {
+        match code {
+            Some(0) => Outcome::Pass,
+            Some(1) => Outcome::Fail,
+            Some(2) => Outcome::CannotRun,
+            _ => Outcome::Error,
+        }
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Outcome::Pass => "pass",
+            Outcome::Fail => "fail",
+            Outcome::CannotRun => "cannot run here",
+            Outcome::Error => "error",
+        })
+    }
+}
+
+/// What one detector did.
+#[derive(Debug, Clone)]
+pub struct DetectorRun {
+    /// The validation's name, or `validation N`.
+    pub name: String,
+    /// The program as written in the config.
+    pub command: String,
+    /// Its literal arguments.
+    pub args: Vec<String>,
+    /// The verdict.
+    pub outcome: Outcome,
+    /// The exit code, when the program exited normally.
+    pub exit_code: Option<i32>,
+    /// Why it is an error when there is no exit code (not started, killed by a signal).
+    pub problem: Option<String>,
+    /// What it printed on stdout.
+    pub stdout: String,
+    /// What it printed on stderr.
+    pub stderr: String,
+}
+
+/// Run every script detector of `config` in order, from `loop_dir`.
+///
+/// A program name with a `/` is resolved against `loop_dir`; a bare name is
+/// looked up on `PATH`. Standard input is empty; output is captured.
+pub fn run_detectors(config: &LoopConfig, loop_dir: &Path) -> Vec<DetectorRun> {
+    config
+        .scripts()
+        .map(|(name, script)| {
+            let command = script.command.value.clone();
+            let program = resolve(&command, loop_dir);
+            let result = Command::new(&program)
+                .args(&script.args)
+                .current_dir(loop_dir)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .output();
+            let mut run = DetectorRun {
+                name,
+                command,
+                args: script.args.clone(),
+                outcome: Outcome::Error,
+                exit_code: None,
+                problem: None,
+                stdout: String::new(),
+                stderr: String::new(),
+            };
+            match result {
+                Ok(output) => {
+                    run.exit_code = output.status.code();
+                    run.outcome = Outcome::from_code(run.exit_code);
+                    if run.exit_code.is_none() {
+                        run.problem = Some(describe_abnormal_exit(&output.status));
+                    }
+                    run.stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+                    run.stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+                }
+                Err(e) => {
+                    run.problem = Some(format!("cannot start `{}`: {e}", program.display()));
+                }
+            }
+            run
+        })
+        .collect()
+}
+
+/// The worst outcome of `runs`; no detectors at all is a pass.
+pub fn worst(runs: &[DetectorRun]) -> Outcome {
+    runs.iter()
+        .map(|r| r.outcome)
+        .max()
+        .unwrap_or(Outcome::Pass)
+}
+
+fn resolve(command: &str, loop_dir: &Path) -> PathBuf {
+    let path = Path::new(command);
+    if command.contains('/') && path.is_relative() {
+        loop_dir.join(path)
+    } else {
+        path.to_path_buf()
+    }
+}
+
+#[cfg(unix)]
+fn describe_abnormal_exit(status: &std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match status.signal() {
+        Some(sig) => format!("killed by signal {sig}"),
+        None => "ended without an exit code".into(),
+    }
+}
+
+#[cfg(not(unix))]
+fn describe_abnormal_exit(_status: &std::process::ExitStatus) -> String {
+    "ended without an exit code".into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcomes_order_from_pass_to_error() {
+        assert!(Outcome::Pass < Outcome::Fail);
+        assert!(Outcome::Fail < Outcome::CannotRun);
+        assert!(Outcome::CannotRun < Outcome::Error);
+        assert_eq!(Outcome::from_code(Some(3)), Outcome::Error);
+        assert_eq!(Outcome::from_code(Some(127)), Outcome::Error);
+        assert_eq!(Outcome::from_code(None), Outcome::Error);
+        assert_eq!(worst(&[]), Outcome::Pass);
+    }
+
+    #[test]
+    fn relative_paths_resolve_against_the_loop_dir_and_bare_names_do_not() {
+        let dir = Path::new("/loops/a");
+        assert_eq!(resolve("./check.sh", dir), Path::new("/loops/a/./check.sh"));
+        assert_eq!(resolve("scripts/x", dir), Path::new("/loops/a/scripts/x"));
+        assert_eq!(resolve("cargo", dir), Path::new("cargo"));
+        assert_eq!(resolve("/bin/true", dir), Path::new("/bin/true"));
+    }
+}
