@@ -1,1 +1,3 @@
 //! sandgate-tools
+
+pub mod resolver;
