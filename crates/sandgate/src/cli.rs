@@ -49,6 +49,12 @@ pub enum Command {
     /// Show, explain, lint and edit the policy.
     #[command(subcommand)]
     Policy(crate::cmd::policy::PolicyCommand),
+    /// Run a program (an agent) with the writes of its whole process tree confined.
+    Run(crate::cmd::run::RunArgs),
     /// Print a shell completion script.
     Completions(crate::cmd::completions::CompletionsArgs),
+    /// Derive the narrowest grant from a loop config, review it, merge it into the harness settings.
+    Grant(crate::cmd::grant::GrantArgs),
+    /// Run a loop config's script detectors and report each verdict.
+    Detect(crate::cmd::detect::DetectArgs),
 }

@@ -28,5 +28,8 @@ fn main() -> ExitCode {
         cli::Command::Check(args) => cmd::check::run(&global, args),
         cli::Command::Policy(command) => cmd::policy::run(&global, command),
         cli::Command::Completions(args) => cmd::completions::run(args),
+        cli::Command::Run(args) => cmd::run::run(&global, args),
+        cli::Command::Grant(args) => cmd::grant::run(&global, args),
+        cli::Command::Detect(args) => cmd::detect::run(&global, args),
     }
 }

@@ -2,4 +2,7 @@
 
 pub mod check;
 pub mod completions;
+pub mod detect;
+pub mod grant;
 pub mod policy;
+pub mod run;
