@@ -17,6 +17,7 @@
 //! starts no async runtime.
 #![deny(missing_docs)]
 
+pub mod cache;
 pub mod canon;
 mod command;
 pub mod config;
@@ -25,8 +26,10 @@ pub mod error;
 pub mod load;
 pub mod persist;
 pub mod policy;
+mod prefilter;
 pub mod request;
 pub mod rules;
+pub mod shell;
 
 pub use decision::{Decision, List, Origin, RuleRef, Tier, Verdict};
 pub use error::{LoadError, Problem};

@@ -1,0 +1,135 @@
+//! Shell analysis: what a command line would run, as a list of simple commands.
+//!
+//! [`analyse`] parses a command as bash (with tree-sitter-bash) and returns an
+//! [`Analysis`]: every simple command it contains — in lists, pipelines,
+//! subshells, groups, `if`/`for`/`while`/`case` bodies, functions, command and
+//! process substitutions and the scripts of `bash -c` — with its source text,
+//! its normalized text (words after quote removal, joined by single spaces) and
+//! the forms left after stripping wrappers (`env`, `sudo`, `timeout`, …, see
+//! [`WRAPPERS`]); every file a redirection writes; and everything that could not
+//! be analysed, with the reason. The analysis is a pure function of the text.
+//!
+//! ```
+//! use sandgate_policy::shell::analyse;
+//!
+//! let a = analyse("git status; timeout 5 r''m -rf / > out");
+//! let texts: Vec<&str> = a.commands.iter().map(|c| c.normalized.as_str()).collect();
+//! assert_eq!(texts, ["git status", "timeout 5 rm -rf /"]);
+//! assert!(a.commands[1].forms.iter().any(|f| f.text == "rm -rf /"));
+//! assert_eq!(a.redirects[0].target, "out");
+//! assert!(a.unanalysable.is_empty());
+//! ```
+
+mod parse;
+mod words;
+mod wrappers;
+
+pub use wrappers::{Wrapper, HIJACKING_VARIABLES, OPAQUE_COMMANDS, SHELLS, WRAPPERS};
+
+/// Everything found in one command line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Analysis {
+    /// Every simple command, in source order (a substitution before the command it is part of).
+    pub commands: Vec<SimpleCommand>,
+    /// Every file a redirection writes.
+    pub redirects: Vec<Redirect>,
+    /// What could not be analysed. Non-empty means the command cannot be allowed by rules.
+    pub unanalysable: Vec<Unanalysable>,
+}
+
+impl Analysis {
+    /// Whether the whole command line was analysed.
+    pub fn is_complete(&self) -> bool {
+        self.unanalysable.is_empty()
+    }
+}
+
+/// One simple command: optional assignments, a command name and its arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimpleCommand {
+    /// The command as written.
+    pub source: String,
+    /// Its words after quote removal, joined by single spaces (`r''m  -rf` → `rm -rf`).
+    pub normalized: String,
+    /// Every text rules are matched against: the source, the normalized text and
+    /// the forms left after stripping each wrapper in turn, without duplicates.
+    pub forms: Vec<Form>,
+    /// The command only hands a script to a shell (`bash -c '…'`) whose commands
+    /// are listed on their own; it needs no allow rule itself.
+    pub transparent: bool,
+}
+
+impl SimpleCommand {
+    /// The innermost form: the command after every wrapper is stripped.
+    pub fn unwrapped(&self) -> &str {
+        self.forms
+            .iter()
+            .rev()
+            .find(|f| f.kind == FormKind::Unwrapped || f.kind == FormKind::DenyOnly)
+            .map_or(self.normalized.as_str(), |f| f.text.as_str())
+    }
+}
+
+/// One text of a simple command that rules are matched against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Form {
+    /// The text.
+    pub text: String,
+    /// Where it comes from, which decides whether an allow rule may match it.
+    pub kind: FormKind,
+}
+
+impl Form {
+    /// Whether an allow rule matching this form allows the command.
+    pub fn may_allow(&self) -> bool {
+        self.kind != FormKind::DenyOnly
+    }
+}
+
+/// Where a [`Form`] comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FormKind {
+    /// The source text.
+    Source,
+    /// The words after quote removal.
+    Normalized,
+    /// Leading assignments or a wrapper stripped.
+    Unwrapped,
+    /// Checked against deny rules only: the form left after stripping `sudo`/`doas`
+    /// or an assignment to a variable such as `PATH` or `LD_PRELOAD` (see
+    /// [`HIJACKING_VARIABLES`]), or the command name reduced to its last path
+    /// component (`/bin/rm` → `rm`).
+    DenyOnly,
+}
+
+/// A file written by a redirection (`>`, `>>`, `&>`, `&>>`, `>|`, `<>`, `>&`, and `N>` forms).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redirect {
+    /// The redirection as written (`2>> log`).
+    pub source: String,
+    /// The target after quote removal, not yet canonicalized (`~` kept).
+    pub target: String,
+}
+
+/// Something that could not be analysed, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unanalysable {
+    /// The part of the command concerned.
+    pub source: String,
+    /// Why it could not be analysed.
+    pub reason: String,
+}
+
+/// Analyses `command` as a bash command line. Never panics; what it cannot
+/// understand is listed in [`Analysis::unanalysable`].
+pub fn analyse(command: &str) -> Analysis {
+    parse::analyse(command)
+}
+
+/// Whether a redirection target needs no path rule (`/dev/null`, `/dev/stdout`, `/dev/stderr`).
+pub fn is_harmless_target(target: &str) -> bool {
+    matches!(target, "/dev/null" | "/dev/stdout" | "/dev/stderr")
+}
+
+#[cfg(test)]
+mod tests;

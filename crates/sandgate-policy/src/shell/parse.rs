@@ -1,0 +1,671 @@
+//! The walk over a tree-sitter-bash syntax tree.
+
+use std::cell::RefCell;
+
+use tree_sitter::{Node, Parser, Tree};
+
+use super::words::{slice, text, Word};
+use super::wrappers::{
+    hijacks, shell_invocation, skip_wrapper, wrapper_named, ShellInvocation, OPAQUE_COMMANDS,
+    SHELLS,
+};
+use super::{Analysis, Form, FormKind, Redirect, SimpleCommand, Unanalysable};
+
+/// Deeper syntax trees are not walked: the walk is recursive.
+const MAX_DEPTH: usize = 200;
+/// `bash -c` scripts nested deeper than this are not analysed.
+const MAX_SCRIPT_NESTING: usize = 8;
+/// Longer command lines are not parsed.
+const MAX_LEN: usize = 1 << 20;
+/// At most this many parse errors are reported.
+const MAX_ERRORS: usize = 3;
+
+thread_local! {
+    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+fn new_parser() -> Option<Parser> {
+    let mut parser = Parser::new();
+    parser
+        .set_language(&tree_sitter_bash::LANGUAGE.into())
+        .ok()?;
+    Some(parser)
+}
+
+/// Parses with this thread's parser, made once.
+fn parse_tree(src: &str) -> Option<Tree> {
+    PARSER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut slot) => {
+            if slot.is_none() {
+                *slot = new_parser();
+            }
+            slot.as_mut()?.parse(src, None)
+        }
+        // Only reachable through re-entry, which the walk never does; still no panic.
+        Err(_) => new_parser()?.parse(src, None),
+    })
+}
+
+pub(super) fn analyse(command: &str) -> Analysis {
+    let mut walker = Walker {
+        out: Analysis::default(),
+        nesting: 0,
+    };
+    walker.script(command);
+    walker.out
+}
+
+struct Walker {
+    out: Analysis,
+    /// How many `bash -c` scripts enclose the one being walked.
+    nesting: usize,
+}
+
+/// What feeds a command's standard input, when it is not the terminal or a pipe.
+#[derive(Clone, Copy)]
+enum Stdin {
+    Heredoc,
+    HereString,
+    File,
+}
+
+impl Stdin {
+    fn describe(self) -> &'static str {
+        match self {
+            Stdin::Heredoc => "a heredoc",
+            Stdin::HereString => "a here-string",
+            Stdin::File => "a file",
+        }
+    }
+}
+
+impl Walker {
+    fn unanalysable(&mut self, source: &str, reason: impl Into<String>) {
+        self.out.unanalysable.push(Unanalysable {
+            source: source.to_string(),
+            reason: reason.into(),
+        });
+    }
+
+    /// Parses and walks one script: the command line itself or a `bash -c` argument.
+    fn script(&mut self, src: &str) {
+        if src.len() > MAX_LEN {
+            self.unanalysable(
+                &src.chars().take(40).collect::<String>(),
+                format!("the command is longer than {MAX_LEN} bytes"),
+            );
+            return;
+        }
+        let Some(tree) = parse_tree(src) else {
+            self.unanalysable(src, "the shell parser is not available");
+            return;
+        };
+        let root = tree.root_node();
+        if root.has_error() {
+            self.parse_errors(root, src.as_bytes());
+        }
+        self.walk(root, src.as_bytes(), 0);
+    }
+
+    /// Lists the syntax errors of a tree, without recursion.
+    fn parse_errors(&mut self, root: Node<'_>, src: &[u8]) {
+        let mut found = 0;
+        let mut cursor = root.walk();
+        'walk: loop {
+            let node = cursor.node();
+            let error = node.is_error() && !is_read_write_redirect(node, src);
+            if error || node.is_missing() {
+                let at = node.start_position();
+                let (line, column) = (at.row + 1, at.column + 1);
+                let snippet: String = text(node, src).chars().take(40).collect();
+                let reason = if node.is_missing() {
+                    format!("parse error at {line}:{column}: missing `{}`", node.kind())
+                } else {
+                    format!("parse error at {line}:{column} near `{snippet}`")
+                };
+                self.unanalysable(&snippet, reason);
+                found += 1;
+                if found == MAX_ERRORS {
+                    break;
+                }
+            } else if node.has_error() && cursor.goto_first_child() {
+                continue;
+            }
+            while !cursor.goto_next_sibling() {
+                if !cursor.goto_parent() {
+                    break 'walk;
+                }
+            }
+        }
+    }
+
+    fn walk(&mut self, node: Node<'_>, src: &[u8], depth: usize) {
+        if depth > MAX_DEPTH {
+            let snippet: String = text(node, src).chars().take(40).collect();
+            self.unanalysable(
+                &snippet,
+                format!("the command is nested more than {MAX_DEPTH} levels deep"),
+            );
+            return;
+        }
+        match node.kind() {
+            "command" => self.command(node, &[], None, src, depth),
+            "redirected_statement" => self.redirected_statement(node, src, depth),
+            // `for ((i = 0; …))` assigns arithmetically; nothing runs.
+            "variable_assignment"
+                if node
+                    .parent()
+                    .is_some_and(|p| p.kind() == "c_style_for_statement") =>
+            {
+                self.walk_children(node, src, depth)
+            }
+            "variable_assignment" | "variable_assignments" => {
+                self.bare_assignments(node, src, depth)
+            }
+            "declaration_command" | "unset_command" => self.declaration(node, src, depth),
+            "file_redirect" => {
+                let extra = self.file_redirect(node, src, depth);
+                if let Some(first) = extra.first() {
+                    let word = text(*first, src).to_string();
+                    self.unanalysable(
+                        &word,
+                        format!("cannot tell which command the word `{word}` belongs to"),
+                    );
+                }
+            }
+            "comment" | "heredoc_content" => {}
+            _ => self.walk_children(node, src, depth),
+        }
+    }
+
+    fn walk_children(&mut self, node: Node<'_>, src: &[u8], depth: usize) {
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            self.walk(child, src, depth + 1);
+        }
+    }
+
+    fn redirected_statement(&mut self, node: Node<'_>, src: &[u8], depth: usize) {
+        let body = node.child_by_field_name("body");
+        // The body's own redirections come first in the list, as in the source.
+        let mark = self.out.redirects.len();
+        let mut extra = Vec::new();
+        let mut stdin = None;
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            if Some(child) == body {
+                continue;
+            }
+            match child.kind() {
+                "file_redirect" => {
+                    if redirect_operator(child) == Some("<") && descriptor_is_stdin(child, src) {
+                        stdin = Some(Stdin::File);
+                    }
+                    extra.extend(self.file_redirect(child, src, depth + 1));
+                }
+                "heredoc_redirect" => {
+                    stdin = Some(Stdin::Heredoc);
+                    self.walk(child, src, depth + 1);
+                }
+                "herestring_redirect" => {
+                    stdin = Some(Stdin::HereString);
+                    self.walk(child, src, depth + 1);
+                }
+                _ => self.walk(child, src, depth + 1),
+            }
+        }
+        let own = self.out.redirects.split_off(mark);
+        match body {
+            Some(body) if body.kind() == "command" => {
+                self.command(body, &extra, stdin, src, depth + 1)
+            }
+            Some(body) => {
+                if let Some(first) = extra.first() {
+                    let word = text(*first, src).to_string();
+                    self.unanalysable(
+                        &word,
+                        format!("cannot tell which command the word `{word}` belongs to"),
+                    );
+                }
+                self.walk(body, src, depth + 1);
+            }
+            None => {}
+        }
+        self.out.redirects.extend(own);
+    }
+
+    /// Records a redirection's write target; returns the words the grammar put
+    /// after the target, which belong to the command (`echo >out hi`).
+    fn file_redirect<'t>(&mut self, node: Node<'t>, src: &[u8], depth: usize) -> Vec<Node<'t>> {
+        let mut destinations = Vec::new();
+        let mut cursor = node.walk();
+        for (i, child) in node.children(&mut cursor).enumerate() {
+            if node.field_name_for_child(i as u32) == Some("destination") {
+                destinations.push(child);
+            }
+        }
+        let split = first_word_len(&destinations, src);
+        let (target_nodes, extra) = destinations.split_at(split);
+        for n in target_nodes {
+            self.walk(*n, src, depth + 1);
+        }
+        let target = word_of(target_nodes, src);
+        let operator = redirect_operator(node);
+        let read_write = is_read_write_redirect_node(node, src);
+        let writes = read_write
+            || match operator {
+                Some(">" | ">>" | "&>" | "&>>" | ">|") => true,
+                // `>&2` duplicates a descriptor; `>& file` writes the file.
+                Some(">&") => {
+                    !target.text.is_empty() && !target.text.chars().all(|c| c.is_ascii_digit())
+                }
+                _ => false,
+            };
+        if writes {
+            let end = target_nodes
+                .last()
+                .map_or(node.end_byte(), |n| n.end_byte());
+            let source = slice(src, node.start_byte(), end).to_string();
+            if target.has_expansion {
+                self.unanalysable(
+                    &source,
+                    format!("the redirection target `{}` is an expansion", target.text),
+                );
+            } else if target.has_pattern {
+                self.unanalysable(
+                    &source,
+                    format!("the redirection target `{}` is a pattern", target.text),
+                );
+            } else {
+                self.out.redirects.push(Redirect {
+                    source,
+                    target: target.text,
+                });
+            }
+        }
+        extra.to_vec()
+    }
+
+    /// `X=1` or `X=1 Y=2` on their own: a simple command without a name.
+    fn bare_assignments(&mut self, node: Node<'_>, src: &[u8], depth: usize) {
+        let assignments: Vec<Node<'_>> = if node.kind() == "variable_assignment" {
+            vec![node]
+        } else {
+            let mut cursor = node.walk();
+            node.named_children(&mut cursor)
+                .filter(|c| c.kind() == "variable_assignment")
+                .collect()
+        };
+        let mut texts = Vec::new();
+        for a in &assignments {
+            texts.push(self.assignment(*a, src, depth).1);
+        }
+        let normalized = texts.join(" ");
+        self.push_command(text(node, src), normalized, Vec::new(), false);
+    }
+
+    /// `export X=$(y) Z`, `local a`, `unset b`, …: a simple command of a builtin.
+    fn declaration(&mut self, node: Node<'_>, src: &[u8], depth: usize) {
+        let mut parts = Vec::new();
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            if child.kind() == "variable_assignment" {
+                parts.push(self.assignment(child, src, depth).1);
+            } else if child.kind() != "comment" {
+                self.walk(child, src, depth + 1);
+                let mut word = Word::default();
+                if child.is_named() {
+                    word.push_node(child, src);
+                } else {
+                    word.text.push_str(text(child, src));
+                }
+                parts.push(word.text);
+            }
+        }
+        let normalized = parts.join(" ");
+        self.push_command(text(node, src), normalized, Vec::new(), false);
+    }
+
+    /// Walks an assignment's value; returns its variable name and normalized text.
+    fn assignment(&mut self, node: Node<'_>, src: &[u8], depth: usize) -> (String, String) {
+        let name = node
+            .child_by_field_name("name")
+            .map(|n| text(n, src).to_string())
+            .unwrap_or_default();
+        let value = node.child_by_field_name("value");
+        let name_end = node
+            .child_by_field_name("name")
+            .map_or(node.start_byte(), |n| n.end_byte());
+        let mut out = slice(src, node.start_byte(), name_end).to_string();
+        match value {
+            Some(value) => {
+                out.push_str(slice(src, name_end, value.start_byte()));
+                self.walk(value, src, depth + 1);
+                let mut word = Word::default();
+                word.push_node(value, src);
+                out.push_str(&word.text);
+            }
+            None => out.push_str(slice(src, name_end, node.end_byte())),
+        }
+        (name, out)
+    }
+
+    /// A simple command with a name: collects its words (including the ones the
+    /// grammar attached to redirections), then strips wrappers.
+    fn command(
+        &mut self,
+        node: Node<'_>,
+        extra: &[Node<'_>],
+        stdin: Option<Stdin>,
+        src: &[u8],
+        depth: usize,
+    ) {
+        let mut word_nodes: Vec<Node<'_>> = Vec::new();
+        let mut assignments = Vec::new();
+        let mut stdin = stdin;
+        let mut cursor = node.walk();
+        for (i, child) in node.children(&mut cursor).enumerate() {
+            match node.field_name_for_child(i as u32) {
+                Some("name" | "argument") => word_nodes.push(child),
+                Some("redirect") if child.kind() == "file_redirect" => {
+                    if redirect_operator(child) == Some("<") && descriptor_is_stdin(child, src) {
+                        stdin = Some(Stdin::File);
+                    }
+                    word_nodes.extend(self.file_redirect(child, src, depth + 1));
+                }
+                Some("redirect") if child.kind() == "heredoc_redirect" => {
+                    stdin = Some(Stdin::Heredoc);
+                    self.walk(child, src, depth + 1);
+                }
+                Some("redirect") if child.kind() == "herestring_redirect" => {
+                    stdin = Some(Stdin::HereString);
+                    self.walk(child, src, depth + 1);
+                }
+                _ if child.kind() == "variable_assignment" => {
+                    assignments.push(self.assignment(child, src, depth));
+                }
+                _ if child.is_named() => self.walk(child, src, depth + 1),
+                _ => {}
+            }
+        }
+        word_nodes.extend_from_slice(extra);
+        word_nodes.sort_by_key(|n| n.start_byte());
+        for n in &word_nodes {
+            self.walk(*n, src, depth + 1);
+        }
+        let words = group_words(&word_nodes, src);
+
+        let start = word_nodes
+            .iter()
+            .map(|n| n.start_byte())
+            .chain([node.start_byte()])
+            .min()
+            .unwrap_or(0);
+        let end = word_nodes
+            .iter()
+            .map(|n| n.end_byte())
+            .chain([node.end_byte()])
+            .max()
+            .unwrap_or(0);
+        let source = slice(src, start, end).to_string();
+        let normalized = assignments
+            .iter()
+            .map(|(_, t)| t.as_str())
+            .chain(words.iter().map(|w| w.text.as_str()))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut forms = Vec::new();
+        let mut eligible = !assignments.iter().any(|(name, _)| hijacks(name));
+        if !assignments.is_empty() && !words.is_empty() {
+            forms.push(form(&words, 0, eligible));
+        }
+        let transparent = self.unwrap(&words, stdin, &source, &mut eligible, &mut forms);
+        if words.is_empty() && assignments.is_empty() {
+            // Only redirections (`> file`): nothing runs.
+            return;
+        }
+        self.push_command(&source, normalized, forms, transparent);
+    }
+
+    /// Strips wrappers from `words`, adding a form per layer; recurses into
+    /// `bash -c` scripts. Returns whether the command is a transparent shell call.
+    fn unwrap(
+        &mut self,
+        words: &[Word],
+        stdin: Option<Stdin>,
+        source: &str,
+        eligible: &mut bool,
+        forms: &mut Vec<Form>,
+    ) -> bool {
+        let mut at = 0;
+        while let Some(name) = words.get(at) {
+            if name.has_expansion {
+                self.unanalysable(
+                    source,
+                    format!("the command name `{}` is an expansion", name.text),
+                );
+                return false;
+            }
+            if name.has_pattern {
+                self.unanalysable(
+                    source,
+                    format!("the command name `{}` is a pattern", name.text),
+                );
+                return false;
+            }
+            let base = basename(&name.text);
+            if base != name.text && !base.is_empty() {
+                let mut rest: Vec<&str> = vec![base];
+                rest.extend(words[at + 1..].iter().map(|w| w.text.as_str()));
+                forms.push(Form {
+                    text: rest.join(" "),
+                    kind: FormKind::DenyOnly,
+                });
+            }
+            if let Some(wrapper) = wrapper_named(base) {
+                match skip_wrapper(wrapper, words, at) {
+                    Err(reason) => {
+                        self.unanalysable(source, reason);
+                        return false;
+                    }
+                    Ok(unwrapped) => {
+                        if wrapper.elevates || unwrapped.assigned.iter().any(|v| hijacks(v)) {
+                            *eligible = false;
+                        }
+                        let Some(next) = unwrapped.command else {
+                            return false;
+                        };
+                        at = next;
+                        forms.push(form(words, at, *eligible));
+                        continue;
+                    }
+                }
+            }
+            if SHELLS.contains(&base) {
+                return self.shell(words, at, base, stdin, source, *eligible);
+            }
+            if let Some((_, reason)) = OPAQUE_COMMANDS.iter().find(|(n, _)| *n == base) {
+                self.unanalysable(source, *reason);
+            }
+            return false;
+        }
+        false
+    }
+
+    fn shell(
+        &mut self,
+        words: &[Word],
+        at: usize,
+        name: &str,
+        stdin: Option<Stdin>,
+        source: &str,
+        eligible: bool,
+    ) -> bool {
+        match shell_invocation(words, at) {
+            Err(reason) => {
+                self.unanalysable(source, reason);
+                false
+            }
+            Ok(ShellInvocation::Script(i)) => {
+                let script = &words[i];
+                if script.has_expansion {
+                    self.unanalysable(
+                        source,
+                        format!("the script of `{name} -c` holds an expansion"),
+                    );
+                    return false;
+                }
+                if self.nesting >= MAX_SCRIPT_NESTING {
+                    self.unanalysable(
+                        source,
+                        format!("shell scripts are nested more than {MAX_SCRIPT_NESTING} deep"),
+                    );
+                    return false;
+                }
+                self.nesting += 1;
+                self.script(&script.text);
+                self.nesting -= 1;
+                eligible
+            }
+            Ok(ShellInvocation::Stdin) => {
+                let from = stdin.map_or("standard input", Stdin::describe);
+                self.unanalysable(source, format!("`{name}` reads its commands from {from}"));
+                false
+            }
+            Ok(ShellInvocation::MissingScript | ShellInvocation::File) => false,
+        }
+    }
+
+    fn push_command(
+        &mut self,
+        source: &str,
+        normalized: String,
+        unwrapped: Vec<Form>,
+        transparent: bool,
+    ) {
+        let mut forms: Vec<Form> = Vec::with_capacity(unwrapped.len() + 2);
+        let base = [
+            Form {
+                text: source.to_string(),
+                kind: FormKind::Source,
+            },
+            Form {
+                text: normalized.clone(),
+                kind: FormKind::Normalized,
+            },
+        ];
+        for f in base.into_iter().chain(unwrapped) {
+            match forms.iter_mut().find(|g| g.text == f.text) {
+                Some(g) => {
+                    if g.kind == FormKind::DenyOnly && f.kind != FormKind::DenyOnly {
+                        g.kind = f.kind;
+                    }
+                }
+                None => forms.push(f),
+            }
+        }
+        self.out.commands.push(SimpleCommand {
+            source: source.to_string(),
+            normalized,
+            forms,
+            transparent,
+        });
+    }
+}
+
+fn form(words: &[Word], at: usize, eligible: bool) -> Form {
+    let text = words[at..]
+        .iter()
+        .map(|w| w.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let kind = if eligible {
+        FormKind::Unwrapped
+    } else {
+        FormKind::DenyOnly
+    };
+    Form { text, kind }
+}
+
+/// The last path component of a command name (`/usr/bin/rm` → `rm`).
+fn basename(name: &str) -> &str {
+    name.rsplit('/').next().unwrap_or(name)
+}
+
+/// The first anonymous token of a redirection: its operator.
+fn redirect_operator(node: Node<'_>) -> Option<&'static str> {
+    let mut cursor = node.walk();
+    let op = node
+        .children(&mut cursor)
+        .find(|c| !c.is_named())
+        .map(|c| c.kind());
+    op
+}
+
+/// Whether a `<` redirection reads standard input (no descriptor, or `0`).
+fn descriptor_is_stdin(node: Node<'_>, src: &[u8]) -> bool {
+    node.child_by_field_name("descriptor")
+        .is_none_or(|d| text(d, src) == "0")
+}
+
+/// tree-sitter-bash does not know `<>`: it parses `N<>file` as a redirection
+/// holding an error node for one of the two characters. That error is
+/// recognised and the redirection read as `<>`.
+fn is_read_write_redirect(error: Node<'_>, src: &[u8]) -> bool {
+    let Some(parent) = error.parent().filter(|p| p.kind() == "file_redirect") else {
+        return false;
+    };
+    if !matches!(text(error, src), "<" | ">") {
+        return false;
+    }
+    let start = parent
+        .child_by_field_name("descriptor")
+        .map_or(parent.start_byte(), |d| d.end_byte());
+    let end = parent
+        .child_by_field_name("destination")
+        .map_or(parent.end_byte(), |d| d.start_byte());
+    slice(src, start, end).trim() == "<>"
+}
+
+fn is_read_write_redirect_node(node: Node<'_>, src: &[u8]) -> bool {
+    let mut cursor = node.walk();
+    let found = node
+        .children(&mut cursor)
+        .any(|c| c.is_error() && is_read_write_redirect(c, src));
+    found
+}
+
+/// Nodes that touch (or are joined by a backslash-newline) form one word.
+fn touching(prev_end: usize, next_start: usize, src: &[u8]) -> bool {
+    prev_end == next_start
+        || src
+            .get(prev_end..next_start)
+            .is_some_and(|gap| gap.len() % 2 == 0 && gap.chunks(2).all(|c| c == b"\\\n"))
+}
+
+/// How many of `nodes` make up the first word.
+fn first_word_len(nodes: &[Node<'_>], src: &[u8]) -> usize {
+    let mut len = usize::from(!nodes.is_empty());
+    while len < nodes.len() && touching(nodes[len - 1].end_byte(), nodes[len].start_byte(), src) {
+        len += 1;
+    }
+    len
+}
+
+fn word_of(nodes: &[Node<'_>], src: &[u8]) -> Word {
+    let mut word = Word::default();
+    word.push_nodes(nodes, src);
+    word
+}
+
+/// Groups sorted word nodes into shell words.
+fn group_words(nodes: &[Node<'_>], src: &[u8]) -> Vec<Word> {
+    let mut words = Vec::new();
+    let mut rest = nodes;
+    while !rest.is_empty() {
+        let len = first_word_len(rest, src);
+        words.push(word_of(&rest[..len], src));
+        rest = &rest[len..];
+    }
+    words
+}

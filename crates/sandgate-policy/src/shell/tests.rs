@@ -1,0 +1,358 @@
+//! The analyser, case by case: what each construct yields.
+
+use super::*;
+
+/// Normalized texts of every simple command.
+fn commands(src: &str) -> Vec<String> {
+    analyse(src)
+        .commands
+        .into_iter()
+        .map(|c| c.normalized)
+        .collect()
+}
+
+/// Innermost forms of every simple command.
+fn unwrapped(src: &str) -> Vec<String> {
+    analyse(src)
+        .commands
+        .iter()
+        .map(|c| c.unwrapped().to_string())
+        .collect()
+}
+
+fn targets(src: &str) -> Vec<String> {
+    analyse(src)
+        .redirects
+        .into_iter()
+        .map(|r| r.target)
+        .collect()
+}
+
+fn reasons(src: &str) -> Vec<String> {
+    analyse(src)
+        .unanalysable
+        .into_iter()
+        .map(|u| u.reason)
+        .collect()
+}
+
+fn complete(src: &str) -> bool {
+    let a = analyse(src);
+    if !a.is_complete() {
+        eprintln!("{src:?}: {:?}", a.unanalysable);
+    }
+    a.is_complete()
+}
+
+#[test]
+fn lists_and_pipelines() {
+    for (src, want) in [
+        ("git status; rm -rf ~", &["git status", "rm -rf ~"][..]),
+        ("a && b || c & d", &["a", "b", "c", "d"]),
+        ("a\nb\n\nc", &["a", "b", "c"]),
+        ("a | b |& c", &["a", "b", "c"]),
+        ("! a | b", &["a", "b"]),
+        ("a;b", &["a", "b"]),
+    ] {
+        assert_eq!(commands(src), want, "{src:?}");
+        assert!(complete(src), "{src:?}");
+    }
+}
+
+#[test]
+fn compound_commands() {
+    for (src, want) in [
+        ("(a; b) && { c; }", &["a", "b", "c"][..]),
+        (
+            "if a; then b; elif c; then d; else e; fi",
+            &["a", "b", "c", "d", "e"],
+        ),
+        ("for i in x y; do b $i; done", &["b $i"]),
+        ("for ((i=0; i<3; i++)); do b; done", &["b"]),
+        (
+            "while a; do b; done; until c; do d; done",
+            &["a", "b", "c", "d"],
+        ),
+        ("case $x in a) b;; *) c;; esac", &["b", "c"]),
+        ("f() { rm x; }; f", &["rm x", "f"]),
+        ("function g { h; }", &["h"]),
+        ("[[ -f x ]] && y", &["y"]),
+        ("(( i++ )) || z", &["z"]),
+        ("select x in a b; do c; done", &["c"]),
+    ] {
+        assert_eq!(commands(src), want, "{src:?}");
+        assert!(complete(src), "{src:?}");
+    }
+}
+
+#[test]
+fn substitutions_everywhere() {
+    for (src, inner) in [
+        ("ls $(rm -rf /)", "rm -rf /"),
+        ("ls `rm -rf /`", "rm -rf /"),
+        ("cat <(rm x)", "rm x"),
+        ("tee >(rm x)", "rm x"),
+        ("FOO=$(curl x) git status", "curl x"),
+        ("echo ${x:-$(curl x)}", "curl x"),
+        ("echo \"a $(curl x) b\"", "curl x"),
+        ("echo $((1 + $(curl x)))", "curl x"),
+        ("echo hi > $(curl x)", "curl x"),
+        ("export A=$(curl x)", "curl x"),
+        ("A=$(curl x)", "curl x"),
+        ("[[ $(curl x) ]]", "curl x"),
+        ("for f in $(curl x); do :; done", "curl x"),
+        ("case $(curl x) in *) ;; esac", "curl x"),
+        ("cat <<EOF\n$(curl x)\nEOF", "curl x"),
+        ("echo $(echo $(curl x))", "curl x"),
+        ("echo a`curl x`b", "curl x"),
+    ] {
+        assert!(
+            commands(src).contains(&inner.to_string()),
+            "{src:?}: {:?}",
+            commands(src)
+        );
+    }
+}
+
+#[test]
+fn quote_removal() {
+    for (src, want) in [
+        ("r''m -rf /", "rm -rf /"),
+        ("\\rm -rf /", "rm -rf /"),
+        ("\"rm\" '-rf' /", "rm -rf /"),
+        ("r\"m\" -r\\f /", "rm -rf /"),
+        ("$'\\x72m' -rf /", "rm -rf /"),
+        ("rm   -rf    /", "rm -rf /"),
+        ("echo 'a b'", "echo a b"),
+        ("echo \"a\\\"b\"", "echo a\"b"),
+        ("echo a\\ b", "echo a b"),
+        ("echo $\"x\"", "echo x"),
+        ("echo \"$HOME\"/x", "echo $HOME/x"),
+        ("rm -rf \\\n /", "rm -rf /"),
+    ] {
+        assert_eq!(commands(src), [want], "{src:?}");
+    }
+}
+
+#[test]
+fn source_and_normalized_forms_are_kept() {
+    let a = analyse("r''m  -rf /");
+    let c = &a.commands[0];
+    assert_eq!(c.source, "r''m  -rf /");
+    assert_eq!(c.normalized, "rm -rf /");
+    let kinds: Vec<FormKind> = c.forms.iter().map(|f| f.kind).collect();
+    assert_eq!(kinds, [FormKind::Source, FormKind::Normalized]);
+}
+
+#[test]
+fn wrappers_are_stripped() {
+    for (src, want) in [
+        ("timeout 5 rm -rf /", "rm -rf /"),
+        ("timeout -s KILL 5 rm -rf /", "rm -rf /"),
+        ("nice rm -rf /", "rm -rf /"),
+        ("nice -n 5 rm -rf /", "rm -rf /"),
+        ("env X=1 rm -rf /", "rm -rf /"),
+        ("env -i X=1 Y=2 rm -rf /", "rm -rf /"),
+        ("command rm -rf /", "rm -rf /"),
+        ("builtin cd /", "cd /"),
+        ("exec rm -rf /", "rm -rf /"),
+        ("nohup rm -rf / &", "rm -rf /"),
+        ("time rm -rf /", "rm -rf /"),
+        ("stdbuf -oL rm -rf /", "rm -rf /"),
+        ("ionice -c 3 rm -rf /", "rm -rf /"),
+        ("xargs -0 -n1 rm -rf", "rm -rf"),
+        ("sudo -u root rm -rf /", "rm -rf /"),
+        ("doas rm -rf /", "rm -rf /"),
+        ("X=1 Y=2 rm -rf /", "rm -rf /"),
+        ("sudo env X=1 timeout 5 nice -n 1 rm -rf /", "rm -rf /"),
+        ("/usr/bin/rm -rf /", "rm -rf /"),
+        ("/usr/bin/timeout 5 /bin/rm -rf /", "rm -rf /"),
+    ] {
+        assert_eq!(unwrapped(src), [want], "{src:?}");
+        assert!(complete(src), "{src:?}");
+    }
+}
+
+#[test]
+fn every_layer_is_a_form() {
+    let a = analyse("sudo timeout 5 rm x");
+    let texts: Vec<(&str, bool)> = a.commands[0]
+        .forms
+        .iter()
+        .map(|f| (f.text.as_str(), f.may_allow()))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            ("sudo timeout 5 rm x", true),
+            ("timeout 5 rm x", false),
+            ("rm x", false),
+        ]
+    );
+}
+
+#[test]
+fn path_hijacking_assignments_are_deny_only() {
+    let a = analyse("PATH=/tmp/evil git status");
+    let f = &a.commands[0].forms;
+    assert!(f.iter().any(|f| f.text == "git status" && !f.may_allow()));
+    let a = analyse("CI=1 git status");
+    assert!(a.commands[0]
+        .forms
+        .iter()
+        .any(|f| f.text == "git status" && f.may_allow()));
+    let a = analyse("/tmp/x/git status");
+    assert!(a.commands[0]
+        .forms
+        .iter()
+        .any(|f| f.text == "git status" && !f.may_allow()));
+}
+
+#[test]
+fn shell_scripts_are_parsed() {
+    for (src, want) in [
+        ("bash -c 'rm -rf /'", &["bash -c rm -rf /", "rm -rf /"][..]),
+        (
+            "sh -lc \"git status; rm -rf ~\"",
+            &["sh -lc git status; rm -rf ~", "git status", "rm -rf ~"],
+        ),
+        ("bash -ec 'a | b'", &["bash -ec a | b", "a", "b"]),
+        ("zsh -o pipefail -c a", &["zsh -o pipefail -c a", "a"]),
+        (
+            "dash -c 'sh -c \"rm x\"'",
+            &["dash -c sh -c \"rm x\"", "sh -c rm x", "rm x"],
+        ),
+        (
+            "timeout 5 bash -c 'rm x'",
+            &["timeout 5 bash -c rm x", "rm x"],
+        ),
+        ("/bin/sh -c 'rm x' arg0", &["/bin/sh -c rm x arg0", "rm x"]),
+    ] {
+        let got = commands(src);
+        // Inner commands come after the shell command that runs them.
+        let mut sorted = got.clone();
+        sorted.sort();
+        let mut expected: Vec<String> = want.iter().map(|s| s.to_string()).collect();
+        expected.sort();
+        assert_eq!(sorted, expected, "{src:?}");
+        assert!(complete(src), "{src:?}");
+    }
+    let a = analyse("bash -c 'git status'");
+    assert!(a.commands.iter().any(|c| c.transparent));
+    let a = analyse("sudo bash -c 'git status'");
+    assert!(!a.commands.iter().any(|c| c.transparent));
+}
+
+#[test]
+fn redirection_targets() {
+    assert_eq!(
+        targets("cat notes > ~/.ssh/authorized_keys"),
+        ["~/.ssh/authorized_keys"]
+    );
+    assert_eq!(
+        targets("a >x 2>>y &>z &>>w >|v 3<>u >&t"),
+        ["x", "y", "z", "w", "v", "u", "t"]
+    );
+    assert!(complete("a 3<>u"));
+    assert_eq!(targets("a 2>&1 >&2 <in 2>&- <&3"), Vec::<String>::new());
+    assert_eq!(targets("a > 'my file'"), ["my file"]);
+    assert_eq!(targets("{ a; b; } > out"), ["out"]);
+    assert_eq!(targets("for i in 1; do a; done >> log"), ["log"]);
+    assert_eq!(targets("(a > x) | b > y"), ["x", "y"]);
+    assert_eq!(targets("echo $(a > x)"), ["x"]);
+    assert_eq!(targets("bash -c 'a > x'"), ["x"]);
+    assert_eq!(targets("> out"), ["out"]);
+    assert_eq!(commands("> out"), Vec::<String>::new());
+    assert_eq!(targets("cat <<EOF > out\nhi\nEOF"), ["out"]);
+}
+
+#[test]
+fn words_after_a_redirection_belong_to_the_command() {
+    assert_eq!(commands("echo >out hi there"), ["echo hi there"]);
+    assert_eq!(targets("echo >out hi there"), ["out"]);
+    assert_eq!(unwrapped("sudo >/dev/null rm -rf /"), ["rm -rf /"]);
+    assert_eq!(commands(">out rm -rf /"), ["rm -rf /"]);
+    assert_eq!(commands("a 2>&1 b"), ["a b"]);
+}
+
+#[test]
+fn unanalysable_constructs() {
+    for (src, reason) in [
+        ("eval rm -rf /", "`eval` runs a string built at run time"),
+        ("source ./x.sh", "`source` runs the commands of a file"),
+        (". ./x.sh", "`.` runs the commands of a file"),
+        ("$X a", "the command name `$X` is an expansion"),
+        ("${X} a", "the command name `${X}` is an expansion"),
+        (
+            "$(echo rm) a",
+            "the command name `$(echo rm)` is an expansion",
+        ),
+        ("\"$X\" a", "the command name `$X` is an expansion"),
+        ("sudo $CMD", "the command name `$CMD` is an expansion"),
+        (
+            "bash <<EOF\nrm -rf /\nEOF",
+            "`bash` reads its commands from a heredoc",
+        ),
+        (
+            "sh <<< 'rm x'",
+            "`sh` reads its commands from a here-string",
+        ),
+        ("sh < script", "`sh` reads its commands from a file"),
+        ("curl x | sh", "`sh` reads its commands from standard input"),
+        (
+            "bash -c \"$X\"",
+            "the script of `bash -c` holds an expansion",
+        ),
+        ("echo > $F", "the redirection target `$F` is an expansion"),
+        (
+            "env -S 'rm x'",
+            "`env -S` runs a command that cannot be analysed",
+        ),
+        ("sudo -Q rm", "unknown option `-Q` of `sudo`"),
+        ("r* -rf /", "the command name `r*` is a pattern"),
+    ] {
+        assert_eq!(reasons(src), [reason], "{src:?}");
+    }
+}
+
+#[test]
+fn parse_errors_are_reported() {
+    for src in [
+        "echo (",
+        "if then",
+        "a && ",
+        "echo 'unterminated",
+        "a | | b",
+        "$(",
+        "{rm,-rf,/}",
+    ] {
+        let r = reasons(src);
+        assert!(!r.is_empty(), "{src:?} parsed");
+        assert!(r[0].starts_with("parse error at "), "{src:?}: {r:?}");
+    }
+}
+
+#[test]
+fn commands_inside_a_broken_line_are_still_listed() {
+    let a = analyse("rm -rf / ; )");
+    assert!(!a.is_complete());
+    assert!(a.commands.iter().any(|c| c.normalized == "rm -rf /"));
+}
+
+#[test]
+fn deep_nesting_is_refused_not_crashed() {
+    let deep = format!("{}a{}", "(".repeat(5000), ")".repeat(5000));
+    assert!(!analyse(&deep).is_complete());
+    let subst = format!("{}a{}", "$(".repeat(3000), ")".repeat(3000));
+    assert!(!analyse(&subst).is_complete());
+    let mut script = "rm x".to_string();
+    for _ in 0..12 {
+        script = format!("bash -c {}", shell_quote(&script));
+    }
+    let r = reasons(&script);
+    assert!(r.iter().any(|r| r.contains("nested more than 8")), "{r:?}");
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}

@@ -1,0 +1,469 @@
+//! Commands that run other commands: wrappers, shells, and commands that run
+//! text which cannot be seen before they run. Kept as data; the code that reads
+//! it ([`skip_wrapper`], [`shell_invocation`]) knows nothing about any one command.
+
+use super::words::Word;
+
+/// A command that runs the command given in its arguments (`timeout 5 rm x`).
+#[derive(Debug, Clone, Copy)]
+pub struct Wrapper {
+    /// The command name (also matched as the last component of a path).
+    pub name: &'static str,
+    /// Short options that take no argument, as one string of letters.
+    pub short_flags: &'static str,
+    /// Short options that take an argument, attached (`-n5`) or as the next word.
+    pub short_with_arg: &'static str,
+    /// Short options whose argument, if any, is attached (`xargs -i{}`).
+    pub short_optional_arg: &'static str,
+    /// Long options that take no argument (an attached `=value` is accepted too).
+    pub long_flags: &'static [&'static str],
+    /// Long options that take an argument, attached with `=` or as the next word.
+    pub long_with_arg: &'static [&'static str],
+    /// `-10` style numeric options are accepted (`nice -10 cmd`).
+    pub numeric_flags: bool,
+    /// How many operands come between the options and the command (`timeout DURATION`).
+    pub operands: usize,
+    /// `NAME=value` words may come before the command (`env X=1 cmd`).
+    pub assignments: bool,
+    /// Runs the command as another user: an allow rule must name the wrapper itself.
+    pub elevates: bool,
+    /// Options after which the command cannot be analysed (`env -S STRING`, `sudo -e`).
+    pub opaque: &'static [&'static str],
+}
+
+const NO: &[&str] = &[];
+
+const fn wrapper(name: &'static str) -> Wrapper {
+    Wrapper {
+        name,
+        short_flags: "",
+        short_with_arg: "",
+        short_optional_arg: "",
+        long_flags: NO,
+        long_with_arg: NO,
+        numeric_flags: false,
+        operands: 0,
+        assignments: false,
+        elevates: false,
+        opaque: NO,
+    }
+}
+
+/// Every wrapper that is stripped before matching.
+pub const WRAPPERS: &[Wrapper] = &[
+    Wrapper {
+        short_flags: "iv0",
+        short_with_arg: "uC",
+        long_flags: &[
+            "--ignore-environment",
+            "--null",
+            "--debug",
+            "--block-signal",
+            "--default-signal",
+            "--ignore-signal",
+            "--list-signal-handling",
+        ],
+        long_with_arg: &["--unset", "--chdir"],
+        assignments: true,
+        opaque: &["-S", "--split-string"],
+        ..wrapper("env")
+    },
+    Wrapper {
+        short_flags: "AbBEHiKklnNPSsVv",
+        short_with_arg: "CDghpRrTtUu",
+        long_flags: &[
+            "--askpass",
+            "--background",
+            "--bell",
+            "--preserve-env",
+            "--set-home",
+            "--login",
+            "--remove-timestamp",
+            "--reset-timestamp",
+            "--list",
+            "--non-interactive",
+            "--no-update",
+            "--preserve-groups",
+            "--stdin",
+            "--shell",
+            "--validate",
+        ],
+        long_with_arg: &[
+            "--close-from",
+            "--chdir",
+            "--group",
+            "--host",
+            "--prompt",
+            "--chroot",
+            "--role",
+            "--type",
+            "--command-timeout",
+            "--other-user",
+            "--user",
+        ],
+        assignments: true,
+        elevates: true,
+        opaque: &["-e", "--edit"],
+        ..wrapper("sudo")
+    },
+    Wrapper {
+        short_flags: "Lns",
+        short_with_arg: "aCu",
+        elevates: true,
+        ..wrapper("doas")
+    },
+    Wrapper {
+        short_flags: "v",
+        short_with_arg: "ks",
+        long_flags: &["--preserve-status", "--foreground", "--verbose"],
+        long_with_arg: &["--kill-after", "--signal"],
+        operands: 1,
+        ..wrapper("timeout")
+    },
+    Wrapper {
+        short_with_arg: "n",
+        long_with_arg: &["--adjustment"],
+        numeric_flags: true,
+        ..wrapper("nice")
+    },
+    Wrapper {
+        short_flags: "t",
+        short_with_arg: "cnpPu",
+        long_flags: &["--ignore"],
+        long_with_arg: &["--class", "--classdata", "--pid", "--pgid", "--uid"],
+        ..wrapper("ionice")
+    },
+    wrapper("nohup"),
+    Wrapper {
+        short_flags: "apqv",
+        short_with_arg: "fo",
+        long_flags: &["--append", "--portability", "--quiet", "--verbose"],
+        long_with_arg: &["--format", "--output"],
+        ..wrapper("time")
+    },
+    Wrapper {
+        short_with_arg: "ioe",
+        long_with_arg: &["--input", "--output", "--error"],
+        ..wrapper("stdbuf")
+    },
+    Wrapper {
+        short_flags: "pvV",
+        ..wrapper("command")
+    },
+    wrapper("builtin"),
+    Wrapper {
+        short_flags: "cl",
+        short_with_arg: "a",
+        ..wrapper("exec")
+    },
+    Wrapper {
+        short_flags: "0oprtx",
+        short_with_arg: "adELInPs",
+        short_optional_arg: "eil",
+        long_flags: &[
+            "--null",
+            "--interactive",
+            "--no-run-if-empty",
+            "--verbose",
+            "--exit",
+            "--open-tty",
+            "--show-limits",
+            "--eof",
+            "--replace",
+        ],
+        long_with_arg: &[
+            "--arg-file",
+            "--delimiter",
+            "--max-lines",
+            "--max-args",
+            "--max-procs",
+            "--max-chars",
+            "--process-slot-var",
+        ],
+        ..wrapper("xargs")
+    },
+];
+
+/// Shells whose `-c SCRIPT` argument is parsed as a script of its own.
+pub const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh", "ash", "mksh"];
+
+/// Shell long options that take the next word as their argument.
+const SHELL_LONG_WITH_ARG: &[&str] = &["--rcfile", "--init-file"];
+
+/// Commands that run text the gate cannot see, and why that stops the analysis.
+pub const OPAQUE_COMMANDS: &[(&str, &str)] = &[
+    ("eval", "`eval` runs a string built at run time"),
+    ("source", "`source` runs the commands of a file"),
+    (".", "`.` runs the commands of a file"),
+];
+
+/// Variables that change which program runs or what a shell reads first. A
+/// `NAME=value` prefix setting one of them is stripped only for deny rules: an
+/// allow rule must match the form that still shows the assignment.
+/// A trailing `*` matches any suffix.
+pub const HIJACKING_VARIABLES: &[&str] = &[
+    "PATH",
+    "LD_*",
+    "DYLD_*",
+    "BASH_ENV",
+    "ENV",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PS4",
+    "IFS",
+    "PROMPT_COMMAND",
+    "BASH_FUNC_*",
+];
+
+/// Whether assigning `name` can change which program runs.
+pub(crate) fn hijacks(name: &str) -> bool {
+    HIJACKING_VARIABLES
+        .iter()
+        .any(|v| match v.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name == *v,
+        })
+}
+
+/// The wrapper called `name`, if it is one.
+pub(crate) fn wrapper_named(name: &str) -> Option<&'static Wrapper> {
+    WRAPPERS.iter().find(|w| w.name == name)
+}
+
+/// The name of the variable a `NAME=value` word assigns.
+pub(crate) fn assigned_name(word: &str) -> Option<&str> {
+    let (name, _) = word.split_once('=')?;
+    let mut chars = name.chars();
+    let first = chars.next()?;
+    let valid = (first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    valid.then_some(name)
+}
+
+/// Where the wrapped command starts, once a wrapper's options are skipped.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Unwrapped {
+    /// Index of the wrapped command's name; `None` when the wrapper runs nothing.
+    pub command: Option<usize>,
+    /// Variables the wrapper assigns (`env X=1`).
+    pub assigned: Vec<String>,
+}
+
+/// Skips the options, assignments and operands of `wrapper`, whose name is
+/// `words[at]`. An option the table does not know is an error: guessing whether
+/// it takes an argument could hide the real command.
+pub(crate) fn skip_wrapper(
+    wrapper: &Wrapper,
+    words: &[Word],
+    at: usize,
+) -> Result<Unwrapped, String> {
+    let name = wrapper.name;
+    let mut i = at + 1;
+    while let Some(word) = words.get(i) {
+        let t = word.text.as_str();
+        if !t.starts_with('-') || t == "-" {
+            break;
+        }
+        if word.has_expansion {
+            return Err(format!("option `{t}` of `{name}` is an expansion"));
+        }
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if let Some(long) = t.strip_prefix("--") {
+            let (opt, attached) = match long.split_once('=') {
+                Some((opt, _)) => (opt, true),
+                None => (long, false),
+            };
+            let opt = format!("--{opt}");
+            if wrapper.opaque.contains(&opt.as_str()) {
+                return Err(format!(
+                    "`{name} {opt}` runs a command that cannot be analysed"
+                ));
+            }
+            if wrapper.long_with_arg.contains(&opt.as_str()) {
+                i += if attached { 1 } else { 2 };
+            } else if wrapper.long_flags.contains(&opt.as_str())
+                || opt == "--help"
+                || opt == "--version"
+            {
+                i += 1;
+            } else {
+                return Err(format!("unknown option `{opt}` of `{name}`"));
+            }
+            continue;
+        }
+        let cluster = &t[1..];
+        if wrapper.numeric_flags && cluster.chars().all(|c| c.is_ascii_digit()) {
+            i += 1;
+            continue;
+        }
+        let mut consumed = 1;
+        for (pos, c) in cluster.char_indices() {
+            let short = format!("-{c}");
+            if wrapper.opaque.contains(&short.as_str()) {
+                return Err(format!(
+                    "`{name} {short}` runs a command that cannot be analysed"
+                ));
+            }
+            let rest = &cluster[pos + c.len_utf8()..];
+            if wrapper.short_with_arg.contains(c) {
+                if rest.is_empty() {
+                    consumed = 2;
+                }
+                break;
+            }
+            if wrapper.short_optional_arg.contains(c) {
+                break;
+            }
+            if !wrapper.short_flags.contains(c) {
+                return Err(format!("unknown option `{short}` of `{name}`"));
+            }
+        }
+        i += consumed;
+    }
+    let mut assigned = Vec::new();
+    if wrapper.assignments {
+        while let Some(var) = words.get(i).and_then(|w| assigned_name(&w.text)) {
+            assigned.push(var.to_string());
+            i += 1;
+        }
+    }
+    i += wrapper.operands;
+    let command = (i < words.len()).then_some(i);
+    Ok(Unwrapped { command, assigned })
+}
+
+/// How a shell named by `words[at]` gets its script.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum ShellInvocation {
+    /// `-c SCRIPT`: the script is the word at this index.
+    Script(usize),
+    /// `-c` without a script: the shell reports an error and runs nothing.
+    MissingScript,
+    /// The first operand names a script file.
+    File,
+    /// The script comes from standard input (`-s`, or no operand).
+    Stdin,
+}
+
+/// Reads the options of a shell invocation.
+pub(crate) fn shell_invocation(words: &[Word], at: usize) -> Result<ShellInvocation, String> {
+    let mut i = at + 1;
+    let mut command_mode = false;
+    let mut stdin_mode = false;
+    while let Some(word) = words.get(i) {
+        let t = word.text.as_str();
+        if t == "--" || t == "-" {
+            i += 1;
+            break;
+        }
+        let Some(first) = t.chars().next().filter(|c| *c == '-' || *c == '+') else {
+            break;
+        };
+        if t.len() == 1 {
+            break;
+        }
+        if word.has_expansion {
+            return Err(format!("shell option `{t}` is an expansion"));
+        }
+        if first == '-' && t.starts_with("--") {
+            i += if SHELL_LONG_WITH_ARG.contains(&t) {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        let mut consumed = 1;
+        for c in t[1..].chars() {
+            match c {
+                'c' if first == '-' => command_mode = true,
+                's' if first == '-' => stdin_mode = true,
+                'o' | 'O' => consumed += 1,
+                _ => {}
+            }
+        }
+        i += consumed;
+    }
+    Ok(if command_mode {
+        if i < words.len() {
+            ShellInvocation::Script(i)
+        } else {
+            ShellInvocation::MissingScript
+        }
+    } else if stdin_mode || i >= words.len() {
+        ShellInvocation::Stdin
+    } else {
+        ShellInvocation::File
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<Word> {
+        s.split(' ')
+            .map(|t| Word {
+                text: t.to_string(),
+                ..Word::default()
+            })
+            .collect()
+    }
+
+    fn skip(line: &str) -> Result<Unwrapped, String> {
+        let w = words(line);
+        let wrapper = wrapper_named(&w[0].text).expect("a wrapper");
+        skip_wrapper(wrapper, &w, 0)
+    }
+
+    #[test]
+    fn options_and_operands_are_skipped() {
+        assert_eq!(skip("timeout 5 rm x").unwrap().command, Some(2));
+        assert_eq!(skip("timeout -k 1 -s KILL 5 rm").unwrap().command, Some(6));
+        assert_eq!(skip("timeout --signal=KILL 5 rm").unwrap().command, Some(3));
+        assert_eq!(skip("nice -10 rm").unwrap().command, Some(2));
+        assert_eq!(skip("nice -n 10 rm").unwrap().command, Some(3));
+        assert_eq!(skip("nice -n10 rm").unwrap().command, Some(2));
+        assert_eq!(skip("sudo -u root -E rm").unwrap().command, Some(4));
+        assert_eq!(skip("xargs -0 -I{} rm").unwrap().command, Some(3));
+        assert_eq!(skip("xargs -0n 5 rm").unwrap().command, Some(3));
+        assert_eq!(skip("env -i -- rm").unwrap().command, Some(3));
+        assert_eq!(skip("nohup").unwrap().command, None);
+        assert_eq!(skip("timeout 5").unwrap().command, None);
+    }
+
+    #[test]
+    fn assignments_are_collected() {
+        let u = skip("env -u X A=1 LD_PRELOAD=x rm").unwrap();
+        assert_eq!(u.command, Some(5));
+        assert_eq!(u.assigned, vec!["A", "LD_PRELOAD"]);
+        assert!(hijacks("LD_PRELOAD") && hijacks("PATH") && !hijacks("PATHS"));
+    }
+
+    #[test]
+    fn unknown_and_opaque_options_are_errors() {
+        assert_eq!(
+            skip("sudo -Z rm").unwrap_err(),
+            "unknown option `-Z` of `sudo`"
+        );
+        assert!(skip("env -S 'rm x'").is_err());
+        assert!(skip("sudo -e /etc/passwd").is_err());
+        assert!(skip("env --split-string=x").is_err());
+    }
+
+    #[test]
+    fn shell_invocations() {
+        let inv = |s: &str| shell_invocation(&words(s), 0).unwrap();
+        assert_eq!(inv("bash -c x"), ShellInvocation::Script(2));
+        assert_eq!(inv("bash -lc x"), ShellInvocation::Script(2));
+        assert_eq!(inv("bash -o pipefail -ec x"), ShellInvocation::Script(4));
+        assert_eq!(inv("bash -c"), ShellInvocation::MissingScript);
+        assert_eq!(inv("bash"), ShellInvocation::Stdin);
+        assert_eq!(inv("sh -s a"), ShellInvocation::Stdin);
+        assert_eq!(inv("sh script.sh"), ShellInvocation::File);
+        assert_eq!(inv("bash --rcfile f -c x"), ShellInvocation::Script(4));
+    }
+}
