@@ -1,0 +1,391 @@
+//! The dispatcher: one entry point for every tool call, and the gate in front
+//! of each one.
+//!
+//! For a gated tool the order is fixed: check the arguments, ask the policy,
+//! put an ASK to the [`Resolver`], record the decision, and only then run the
+//! tool — on the canonical path the gate judged.
+
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use sandgate_policy::{Context, Decision, Policy, ToolCall, ToolKind, Verdict};
+use sandgate_sandbox::{Environment, Isolation};
+use serde_json::{json, Value};
+
+use crate::error::ToolError;
+use crate::file;
+use crate::grep::{self, GrepQuery};
+use crate::jobs::{tail_lines, Job, JobState, JobTable};
+use crate::output::ToolOutput;
+use crate::params::Params;
+use crate::resolver::{settle, Resolver};
+use crate::spec;
+use crate::walk::{self, EntryGate, WalkOptions};
+
+/// Default seconds `exec_run` waits before a command becomes a background job.
+pub const DEFAULT_EXEC_TIMEOUT_S: u64 = 15;
+/// The most output `exec_run` and `exec_tail` return in one answer; older output is cut.
+pub const MAX_EXEC_OUTPUT: usize = 64 * 1024;
+
+/// Called with every gated decision: `(tool, decision)`. The binary appends it to the audit log.
+pub type DecisionSink = Box<dyn Fn(&str, &Decision) + Send + Sync>;
+
+/// Runs tool calls behind the gate.
+pub struct Dispatcher {
+    policy: RwLock<Arc<Policy>>,
+    ctx: Arc<Context>,
+    resolver: Arc<dyn Resolver>,
+    jobs: JobTable,
+    record: DecisionSink,
+}
+
+impl Dispatcher {
+    /// A dispatcher over `policy` in `ctx`, asking `resolver` on ASK and
+    /// reporting every gated decision to `record`.
+    pub fn new(
+        policy: Policy,
+        ctx: Context,
+        resolver: Arc<dyn Resolver>,
+        record: DecisionSink,
+    ) -> Self {
+        Dispatcher {
+            policy: RwLock::new(Arc::new(policy)),
+            ctx: Arc::new(ctx),
+            resolver,
+            jobs: JobTable::new(),
+            record,
+        }
+    }
+
+    /// The policy in force (it changes when an "always" answer adds a rule).
+    pub fn policy(&self) -> Arc<Policy> {
+        Arc::clone(&self.policy.read().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// The context calls are made in.
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+
+    /// The background jobs.
+    pub fn jobs(&self) -> &JobTable {
+        &self.jobs
+    }
+
+    /// Run one tool call. `tool` may carry the `client_` prefix.
+    pub fn call(&self, tool: &str, params: &Value) -> Result<ToolOutput, ToolError> {
+        let name = tool.strip_prefix("client_").unwrap_or(tool);
+        let Some(known) = spec::specs().into_iter().find(|s| s.name == name) else {
+            return Err(ToolError::invalid(format!(
+                "there is no tool `{tool}`; the tools are {}",
+                spec::specs()
+                    .iter()
+                    .map(|s| format!("`{}`", s.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        };
+        let names: Vec<&str> = known.input_schema["properties"]
+            .as_object()
+            .map(|m| m.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        let p = Params::new(name, params, &names)?;
+        match name {
+            "file_read" => {
+                let offset = p.opt_u64("offset", 1, u64::MAX)?;
+                let limit = p.opt_u64("limit", 1, 100_000)?;
+                let path = self.gate_path(name, &p, params)?;
+                file::read(&path, offset, limit)
+            }
+            "file_write" => {
+                let content = p.str("content")?;
+                let path = self.gate_path(name, &p, params)?;
+                file::write(&path, content)
+            }
+            "file_edit" => {
+                let old = p.str("old_string")?;
+                let new = p.str("new_string")?;
+                let all = p.opt_bool("replace_all")?.unwrap_or(false);
+                let path = self.gate_path(name, &p, params)?;
+                file::edit(&path, old, new, all)
+            }
+            "file_head_tail" => {
+                let head = p.opt_u64("head", 0, 10_000)?.unwrap_or(10);
+                let tail = p.opt_u64("tail", 0, 10_000)?.unwrap_or(10);
+                let path = self.gate_path(name, &p, params)?;
+                file::head_tail(&path, head, tail)
+            }
+            "file_list" => {
+                let depth = p.opt_u64("depth", 1, walk::MAX_LIST_DEPTH)?.unwrap_or(1);
+                let path = self.gate_path(name, &p, params)?;
+                walk::list(&path, depth, &self.entry_gate())
+            }
+            "file_find" => {
+                let glob = p.str("glob")?;
+                let max = p.opt_u64("max_results", 1, 10_000)?.unwrap_or(500) as usize;
+                let options = WalkOptions {
+                    hidden: p.opt_bool("hidden")?.unwrap_or(false),
+                };
+                let path = self.gate_path(name, &p, params)?;
+                walk::find(&path, glob, max, options, &self.entry_gate())
+            }
+            "file_count" => {
+                let options = WalkOptions {
+                    hidden: p.opt_bool("hidden")?.unwrap_or(false),
+                };
+                let path = self.gate_path(name, &p, params)?;
+                walk::count(&path, options, &self.entry_gate())
+            }
+            "file_grep" => {
+                let query = GrepQuery {
+                    pattern: p.str("pattern")?,
+                    glob: p.opt_str("glob")?,
+                    ignore_case: p.opt_bool("ignore_case")?.unwrap_or(false),
+                    max_results: p.opt_u64("max_results", 1, 10_000)?.unwrap_or(200) as usize,
+                    options: WalkOptions {
+                        hidden: p.opt_bool("hidden")?.unwrap_or(false),
+                    },
+                };
+                let path = self.gate_path(name, &p, params)?;
+                grep::grep(&path, &query, &self.entry_gate())
+            }
+            "exec_run" => self.exec_run(&p, params),
+            "exec_status" => {
+                let job = self
+                    .jobs
+                    .get(p.opt_u64("id", 1, u64::MAX)?.ok_or_else(need_id)?)?;
+                let summary = job.summary();
+                Ok(ToolOutput::new(describe_job(&job), summary))
+            }
+            "exec_tail" => {
+                let job = self
+                    .jobs
+                    .get(p.opt_u64("id", 1, u64::MAX)?.ok_or_else(need_id)?)?;
+                let lines = p.opt_u64("lines", 1, 5000)?.unwrap_or(50) as usize;
+                let (all, _) = job.output();
+                let tail = clip_front(tail_lines(&all, lines));
+                let text = format!(
+                    "{tail}{}[{}]\n",
+                    newline_if_needed(&tail),
+                    describe_job(&job)
+                );
+                Ok(ToolOutput::new(
+                    text,
+                    json!({"job": job.summary(), "tail": tail}),
+                ))
+            }
+            "exec_kill" => {
+                let job = self
+                    .jobs
+                    .get(p.opt_u64("id", 1, u64::MAX)?.ok_or_else(need_id)?)?;
+                let before = job.state();
+                let state = job.kill();
+                let text = if before == JobState::Running {
+                    format!("stopped job {}: {}", job.id(), state.describe())
+                } else {
+                    format!("job {} had already ended: {}", job.id(), state.describe())
+                };
+                Ok(ToolOutput::new(text, job.summary()))
+            }
+            "exec_stat" => {
+                let jobs = self.jobs.all();
+                let mut text = String::new();
+                if jobs.is_empty() {
+                    text.push_str("no background jobs\n");
+                }
+                for j in &jobs {
+                    text.push_str(&format!("{}\n", describe_job(j)));
+                }
+                let list: Vec<Value> = jobs.iter().map(|j| j.summary()).collect();
+                Ok(ToolOutput::new(text, json!({"jobs": list})))
+            }
+            other => Err(ToolError::invalid(format!("there is no tool `{other}`"))),
+        }
+    }
+
+    fn entry_gate(&self) -> EntryGate {
+        EntryGate::new(self.policy(), Arc::clone(&self.ctx))
+    }
+
+    /// Decide a gated call: evaluate, settle an ASK, record, and fail on DENY.
+    pub fn gate(&self, tool: &str, params: &Value) -> Result<Decision, ToolError> {
+        let call = ToolCall::new(tool, params.clone());
+        let policy = self.policy();
+        let decision = policy.evaluate(&call, &self.ctx);
+        self.decide(tool, &policy, decision)
+    }
+
+    fn decide(
+        &self,
+        tool: &str,
+        policy: &Policy,
+        decision: Decision,
+    ) -> Result<Decision, ToolError> {
+        (self.record)(tool, &decision);
+        let decision = if decision.verdict == Verdict::Ask {
+            let settled = settle(policy, &self.ctx, tool, &decision, self.resolver.as_ref());
+            if let Some(reloaded) = settled.reloaded {
+                *self.policy.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(reloaded);
+            }
+            (self.record)(tool, &settled.decision);
+            settled.decision
+        } else {
+            decision
+        };
+        match decision.verdict {
+            Verdict::Deny => Err(ToolError::Denied(Box::new(decision))),
+            _ => Ok(decision),
+        }
+    }
+
+    /// Gate a file tool and return the canonical path to operate on.
+    fn gate_path(&self, tool: &str, p: &Params<'_>, params: &Value) -> Result<PathBuf, ToolError> {
+        let raw = p.opt_str("path")?.unwrap_or("");
+        self.gate(tool, params)?;
+        // The path the gate judged: canonical, with symlinks resolved.
+        self.policy()
+            .canonical_path(raw, &self.ctx)
+            .map_err(|e| ToolError::invalid(format!("the path `{raw}` cannot be used: {e}")))
+    }
+
+    fn exec_run(&self, p: &Params<'_>, params: &Value) -> Result<ToolOutput, ToolError> {
+        let command = p.str("command")?;
+        let timeout = p
+            .opt_u64("timeout_s", 0, 3600)?
+            .unwrap_or(DEFAULT_EXEC_TIMEOUT_S);
+        let policy = self.policy();
+        let cwd = match p.opt_str("cwd")? {
+            None => self.ctx.cwd.clone(),
+            Some(raw) => policy
+                .canonical_path(raw, &self.ctx)
+                .map_err(|e| ToolError::invalid(format!("`cwd` `{raw}` cannot be used: {e}")))?,
+        };
+        if !cwd.is_dir() {
+            return Err(ToolError::invalid(format!(
+                "`cwd` `{}` is not an existing directory",
+                cwd.display()
+            )));
+        }
+        let call = ToolCall::new("exec_run", params.clone());
+        let mut decision = policy.evaluate(&call, &self.ctx);
+        // A command may not run inside a directory the policy denies, whatever
+        // the command rules say.
+        if policy.settings().sandbox && decision.verdict != Verdict::Deny {
+            let place = policy.decide_canonical_path(&cwd);
+            if place.verdict == Verdict::Deny {
+                decision = Decision {
+                    verdict: Verdict::Deny,
+                    subject: decision.subject,
+                    rule: place.rule,
+                    reason: format!("the working directory is denied: {}", place.reason),
+                };
+            }
+        }
+        if !self.jobs.has_room() {
+            return Err(ToolError::failed(format!(
+                "{} background jobs are already running; stop one with `exec_kill` first",
+                crate::jobs::MAX_RUNNING_JOBS
+            )));
+        }
+        self.decide("exec_run", &policy, decision)?;
+        let policy = self.policy();
+        let settings = policy.settings();
+        let deny: Vec<String> = policy
+            .path_rules()
+            .0
+            .iter()
+            .map(|r| r.pattern.clone())
+            .collect();
+        let env = Environment::new(cwd.clone(), self.ctx.home.clone());
+        let isolation = Isolation::new(
+            settings.isolation.as_ref().map(|(c, _)| c),
+            settings.sandbox,
+            &deny,
+            &env,
+        )
+        .map_err(|e| ToolError::failed(format!("cannot isolate the command: {e}")))?;
+        let mut notes = String::new();
+        for n in isolation.notices() {
+            notes.push_str(&format!("[sandgate: isolation {n}]\n"));
+        }
+        let cmd = isolation
+            .command(command)
+            .map_err(|e| ToolError::failed(format!("cannot isolate the command: {e}")))?;
+        let cwd_text = cwd.display().to_string();
+        let job = Job::spawn(cmd, command, &cwd_text)?;
+        let state = job.wait(Duration::from_secs(timeout));
+        let (output, dropped) = job.output();
+        let shown = clip_front(&output);
+        let cut = dropped + (output.len() - shown.len()) as u64;
+        let mut text = notes;
+        if cut > 0 {
+            text.push_str(&format!(
+                "[sandgate: the first {cut} bytes of output are not shown]\n"
+            ));
+        }
+        text.push_str(&shown);
+        text.push_str(newline_if_needed(&text));
+        if state == JobState::Running {
+            let id = self.jobs.adopt(Arc::clone(&job));
+            text.push_str(&format!(
+                "[sandgate: still running after {timeout} s; it continues as background job {id}. \
+                 Use `exec_tail` to read its output, `exec_status` for its state, `exec_kill` to stop it]\n"
+            ));
+            Ok(ToolOutput::new(
+                text,
+                json!({"state": "running", "job_id": id, "exit_code": null, "output": shown, "mode": format!("{:?}", isolation.mode()).to_lowercase()}),
+            ))
+        } else {
+            text.push_str(&format!("[{}]\n", state.describe()));
+            let code = match state {
+                JobState::Exited(c) => Some(c),
+                _ => None,
+            };
+            Ok(ToolOutput::new(
+                text,
+                json!({"state": state.as_str(), "job_id": null, "exit_code": code, "output": shown, "mode": format!("{:?}", isolation.mode()).to_lowercase()}),
+            ))
+        }
+    }
+
+    /// Whether a tool is gated (file and exec tools) or not (job inspection).
+    pub fn is_gated(tool: &str) -> bool {
+        sandgate_policy::request::tool_kind(tool) != ToolKind::OutOfScope
+    }
+}
+
+fn need_id() -> ToolError {
+    ToolError::invalid("the job tools need the parameter `id`")
+}
+
+fn newline_if_needed(text: &str) -> &'static str {
+    if text.is_empty() || text.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    }
+}
+
+/// The last [`MAX_EXEC_OUTPUT`] bytes of `text`, cut at a character boundary.
+fn clip_front(text: &str) -> String {
+    if text.len() <= MAX_EXEC_OUTPUT {
+        return text.to_string();
+    }
+    let mut start = text.len() - MAX_EXEC_OUTPUT;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    text[start..].to_string()
+}
+
+fn describe_job(job: &Job) -> String {
+    format!(
+        "job {}: `{}` in {}: {} after {:.1} s",
+        job.id(),
+        job.command,
+        job.cwd,
+        job.state().describe(),
+        job.runtime().as_secs_f64()
+    )
+}
