@@ -282,9 +282,9 @@ pub fn settle(
                             "{} by a human at the prompt; {} {}",
                             past_tense(*answer),
                             if persisted.added {
-                                "added the rule"
+                                "added"
                             } else {
-                                "the policy already had the rule"
+                                "the policy already had"
                             },
                             persisted.rule
                         );

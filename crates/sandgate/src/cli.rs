@@ -49,6 +49,8 @@ pub enum Command {
     /// Show, explain, lint and edit the policy.
     #[command(subcommand)]
     Policy(crate::cmd::policy::PolicyCommand),
+    /// Run one command through the gate (prompting on ASK), then pass on its exit code.
+    Exec(crate::cmd::exec::ExecArgs),
     /// Run a program (an agent) with the writes of its whole process tree confined.
     Run(crate::cmd::run::RunArgs),
     /// Print a shell completion script.

@@ -4,6 +4,7 @@
 mod audit;
 mod cli;
 mod cmd;
+mod prompt;
 mod setup;
 mod warn;
 
@@ -28,6 +29,7 @@ fn main() -> ExitCode {
         cli::Command::Check(args) => cmd::check::run(&global, args),
         cli::Command::Policy(command) => cmd::policy::run(&global, command),
         cli::Command::Completions(args) => cmd::completions::run(args),
+        cli::Command::Exec(args) => cmd::exec::run(&global, args),
         cli::Command::Run(args) => cmd::run::run(&global, args),
         cli::Command::Grant(args) => cmd::grant::run(&global, args),
         cli::Command::Detect(args) => cmd::detect::run(&global, args),

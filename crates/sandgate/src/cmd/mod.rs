@@ -3,6 +3,7 @@
 pub mod check;
 pub mod completions;
 pub mod detect;
+pub mod exec;
 pub mod grant;
 pub mod policy;
 pub mod run;
