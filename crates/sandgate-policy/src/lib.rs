@@ -23,6 +23,7 @@ mod command;
 pub mod config;
 pub mod decision;
 pub mod error;
+pub mod lint;
 pub mod load;
 pub mod persist;
 pub mod policy;
