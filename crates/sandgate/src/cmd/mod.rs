@@ -6,4 +6,5 @@ pub mod detect;
 pub mod exec;
 pub mod grant;
 pub mod policy;
+pub mod policy_edit;
 pub mod run;

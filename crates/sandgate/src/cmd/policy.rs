@@ -18,6 +18,12 @@ pub enum PolicyCommand {
         /// The request as JSON; `-` or nothing reads stdin.
         request: Option<String>,
     },
+    /// Add an allow rule to the central policy file.
+    Allow(crate::cmd::policy_edit::EditArgs),
+    /// Add a deny rule to the central policy file (or the local one with `--local`).
+    Deny(crate::cmd::policy_edit::EditArgs),
+    /// Warn about rules that are too broad, unanchored, shadowed or duplicated (exit 1 if any).
+    Lint,
 }
 
 /// Run a `policy` subcommand.
@@ -25,6 +31,13 @@ pub fn run(global: &GlobalArgs, command: PolicyCommand) -> ExitCode {
     match command {
         PolicyCommand::Show => show(global),
         PolicyCommand::Explain { request } => explain(global, request),
+        PolicyCommand::Allow(args) => {
+            crate::cmd::policy_edit::add(global, sandgate_policy::persist::Effect::Allow, args)
+        }
+        PolicyCommand::Deny(args) => {
+            crate::cmd::policy_edit::add(global, sandgate_policy::persist::Effect::Deny, args)
+        }
+        PolicyCommand::Lint => crate::cmd::policy_edit::run_lint(global),
     }
 }
 

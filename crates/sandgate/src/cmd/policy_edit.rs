@@ -1,0 +1,221 @@
+//! `sandgate policy allow|deny path|command RULE [--local]` and `sandgate policy lint`.
+//!
+//! Rules added by hand go through the same writer as the prompt's "always"
+//! answers: comments kept, file locked, replaced atomically, no duplicates.
+//! A rule is checked (glob or regex) before anything is written.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use sandgate_policy::lint::lint;
+use sandgate_policy::persist::{append_rule, Appended, Effect, Section};
+use sandgate_policy::rules::{CommandRules, PathRules, SourceRule};
+use sandgate_policy::{Context, List, Origin, Policy, Sources, Tier};
+use serde_json::json;
+
+use crate::cli::GlobalArgs;
+use crate::{EXIT_CANNOT_CHECK, EXIT_FAILED};
+
+/// What kind of rule to add.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RuleKind {
+    /// A path glob (`~/projects/**`, `./build/*`).
+    Path,
+    /// A command regex (`^git( |$)`).
+    Command,
+}
+
+/// `policy allow|deny` arguments.
+#[derive(Debug, Args)]
+pub struct EditArgs {
+    /// `path` (a glob) or `command` (a regex).
+    pub kind: RuleKind,
+    /// The rule, exactly as it should appear in the file.
+    pub rule: String,
+    /// Write to the local (project) file instead of the central one (deny rules only).
+    #[arg(long)]
+    pub local: bool,
+}
+
+/// Add a rule by hand.
+pub fn add(global: &GlobalArgs, effect: Effect, args: EditArgs) -> ExitCode {
+    if args.local && effect == Effect::Allow {
+        eprintln!(
+            "sandgate: `--local` is only for deny rules: a local policy file can only tighten, \
+             so an allow rule there would be ignored"
+        );
+        return ExitCode::from(EXIT_CANNOT_CHECK);
+    }
+    let ctx = match crate::setup::context(global) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let sources = sources(global, &ctx);
+    let (target, tier) = if args.local {
+        (sources.local.clone(), Tier::Local)
+    } else {
+        (sources.central.clone(), Tier::Central)
+    };
+    let Some(target) = target else {
+        eprintln!("sandgate: no {} policy file is configured", tier.as_str());
+        return ExitCode::from(EXIT_CANNOT_CHECK);
+    };
+    let section = match args.kind {
+        RuleKind::Path => Section::Paths,
+        RuleKind::Command => Section::Commands,
+    };
+    let list = to_list(effect);
+    if let Err(message) = check_rule(args.kind, &args.rule, &target, tier, list, &ctx) {
+        eprintln!(
+            "sandgate: invalid {} rule `{}`: {message}",
+            args.kind.name(),
+            args.rule
+        );
+        return ExitCode::from(EXIT_CANNOT_CHECK);
+    }
+    let appended = match append_rule(&target, section, effect, &args.rule) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("sandgate: {e}");
+            return ExitCode::from(EXIT_FAILED);
+        }
+    };
+    let (added, line) = match appended {
+        Appended::Added { line } => (true, line),
+        Appended::AlreadyPresent { line } => (false, line),
+    };
+    let place = format!("permissions.{}.{}", section.key(), effect.key());
+    if global.json {
+        let out = json!({
+            "added": added, "rule": args.rule, "list": place,
+            "file": target, "line": line,
+        });
+        println!("{out}");
+    } else if added {
+        println!(
+            "added `{}` to {place} in {}:{line}",
+            args.rule,
+            target.display()
+        );
+    } else {
+        println!(
+            "`{}` is already in {place} at {}:{line}; nothing changed",
+            args.rule,
+            target.display()
+        );
+    }
+    // The whole policy must still load; say so loudly if another file breaks it.
+    if let Err(e) = Policy::load(&sources, &ctx) {
+        eprintln!("sandgate: the rule was written, but the policy does not load: {e}");
+        return ExitCode::from(EXIT_FAILED);
+    }
+    ExitCode::SUCCESS
+}
+
+impl RuleKind {
+    fn name(self) -> &'static str {
+        match self {
+            RuleKind::Path => "path",
+            RuleKind::Command => "command",
+        }
+    }
+}
+
+fn to_list(effect: Effect) -> List {
+    match effect {
+        Effect::Allow => List::Allow,
+        Effect::Deny => List::Deny,
+    }
+}
+
+fn sources(global: &GlobalArgs, ctx: &Context) -> Sources {
+    Sources::discover(
+        global.config.clone(),
+        global.local_config.clone(),
+        global.no_sandbox,
+        &ctx.cwd,
+        &ctx.home,
+    )
+}
+
+/// Compile the rule the way the engine will, so a broken rule is never written.
+fn check_rule(
+    kind: RuleKind,
+    rule: &str,
+    file: &Path,
+    tier: Tier,
+    list: List,
+    ctx: &Context,
+) -> Result<(), String> {
+    let source = SourceRule {
+        text: rule.to_string(),
+        origin: Origin::File {
+            path: PathBuf::from(file),
+            line: 0,
+            tier,
+        },
+        column: 0,
+    };
+    let problems = match kind {
+        RuleKind::Path => PathRules::compile(&[source], list, &ctx.cwd, &ctx.home).err(),
+        RuleKind::Command => CommandRules::compile(&[source], list).err(),
+    };
+    match problems.and_then(|p| p.into_iter().next()) {
+        None => Ok(()),
+        Some(p) => Err(match p.hint {
+            Some(hint) => format!("{} (hint: {hint})", p.message),
+            None => p.message,
+        }),
+    }
+}
+
+/// `sandgate policy lint`: exit 0 when clean, 1 with warnings, 2 when the policy cannot be read.
+pub fn run_lint(global: &GlobalArgs) -> ExitCode {
+    let ctx = match crate::setup::context(global) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let sources = sources(global, &ctx);
+    // Rules that do not compile are load errors, reported as such.
+    if let Err(e) = Policy::load(&sources, &ctx) {
+        eprintln!("sandgate: {e}");
+        return ExitCode::from(EXIT_CANNOT_CHECK);
+    }
+    let warnings = match lint(&sources, &ctx) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("sandgate: {e}");
+            return ExitCode::from(EXIT_CANNOT_CHECK);
+        }
+    };
+    if global.json {
+        println!("{}", json!({ "warnings": warnings }));
+    } else if warnings.is_empty() {
+        println!("no warnings");
+    } else {
+        for w in &warnings {
+            println!(
+                "{}: warning: {}: `{}`: {}",
+                location(w),
+                w.kind.as_str(),
+                w.rule,
+                w.message
+            );
+        }
+        println!(
+            "{} warning{}",
+            warnings.len(),
+            if warnings.len() == 1 { "" } else { "s" }
+        );
+    }
+    if warnings.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_FAILED)
+    }
+}
+
+fn location(w: &sandgate_policy::lint::Warning) -> String {
+    format!("{}:{}", w.file.display(), w.line)
+}
