@@ -73,52 +73,63 @@ impl Dispatcher {
         &self.jobs
     }
 
-    /// Run one tool call. `tool` may carry the `client_` prefix.
+    /// Run one tool call, putting an ASK to the dispatcher's own resolver.
+    /// `tool` may carry the `client_` prefix.
     pub fn call(&self, tool: &str, params: &Value) -> Result<ToolOutput, ToolError> {
-        let name = tool.strip_prefix("client_").unwrap_or(tool);
-        let Some(known) = spec::specs().into_iter().find(|s| s.name == name) else {
-            return Err(ToolError::invalid(format!(
-                "there is no tool `{tool}`; the tools are {}",
-                spec::specs()
-                    .iter()
-                    .map(|s| format!("`{}`", s.name))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        };
-        let names: Vec<&str> = known.input_schema["properties"]
-            .as_object()
-            .map(|m| m.keys().map(String::as_str).collect())
-            .unwrap_or_default();
-        let p = Params::new(name, params, &names)?;
+        let resolver = Arc::clone(&self.resolver);
+        self.call_with(tool, params, resolver.as_ref())
+    }
+
+    /// What the gate would decide for this call, without asking anyone,
+    /// recording or running anything; `None` for a tool outside the gate.
+    /// Fails like [`Dispatcher::call`] on an unknown tool or bad arguments.
+    pub fn preview(&self, tool: &str, params: &Value) -> Result<Option<Decision>, ToolError> {
+        let (name, _known) = lookup(tool)?;
+        if !Self::is_gated(name) {
+            return Ok(None);
+        }
+        check_params(name, params)?;
+        Ok(Some(self.evaluate(name, params, &self.policy())?))
+    }
+
+    /// Run one tool call, putting an ASK to `resolver`.
+    pub fn call_with(
+        &self,
+        tool: &str,
+        params: &Value,
+        resolver: &dyn Resolver,
+    ) -> Result<ToolOutput, ToolError> {
+        let (name, _known) = lookup(tool)?;
+        let p = check_params(name, params)?;
+        let r = resolver;
         match name {
             "file_read" => {
                 let offset = p.opt_u64("offset", 1, u64::MAX)?;
                 let limit = p.opt_u64("limit", 1, 100_000)?;
-                let path = self.gate_path(name, &p, params)?;
+                let path = self.gate_path(name, &p, params, r)?;
                 file::read(&path, offset, limit)
             }
             "file_write" => {
                 let content = p.str("content")?;
-                let path = self.gate_path(name, &p, params)?;
+                let path = self.gate_path(name, &p, params, r)?;
                 file::write(&path, content)
             }
             "file_edit" => {
                 let old = p.str("old_string")?;
                 let new = p.str("new_string")?;
                 let all = p.opt_bool("replace_all")?.unwrap_or(false);
-                let path = self.gate_path(name, &p, params)?;
+                let path = self.gate_path(name, &p, params, r)?;
                 file::edit(&path, old, new, all)
             }
             "file_head_tail" => {
                 let head = p.opt_u64("head", 0, 10_000)?.unwrap_or(10);
                 let tail = p.opt_u64("tail", 0, 10_000)?.unwrap_or(10);
-                let path = self.gate_path(name, &p, params)?;
+                let path = self.gate_path(name, &p, params, r)?;
                 file::head_tail(&path, head, tail)
             }
             "file_list" => {
                 let depth = p.opt_u64("depth", 1, walk::MAX_LIST_DEPTH)?.unwrap_or(1);
-                let path = self.gate_path(name, &p, params)?;
+                let path = self.gate_path(name, &p, params, r)?;
                 walk::list(&path, depth, &self.entry_gate())
             }
             "file_find" => {
@@ -127,14 +138,14 @@ impl Dispatcher {
                 let options = WalkOptions {
                     hidden: p.opt_bool("hidden")?.unwrap_or(false),
                 };
-                let path = self.gate_path(name, &p, params)?;
+                let path = self.gate_path(name, &p, params, r)?;
                 walk::find(&path, glob, max, options, &self.entry_gate())
             }
             "file_count" => {
                 let options = WalkOptions {
                     hidden: p.opt_bool("hidden")?.unwrap_or(false),
                 };
-                let path = self.gate_path(name, &p, params)?;
+                let path = self.gate_path(name, &p, params, r)?;
                 walk::count(&path, options, &self.entry_gate())
             }
             "file_grep" => {
@@ -147,10 +158,10 @@ impl Dispatcher {
                         hidden: p.opt_bool("hidden")?.unwrap_or(false),
                     },
                 };
-                let path = self.gate_path(name, &p, params)?;
+                let path = self.gate_path(name, &p, params, r)?;
                 grep::grep(&path, &query, &self.entry_gate())
             }
-            "exec_run" => self.exec_run(&p, params),
+            "exec_run" => self.exec_run(&p, params, r),
             "exec_status" => {
                 let job = self
                     .jobs
@@ -208,12 +219,54 @@ impl Dispatcher {
         EntryGate::new(self.policy(), Arc::clone(&self.ctx))
     }
 
-    /// Decide a gated call: evaluate, settle an ASK, record, and fail on DENY.
-    pub fn gate(&self, tool: &str, params: &Value) -> Result<Decision, ToolError> {
+    /// The gate's decision for a gated call, before anyone is asked. For
+    /// `exec_run`, a `cwd` inside a denied directory denies the call too.
+    fn evaluate(&self, tool: &str, params: &Value, policy: &Policy) -> Result<Decision, ToolError> {
         let call = ToolCall::new(tool, params.clone());
-        let policy = self.policy();
         let decision = policy.evaluate(&call, &self.ctx);
-        self.decide(tool, &policy, decision)
+        if tool != "exec_run" || !policy.settings().sandbox || decision.verdict == Verdict::Deny {
+            return Ok(decision);
+        }
+        let cwd = self.exec_cwd(params.get("cwd").and_then(Value::as_str), policy)?;
+        let place = policy.decide_canonical_path(&cwd);
+        if place.verdict == Verdict::Deny {
+            return Ok(Decision {
+                verdict: Verdict::Deny,
+                subject: decision.subject,
+                rule: place.rule,
+                reason: format!("the working directory is denied: {}", place.reason),
+            });
+        }
+        Ok(decision)
+    }
+
+    fn exec_cwd(&self, raw: Option<&str>, policy: &Policy) -> Result<PathBuf, ToolError> {
+        let cwd = match raw {
+            None => self.ctx.cwd.clone(),
+            Some(raw) => policy
+                .canonical_path(raw, &self.ctx)
+                .map_err(|e| ToolError::invalid(format!("`cwd` `{raw}` cannot be used: {e}")))?,
+        };
+        if !cwd.is_dir() {
+            return Err(ToolError::invalid(format!(
+                "`cwd` `{}` is not an existing directory",
+                cwd.display()
+            )));
+        }
+        Ok(cwd)
+    }
+
+    /// Decide a gated call: evaluate, settle an ASK with `resolver`, record,
+    /// and fail on DENY.
+    pub fn gate(
+        &self,
+        tool: &str,
+        params: &Value,
+        resolver: &dyn Resolver,
+    ) -> Result<Decision, ToolError> {
+        let policy = self.policy();
+        let decision = self.evaluate(tool, params, &policy)?;
+        self.decide(tool, &policy, decision, resolver)
     }
 
     fn decide(
@@ -221,10 +274,11 @@ impl Dispatcher {
         tool: &str,
         policy: &Policy,
         decision: Decision,
+        resolver: &dyn Resolver,
     ) -> Result<Decision, ToolError> {
         (self.record)(tool, &decision);
         let decision = if decision.verdict == Verdict::Ask {
-            let settled = settle(policy, &self.ctx, tool, &decision, self.resolver.as_ref());
+            let settled = settle(policy, &self.ctx, tool, &decision, resolver);
             if let Some(reloaded) = settled.reloaded {
                 *self.policy.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(reloaded);
             }
@@ -240,55 +294,40 @@ impl Dispatcher {
     }
 
     /// Gate a file tool and return the canonical path to operate on.
-    fn gate_path(&self, tool: &str, p: &Params<'_>, params: &Value) -> Result<PathBuf, ToolError> {
+    fn gate_path(
+        &self,
+        tool: &str,
+        p: &Params<'_>,
+        params: &Value,
+        resolver: &dyn Resolver,
+    ) -> Result<PathBuf, ToolError> {
         let raw = p.opt_str("path")?.unwrap_or("");
-        self.gate(tool, params)?;
+        self.gate(tool, params, resolver)?;
         // The path the gate judged: canonical, with symlinks resolved.
         self.policy()
             .canonical_path(raw, &self.ctx)
             .map_err(|e| ToolError::invalid(format!("the path `{raw}` cannot be used: {e}")))
     }
 
-    fn exec_run(&self, p: &Params<'_>, params: &Value) -> Result<ToolOutput, ToolError> {
+    fn exec_run(
+        &self,
+        p: &Params<'_>,
+        params: &Value,
+        resolver: &dyn Resolver,
+    ) -> Result<ToolOutput, ToolError> {
         let command = p.str("command")?;
         let timeout = p
             .opt_u64("timeout_s", 0, 3600)?
             .unwrap_or(DEFAULT_EXEC_TIMEOUT_S);
         let policy = self.policy();
-        let cwd = match p.opt_str("cwd")? {
-            None => self.ctx.cwd.clone(),
-            Some(raw) => policy
-                .canonical_path(raw, &self.ctx)
-                .map_err(|e| ToolError::invalid(format!("`cwd` `{raw}` cannot be used: {e}")))?,
-        };
-        if !cwd.is_dir() {
-            return Err(ToolError::invalid(format!(
-                "`cwd` `{}` is not an existing directory",
-                cwd.display()
-            )));
-        }
-        let call = ToolCall::new("exec_run", params.clone());
-        let mut decision = policy.evaluate(&call, &self.ctx);
-        // A command may not run inside a directory the policy denies, whatever
-        // the command rules say.
-        if policy.settings().sandbox && decision.verdict != Verdict::Deny {
-            let place = policy.decide_canonical_path(&cwd);
-            if place.verdict == Verdict::Deny {
-                decision = Decision {
-                    verdict: Verdict::Deny,
-                    subject: decision.subject,
-                    rule: place.rule,
-                    reason: format!("the working directory is denied: {}", place.reason),
-                };
-            }
-        }
+        let cwd = self.exec_cwd(p.opt_str("cwd")?, &policy)?;
         if !self.jobs.has_room() {
             return Err(ToolError::failed(format!(
                 "{} background jobs are already running; stop one with `exec_kill` first",
                 crate::jobs::MAX_RUNNING_JOBS
             )));
         }
-        self.decide("exec_run", &policy, decision)?;
+        self.gate("exec_run", params, resolver)?;
         let policy = self.policy();
         let settings = policy.settings();
         let deny: Vec<String> = policy
@@ -353,6 +392,32 @@ impl Dispatcher {
     pub fn is_gated(tool: &str) -> bool {
         sandgate_policy::request::tool_kind(tool) != ToolKind::OutOfScope
     }
+}
+
+/// The tool called `tool` (with or without the `client_` prefix).
+fn lookup(tool: &str) -> Result<(&str, spec::ToolSpec), ToolError> {
+    let name = tool.strip_prefix("client_").unwrap_or(tool);
+    match spec::specs().into_iter().find(|s| s.name == name) {
+        Some(known) => Ok((name, known)),
+        None => Err(ToolError::invalid(format!(
+            "there is no tool `{tool}`; the tools are {}",
+            spec::specs()
+                .iter()
+                .map(|s| format!("`{}`", s.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
+/// Check the arguments against the names the tool's schema declares.
+fn check_params<'a>(name: &'a str, params: &Value) -> Result<Params<'a>, ToolError> {
+    let (_, known) = lookup(name)?;
+    let names: Vec<&str> = known.input_schema["properties"]
+        .as_object()
+        .map(|m| m.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    Params::new(name, params, &names)
 }
 
 fn need_id() -> ToolError {

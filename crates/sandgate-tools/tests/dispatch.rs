@@ -259,7 +259,10 @@ fn exec_runs_and_outlives_its_timeout_as_a_job() {
         .call("exec_run", &json!({"command": "rm -rf /tmp/x"}))
         .unwrap_err()
         .to_string();
-    assert!(msg.contains("no allow rule matched the command"), "{msg}");
+    assert!(
+        msg.contains("no allow rule matched") && msg.contains("rm -rf /tmp/x"),
+        "{msg}"
+    );
     let msg = f
         .tools
         .call(
