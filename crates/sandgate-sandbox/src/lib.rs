@@ -1,1 +1,49 @@
-//! sandgate-sandbox
+//! OS isolation for commands that the sandgate gate has allowed.
+//!
+//! The gate decides *whether* a command may run; isolation limits *what it
+//! can touch* once it runs. The work is split in two:
+//!
+//! - [`plan`]: what the command may read, write and reach, as pure data built
+//!   by a pure function from the merged settings;
+//! - one small module per mechanism that turns the plan into something the
+//!   OS enforces: [`landlock`] and [`seccomp`] (native Linux), [`bwrap`]
+//!   (a bubblewrap command line), [`seatbelt`] (a macOS profile) and
+//!   [`custom`] (a user-supplied wrapper template).
+//!
+//! [`Isolation`] ties them together: settings in, a [`std::process::Command`]
+//! out, with the [`Enforcement`] level the caller can inspect and require.
+//! The only `unsafe` code is in the private `sys` module: the `pre_exec` hook
+//! and the raw system calls it makes.
+//!
+//! ```no_run
+//! use sandgate_sandbox::{Environment, Isolation};
+//! use sandgate_policy::config::{IsolationConfig, IsolationMode};
+//!
+//! let config = IsolationConfig { mode: Some(IsolationMode::Landlock), ..Default::default() };
+//! let env = Environment::new("/home/ann/proj".into(), "/home/ann".into());
+//! let isolation = Isolation::new(Some(&config), true, &[], &env)?;
+//! for notice in isolation.notices() {
+//!     eprintln!("sandgate: {notice}");
+//! }
+//! let status = isolation.command("make test")?.status()?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![deny(missing_docs)]
+
+pub mod bwrap;
+pub mod custom;
+pub mod enforcement;
+mod isolation;
+pub mod landlock;
+pub mod plan;
+pub mod seatbelt;
+pub mod seccomp;
+mod sys;
+
+pub use enforcement::{Enforcement, EnforcementLevel};
+pub use isolation::{
+    Environment, Isolation, IsolationError, IsolationReport, Notice, NoticeLevel, SHELL,
+};
+pub use plan::Plan;
+pub use sys::landlock_abi;

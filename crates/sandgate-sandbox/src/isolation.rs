@@ -1,0 +1,480 @@
+//! The one entry point callers use: settings in, a ready-to-spawn command out.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use sandgate_policy::config::{IsolationConfig, IsolationMode};
+use serde::Serialize;
+
+use crate::custom::Template;
+use crate::enforcement::{Enforcement, EnforcementLevel};
+use crate::landlock::{Grants, RealTree};
+use crate::plan::{self, Plan, PlanError, PlanInput};
+use crate::{bwrap, landlock, seatbelt, seccomp, sys};
+
+/// The shell every mode runs the command with.
+pub const SHELL: &str = "/bin/sh";
+
+/// The environment a plan is built against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Environment {
+    /// The working directory: relative paths resolve against it and the command starts in it.
+    pub cwd: PathBuf,
+    /// The home directory `~` expands to.
+    pub home: PathBuf,
+    /// The temp dir (`allow_tmp`).
+    pub temp_dir: PathBuf,
+}
+
+impl Environment {
+    /// An environment with the process temp dir (`$TMPDIR`, else `/tmp`).
+    pub fn new(cwd: PathBuf, home: PathBuf) -> Environment {
+        Environment {
+            cwd,
+            home,
+            temp_dir: std::env::temp_dir(),
+        }
+    }
+}
+
+/// Something the caller should log: an error that turned isolation off, or a
+/// warning about what `best_effort` lets through.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Notice {
+    /// `error` or `warning`.
+    pub level: NoticeLevel,
+    /// The message, lowercase, without a final period.
+    pub message: String,
+}
+
+/// How serious a [`Notice`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NoticeLevel {
+    /// Something is misconfigured; isolation is off because of it.
+    Error,
+    /// The command runs with less isolation than configured.
+    Warning,
+}
+
+impl fmt::Display for Notice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let level = match self.level {
+            NoticeLevel::Error => "error",
+            NoticeLevel::Warning => "warning",
+        };
+        write!(f, "{level}: {}", self.message)
+    }
+}
+
+/// Why an isolated command cannot be prepared or started.
+#[derive(Debug, thiserror::Error)]
+pub enum IsolationError {
+    /// The plan contradicts itself.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    /// The workdir is not an existing directory.
+    #[error("isolation workdir `{0}` is not an existing directory")]
+    Workdir(String),
+    /// The kernel cannot enforce the whole plan and `best_effort` is off.
+    #[error(
+        "isolation mode `landlock` cannot be fully enforced on this machine: {}; set `best_effort: true` to run anyway",
+        .missing.join("; ")
+    )]
+    NotFullyEnforced {
+        /// What is missing.
+        missing: Vec<String>,
+    },
+    /// `bwrap` is not installed.
+    #[error(
+        "isolation mode `bwrap` needs `bwrap`, which is not on PATH; install the `{}` package",
+        bwrap::PACKAGE
+    )]
+    BwrapMissing,
+    /// `sandbox-exec` is not available.
+    #[error(
+        "isolation mode `seatbelt` needs `{}`, which exists only on macOS",
+        seatbelt::SANDBOX_EXEC
+    )]
+    SeatbeltUnavailable,
+    /// The Landlock ruleset could not be built.
+    #[error(transparent)]
+    Landlock(#[from] landlock::LandlockError),
+    /// The seccomp filter could not be built.
+    #[error(transparent)]
+    Seccomp(#[from] seccomp::SeccompError),
+}
+
+#[derive(Debug, Clone)]
+enum Mechanism {
+    None,
+    Custom(Template),
+    Landlock { abi: u32, grants: Grants },
+    Bwrap(Option<PathBuf>),
+    Seatbelt(seatbelt::Profile),
+}
+
+/// Isolation, ready to wrap commands: the effective mode, the plan, and how
+/// strongly this machine enforces it.
+#[derive(Debug, Clone)]
+pub struct Isolation {
+    configured: IsolationMode,
+    mechanism: Mechanism,
+    plan: Option<Plan>,
+    enforcement: Enforcement,
+    notices: Vec<Notice>,
+    cwd: PathBuf,
+}
+
+/// What would run, for `--dry-run`.
+#[derive(Debug, Clone, Serialize)]
+pub struct IsolationReport<'a> {
+    /// The mode in effect.
+    pub mode: IsolationMode,
+    /// The mode the settings ask for.
+    pub configured_mode: IsolationMode,
+    /// The plan, for every mode but `none`.
+    pub plan: Option<&'a Plan>,
+    /// The argv that would run.
+    pub argv: Vec<String>,
+    /// How strongly the plan is enforced here.
+    pub enforcement: &'a Enforcement,
+    /// Errors and warnings about the isolation.
+    pub notices: &'a [Notice],
+}
+
+impl Isolation {
+    /// Reads the merged settings and prepares the effective isolation.
+    ///
+    /// `config` is the merged `permissions.exec.isolation` (or `None`),
+    /// `sandbox_on` whether the sandbox is on (off disables isolation), and
+    /// `deny_patterns` the merged `permissions.paths.deny` globs. An invalid
+    /// custom template turns isolation off with an error [`Notice`].
+    pub fn new(
+        config: Option<&IsolationConfig>,
+        sandbox_on: bool,
+        deny_patterns: &[String],
+        env: &Environment,
+    ) -> Result<Isolation, IsolationError> {
+        let default_config = IsolationConfig::default();
+        let config = config.unwrap_or(&default_config);
+        let configured = config.mode.unwrap_or_default();
+        let mut isolation = Isolation {
+            configured,
+            mechanism: Mechanism::None,
+            plan: None,
+            enforcement: Enforcement::new(EnforcementLevel::NotEnforced),
+            notices: Vec::new(),
+            cwd: env.cwd.clone(),
+        };
+        if !sandbox_on || configured == IsolationMode::None {
+            return Ok(isolation);
+        }
+
+        let template = match configured {
+            IsolationMode::Custom => {
+                match Template::parse(config.template.as_deref().unwrap_or("")) {
+                    Ok(t) => Some(t),
+                    Err(e) => {
+                        isolation.notices.push(Notice {
+                            level: NoticeLevel::Error,
+                            message: format!("{e}; isolation is off and commands run unconfined"),
+                        });
+                        return Ok(isolation);
+                    }
+                }
+            }
+            _ => None,
+        };
+
+        let plan = plan::build(&PlanInput {
+            config,
+            deny_patterns,
+            cwd: &env.cwd,
+            home: &env.home,
+            temp_dir: &env.temp_dir,
+        })?;
+        if !plan.workdir.is_dir() {
+            return Err(IsolationError::Workdir(plan.workdir.display().to_string()));
+        }
+        let plan = plan::resolve_links(&plan)?;
+
+        let (mechanism, enforcement) = match (configured, template) {
+            (IsolationMode::Custom, Some(template)) => (
+                Mechanism::Custom(template),
+                Enforcement::new(EnforcementLevel::Delegated),
+            ),
+            (IsolationMode::Landlock, _) => {
+                let abi = sys::landlock_abi();
+                let grants = landlock::grants(&plan, &RealTree);
+                let mut enforcement = landlock::assess(&plan, abi);
+                if !grants.unlistable.is_empty() {
+                    let dirs: Vec<String> = grants
+                        .unlistable
+                        .iter()
+                        .map(|d| format!("`{}`", d.display()))
+                        .collect();
+                    enforcement.notes.push(format!(
+                        "{} cannot be listed or written to directly: each contains a denied directory",
+                        dirs.join(", ")
+                    ));
+                }
+                (Mechanism::Landlock { abi, grants }, enforcement)
+            }
+            (IsolationMode::Bwrap, _) => {
+                let found = bwrap::find();
+                let mut enforcement = Enforcement::new(if found.is_some() {
+                    EnforcementLevel::FullyEnforced
+                } else {
+                    EnforcementLevel::NotEnforced
+                });
+                if found.is_none() {
+                    enforcement.missing.push(format!(
+                        "`bwrap` is not installed (package `{}`)",
+                        bwrap::PACKAGE
+                    ));
+                }
+                enforcement.notes.push(
+                    "connecting to unix sockets by path is not confined (e.g. a docker or ssh-agent socket)"
+                        .to_string(),
+                );
+                (Mechanism::Bwrap(found), enforcement)
+            }
+            (IsolationMode::Seatbelt, _) => {
+                let mut enforcement = Enforcement::new(if seatbelt_available() {
+                    EnforcementLevel::FullyEnforced
+                } else {
+                    EnforcementLevel::NotEnforced
+                });
+                if !seatbelt_available() {
+                    enforcement
+                        .missing
+                        .push(format!("`{}` exists only on macOS", seatbelt::SANDBOX_EXEC));
+                }
+                (Mechanism::Seatbelt(seatbelt::profile(&plan)), enforcement)
+            }
+            // `none` returned above; `custom` always has a template here.
+            (IsolationMode::None | IsolationMode::Custom, _) => (
+                Mechanism::None,
+                Enforcement::new(EnforcementLevel::NotEnforced),
+            ),
+        };
+
+        if !plan.gate_only.is_empty() {
+            isolation.notices.push(Notice {
+                level: NoticeLevel::Warning,
+                message: format!(
+                    "deny patterns {} name no directory; the gate checks them, isolation cannot",
+                    plan.gate_only
+                        .iter()
+                        .map(|p| format!("`{p}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
+        if configured == IsolationMode::Landlock
+            && enforcement.level != EnforcementLevel::FullyEnforced
+            && plan.best_effort
+        {
+            isolation.notices.push(Notice {
+                level: NoticeLevel::Warning,
+                message: format!(
+                    "isolation is {} (best_effort): {}",
+                    enforcement.level,
+                    enforcement.missing.join("; ")
+                ),
+            });
+        }
+        isolation.mechanism = mechanism;
+        isolation.enforcement = enforcement;
+        isolation.plan = Some(plan);
+        Ok(isolation)
+    }
+
+    /// The mode in effect (`none` when the sandbox is off or the template is invalid).
+    pub fn mode(&self) -> IsolationMode {
+        match self.mechanism {
+            Mechanism::None => IsolationMode::None,
+            Mechanism::Custom(_) => IsolationMode::Custom,
+            Mechanism::Landlock { .. } => IsolationMode::Landlock,
+            Mechanism::Bwrap(_) => IsolationMode::Bwrap,
+            Mechanism::Seatbelt(_) => IsolationMode::Seatbelt,
+        }
+    }
+
+    /// The plan (with symlinks resolved), for every effective mode but `none`.
+    pub fn plan(&self) -> Option<&Plan> {
+        self.plan.as_ref()
+    }
+
+    /// How strongly this machine enforces the plan.
+    pub fn enforcement(&self) -> &Enforcement {
+        &self.enforcement
+    }
+
+    /// Errors and warnings the caller should log before running anything.
+    pub fn notices(&self) -> &[Notice] {
+        &self.notices
+    }
+
+    /// The argv that runs `command`.
+    pub fn argv(&self, command: &str) -> Vec<String> {
+        let shell = || vec![SHELL.to_string(), "-c".to_string(), command.to_string()];
+        match &self.mechanism {
+            Mechanism::None | Mechanism::Landlock { .. } => shell(),
+            Mechanism::Custom(template) => {
+                let workdir = self
+                    .plan
+                    .as_ref()
+                    .map(|p| p.workdir.display().to_string())
+                    .unwrap_or_default();
+                template.argv(&workdir, command)
+            }
+            Mechanism::Bwrap(found) => {
+                let program = found
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| "bwrap".to_string());
+                let mut argv = vec![program];
+                if let Some(plan) = &self.plan {
+                    argv.extend(bwrap::options(plan, &self.cwd, &|p: &Path| p.exists()));
+                }
+                argv.extend(shell());
+                argv
+            }
+            Mechanism::Seatbelt(profile) => seatbelt::argv(profile, command),
+        }
+    }
+
+    /// Everything `--dry-run` shows about running `command`.
+    pub fn report(&self, command: &str) -> IsolationReport<'_> {
+        IsolationReport {
+            mode: self.mode(),
+            configured_mode: self.configured,
+            plan: self.plan.as_ref(),
+            argv: self.argv(command),
+            enforcement: &self.enforcement,
+            notices: &self.notices,
+        }
+    }
+
+    /// Fails when the command must not start: the plan cannot be fully
+    /// enforced without `best_effort`, or the mechanism is missing.
+    pub fn ensure_startable(&self) -> Result<(), IsolationError> {
+        match &self.mechanism {
+            Mechanism::None | Mechanism::Custom(_) => Ok(()),
+            Mechanism::Landlock { .. } => {
+                let best_effort = self.plan.as_ref().is_some_and(|p| p.best_effort);
+                if self.enforcement.level == EnforcementLevel::FullyEnforced || best_effort {
+                    Ok(())
+                } else {
+                    Err(IsolationError::NotFullyEnforced {
+                        missing: self.enforcement.missing.clone(),
+                    })
+                }
+            }
+            Mechanism::Bwrap(None) => Err(IsolationError::BwrapMissing),
+            Mechanism::Bwrap(Some(_)) => Ok(()),
+            Mechanism::Seatbelt(_) if seatbelt_available() => Ok(()),
+            Mechanism::Seatbelt(_) => Err(IsolationError::SeatbeltUnavailable),
+        }
+    }
+
+    /// A command that runs `command` isolated, in the working directory.
+    /// The caller sets stdio and environment, then spawns it.
+    pub fn command(&self, command: &str) -> Result<Command, IsolationError> {
+        self.ensure_startable()?;
+        let mut argv = self.argv(command).into_iter();
+        // Every mechanism yields at least the shell or the wrapper program.
+        let program = argv.next().unwrap_or_else(|| SHELL.to_string());
+        let mut cmd = Command::new(program);
+        cmd.args(argv).current_dir(&self.cwd);
+        if let (Mechanism::Landlock { abi, grants }, Some(plan)) = (&self.mechanism, &self.plan) {
+            let ruleset = landlock::ruleset(plan, grants, *abi)?;
+            let filter = seccomp::program(seccomp::FilterSpec {
+                deny_network: !plan.network,
+            })?;
+            sys::confine_child(
+                &mut cmd,
+                sys::ChildConfinement {
+                    no_new_privs: plan.no_new_privs,
+                    landlock: ruleset,
+                    seccomp: Some(filter),
+                },
+            );
+        }
+        Ok(cmd)
+    }
+}
+
+impl fmt::Display for IsolationReport<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "isolation: {}", mode_name(self.mode))?;
+        if self.mode != self.configured_mode {
+            writeln!(f, "  configured: {}", mode_name(self.configured_mode))?;
+        }
+        writeln!(f, "enforcement: {}", self.enforcement.level)?;
+        for m in &self.enforcement.missing {
+            writeln!(f, "  missing: {m}")?;
+        }
+        for n in &self.enforcement.notes {
+            writeln!(f, "  note: {n}")?;
+        }
+        if let Some(plan) = self.plan {
+            writeln!(f, "plan:")?;
+            writeln!(f, "  workdir: {}", plan.workdir.display())?;
+            let list = |paths: &[PathBuf]| {
+                paths
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            writeln!(f, "  readable: {} (except denied)", list(&plan.readable))?;
+            let mut writable = plan.writable.clone();
+            writable.extend(plan.writable_files.iter().cloned());
+            writeln!(f, "  writable: {}", list(&writable))?;
+            let denied: Vec<PathBuf> = plan.denied.iter().map(|d| d.path.clone()).collect();
+            writeln!(f, "  denied: {}", list(&denied))?;
+            writeln!(f, "  network: {}", if plan.network { "on" } else { "off" })?;
+            writeln!(f, "  no_new_privs: {}", plan.no_new_privs)?;
+        }
+        writeln!(f, "argv:")?;
+        for a in &self.argv {
+            writeln!(f, "  {}", quote(a))?;
+        }
+        for n in self.notices {
+            writeln!(f, "{n}")?;
+        }
+        Ok(())
+    }
+}
+
+fn mode_name(mode: IsolationMode) -> &'static str {
+    match mode {
+        IsolationMode::None => "none",
+        IsolationMode::Custom => "custom",
+        IsolationMode::Landlock => "landlock",
+        IsolationMode::Bwrap => "bwrap",
+        IsolationMode::Seatbelt => "seatbelt",
+    }
+}
+
+/// Shows one argv element unambiguously: as is when plain, else single-quoted.
+fn quote(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+    if plain {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
+    }
+}
+
+fn seatbelt_available() -> bool {
+    cfg!(target_os = "macos") && Path::new(seatbelt::SANDBOX_EXEC).exists()
+}

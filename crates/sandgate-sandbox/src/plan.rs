@@ -1,0 +1,405 @@
+//! The isolation plan: what an allowed command may read, write and reach.
+//!
+//! [`build`] is a pure function of the merged isolation settings, the path
+//! deny rules and the environment (working directory, home, temp dir). It does
+//! not touch the file system; [`resolve_links`] is the separate step that
+//! resolves symlinks of the paths that exist, right before a mechanism applies
+//! the plan.
+
+use std::path::{Component, Path, PathBuf};
+
+use sandgate_policy::config::IsolationConfig;
+use serde::Serialize;
+
+/// The built-in deny floor, relative to the home directory.
+pub const FLOOR_DIRS: [&str; 4] = [".ssh", ".aws", ".gnupg", ".sandgate"];
+
+/// Where the plan's inputs come from, besides the isolation settings.
+#[derive(Debug, Clone)]
+pub struct PlanInput<'a> {
+    /// The merged `permissions.exec.isolation` block.
+    pub config: &'a IsolationConfig,
+    /// The merged `permissions.paths.deny` patterns, as written.
+    pub deny_patterns: &'a [String],
+    /// The working directory that relative paths resolve against.
+    pub cwd: &'a Path,
+    /// The home directory that `~` expands to.
+    pub home: &'a Path,
+    /// The temp dir, made writable by `allow_tmp: true`.
+    pub temp_dir: &'a Path,
+}
+
+/// Why a directory is denied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "pattern")]
+pub enum DenySource {
+    /// The built-in deny floor.
+    Floor,
+    /// A directory-like `paths.deny` pattern.
+    PathsDeny(String),
+}
+
+/// A directory the command may neither read nor write.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DeniedDir {
+    /// The absolute, lexically normalized directory.
+    pub path: PathBuf,
+    /// The rule it comes from.
+    pub source: DenySource,
+}
+
+/// What an isolated command may touch. Pure data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Plan {
+    /// The writable working directory (absolute, lexically normalized).
+    pub workdir: PathBuf,
+    /// Trees readable by the command, except the denied directories.
+    pub readable: Vec<PathBuf>,
+    /// Trees writable by the command (the workdir, and the temp dir with `allow_tmp`).
+    pub writable: Vec<PathBuf>,
+    /// Single files writable by the command (`/dev/null`, `/dev/tty`).
+    pub writable_files: Vec<PathBuf>,
+    /// Directories neither readable nor writable; none lies inside another.
+    pub denied: Vec<DeniedDir>,
+    /// `paths.deny` patterns that name no directory: the gate checks them, isolation cannot.
+    pub gate_only: Vec<String>,
+    /// Whether the command may open sockets other than `AF_UNIX`.
+    pub network: bool,
+    /// Whether `no_new_privs` is set before the command starts.
+    pub no_new_privs: bool,
+    /// Whether the command starts even when the plan cannot be fully enforced.
+    pub best_effort: bool,
+}
+
+/// A plan that cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    /// The workdir lies inside a denied directory.
+    #[error(
+        "isolation workdir `{workdir}` lies inside the denied directory `{denied}`; choose a workdir outside it"
+    )]
+    WorkdirDenied {
+        /// The resolved workdir.
+        workdir: String,
+        /// The denied directory that contains it.
+        denied: String,
+    },
+}
+
+impl Plan {
+    /// Whether `path` (absolute, normalized) lies in or equals a denied directory.
+    pub fn is_denied(&self, path: &Path) -> bool {
+        self.denied.iter().any(|d| path.starts_with(&d.path))
+    }
+}
+
+/// Builds the plan. Pure: reads nothing from the file system or the environment.
+pub fn build(input: &PlanInput<'_>) -> Result<Plan, PlanError> {
+    let config = input.config;
+    let workdir = resolve(config.workdir.as_deref().unwrap_or("./"), input);
+
+    let mut denied: Vec<DeniedDir> = FLOOR_DIRS
+        .iter()
+        .map(|d| DeniedDir {
+            path: normalize(&input.home.join(d)),
+            source: DenySource::Floor,
+        })
+        .collect();
+    let mut gate_only = Vec::new();
+    for pattern in input.deny_patterns {
+        match directory_of(pattern) {
+            Some(dir) => denied.push(DeniedDir {
+                path: resolve(dir, input),
+                source: DenySource::PathsDeny(pattern.clone()),
+            }),
+            None => gate_only.push(pattern.clone()),
+        }
+    }
+    let denied = outermost(denied);
+
+    if let Some(d) = denied.iter().find(|d| workdir.starts_with(&d.path)) {
+        return Err(PlanError::WorkdirDenied {
+            workdir: workdir.display().to_string(),
+            denied: d.path.display().to_string(),
+        });
+    }
+
+    let mut writable = vec![workdir.clone()];
+    let temp_dir = normalize(input.temp_dir);
+    if config.allow_tmp.unwrap_or(false)
+        && !writable.iter().any(|w| temp_dir.starts_with(w))
+        && !denied.iter().any(|d| temp_dir.starts_with(&d.path))
+    {
+        writable.push(temp_dir);
+    }
+
+    Ok(Plan {
+        workdir,
+        readable: vec![PathBuf::from("/")],
+        writable,
+        writable_files: vec![PathBuf::from("/dev/null"), PathBuf::from("/dev/tty")],
+        denied,
+        gate_only,
+        network: config.network.unwrap_or(false),
+        no_new_privs: true,
+        best_effort: config.best_effort.unwrap_or(false),
+    })
+}
+
+/// Resolves the symlinks of every plan path that exists, so that mechanisms
+/// working on paths (not inodes) see where an access really lands. A denied
+/// directory reached through a symlink is denied under both names.
+///
+/// Fails when the workdir turns out to lie in a denied directory.
+pub fn resolve_links(plan: &Plan) -> Result<Plan, PlanError> {
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut denied = Vec::new();
+    for d in &plan.denied {
+        let target = real(&d.path);
+        if target != d.path {
+            denied.push(DeniedDir {
+                path: target,
+                source: d.source.clone(),
+            });
+        }
+        denied.push(d.clone());
+    }
+    let resolved = Plan {
+        workdir: real(&plan.workdir),
+        writable: plan.writable.iter().map(|p| real(p)).collect(),
+        denied: outermost(denied),
+        ..plan.clone()
+    };
+    if let Some(d) = resolved
+        .denied
+        .iter()
+        .find(|d| resolved.workdir.starts_with(&d.path))
+    {
+        return Err(PlanError::WorkdirDenied {
+            workdir: plan.workdir.display().to_string(),
+            denied: d.path.display().to_string(),
+        });
+    }
+    Ok(resolved)
+}
+
+/// The directory a deny pattern covers as a whole, if it is directory-like:
+/// `DIR/**`, `DIR/**/*` or `DIR/`, with no glob metacharacter in `DIR`.
+pub fn directory_of(pattern: &str) -> Option<&str> {
+    let pattern = pattern.trim();
+    let dir = pattern
+        .strip_suffix("/**/*")
+        .or_else(|| pattern.strip_suffix("/**"))
+        .or_else(|| pattern.strip_suffix('/'))?;
+    let dir = if dir.is_empty() { "/" } else { dir };
+    if dir.contains(['*', '?', '[', ']', '{', '}']) || dir.contains('\\') {
+        return None;
+    }
+    Some(dir)
+}
+
+/// `~` expanded, made absolute against the CWD, `.` and `..` collapsed.
+fn resolve(path: &str, input: &PlanInput<'_>) -> PathBuf {
+    let path = path.trim();
+    let expanded = if path == "~" {
+        input.home.to_path_buf()
+    } else if let Some(rest) = path.strip_prefix("~/") {
+        input.home.join(rest)
+    } else {
+        input.cwd.join(path)
+    };
+    normalize(&expanded)
+}
+
+/// Collapses `.` and `..` without touching the file system.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::from("/");
+    for component in path.components() {
+        match component {
+            Component::Normal(part) => out.push(part),
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    out
+}
+
+/// Sorted, deduplicated, and with every directory inside another one dropped.
+fn outermost(mut dirs: Vec<DeniedDir>) -> Vec<DeniedDir> {
+    dirs.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut kept: Vec<DeniedDir> = Vec::new();
+    for d in dirs {
+        if !kept.iter().any(|k| d.path.starts_with(&k.path)) {
+            kept.push(d);
+        }
+    }
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(workdir: Option<&str>) -> IsolationConfig {
+        IsolationConfig {
+            workdir: workdir.map(str::to_string),
+            ..IsolationConfig::default()
+        }
+    }
+
+    fn plan_with(config: &IsolationConfig, deny: &[&str]) -> Result<Plan, PlanError> {
+        let deny: Vec<String> = deny.iter().map(|s| s.to_string()).collect();
+        build(&PlanInput {
+            config,
+            deny_patterns: &deny,
+            cwd: Path::new("/home/ann/proj"),
+            home: Path::new("/home/ann"),
+            temp_dir: Path::new("/tmp"),
+        })
+    }
+
+    fn denied_paths(plan: &Plan) -> Vec<&str> {
+        plan.denied
+            .iter()
+            .map(|d| d.path.to_str().unwrap_or("?"))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_write_only_the_cwd_and_deny_the_floor() {
+        let plan = plan_with(&config(None), &[]).unwrap();
+        assert_eq!(plan.workdir, Path::new("/home/ann/proj"));
+        assert_eq!(plan.writable, vec![PathBuf::from("/home/ann/proj")]);
+        assert_eq!(
+            plan.writable_files,
+            vec![PathBuf::from("/dev/null"), PathBuf::from("/dev/tty")]
+        );
+        assert_eq!(plan.readable, vec![PathBuf::from("/")]);
+        assert_eq!(
+            denied_paths(&plan),
+            [
+                "/home/ann/.aws",
+                "/home/ann/.gnupg",
+                "/home/ann/.sandgate",
+                "/home/ann/.ssh"
+            ]
+        );
+        assert!(plan.denied.iter().all(|d| d.source == DenySource::Floor));
+        assert!(!plan.network);
+        assert!(plan.no_new_privs);
+        assert!(!plan.best_effort);
+    }
+
+    #[test]
+    fn workdir_resolves_tilde_relative_and_dots() {
+        let cases = [
+            ("./", "/home/ann/proj"),
+            ("", "/home/ann/proj"),
+            ("build/../out/.", "/home/ann/proj/out"),
+            ("~/scratch", "/home/ann/scratch"),
+            ("~", "/home/ann"),
+            ("/srv/data/", "/srv/data"),
+            ("../../../..", "/"),
+        ];
+        for (workdir, expected) in cases {
+            let plan = plan_with(&config(Some(workdir)), &[]).unwrap();
+            assert_eq!(plan.workdir, Path::new(expected), "workdir `{workdir}`");
+        }
+    }
+
+    #[test]
+    fn directory_like_deny_patterns_become_denied_dirs() {
+        let plan = plan_with(
+            &config(None),
+            &[
+                "/etc/**",
+                "~/secrets/**/*",
+                "./private/",
+                "**/*.pem",
+                "/var/*/log/**",
+                "/etc/shadow",
+            ],
+        )
+        .unwrap();
+        let paths = denied_paths(&plan);
+        for expected in ["/etc", "/home/ann/secrets", "/home/ann/proj/private"] {
+            assert!(paths.contains(&expected), "{expected} in {paths:?}");
+        }
+        assert_eq!(plan.gate_only, ["**/*.pem", "/var/*/log/**", "/etc/shadow"]);
+        let etc = plan.denied.iter().find(|d| d.path == Path::new("/etc"));
+        assert_eq!(
+            etc.map(|d| &d.source),
+            Some(&DenySource::PathsDeny("/etc/**".into()))
+        );
+    }
+
+    #[test]
+    fn nested_denied_dirs_keep_only_the_outermost() {
+        let plan = plan_with(&config(None), &["~/.ssh/keys/**", "/opt/**", "/opt/a/**"]).unwrap();
+        let paths = denied_paths(&plan);
+        assert!(!paths.contains(&"/home/ann/.ssh/keys"));
+        assert!(!paths.contains(&"/opt/a"));
+        assert!(paths.contains(&"/opt"));
+    }
+
+    #[test]
+    fn a_workdir_inside_a_denied_dir_is_an_error() {
+        let err = plan_with(&config(Some("~/.ssh")), &[]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "isolation workdir `/home/ann/.ssh` lies inside the denied directory `/home/ann/.ssh`; choose a workdir outside it"
+        );
+        assert!(plan_with(&config(Some("/srv/x/y")), &["/srv/**"]).is_err());
+        // A sibling with a common name prefix is not inside.
+        assert!(plan_with(&config(Some("/srv2")), &["/srv/**"]).is_ok());
+    }
+
+    #[test]
+    fn allow_tmp_network_and_best_effort_follow_the_config() {
+        let cfg = IsolationConfig {
+            allow_tmp: Some(true),
+            network: Some(true),
+            best_effort: Some(true),
+            ..IsolationConfig::default()
+        };
+        let plan = plan_with(&cfg, &[]).unwrap();
+        assert_eq!(
+            plan.writable,
+            vec![PathBuf::from("/home/ann/proj"), PathBuf::from("/tmp")]
+        );
+        assert!(plan.network);
+        assert!(plan.best_effort);
+        // A temp dir that is denied is not made writable.
+        let plan = plan_with(&cfg, &["/tmp/**"]).unwrap();
+        assert_eq!(plan.writable, vec![PathBuf::from("/home/ann/proj")]);
+    }
+
+    #[test]
+    fn is_denied_respects_component_boundaries() {
+        let plan = plan_with(&config(None), &[]).unwrap();
+        assert!(plan.is_denied(Path::new("/home/ann/.ssh")));
+        assert!(plan.is_denied(Path::new("/home/ann/.ssh/id_ed25519")));
+        assert!(!plan.is_denied(Path::new("/home/ann/.sshrc")));
+    }
+
+    #[test]
+    fn directory_of_table() {
+        let cases = [
+            ("/etc/**", Some("/etc")),
+            ("/etc/**/*", Some("/etc")),
+            ("/etc/", Some("/etc")),
+            ("/**", Some("/")),
+            ("  ~/x/** ", Some("~/x")),
+            ("/etc", None),
+            ("/e?c/**", None),
+            ("/a/{b,c}/**", None),
+            ("/a/[bc]/**", None),
+            ("**", None),
+        ];
+        for (pattern, expected) in cases {
+            assert_eq!(directory_of(pattern), expected, "pattern `{pattern}`");
+        }
+    }
+}
