@@ -56,6 +56,27 @@ pub struct Policy {
     ignored: Vec<IgnoredRule>,
 }
 
+/// Policy files merged tighten-only, not yet compiled (see [`Policy::merge`]).
+#[derive(Debug, Clone)]
+pub struct Merged {
+    /// The merged settings.
+    pub settings: Settings,
+    /// Path deny rules of every tier.
+    pub path_deny: Vec<SourceRule>,
+    /// Path allow rules of the central file.
+    pub path_allow: Vec<SourceRule>,
+    /// Command deny rules of every tier.
+    pub command_deny: Vec<SourceRule>,
+    /// Command allow rules of the central file.
+    pub command_allow: Vec<SourceRule>,
+    /// Rules the merge ignored.
+    pub ignored: Vec<IgnoredRule>,
+}
+
+/// The required literals of the command deny and allow rules, one entry per rule
+/// (see [`CommandRules::literals`]).
+pub type CommandLiterals = (Vec<Option<Vec<Vec<u8>>>>, Vec<Option<Vec<Vec<u8>>>>);
+
 /// The default settings a file may tighten.
 fn default_settings() -> Settings {
     Settings {
@@ -95,6 +116,14 @@ impl Policy {
         files: &[LoadedFile],
         ctx: &Context,
     ) -> Result<Policy, LoadError> {
+        let merged = Policy::merge(&sources, files);
+        Policy::from_merged(sources, merged, None, ctx)
+    }
+
+    /// Merge parsed files (tier order does not matter) into settings and rule
+    /// lists, without compiling anything. The result depends only on the files
+    /// and `sources`, which is what makes it cacheable (see [`crate::cache`]).
+    pub fn merge(sources: &Sources, files: &[LoadedFile]) -> Merged {
         let mut files: Vec<&LoadedFile> = files.iter().collect();
         files.sort_by_key(|f| f.tier);
         let mut settings = default_settings();
@@ -173,7 +202,34 @@ impl Policy {
             settings.sandbox = false;
             settings.sandbox_reason = "switched off by --no-sandbox".into();
         }
+        Merged {
+            settings,
+            path_deny,
+            path_allow,
+            command_deny,
+            command_allow,
+            ignored,
+        }
+    }
 
+    /// Compile merged rules for `ctx`. `command_literals` (deny, allow) are the
+    /// required literals a previous [`CommandRules::compile`] of the same rules
+    /// found; with them the command regexes are not checked again but compiled
+    /// on first use.
+    pub fn from_merged(
+        sources: Sources,
+        merged: Merged,
+        command_literals: Option<CommandLiterals>,
+        ctx: &Context,
+    ) -> Result<Policy, LoadError> {
+        let Merged {
+            settings,
+            path_deny,
+            path_allow,
+            command_deny,
+            command_allow,
+            ignored,
+        } = merged;
         let floor: Vec<SourceRule> = FLOOR
             .iter()
             .map(|g| SourceRule {
@@ -195,14 +251,22 @@ impl Policy {
             PathRules::compile(&path_allow, List::Allow, &ctx.cwd, &ctx.home),
             &mut problems,
         );
-        let command_deny = collect(
-            CommandRules::compile(&command_deny, List::Deny),
-            &mut problems,
-        );
-        let command_allow = collect(
-            CommandRules::compile(&command_allow, List::Allow),
-            &mut problems,
-        );
+        let (command_deny, command_allow) = match command_literals {
+            Some((deny, allow)) => (
+                CommandRules::from_checked(&command_deny, List::Deny, deny),
+                CommandRules::from_checked(&command_allow, List::Allow, allow),
+            ),
+            None => (
+                collect(
+                    CommandRules::compile(&command_deny, List::Deny),
+                    &mut problems,
+                ),
+                collect(
+                    CommandRules::compile(&command_allow, List::Allow),
+                    &mut problems,
+                ),
+            ),
+        };
         match (floor, path_deny, path_allow, command_deny, command_allow) {
             (
                 Some(floor),

@@ -1,14 +1,23 @@
-//! Compiled matchers: a [`PathRules`] GlobSet and a [`CommandRules`] RegexSet per list.
-//! Compiled once when the policy loads, matched many times.
+//! Matchers: [`PathRules`] (globs) and [`CommandRules`] (regexes), one per list.
+//!
+//! Rules are checked when the policy loads, but a matcher is built only for the
+//! rules that can match a given subject, the first time they are needed: a
+//! path glob only when the path starts with the glob's literal prefix, a
+//! command regex only when the command contains one of its required literals
+//! (see `prefilter`). A policy of a thousand rules thus loads without
+//! compiling a thousand automata, and the answers are the same as matching
+//! every rule.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use regex::RegexSet;
+use globset::{Glob, GlobBuilder, GlobMatcher};
+use regex::Regex;
 
 use crate::canon;
 use crate::decision::{Origin, RuleRef};
 use crate::error::{regex_hint, Problem};
+use crate::prefilter::{required_literals, LiteralIndex};
 
 /// A rule as written, before compiling.
 #[derive(Debug, Clone)]
@@ -40,8 +49,13 @@ impl SourceRule {
 /// Path globs of one list.
 #[derive(Debug, Clone)]
 pub struct PathRules {
-    set: GlobSet,
-    /// For each glob in `set`, the index of its rule.
+    /// Every glob (a rule may have two: `dir/**` and `dir`).
+    globs: Vec<Glob>,
+    /// The literal text every path a glob matches starts with.
+    prefixes: Vec<String>,
+    /// Each glob's matcher, built on first use.
+    matchers: Vec<OnceLock<GlobMatcher>>,
+    /// For each glob, the index of its rule.
     glob_to_rule: Vec<usize>,
     rules: Vec<RuleRef>,
     /// The absolute glob each rule compiled to.
@@ -98,7 +112,7 @@ impl PathRules {
         cwd: &Path,
         home: &Path,
     ) -> Result<Self, Vec<Problem>> {
-        let mut builder = GlobSetBuilder::new();
+        let mut globs = Vec::new();
         let mut glob_to_rule = Vec::new();
         let mut problems = Vec::new();
         let mut compiled = Vec::new();
@@ -126,7 +140,7 @@ impl PathRules {
                     .build()
                 {
                     Ok(g) => {
-                        builder.add(g);
+                        globs.push(g);
                         glob_to_rule.push(index);
                     }
                     Err(e) => {
@@ -144,28 +158,36 @@ impl PathRules {
         if !problems.is_empty() {
             return Err(problems);
         }
-        let set = builder.build().map_err(|e| {
-            vec![Problem {
-                file: PathBuf::from("<policy>"),
-                position: None,
-                rule: None,
-                message: format!("the path rules cannot be compiled together: {e}"),
-                hint: None,
-            }]
-        })?;
+        let prefixes = globs.iter().map(|g| literal_prefix(g.glob())).collect();
+        let matchers = globs.iter().map(|_| OnceLock::new()).collect();
         Ok(PathRules {
-            set,
+            globs,
+            prefixes,
+            matchers,
             glob_to_rule,
             rules: rules.iter().map(|r| rule_ref(r, list)).collect(),
             compiled,
         })
     }
 
+    /// The indices of the globs matching `path`.
+    fn matching_globs(&self, path: &Path) -> Vec<usize> {
+        let bytes = path.as_os_str().as_encoded_bytes();
+        (0..self.globs.len())
+            .filter(|&g| bytes.starts_with(self.prefixes[g].as_bytes()))
+            .filter(|&g| {
+                self.matchers[g]
+                    .get_or_init(|| self.globs[g].compile_matcher())
+                    .is_match(path)
+            })
+            .collect()
+    }
+
     /// The first rule (in file order) matching the canonical `path`.
     pub fn first_match(&self, path: &Path) -> Option<&RuleRef> {
-        let hits = self.set.matches(path);
-        hits.iter()
-            .map(|&g| self.glob_to_rule[g])
+        self.matching_globs(path)
+            .into_iter()
+            .map(|g| self.glob_to_rule[g])
             .min()
             .map(|r| &self.rules[r])
     }
@@ -173,8 +195,7 @@ impl PathRules {
     /// Every rule matching `path`, in file order, without duplicates.
     pub fn all_matches(&self, path: &Path) -> Vec<&RuleRef> {
         let mut idx: Vec<usize> = self
-            .set
-            .matches(path)
+            .matching_globs(path)
             .into_iter()
             .map(|g| self.glob_to_rule[g])
             .collect();
@@ -194,6 +215,15 @@ impl PathRules {
     }
 }
 
+/// The text before the first glob metacharacter: every path the glob matches
+/// starts with it (globs match whole paths).
+fn literal_prefix(glob: &str) -> String {
+    let end = glob
+        .find(['*', '?', '[', ']', '{', '}', '\\'])
+        .unwrap_or(glob.len());
+    glob[..end].to_string()
+}
+
 fn glob_hint(text: &str) -> String {
     if text.contains('{') || text.contains('}') {
         "close every `{` with `}`, or match a literal brace with `[{]` / `[}]`".into()
@@ -207,14 +237,18 @@ fn glob_hint(text: &str) -> String {
 /// Command regexes of one list.
 #[derive(Debug, Clone)]
 pub struct CommandRules {
-    set: RegexSet,
     rules: Vec<RuleRef>,
+    /// Each rule's required literals (`None`: it is checked against every command).
+    literals: Vec<Option<Vec<Vec<u8>>>>,
+    index: LiteralIndex,
+    /// Each rule's regex, compiled on first use; `None` if it cannot be compiled.
+    regexes: Vec<OnceLock<Option<Regex>>>,
+    list: crate::List,
 }
 
 impl CommandRules {
     /// Compile `rules`, returning every bad regex as a problem.
     pub fn compile(rules: &[SourceRule], list: crate::List) -> Result<Self, Vec<Problem>> {
-        let patterns: Vec<&str> = rules.iter().map(|r| r.text.as_str()).collect();
         let empty: Vec<Problem> = rules
             .iter()
             .filter(|r| r.text.is_empty())
@@ -228,54 +262,85 @@ impl CommandRules {
         if !empty.is_empty() {
             return Err(empty);
         }
-        match RegexSet::new(&patterns) {
-            Ok(set) => Ok(CommandRules {
-                set,
-                rules: rules.iter().map(|r| rule_ref(r, list)).collect(),
-            }),
-            Err(set_error) => {
-                // Find every bad rule, not only the first.
-                let mut problems: Vec<Problem> = rules
-                    .iter()
-                    .filter_map(|r| {
-                        regex::Regex::new(&r.text).err().map(|e| {
-                            r.problem(
-                                format!("invalid regex: {}", first_error_line(&e.to_string())),
-                                regex_hint(&r.text),
-                            )
-                        })
-                    })
-                    .collect();
-                if problems.is_empty() {
-                    problems.push(Problem {
-                        file: PathBuf::from("<policy>"),
-                        position: None,
-                        rule: None,
-                        message: format!(
-                            "the command rules cannot be compiled together: {set_error}"
-                        ),
-                        hint: Some("split very large rules or use fewer of them".into()),
-                    });
+        let mut problems = Vec::new();
+        let mut literals = Vec::with_capacity(rules.len());
+        let mut regexes = Vec::with_capacity(rules.len());
+        for r in rules {
+            match Regex::new(&r.text) {
+                Ok(regex) => {
+                    // The regex compiled, so its syntax parses: no literal error here.
+                    literals.push(required_literals(&r.text));
+                    regexes.push(OnceLock::from(Some(regex)));
                 }
-                Err(problems)
+                Err(e) => problems.push(r.problem(
+                    format!("invalid regex: {}", first_error_line(&e.to_string())),
+                    regex_hint(&r.text),
+                )),
             }
+        }
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        Ok(CommandRules {
+            rules: rules.iter().map(|r| rule_ref(r, list)).collect(),
+            index: LiteralIndex::new(&literals),
+            literals,
+            regexes,
+            list,
+        })
+    }
+
+    /// Rules that [`CommandRules::compile`] accepted before, with the literals it
+    /// found (see [`CommandRules::literals`]): nothing is compiled until a
+    /// command needs it. `literals` must have one entry per rule.
+    pub fn from_checked(
+        rules: &[SourceRule],
+        list: crate::List,
+        literals: Vec<Option<Vec<Vec<u8>>>>,
+    ) -> Option<Self> {
+        if literals.len() != rules.len() {
+            return None;
+        }
+        Some(CommandRules {
+            rules: rules.iter().map(|r| rule_ref(r, list)).collect(),
+            index: LiteralIndex::new(&literals),
+            regexes: rules.iter().map(|_| OnceLock::new()).collect(),
+            literals,
+            list,
+        })
+    }
+
+    /// Each rule's required literals: every match contains one of them.
+    pub fn literals(&self) -> &[Option<Vec<Vec<u8>>>] {
+        &self.literals
+    }
+
+    /// Whether rule `i` matches `command`. A regex that cannot be compiled
+    /// (only possible for rules that were not checked in this process) fails
+    /// closed: a deny rule matches, an allow rule does not.
+    fn rule_matches(&self, i: usize, command: &str) -> bool {
+        let regex = self.regexes[i].get_or_init(|| Regex::new(&self.rules[i].pattern).ok());
+        match regex {
+            Some(re) => re.is_match(command),
+            None => self.list != crate::List::Allow,
         }
     }
 
     /// The first rule (in file order) whose regex finds a match in `command`.
     pub fn first_match(&self, command: &str) -> Option<&RuleRef> {
-        self.set
-            .matches(command)
-            .iter()
-            .next()
+        self.index
+            .candidates(command.as_bytes())
+            .into_iter()
+            .find(|&i| self.rule_matches(i, command))
             .map(|i| &self.rules[i])
     }
 
     /// Every rule matching `command`, in file order.
     pub fn all_matches(&self, command: &str) -> Vec<&RuleRef> {
-        self.set
-            .matches(command)
-            .iter()
+        self.index
+            .candidates(command.as_bytes())
+            .into_iter()
+            .filter(|&i| self.rule_matches(i, command))
             .map(|i| &self.rules[i])
             .collect()
     }

@@ -1,0 +1,485 @@
+//! The compiled-policy cache: the merged rules and each command rule's required
+//! literals, stored outside the policy directories so that a process that
+//! decides one call (a hook) need not parse YAML or check every regex again.
+//!
+//! The cache is keyed by a SHA-256 over the sandgate version and the path and
+//! content of every policy file (a missing file counts too). A cache file is
+//! used only when its magic line, format, version, key and body checksum all
+//! match; anything else (stale, corrupt, written by another version) is
+//! ignored and rebuilt. Only what depends on the files' content is cached:
+//! path rules are resolved against the working directory and the filesystem on
+//! every load, exactly as without the cache.
+//!
+//! Location: `$SANDGATE_CACHE_DIR`, else `$XDG_CACHE_HOME/sandgate`, else
+//! `~/.cache/sandgate`. `SANDGATE_CACHE=off` turns it off.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::config::{AskFallback, IsolationConfig, IsolationMode};
+use crate::decision::{Origin, RuleRef, Tier};
+use crate::error::LoadError;
+use crate::load::{parse_policy, LoadedFile, Sources, MAX_POLICY_BYTES};
+use crate::policy::{IgnoredRule, Merged, Policy, Settings};
+use crate::request::Context;
+use crate::rules::SourceRule;
+
+const MAGIC: &str = "sandgate-policy-cache";
+const FORMAT: &str = "1";
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The one reason the merge gives for an ignored rule (see `Policy::merge`).
+const IGNORED_WHY: &str = "allow rules of a tighten-only file are ignored";
+
+/// What happened to the cache during a load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheStatus {
+    /// A valid cache entry was used.
+    Hit,
+    /// There was no valid entry; the policy was compiled and the entry written.
+    Rebuilt,
+    /// There was no valid entry and none could be written (the policy loaded anyway).
+    NotWritten,
+    /// The cache is off, or these files cannot be cached (they fail to load).
+    Bypassed,
+}
+
+/// The cache directory: `$SANDGATE_CACHE_DIR`, `$XDG_CACHE_HOME/sandgate` or
+/// `~/.cache/sandgate`; `None` when `SANDGATE_CACHE=off`.
+pub fn cache_dir(home: &Path) -> Option<PathBuf> {
+    if std::env::var("SANDGATE_CACHE").is_ok_and(|v| v.eq_ignore_ascii_case("off")) {
+        return None;
+    }
+    let env_dir = |name: &str| {
+        std::env::var_os(name)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    if let Some(dir) = env_dir("SANDGATE_CACHE_DIR") {
+        return Some(dir);
+    }
+    if let Some(dir) = env_dir("XDG_CACHE_HOME") {
+        return Some(dir.join("sandgate"));
+    }
+    Some(home.join(".cache/sandgate"))
+}
+
+/// Load the policy as [`Policy::load`] does, through the cache in [`cache_dir`].
+pub fn load(sources: &Sources, ctx: &Context) -> Result<Policy, LoadError> {
+    load_with(sources, ctx, cache_dir(&ctx.home).as_deref()).map(|(p, _)| p)
+}
+
+/// Load the policy through the cache in `dir` (`None`: no cache). Decisions of
+/// the returned policy are those of [`Policy::load`]; so are its errors.
+pub fn load_with(
+    sources: &Sources,
+    ctx: &Context,
+    dir: Option<&Path>,
+) -> Result<(Policy, CacheStatus), LoadError> {
+    let Some(dir) = dir else {
+        return Policy::load(sources, ctx).map(|p| (p, CacheStatus::Bypassed));
+    };
+    // Read every file once: the key is computed over exactly the bytes parsed.
+    let Some(inputs) = read_inputs(sources) else {
+        return Policy::load(sources, ctx).map(|p| (p, CacheStatus::Bypassed));
+    };
+    let key = content_key(sources, &inputs);
+    let file = dir.join(entry_name(sources));
+    if let Some(entry) = read_entry(&file, &key) {
+        if let Some((merged, literals)) = entry.into_parts() {
+            if let Ok(policy) = Policy::from_merged(sources.clone(), merged, Some(literals), ctx) {
+                return Ok((policy, CacheStatus::Hit));
+            }
+        }
+    }
+    let mut files = Vec::new();
+    for (tier, path, text) in &inputs {
+        let Some(text) = text else { continue };
+        match parse_policy(text, path) {
+            Ok(file) => files.push(LoadedFile {
+                tier: *tier,
+                path: path.clone(),
+                file,
+            }),
+            // Let the uncached load report every problem, in its words.
+            Err(_) => return Policy::load(sources, ctx).map(|p| (p, CacheStatus::Bypassed)),
+        }
+    }
+    let merged = Policy::merge(sources, &files);
+    let policy = Policy::from_merged(sources.clone(), merged.clone(), None, ctx)?;
+    let entry = Entry::new(
+        &merged,
+        policy.command_deny.literals(),
+        policy.command_allow.literals(),
+    );
+    let status = match write_entry(dir, &file, &key, &entry) {
+        Ok(()) => CacheStatus::Rebuilt,
+        Err(_) => CacheStatus::NotWritten,
+    };
+    Ok((policy, status))
+}
+
+type Inputs = Vec<(Tier, PathBuf, Option<String>)>;
+
+/// Every tier's file content (`None`: missing), or `None` when a file cannot
+/// be read as a policy (the uncached load then reports why).
+fn read_inputs(sources: &Sources) -> Option<Inputs> {
+    let mut inputs = Vec::new();
+    for (tier, path) in sources.tiers() {
+        let text = match std::fs::read(path) {
+            Ok(bytes) if bytes.len() as u64 <= MAX_POLICY_BYTES => {
+                Some(String::from_utf8(bytes).ok()?)
+            }
+            Ok(_) => return None,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(_) => return None,
+        };
+        inputs.push((tier, path.to_path_buf(), text));
+    }
+    Some(inputs)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// SHA-256 over the version, `--no-sandbox`, and each tier's path and content.
+fn content_key(sources: &Sources, inputs: &Inputs) -> String {
+    let mut h = Sha256::new();
+    h.update(MAGIC.as_bytes());
+    h.update([0]);
+    h.update(FORMAT.as_bytes());
+    h.update([0]);
+    h.update(VERSION.as_bytes());
+    h.update([0, u8::from(sources.no_sandbox)]);
+    for (tier, path, text) in inputs {
+        h.update(tier.as_str().as_bytes());
+        h.update([0]);
+        h.update(path.as_os_str().as_encoded_bytes());
+        h.update([0]);
+        match text {
+            None => h.update([0]),
+            Some(t) => {
+                h.update([1]);
+                h.update((t.len() as u64).to_le_bytes());
+                h.update(t.as_bytes());
+            }
+        }
+    }
+    hex(&h.finalize())
+}
+
+/// One entry per set of policy file paths; a new content replaces the old entry.
+fn entry_name(sources: &Sources) -> String {
+    let mut h = Sha256::new();
+    for (tier, path) in sources.tiers() {
+        h.update(tier.as_str().as_bytes());
+        h.update([0]);
+        h.update(path.as_os_str().as_encoded_bytes());
+        h.update([0]);
+    }
+    h.update([u8::from(sources.no_sandbox)]);
+    format!("policy-{}.cache", &hex(&h.finalize())[..32])
+}
+
+/// Read and validate an entry: magic, format, version, key and body checksum.
+fn read_entry(file: &Path, key: &str) -> Option<Entry> {
+    let bytes = std::fs::read(file).ok()?;
+    let text = std::str::from_utf8(&bytes).ok()?;
+    let mut lines = text.splitn(6, '\n');
+    if lines.next()? != MAGIC
+        || lines.next()? != FORMAT
+        || lines.next()? != VERSION
+        || lines.next()? != key
+    {
+        return None;
+    }
+    let checksum = lines.next()?;
+    let body = lines.next()?;
+    if hex(&Sha256::digest(body.as_bytes())) != checksum {
+        return None;
+    }
+    serde_json::from_str(body).ok()
+}
+
+/// Write an entry atomically (temporary file, then rename).
+fn write_entry(dir: &Path, file: &Path, key: &str, entry: &Entry) -> std::io::Result<()> {
+    let body = serde_json::to_string(entry).map_err(std::io::Error::other)?;
+    let checksum = hex(&Sha256::digest(body.as_bytes()));
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    write!(
+        tmp,
+        "{MAGIC}\n{FORMAT}\n{VERSION}\n{key}\n{checksum}\n{body}"
+    )?;
+    tmp.as_file().sync_data()?;
+    tmp.persist(file).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// The cached form of [`Merged`] plus the command rules' required literals.
+#[derive(Serialize, Deserialize)]
+struct Entry {
+    settings: CachedSettings,
+    path_deny: Vec<CachedRule>,
+    path_allow: Vec<CachedRule>,
+    command_deny: Vec<CachedRule>,
+    command_allow: Vec<CachedRule>,
+    ignored: Vec<CachedIgnored>,
+    deny_literals: Vec<Option<Vec<Vec<u8>>>>,
+    allow_literals: Vec<Option<Vec<Vec<u8>>>>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct CachedRule {
+    text: String,
+    /// File, line and tier; `None` for a built-in rule.
+    file: Option<(PathBuf, u32, u8)>,
+    column: u32,
+}
+
+#[derive(Serialize, Deserialize)]
+struct CachedIgnored {
+    why: String,
+    pattern: String,
+    list: u8,
+    file: Option<(PathBuf, u32, u8)>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct CachedSettings {
+    sandbox: bool,
+    sandbox_reason: String,
+    shell: bool,
+    prompt_timeout: (u64, u32),
+    isolation: Option<(CachedIsolation, u8)>,
+    gemini_ask: AskFallback,
+}
+
+#[derive(Serialize, Deserialize)]
+struct CachedIsolation {
+    mode: Option<IsolationMode>,
+    template: Option<String>,
+    workdir: Option<String>,
+    allow_tmp: Option<bool>,
+    network: Option<bool>,
+    best_effort: Option<bool>,
+}
+
+fn tier_code(tier: Tier) -> u8 {
+    match tier {
+        Tier::Managed => 0,
+        Tier::Central => 1,
+        Tier::Local => 2,
+    }
+}
+
+fn tier_from(code: u8) -> Option<Tier> {
+    Some(match code {
+        0 => Tier::Managed,
+        1 => Tier::Central,
+        2 => Tier::Local,
+        _ => return None,
+    })
+}
+
+fn list_code(list: crate::List) -> u8 {
+    match list {
+        crate::List::Deny => 0,
+        crate::List::Allow => 1,
+        crate::List::Floor => 2,
+    }
+}
+
+fn list_from(code: u8) -> Option<crate::List> {
+    Some(match code {
+        0 => crate::List::Deny,
+        1 => crate::List::Allow,
+        2 => crate::List::Floor,
+        _ => return None,
+    })
+}
+
+fn origin_out(origin: &Origin) -> Option<(PathBuf, u32, u8)> {
+    match origin {
+        Origin::Builtin => None,
+        Origin::File { path, line, tier } => Some((path.clone(), *line, tier_code(*tier))),
+    }
+}
+
+fn origin_in(file: Option<(PathBuf, u32, u8)>) -> Option<Origin> {
+    Some(match file {
+        None => Origin::Builtin,
+        Some((path, line, tier)) => Origin::File {
+            path,
+            line,
+            tier: tier_from(tier)?,
+        },
+    })
+}
+
+impl Entry {
+    fn new(
+        merged: &Merged,
+        deny_literals: &[Option<Vec<Vec<u8>>>],
+        allow_literals: &[Option<Vec<Vec<u8>>>],
+    ) -> Entry {
+        let rules = |list: &[SourceRule]| {
+            list.iter()
+                .map(|r| CachedRule {
+                    text: r.text.clone(),
+                    file: origin_out(&r.origin),
+                    column: r.column,
+                })
+                .collect()
+        };
+        // Exhaustive destructuring: a new setting fails to compile here until it is cached.
+        let Settings {
+            sandbox,
+            sandbox_reason,
+            shell,
+            prompt_timeout,
+            isolation,
+            gemini_ask,
+        } = &merged.settings;
+        let isolation = isolation.as_ref().map(|(iso, tier)| {
+            let IsolationConfig {
+                mode,
+                template,
+                workdir,
+                allow_tmp,
+                network,
+                best_effort,
+            } = iso.clone();
+            (
+                CachedIsolation {
+                    mode,
+                    template,
+                    workdir,
+                    allow_tmp,
+                    network,
+                    best_effort,
+                },
+                tier_code(*tier),
+            )
+        });
+        Entry {
+            settings: CachedSettings {
+                sandbox: *sandbox,
+                sandbox_reason: sandbox_reason.clone(),
+                shell: *shell,
+                prompt_timeout: (prompt_timeout.as_secs(), prompt_timeout.subsec_nanos()),
+                isolation,
+                gemini_ask: *gemini_ask,
+            },
+            path_deny: rules(&merged.path_deny),
+            path_allow: rules(&merged.path_allow),
+            command_deny: rules(&merged.command_deny),
+            command_allow: rules(&merged.command_allow),
+            ignored: merged
+                .ignored
+                .iter()
+                .map(|i| CachedIgnored {
+                    why: i.why.to_string(),
+                    pattern: i.rule.pattern.clone(),
+                    list: list_code(i.rule.list),
+                    file: origin_out(&i.rule.origin),
+                })
+                .collect(),
+            deny_literals: deny_literals.to_vec(),
+            allow_literals: allow_literals.to_vec(),
+        }
+    }
+
+    /// Back to a [`Merged`] and the literals, or `None` if anything is inconsistent.
+    fn into_parts(self) -> Option<(Merged, crate::policy::CommandLiterals)> {
+        if self.deny_literals.len() != self.command_deny.len()
+            || self.allow_literals.len() != self.command_allow.len()
+        {
+            return None;
+        }
+        let rules = |list: Vec<CachedRule>| -> Option<Vec<SourceRule>> {
+            list.into_iter()
+                .map(|r| {
+                    Some(SourceRule {
+                        text: r.text,
+                        origin: origin_in(r.file)?,
+                        column: r.column,
+                    })
+                })
+                .collect()
+        };
+        let CachedSettings {
+            sandbox,
+            sandbox_reason,
+            shell,
+            prompt_timeout,
+            isolation,
+            gemini_ask,
+        } = self.settings;
+        let isolation = match isolation {
+            None => None,
+            Some((iso, tier)) => {
+                let CachedIsolation {
+                    mode,
+                    template,
+                    workdir,
+                    allow_tmp,
+                    network,
+                    best_effort,
+                } = iso;
+                Some((
+                    IsolationConfig {
+                        mode,
+                        template,
+                        workdir,
+                        allow_tmp,
+                        network,
+                        best_effort,
+                    },
+                    tier_from(tier)?,
+                ))
+            }
+        };
+        if prompt_timeout.1 >= 1_000_000_000 {
+            return None;
+        }
+        let ignored = self
+            .ignored
+            .into_iter()
+            .map(|i| {
+                // Reasons are static strings: only a known one can be restored.
+                if i.why != IGNORED_WHY {
+                    return None;
+                }
+                Some(IgnoredRule {
+                    rule: RuleRef {
+                        pattern: i.pattern,
+                        list: list_from(i.list)?,
+                        origin: origin_in(i.file)?,
+                    },
+                    why: IGNORED_WHY,
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let merged = Merged {
+            settings: Settings {
+                sandbox,
+                sandbox_reason,
+                shell,
+                prompt_timeout: Duration::new(prompt_timeout.0, prompt_timeout.1),
+                isolation,
+                gemini_ask,
+            },
+            path_deny: rules(self.path_deny)?,
+            path_allow: rules(self.path_allow)?,
+            command_deny: rules(self.command_deny)?,
+            command_allow: rules(self.command_allow)?,
+            ignored,
+        };
+        Some((merged, (self.deny_literals, self.allow_literals)))
+    }
+}

@@ -1,0 +1,528 @@
+//! The compiled-policy cache never changes a decision.
+//!
+//! Every policy of the golden corpus (`tests/corpus/`) is loaded without the
+//! cache, through a freshly written cache entry, and through a cache hit; each
+//! is asked every request of the whole corpus, and the decisions (verdict,
+//! subject, rule, reason) must be identical. A large generated policy is
+//! compared the same way over a generated table of commands and paths, and a
+//! property test compares the literal prefilter with plain regex matching.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+use sandgate_policy::cache::{self, CacheStatus};
+use sandgate_policy::rules::{CommandRules, SourceRule};
+use sandgate_policy::{Context, Decision, List, Origin, Policy, Sources, ToolCall};
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+struct CorpusFile {
+    cases: Vec<Case>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct Case {
+    name: String,
+    #[serde(default)]
+    managed: Option<String>,
+    #[serde(default)]
+    central: Option<String>,
+    #[serde(default)]
+    local: Option<String>,
+    #[serde(default)]
+    layout: Layout,
+    #[serde(default)]
+    cwd: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    request: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+struct Layout {
+    #[serde(default)]
+    dirs: Vec<String>,
+    #[serde(default)]
+    files: BTreeMap<String, String>,
+    #[serde(default)]
+    symlinks: BTreeMap<String, String>,
+}
+
+fn corpus_cases() -> Vec<Case> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/corpus exists")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("yaml"))
+        .collect();
+    paths.sort();
+    let mut cases = Vec::new();
+    for path in paths {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let file: CorpusFile =
+            serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        cases.extend(file.cases);
+    }
+    cases
+}
+
+struct Root {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    home: PathBuf,
+    cwd: PathBuf,
+}
+
+impl Root {
+    fn expand(&self, s: &str) -> String {
+        s.replace("{root}", &self.root.to_string_lossy())
+            .replace("{home}", &self.home.to_string_lossy())
+            .replace("{cwd}", &self.cwd.to_string_lossy())
+    }
+}
+
+fn build_root(case: &Case) -> Root {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let home = root.join("home");
+    let cwd = root.join(case.cwd.as_deref().unwrap_or("home/projects/app"));
+    std::fs::create_dir_all(&home).unwrap();
+    let r = Root {
+        _tmp: tmp,
+        root,
+        home,
+        cwd,
+    };
+    for d in &case.layout.dirs {
+        std::fs::create_dir_all(r.root.join(d)).unwrap();
+    }
+    for (f, content) in &case.layout.files {
+        let p = r.root.join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+    for (link, target) in &case.layout.symlinks {
+        let p = r.root.join(link);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(r.expand(target), p).unwrap();
+    }
+    std::fs::create_dir_all(&r.cwd).unwrap();
+    for (file, content) in [
+        (r.root.join("etc/sandgate/permissions.yaml"), &case.managed),
+        (r.home.join(".sandgate/permissions.yaml"), &case.central),
+        (r.cwd.join(".sandgate/permissions.yaml"), &case.local),
+    ] {
+        if let Some(content) = content {
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(file, r.expand(content)).unwrap();
+        }
+    }
+    r
+}
+
+/// The three ways to load, and their decisions on `calls`; panics on any difference.
+fn assert_same_decisions(
+    sources: &Sources,
+    ctx: &Context,
+    cache_dir: &Path,
+    calls: &[ToolCall],
+    what: &str,
+) {
+    let uncached = Policy::load(sources, ctx);
+    let first = cache::load_with(sources, ctx, Some(cache_dir));
+    let second = cache::load_with(sources, ctx, Some(cache_dir));
+    match (&uncached, &first, &second) {
+        (Err(a), Err(b), Err(c)) => {
+            assert_eq!(a.to_string(), b.to_string(), "{what}: load errors differ");
+            assert_eq!(a.to_string(), c.to_string(), "{what}: load errors differ");
+        }
+        (Ok(plain), Ok((rebuilt, s1)), Ok((hit, s2))) => {
+            assert!(
+                matches!(s1, CacheStatus::Rebuilt | CacheStatus::Hit),
+                "{what}: first load {s1:?}"
+            );
+            assert_eq!(*s2, CacheStatus::Hit, "{what}: second load");
+            assert_eq!(plain.settings().sandbox, hit.settings().sandbox);
+            assert_eq!(
+                plain.settings().sandbox_reason,
+                hit.settings().sandbox_reason
+            );
+            assert_eq!(plain.settings().shell, hit.settings().shell);
+            assert_eq!(plain.settings().gemini_ask, hit.settings().gemini_ask);
+            assert_eq!(
+                plain.settings().prompt_timeout,
+                hit.settings().prompt_timeout
+            );
+            assert_eq!(plain.command_rules(), hit.command_rules());
+            assert_eq!(plain.path_rules(), hit.path_rules());
+            assert_eq!(plain.ignored_rules().len(), hit.ignored_rules().len());
+            for call in calls {
+                let want: Decision = plain.evaluate(call, ctx);
+                assert_eq!(want, rebuilt.evaluate(call, ctx), "{what}: {call:?}");
+                assert_eq!(want, hit.evaluate(call, ctx), "{what}: {call:?}");
+            }
+        }
+        _ => panic!(
+            "{what}: loads disagree: uncached {:?}, rebuilt {:?}, hit {:?}",
+            uncached.as_ref().err(),
+            first.as_ref().err(),
+            second.as_ref().err()
+        ),
+    }
+}
+
+#[test]
+fn cached_and_uncached_decisions_agree_over_the_whole_corpus() {
+    let cases = corpus_cases();
+    assert!(cases.len() > 10, "the corpus has cases");
+    let requests: Vec<String> = cases
+        .iter()
+        .filter_map(|c| c.request.as_ref().map(|r| r.to_string()))
+        .collect();
+    let mut checked = 0;
+    for case in &cases {
+        let r = build_root(case);
+        let mut cwd = r.cwd.clone();
+        let mut no_sandbox = false;
+        let mut args = case.args.iter();
+        let mut supported = true;
+        while let Some(a) = args.next() {
+            match a.as_str() {
+                "--no-sandbox" => no_sandbox = true,
+                "--cwd" => cwd = PathBuf::from(r.expand(args.next().unwrap())),
+                _ => supported = false,
+            }
+        }
+        if !supported {
+            continue;
+        }
+        let Ok(ctx) = Context::new(&cwd, &r.home) else {
+            continue;
+        };
+        let sources = Sources {
+            managed: Some(r.root.join("etc/sandgate/permissions.yaml")),
+            central: Some(r.home.join(".sandgate/permissions.yaml")),
+            local: Some(ctx.cwd.join(".sandgate/permissions.yaml")),
+            no_sandbox,
+        };
+        // Every request of the corpus, asked of this case's policy.
+        let calls: Vec<ToolCall> = requests
+            .iter()
+            .filter_map(|text| ToolCall::from_json(&r.expand(text)).ok())
+            .collect();
+        let cache_dir = r.root.join("cache");
+        assert_same_decisions(&sources, &ctx, &cache_dir, &calls, &case.name);
+        checked += 1;
+    }
+    assert!(
+        checked * 2 > cases.len(),
+        "most cases were checked ({checked})"
+    );
+}
+
+/// A policy of `n` path and `n` command rules in each list, in many shapes.
+fn big_policy(n: usize) -> String {
+    let words = [
+        "git", "cargo", "npm", "make", "docker", "kubectl", "ls", "cat", "sed", "rm",
+    ];
+    let subs = [
+        "status", "build", "test", "run", "push", "log", "diff", "exec",
+    ];
+    let mut out = String::from("permissions:\n  paths:\n    deny:\n");
+    for i in 0..n {
+        out += &match i % 4 {
+            0 => format!("      - '/srv/data{i}/secrets/**'\n"),
+            1 => format!("      - '~/private/p{i}/*.key'\n"),
+            2 => format!("      - '/var/lib/app{i}/**/*.db'\n"),
+            _ => format!("      - './vendor/pkg{i}/**'\n"),
+        };
+    }
+    out += "    allow:\n";
+    for i in 0..n {
+        out += &match i % 4 {
+            0 => format!("      - '~/projects/proj{i}/**'\n"),
+            1 => format!("      - '/tmp/work{i}/*.txt'\n"),
+            2 => format!("      - './src/mod{i}/**/*.rs'\n"),
+            _ => format!("      - '/opt/tools{i}/{{bin,lib}}/*'\n"),
+        };
+    }
+    out += "  commands:\n    deny:\n";
+    for i in 0..n {
+        let (w, s) = (words[i % words.len()], subs[i % subs.len()]);
+        out += &match i % 6 {
+            0 => format!("      - '^\\s*{w}\\s+{s}\\s+--danger{i}'\n"),
+            1 => format!("      - '\\|\\s*{w}{i}\\b'\n"),
+            2 => format!("      - '^{w} {s} (-f|--force) target{i}'\n"),
+            3 => format!("      - '(?i)^{w}\\s+{s}{i}$'\n"),
+            4 => format!("      - '{w}[0-9]+\\.{s}{i}'\n"),
+            _ => format!("      - '[;&|]\\s*{w}$'\n"),
+        };
+    }
+    out += "    allow:\n";
+    for i in 0..n {
+        let (w, s) = (words[i % words.len()], subs[i % subs.len()]);
+        out += &match i % 5 {
+            0 => format!("      - '^{w} {s}( |$)'\n"),
+            1 => format!("      - '^{w} {s} --project p{i}( |$)'\n"),
+            2 => format!("      - '^{w}\\s+(-v\\s+)?{s}{i}\\b'\n"),
+            3 => format!("      - '^(sudo\\s+)?{w} {s}-{i} [a-z0-9_./-]+$'\n"),
+            _ => format!("      - '^(?i:{w})\\s.*\\b{s}$'\n"),
+        };
+    }
+    out
+}
+
+#[test]
+fn cached_and_uncached_decisions_agree_on_a_large_policy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let home = root.join("home");
+    let cwd = home.join("work");
+    std::fs::create_dir_all(cwd.join("src/mod2")).unwrap();
+    let central = home.join(".sandgate/permissions.yaml");
+    std::fs::create_dir_all(central.parent().unwrap()).unwrap();
+    std::fs::write(&central, big_policy(120)).unwrap();
+    let ctx = Context::new(&cwd, &home).unwrap();
+    let sources = Sources {
+        managed: None,
+        central: Some(central.clone()),
+        local: Some(cwd.join(".sandgate/permissions.yaml")),
+        no_sandbox: false,
+    };
+    let words = [
+        "git", "GIT", "cargo", "npm", "make", "docker", "kubectl", "ls", "cat", "sed", "rm",
+        "sudo git",
+    ];
+    let subs = [
+        "status", "STATUS", "build", "test", "run", "push", "log", "diff", "exec",
+    ];
+    let mut calls = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        for (j, s) in subs.iter().enumerate() {
+            let n = i * 10 + j;
+            for command in [
+                format!("{w} {s}"),
+                format!("{w} {s} --danger{n}"),
+                format!("  {w}   {s}   --danger{n}"),
+                format!("echo x | {w}{n}"),
+                format!("{w} {s} -f target{n}"),
+                format!("{w} {s}{n}"),
+                format!("{w}42.{s}{n}"),
+                format!("{w} {s} --project p{n} --verbose"),
+                format!("{w} -v {s}{n}"),
+                format!("{w} {s}-{n} ./a/b"),
+                format!("true; {w}"),
+                format!("{w} foo {s}"),
+            ] {
+                calls.push(ToolCall::new(
+                    "exec_run",
+                    serde_json::json!({ "command": command }),
+                ));
+            }
+        }
+    }
+    for i in 0..130 {
+        for path in [
+            format!("/srv/data{i}/secrets/x"),
+            format!("~/private/p{i}/id.key"),
+            format!("/var/lib/app{i}/a/b/c.db"),
+            format!("vendor/pkg{i}/lib.rs"),
+            format!("~/projects/proj{i}"),
+            format!("/tmp/work{i}/notes.txt"),
+            format!("src/mod{i}/a/b.rs"),
+            format!("/opt/tools{i}/bin/tool"),
+            format!("/opt/tools{i}/share/x"),
+            "~/.ssh/id_rsa".to_string(),
+        ] {
+            calls.push(ToolCall::new(
+                "file_read",
+                serde_json::json!({ "path": path }),
+            ));
+        }
+    }
+    let cache_dir = root.join("cache");
+    assert_same_decisions(&sources, &ctx, &cache_dir, &calls, "large policy");
+
+    // Stale: a changed file is a different key, so the entry is rebuilt.
+    let mut text = std::fs::read_to_string(&central).unwrap();
+    text = text.replace(
+        "    allow:\n      - '^git status( |$)'",
+        "    allow:\n      - '^git statusx'",
+    );
+    std::fs::write(&central, &text).unwrap();
+    let (_, status) = cache::load_with(&sources, &ctx, Some(&cache_dir)).unwrap();
+    assert_eq!(
+        status,
+        CacheStatus::Rebuilt,
+        "a changed policy rebuilds the entry"
+    );
+    assert_same_decisions(&sources, &ctx, &cache_dir, &calls, "large policy, edited");
+
+    // Corrupt or foreign entries are ignored and rewritten.
+    let entry = std::fs::read_dir(&cache_dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let original = std::fs::read(&entry).unwrap();
+    let mut corrupt = original.clone();
+    let last = corrupt.len() - 10;
+    corrupt[last] ^= 0x01;
+    for (what, bytes) in [
+        ("corrupt body", corrupt),
+        ("truncated", original[..original.len() / 2].to_vec()),
+        (
+            "another version",
+            String::from_utf8(original.clone())
+                .unwrap()
+                .replacen(env!("CARGO_PKG_VERSION"), "0.0.0-other", 1)
+                .into_bytes(),
+        ),
+        ("garbage", b"not a cache".to_vec()),
+    ] {
+        std::fs::write(&entry, bytes).unwrap();
+        let (policy, status) = cache::load_with(&sources, &ctx, Some(&cache_dir)).unwrap();
+        assert_eq!(status, CacheStatus::Rebuilt, "{what}: ignored and rebuilt");
+        let plain = Policy::load(&sources, &ctx).unwrap();
+        for call in &calls {
+            assert_eq!(
+                plain.evaluate(call, &ctx),
+                policy.evaluate(call, &ctx),
+                "{what}"
+            );
+        }
+        let (_, status) = cache::load_with(&sources, &ctx, Some(&cache_dir)).unwrap();
+        assert_eq!(
+            status,
+            CacheStatus::Hit,
+            "{what}: the rebuilt entry is used"
+        );
+    }
+}
+
+#[test]
+fn a_broken_policy_is_never_cached() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let central = root.join("permissions.yaml");
+    std::fs::write(
+        &central,
+        "permissions:\n  commands:\n    deny: ['^rm (-rf']\n",
+    )
+    .unwrap();
+    let ctx = Context::new(&root, &root).unwrap();
+    let sources = Sources {
+        central: Some(central),
+        ..Sources::default()
+    };
+    let cache_dir = root.join("cache");
+    for _ in 0..2 {
+        let err = cache::load_with(&sources, &ctx, Some(&cache_dir)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            Policy::load(&sources, &ctx).unwrap_err().to_string()
+        );
+    }
+    assert!(!cache_dir.exists() || std::fs::read_dir(&cache_dir).unwrap().next().is_none());
+}
+
+fn rule(text: &str) -> SourceRule {
+    SourceRule {
+        text: text.into(),
+        origin: Origin::Builtin,
+        column: 1,
+    }
+}
+
+/// Small regexes built from pieces that exercise the literal extraction.
+fn regex_strategy() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        Just("git".to_string()),
+        Just("rm".to_string()),
+        Just(" ".to_string()),
+        Just("-rf".to_string()),
+        Just("\\s+".to_string()),
+        Just("\\s*".to_string()),
+        Just("(-f|--force)".to_string()),
+        Just("(a|)".to_string()),
+        Just("[0-9]+".to_string()),
+        Just("[Gg]".to_string()),
+        Just("(?i:push)".to_string()),
+        Just("\\b".to_string()),
+        Just(".*".to_string()),
+        Just("x?".to_string()),
+        Just("(rm){2}".to_string()),
+        Just("é".to_string()),
+        Just("(?i)s".to_string()),
+    ];
+    (
+        any::<bool>(),
+        prop::collection::vec(piece, 1..5),
+        any::<bool>(),
+    )
+        .prop_map(|(start, parts, end)| {
+            format!(
+                "{}{}{}",
+                if start { "^" } else { "" },
+                parts.concat(),
+                if end { "$" } else { "" }
+            )
+        })
+}
+
+fn haystack_strategy() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        Just("git"),
+        Just("GIT"),
+        Just("Git"),
+        Just("rm"),
+        Just("RM"),
+        Just(" "),
+        Just("  "),
+        Just("-rf"),
+        Just("-f"),
+        Just("--force"),
+        Just("push"),
+        Just("PUSH"),
+        Just("42"),
+        Just("a"),
+        Just("é"),
+        Just("É"),
+        Just("ſ"),
+        Just("x"),
+        Just("S"),
+    ];
+    prop::collection::vec(piece, 0..8).prop_map(|p| p.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// The prefiltered matcher, eager or lazy, answers as plain `Regex::is_match` does.
+    #[test]
+    fn prefilter_never_changes_a_match(
+        patterns in prop::collection::vec(regex_strategy(), 1..6),
+        haystacks in prop::collection::vec(haystack_strategy(), 1..8),
+    ) {
+        let rules: Vec<SourceRule> = patterns.iter().map(|p| rule(p)).collect();
+        let eager = CommandRules::compile(&rules, List::Deny).unwrap();
+        let lazy = CommandRules::from_checked(&rules, List::Deny, eager.literals().to_vec()).unwrap();
+        let regexes: Vec<regex::Regex> = patterns.iter().map(|p| regex::Regex::new(p).unwrap()).collect();
+        for h in &haystacks {
+            let want: Vec<&str> = patterns
+                .iter()
+                .zip(&regexes)
+                .filter(|(_, re)| re.is_match(h))
+                .map(|(p, _)| p.as_str())
+                .collect();
+            for rules in [&eager, &lazy] {
+                let got: Vec<&str> = rules.all_matches(h).iter().map(|r| r.pattern.as_str()).collect();
+                prop_assert_eq!(&got, &want, "haystack {:?}", h);
+                prop_assert_eq!(rules.first_match(h).map(|r| r.pattern.as_str()), want.first().copied());
+            }
+        }
+    }
+}
