@@ -129,7 +129,10 @@ fn requests() -> Vec<ToolCall> {
         out.push(ToolCall::new("file_read", serde_json::json!({ "path": p })));
     }
     for c in COMMANDS {
-        out.push(ToolCall::new("exec_run", serde_json::json!({ "command": c })));
+        out.push(ToolCall::new(
+            "exec_run",
+            serde_json::json!({ "command": c }),
+        ));
     }
     out
 }

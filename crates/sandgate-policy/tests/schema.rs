@@ -33,7 +33,10 @@ fn every_example_validates_against_the_schema_and_parses() {
         }
         let text = std::fs::read_to_string(&path).unwrap();
         let value = yaml_to_json(&text);
-        let errors: Vec<String> = validator.iter_errors(&value).map(|e| e.to_string()).collect();
+        let errors: Vec<String> = validator
+            .iter_errors(&value)
+            .map(|e| e.to_string())
+            .collect();
         assert!(errors.is_empty(), "{name} does not validate: {errors:?}");
         parse_policy(&text, &path).unwrap_or_else(|p| panic!("{name} does not parse: {p}"));
         seen += 1;
@@ -53,6 +56,9 @@ fn schema_and_model_both_reject_unknown_keys_and_wrong_types() {
     ] {
         let value = yaml_to_json(bad);
         assert!(!validator.is_valid(&value), "schema accepted {bad:?}");
-        assert!(parse_policy(bad, Path::new("p.yaml")).is_err(), "model accepted {bad:?}");
+        assert!(
+            parse_policy(bad, Path::new("p.yaml")).is_err(),
+            "model accepted {bad:?}"
+        );
     }
 }
