@@ -1,0 +1,199 @@
+//! The binary's own surface: version, completions, policy show/explain and the audit log.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+    cwd: PathBuf,
+}
+
+fn env(central: &str) -> Env {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let home = root.join("home");
+    let cwd = home.join("projects/app");
+    std::fs::create_dir_all(&cwd).unwrap();
+    std::fs::create_dir_all(home.join(".sandgate")).unwrap();
+    std::fs::write(home.join(".sandgate/permissions.yaml"), central).unwrap();
+    Env {
+        _tmp: tmp,
+        home,
+        cwd,
+    }
+}
+
+fn sandgate(e: &Env) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_sandgate"));
+    c.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &e.home)
+        .env("SANDGATE_MANAGED_CONFIG", e.home.join("no-managed.yaml"))
+        .env("NO_COLOR", "1")
+        .current_dir(&e.cwd);
+    c
+}
+
+fn stdout(c: &mut Command) -> (i32, String, String) {
+    let o = c.output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+const POLICY: &str = "permissions:\n  paths:\n    deny: [\"./secrets/**\"]\n    allow: [\"~/**\"]\n  commands:\n    allow: [\"^git( |$)\"]\n";
+
+#[test]
+fn version_and_completions() {
+    let e = env("");
+    let (code, out, _) = stdout(sandgate(&e).arg("--version"));
+    assert_eq!(code, 0);
+    assert!(out.starts_with("sandgate "), "{out}");
+    for shell in ["bash", "zsh", "fish"] {
+        let (code, out, _) = stdout(sandgate(&e).args(["completions", shell]));
+        assert_eq!(code, 0, "{shell}");
+        assert!(
+            out.contains("check") && out.contains("policy"),
+            "{shell}: {out}"
+        );
+    }
+    let (code, _, _) = stdout(sandgate(&e).args(["completions", "powershell"]));
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn policy_show_lists_every_rule_with_its_origin() {
+    let e = env(POLICY);
+    std::fs::create_dir_all(e.cwd.join(".sandgate")).unwrap();
+    std::fs::write(
+        e.cwd.join(".sandgate/permissions.yaml"),
+        "permissions:\n  paths:\n    allow: [\"/**\"]\n",
+    )
+    .unwrap();
+    let (code, out, _) = stdout(sandgate(&e).args(["policy", "show", "--json"]));
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let central = e.home.join(".sandgate/permissions.yaml");
+    assert_eq!(v["sandbox"], true);
+    assert_eq!(v["paths"]["deny"][0]["pattern"], "./secrets/**");
+    assert_eq!(
+        v["paths"]["deny"][0]["origin"],
+        format!("{}:3", central.display())
+    );
+    assert_eq!(
+        v["commands"]["allow"][0]["origin"],
+        format!("{}:6", central.display())
+    );
+    assert_eq!(v["floor"].as_array().unwrap().len(), 4);
+    assert_eq!(v["ignored"][0]["rule"]["pattern"], "/**");
+    let (code, text, _) = stdout(sandgate(&e).args(["policy", "show"]));
+    assert_eq!(code, 0);
+    assert!(text.contains("./secrets/**") && text.contains(&format!("{}:3", central.display())));
+    assert!(text.contains("ignored"));
+}
+
+#[test]
+fn policy_explain_marks_the_winning_rule() {
+    let e = env(POLICY);
+    let req = r#"{"tool": "file_read", "params": {"path": "secrets/token"}}"#;
+    let (code, out, _) = stdout(sandgate(&e).args(["policy", "explain", "--json", req]));
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["decision"]["verdict"], "deny");
+    let matched: Vec<&str> = v["matched"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["pattern"].as_str().unwrap())
+        .collect();
+    assert_eq!(matched, ["./secrets/**", "~/**"]);
+    let (_, text, _) = stdout(sandgate(&e).args(["policy", "explain", req]));
+    let winner = text.lines().find(|l| l.contains('→')).unwrap();
+    assert!(winner.contains("./secrets/**"), "{text}");
+}
+
+fn audit_lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn every_decision_is_audited_unless_off() {
+    let e = env(POLICY);
+    let log = e.home.join(".sandgate/audit.jsonl");
+    let req = r#"{"tool": "exec_run", "params": {"command": "git log"}}"#;
+    let (code, _, _) = stdout(sandgate(&e).args(["check", req]));
+    assert_eq!(code, 0);
+    let lines = audit_lines(&log);
+    assert_eq!(lines.len(), 1);
+    let l = &lines[0];
+    assert_eq!(l["tool"], "exec_run");
+    assert_eq!(l["subject"], "git log");
+    assert_eq!(l["verdict"], "allow");
+    assert_eq!(l["rule"], "^git( |$)");
+    assert_eq!(l["list"], "allow");
+    assert!(l["origin"]
+        .as_str()
+        .unwrap()
+        .ends_with("permissions.yaml:6"));
+    assert!(l["time"].as_str().unwrap().starts_with("20"));
+    assert!(!l["reason"].as_str().unwrap().is_empty());
+
+    let (code, _, _) = stdout(
+        sandgate(&e)
+            .env("SANDGATE_AUDIT", "off")
+            .args(["check", req]),
+    );
+    assert_eq!(code, 0);
+    assert_eq!(
+        audit_lines(&log).len(),
+        1,
+        "SANDGATE_AUDIT=off wrote a line"
+    );
+}
+
+#[test]
+fn an_unwritable_audit_log_never_changes_the_decision() {
+    let e = env(POLICY);
+    // A directory where the log file should be: the append fails.
+    let bad = e.home.join("log-is-a-dir");
+    std::fs::create_dir_all(&bad).unwrap();
+    let req = r#"{"tool": "file_read", "params": {"path": "~/.ssh/id_rsa"}}"#;
+    let (code, out, err) = stdout(
+        sandgate(&e)
+            .env("SANDGATE_AUDIT_LOG", &bad)
+            .args(["check", "--json", req]),
+    );
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["verdict"], "deny");
+    assert_eq!(
+        err.matches("cannot write the audit log").count(),
+        1,
+        "{err}"
+    );
+}
+
+#[test]
+fn the_sandbox_off_warning_is_a_red_three_line_frame() {
+    let e = env(POLICY);
+    let req = r#"{"tool": "exec_run", "params": {"command": "ls"}}"#;
+    let mut c = sandgate(&e);
+    c.env_remove("NO_COLOR")
+        .args(["check", "--no-sandbox", req]);
+    let (code, out, err) = stdout(&mut c);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("allow"));
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 5, "{err}");
+    assert!(lines.iter().all(|l| l.starts_with("\x1b[1;31m")), "{err:?}");
+    assert!(lines[0].contains('┌') && lines[4].contains('┘'));
+    assert!(lines[1].contains("sandbox is OFF"));
+    assert!(lines[2].contains("--no-sandbox"));
+}
