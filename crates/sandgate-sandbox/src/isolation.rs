@@ -261,18 +261,16 @@ impl Isolation {
             ),
         };
 
+        let mut enforcement = enforcement;
         if !plan.gate_only.is_empty() {
-            isolation.notices.push(Notice {
-                level: NoticeLevel::Warning,
-                message: format!(
-                    "deny patterns {} name no directory; the gate checks them, isolation cannot",
-                    plan.gate_only
-                        .iter()
-                        .map(|p| format!("`{p}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            });
+            enforcement.notes.push(format!(
+                "deny patterns {} name no directory: the gate checks them, isolation cannot",
+                plan.gate_only
+                    .iter()
+                    .map(|p| format!("`{p}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
         }
         if configured == IsolationMode::Landlock
             && enforcement.level != EnforcementLevel::FullyEnforced

@@ -5,18 +5,22 @@
 //! allowed command runs under `/bin/sh -c` in the working directory with
 //! stdin, stdout and stderr passed through; sandgate exits with its exit code.
 //! A denied command does not run: the reason goes to stderr and the exit code is 1.
+//!
+//! With `permissions.exec.isolation` (and the sandbox on) the allowed command
+//! runs isolated by `sandgate-sandbox`; `--dry-run` shows the verdict, the
+//! isolation plan, the argv and the enforcement level without running anything.
 
-use std::path::Path;
-use std::process::{Command, ExitCode, ExitStatus};
+use std::process::{ExitCode, ExitStatus};
 
 use clap::Args;
-use sandgate_policy::{Decision, Policy, ToolCall, Verdict};
+use sandgate_policy::{Context, Decision, Policy, ToolCall, Verdict};
+use sandgate_sandbox::{Environment, Isolation, IsolationError};
 use sandgate_tools::resolver::settle;
 use serde_json::json;
 
 use crate::cli::GlobalArgs;
 use crate::prompt::TerminalPrompt;
-use crate::EXIT_FAILED;
+use crate::{EXIT_CANNOT_CHECK, EXIT_FAILED, EXIT_OK};
 
 /// The tool name an `exec` is gated and audited as.
 const TOOL: &str = "exec_run";
@@ -27,6 +31,9 @@ pub struct ExecArgs {
     /// Never prompt: an ASK is an immediate DENY (also `SANDGATE_NO_UI=1`).
     #[arg(long)]
     pub no_ui: bool,
+    /// Run nothing: print the verdict, the isolation plan, the argv and the enforcement level.
+    #[arg(long)]
+    pub dry_run: bool,
     /// The command and its arguments, joined with spaces and run by `/bin/sh -c`.
     #[arg(
         required = true,
@@ -47,6 +54,15 @@ pub fn run(global: &GlobalArgs, args: ExecArgs) -> ExitCode {
     let call = ToolCall::new(TOOL, json!({ "command": command }));
     let decision = loaded.policy.evaluate(&call, &loaded.ctx);
     crate::audit::record("exec", TOOL, &decision);
+    if args.dry_run {
+        return dry_run(
+            &loaded.policy,
+            &loaded.ctx,
+            &command,
+            &decision,
+            global.json,
+        );
+    }
     let decision = match decision.verdict {
         Verdict::Ask => {
             let prompt = TerminalPrompt::new(args.no_ui);
@@ -63,31 +79,91 @@ pub fn run(global: &GlobalArgs, args: ExecArgs) -> ExitCode {
         report_denied(&decision);
         return ExitCode::from(EXIT_FAILED);
     }
-    match spawn(&loaded.policy, &command, &loaded.ctx.cwd) {
+    match spawn(&loaded.policy, &command, &loaded.ctx) {
         Ok(status) => ExitCode::from(exit_code(status)),
-        Err(e) => {
+        Err(SpawnError::Isolation(e)) => {
+            eprintln!("sandgate: {e}");
+            ExitCode::from(EXIT_CANNOT_CHECK)
+        }
+        Err(SpawnError::Io(e)) => {
             eprintln!("sandgate: cannot run `{command}`: {e}");
             ExitCode::from(EXIT_FAILED)
         }
     }
 }
 
+/// `--dry-run`: the gate's verdict (never prompting) and what would run.
+fn dry_run(
+    policy: &Policy,
+    ctx: &Context,
+    command: &str,
+    decision: &Decision,
+    json: bool,
+) -> ExitCode {
+    let isolation = match isolation(policy, ctx) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("sandgate: {e}");
+            return ExitCode::from(EXIT_CANNOT_CHECK);
+        }
+    };
+    let report = isolation.report(command);
+    if json {
+        let mut out = serde_json::to_value(decision).unwrap_or_default();
+        if let Some(map) = out.as_object_mut() {
+            map.insert("command".into(), json!(command));
+            map.insert(
+                "isolation".into(),
+                serde_json::to_value(&report).unwrap_or_default(),
+            );
+        }
+        println!("{out}");
+    } else {
+        println!("verdict: {}: {}", decision.verdict, decision.reason);
+        if let Some(rule) = &decision.rule {
+            println!("  rule: {} `{}` ({})", rule.list, rule.pattern, rule.origin);
+        }
+        print!("{report}");
+    }
+    ExitCode::from(EXIT_OK)
+}
+
+/// The isolation the merged settings ask for: `none` when the sandbox is off.
+pub fn isolation(policy: &Policy, ctx: &Context) -> Result<Isolation, IsolationError> {
+    let settings = policy.settings();
+    let (deny, _) = policy.path_rules();
+    let deny: Vec<String> = deny.iter().map(|r| r.pattern.clone()).collect();
+    let env = Environment::new(ctx.cwd.clone(), ctx.home.clone());
+    let config = settings.isolation.as_ref().map(|(config, _tier)| config);
+    Isolation::new(config, settings.sandbox, &deny, &env)
+}
+
+/// Why an allowed command did not start.
+#[derive(Debug)]
+pub enum SpawnError {
+    /// The isolation cannot be set up on this machine or with this config.
+    Isolation(IsolationError),
+    /// The command could not be started.
+    Io(std::io::Error),
+}
+
 fn report_denied(decision: &Decision) {
     eprintln!("sandgate: denied: {}", decision.reason);
 }
 
-/// Run an allowed command and wait for it: `/bin/sh -c COMMAND` in `cwd`,
-/// with stdin, stdout and stderr inherited.
+/// Run an allowed command and wait for it: `/bin/sh -c COMMAND` in the
+/// working directory, isolated as `permissions.exec.isolation` says, with
+/// stdin, stdout and stderr inherited.
 ///
-/// This is the one place a gated command is started; OS isolation of the
-/// command (from `policy.settings().isolation`) hooks in here.
-pub fn spawn(policy: &Policy, command: &str, cwd: &Path) -> std::io::Result<ExitStatus> {
-    let _ = policy;
-    Command::new("/bin/sh")
-        .arg("-c")
-        .arg(command)
-        .current_dir(cwd)
-        .status()
+/// This is the one place a gated command is started. Isolation errors and
+/// warnings (e.g. an invalid custom template) are logged to stderr first.
+pub fn spawn(policy: &Policy, command: &str, ctx: &Context) -> Result<ExitStatus, SpawnError> {
+    let isolation = isolation(policy, ctx).map_err(SpawnError::Isolation)?;
+    for notice in isolation.notices() {
+        eprintln!("sandgate: {notice}");
+    }
+    let mut child = isolation.command(command).map_err(SpawnError::Isolation)?;
+    child.status().map_err(SpawnError::Io)
 }
 
 /// The exit code sandgate passes on: the command's, or 128 + the signal that ended it.

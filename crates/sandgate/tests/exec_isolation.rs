@@ -1,0 +1,364 @@
+//! `sandgate exec` with isolation, against the built binary and the real
+//! kernel: the same escape table for `landlock` and `bwrap`, the custom
+//! wrapper, the invalid-template fallback, and `--dry-run`.
+
+use std::fs;
+use std::io::ErrorKind;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
+
+use assert_cmd::Command;
+
+/// A fake home with a floor dir, a workdir with a space in its name, an
+/// outside dir, and a policy whose gate allows everything (so that whatever
+/// is stopped, isolation stopped it).
+struct Fixture {
+    _root: tempfile::TempDir,
+    home: PathBuf,
+    work: PathBuf,
+    outside: PathBuf,
+    config: PathBuf,
+}
+
+fn fixture(isolation: &str) -> Fixture {
+    let root = tempfile::tempdir().unwrap();
+    let base = root.path().canonicalize().unwrap();
+    let home = base.join("home");
+    let work = base.join("my work");
+    let outside = base.join("outside");
+    for dir in [&home.join(".ssh"), &work, &outside] {
+        fs::create_dir_all(dir).unwrap();
+    }
+    fs::write(home.join(".ssh/id_ed25519"), "SECRET KEY\n").unwrap();
+    fs::write(outside.join("public.txt"), "PUBLIC\n").unwrap();
+    let config = base.join("permissions.yaml");
+    fs::write(
+        &config,
+        format!(
+            "permissions:\n  paths:\n    allow: [\"/**\"]\n  commands:\n    shell: false\n    allow: [\".\"]\n  exec:\n    isolation:\n{isolation}"
+        ),
+    )
+    .unwrap();
+    Fixture {
+        _root: root,
+        home,
+        work,
+        outside,
+        config,
+    }
+}
+
+impl Fixture {
+    fn sandgate(&self) -> Command {
+        let mut cmd = Command::cargo_bin("sandgate").unwrap();
+        cmd.env_clear()
+            .env("HOME", &self.home)
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("SANDGATE_NO_UI", "1")
+            .current_dir(&self.work)
+            .arg("--config")
+            .arg(&self.config);
+        cmd
+    }
+
+    fn exec(&self, command: &str) -> Output {
+        self.sandgate()
+            .args(["exec", "--", command])
+            .output()
+            .unwrap()
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn mode_block(mode: &str, network: bool) -> String {
+    format!("      mode: {mode}\n      network: {network}\n")
+}
+
+fn landlock_abi() -> u32 {
+    sandgate_sandbox::landlock_abi()
+}
+
+fn has_bwrap() -> bool {
+    sandgate_sandbox::bwrap::find().is_some()
+}
+
+/// The modes that can run here, with the reason printed for each one skipped.
+fn modes() -> Vec<&'static str> {
+    let mut modes = Vec::new();
+    if landlock_abi() >= 5 {
+        modes.push("landlock");
+    } else {
+        eprintln!(
+            "skipping landlock: the kernel has Landlock ABI {}, these tests need 5",
+            landlock_abi()
+        );
+    }
+    if has_bwrap() {
+        modes.push("bwrap");
+    } else {
+        eprintln!("skipping bwrap: `bwrap` is not installed (package `bubblewrap`)");
+    }
+    modes
+}
+
+fn not_gated(out: &Output) {
+    assert!(
+        !text(&out.stderr).contains("sandgate: denied"),
+        "the gate, not isolation, stopped it: {}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn escape_table() {
+    for mode in modes() {
+        let f = fixture(&mode_block(mode, false));
+
+        // A write inside the workdir works.
+        let out = f.exec("echo inside > in.txt && cat in.txt");
+        assert!(out.status.success(), "{mode}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "inside\n");
+
+        // A write outside the workdir fails.
+        let target = f.outside.join("escape.txt");
+        let out = f.exec(&format!("echo x > '{}'", target.display()));
+        not_gated(&out);
+        assert!(!out.status.success(), "{mode}: wrote outside");
+        assert!(!target.exists(), "{mode}");
+
+        // Reading a file in a floor dir fails; other files read fine.
+        let out = f.exec(&format!(
+            "cat '{}'",
+            f.home.join(".ssh/id_ed25519").display()
+        ));
+        not_gated(&out);
+        assert!(!out.status.success(), "{mode}: read the key");
+        assert!(!text(&out.stdout).contains("SECRET"));
+        let out = f.exec(&format!("cat '{}'", f.outside.join("public.txt").display()));
+        assert_eq!(
+            text(&out.stdout),
+            "PUBLIC\n",
+            "{mode}: {}",
+            text(&out.stderr)
+        );
+
+        // A symlink in the workdir that points outside leads nowhere.
+        std::os::unix::fs::symlink(&f.outside, f.work.join("link")).unwrap();
+        let out = f.exec("echo x > link/via-link.txt");
+        not_gated(&out);
+        assert!(!out.status.success(), "{mode}: wrote through the symlink");
+        assert!(!f.outside.join("via-link.txt").exists());
+
+        // no_new_privs is set.
+        let out = f.exec("grep NoNewPrivs /proc/self/status");
+        assert_eq!(text(&out.stdout), "NoNewPrivs:\t1\n", "{mode}");
+
+        // Exit code, stdout and stderr pass through.
+        let out = f.exec("echo \"out $((6*7))\"; echo 'e;rr' >&2; exit 7");
+        assert_eq!(out.status.code(), Some(7), "{mode}");
+        assert_eq!(text(&out.stdout), "out 42\n");
+        assert!(
+            text(&out.stderr).ends_with("e;rr\n"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+}
+
+/// Tries a TCP connect to a loopback listener from inside the sandbox with
+/// bash's `/dev/tcp`; returns whether bash succeeded and whether the
+/// listener saw a connection.
+fn loopback_connect(f: &Fixture) -> (bool, bool) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let out = f.exec(&format!("bash -c 'echo hi > /dev/tcp/127.0.0.1/{port}'"));
+    not_gated(&out);
+    std::thread::sleep(Duration::from_millis(50));
+    let seen = match listener.accept() {
+        Ok(_) => true,
+        Err(e) if e.kind() == ErrorKind::WouldBlock => false,
+        Err(e) => panic!("accept: {e}"),
+    };
+    (out.status.success(), seen)
+}
+
+#[test]
+fn network_off_and_on() {
+    if !Path::new("/bin/bash").exists() && !Path::new("/usr/bin/bash").exists() {
+        eprintln!("skipping: bash is not installed (needed for /dev/tcp)");
+        return;
+    }
+    for mode in modes() {
+        let off = fixture(&mode_block(mode, false));
+        assert_eq!(
+            loopback_connect(&off),
+            (false, false),
+            "{mode}: network off"
+        );
+        let on = fixture(&mode_block(mode, true));
+        assert_eq!(loopback_connect(&on), (true, true), "{mode}: network on");
+    }
+}
+
+#[test]
+fn no_sandbox_turns_isolation_off() {
+    if landlock_abi() < 5 {
+        eprintln!("skipping: the kernel has Landlock ABI {}", landlock_abi());
+        return;
+    }
+    let f = fixture(&mode_block("landlock", false));
+    let target = f.outside.join("free.txt");
+    let out = f
+        .sandgate()
+        .args(["--no-sandbox", "exec", "--"])
+        .arg(format!("echo x > '{}'", target.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(target.exists());
+}
+
+#[test]
+fn custom_template_keeps_spaces_and_shell_syntax_intact() {
+    let f =
+        fixture("      mode: custom\n      template: env SANDGATE_WD={workdir} /bin/sh -c {cmd}\n");
+    let out = f.exec("printf '%s|' \"$SANDGATE_WD\"; echo \"a;b\" '$HOME' `echo x`; exit 3");
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        format!("{}|a;b $HOME x\n", f.work.display())
+    );
+}
+
+#[test]
+fn custom_template_around_bwrap_confines() {
+    if !has_bwrap() {
+        eprintln!("skipping: `bwrap` is not installed (package `bubblewrap`)");
+        return;
+    }
+    let f = fixture(
+        "      mode: custom\n      template: \"bwrap --ro-bind / / --dev /dev --bind {workdir} {workdir} --chdir {workdir} /bin/sh -c {cmd}\"\n",
+    );
+    let target = f.outside.join("x");
+    let out = f.exec(&format!(
+        "echo 'in side' > in.txt; echo x > '{}'",
+        target.display()
+    ));
+    assert!(!out.status.success());
+    assert_eq!(
+        fs::read_to_string(f.work.join("in.txt")).unwrap(),
+        "in side\n"
+    );
+    assert!(!target.exists());
+}
+
+#[test]
+fn an_invalid_template_runs_unconfined_with_an_error_line() {
+    let f = fixture("      mode: custom\n      template: bwrap --ro-bind / / /bin/sh -c\n");
+    let target = f.outside.join("unconfined.txt");
+    let out = f.exec(&format!("echo x > '{}'", target.display()));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(target.exists());
+    assert!(
+        text(&out.stderr).contains(
+            "sandgate: error: isolation template `bwrap --ro-bind / / /bin/sh -c` has no `{cmd}` placeholder; isolation is off and commands run unconfined"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn missing_bwrap_names_the_package() {
+    let f = fixture(&mode_block("bwrap", false));
+    let out = f
+        .sandgate()
+        .env("PATH", "/nonexistent")
+        .args(["exec", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("install the `bubblewrap` package"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn dry_run_json_shows_verdict_plan_argv_and_enforcement() {
+    let f = fixture(&mode_block("landlock", false));
+    let target = f.outside.join("never.txt");
+    let out = f
+        .sandgate()
+        .args(["--json", "exec", "--dry-run", "--"])
+        .arg(format!("echo x > '{}'", target.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!target.exists(), "--dry-run ran the command");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["verdict"], "allow");
+    let iso = &json["isolation"];
+    assert_eq!(iso["mode"], "landlock");
+    assert_eq!(
+        iso["argv"],
+        serde_json::json!(["/bin/sh", "-c", format!("echo x > '{}'", target.display())])
+    );
+    assert_eq!(iso["plan"]["workdir"], f.work.display().to_string());
+    assert_eq!(iso["plan"]["network"], false);
+    let denied: Vec<String> = iso["plan"]["denied"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["path"].as_str().unwrap().to_string())
+        .collect();
+    assert!(denied.contains(&f.home.join(".ssh").display().to_string()));
+    let level = iso["enforcement"]["level"].as_str().unwrap();
+    if landlock_abi() >= 5 {
+        assert_eq!(level, "fully_enforced");
+    }
+
+    // The text form says the same for people.
+    let out = f
+        .sandgate()
+        .args(["exec", "--dry-run", "--", "ls"])
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(stdout.starts_with("verdict: allow"), "{stdout}");
+    assert!(stdout.contains("isolation: landlock"), "{stdout}");
+    assert!(stdout.contains("network: off"), "{stdout}");
+}
+
+#[test]
+fn dry_run_shows_the_bwrap_argv() {
+    let f = fixture(&mode_block("bwrap", true));
+    let out = f
+        .sandgate()
+        .args(["--json", "exec", "--dry-run", "--", "make test"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let argv: Vec<String> = json["isolation"]["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    let work = f.work.display().to_string();
+    let tail = ["--", "/bin/sh", "-c", "make test"].map(String::from);
+    assert!(argv.ends_with(&tail), "{argv:?}");
+    assert!(
+        argv.windows(3).any(|w| w == ["--bind", &work, &work]),
+        "{argv:?}"
+    );
+    assert!(!argv.contains(&"--unshare-net".to_string()), "{argv:?}");
+}
