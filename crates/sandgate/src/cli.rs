@@ -59,4 +59,6 @@ pub enum Command {
     Grant(crate::cmd::grant::GrantArgs),
     /// Run a loop config's script detectors and report each verdict.
     Detect(crate::cmd::detect::DetectArgs),
+    /// Serve the gated file and exec tools over MCP (stdio, or streamable HTTP with --http).
+    Mcp(crate::cmd::mcp::McpArgs),
 }

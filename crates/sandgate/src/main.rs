@@ -4,6 +4,7 @@
 mod audit;
 mod cli;
 mod cmd;
+mod mcp;
 mod prompt;
 mod setup;
 mod warn;
@@ -33,5 +34,6 @@ fn main() -> ExitCode {
         cli::Command::Run(args) => cmd::run::run(&global, args),
         cli::Command::Grant(args) => cmd::grant::run(&global, args),
         cli::Command::Detect(args) => cmd::detect::run(&global, args),
+        cli::Command::Mcp(args) => cmd::mcp::run(&global, args),
     }
 }

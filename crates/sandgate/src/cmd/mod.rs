@@ -5,6 +5,7 @@ pub mod completions;
 pub mod detect;
 pub mod exec;
 pub mod grant;
+pub mod mcp;
 pub mod policy;
 pub mod policy_edit;
 pub mod run;
