@@ -128,7 +128,7 @@ struct Driver {
 impl Driver {
     fn start(chromedriver: &Path, chromium: &Path) -> Driver {
         let port = free_port();
-        let process = Command::new(chromedriver)
+        let mut process = Command::new(chromedriver)
             .arg(format!("--port={port}"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -141,7 +141,11 @@ impl Driver {
                     break;
                 }
             }
-            assert!(Instant::now() < deadline, "chromedriver did not start");
+            if Instant::now() > deadline {
+                let _ = process.kill();
+                let _ = process.wait();
+                panic!("chromedriver did not start");
+            }
             thread::sleep(Duration::from_millis(100));
         }
         let profile = tempfile::tempdir().unwrap();
@@ -158,11 +162,17 @@ impl Driver {
                 ]
             }
         }}});
-        let created = http(port, "POST", "/session", Some(&caps)).unwrap();
-        let session = created["value"]["sessionId"]
-            .as_str()
-            .unwrap_or_else(|| panic!("no session: {created}"))
-            .to_string();
+        let created = http(port, "POST", "/session", Some(&caps));
+        let Some(session) = created
+            .as_ref()
+            .ok()
+            .and_then(|c| c["value"]["sessionId"].as_str())
+            .map(str::to_string)
+        else {
+            let _ = process.kill();
+            let _ = process.wait();
+            panic!("chromedriver could not start chromium: {created:?}");
+        };
         Driver {
             process,
             port,
