@@ -46,6 +46,11 @@ pub struct GlobalArgs {
 pub enum Command {
     /// Decide one request: `{"tool": "exec_run", "params": {"command": "git status"}}`.
     Check(crate::cmd::check::CheckArgs),
+    /// Agent hooks: gate Claude Code, Codex CLI or Gemini CLI; install or uninstall the hook.
+    #[command(subcommand)]
+    Hook(crate::cmd::hook::HookCommand),
+    /// Convert another tool's permission rules (Claude Code) into sandgate rules.
+    Import(crate::cmd::import::ImportArgs),
     /// Show, explain, lint and edit the policy.
     #[command(subcommand)]
     Policy(crate::cmd::policy::PolicyCommand),

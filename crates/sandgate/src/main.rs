@@ -4,6 +4,7 @@
 mod audit;
 mod cli;
 mod cmd;
+mod hook;
 mod mcp;
 mod prompt;
 mod setup;
@@ -28,6 +29,8 @@ fn main() -> ExitCode {
     let global = cli.global;
     match cli.command {
         cli::Command::Check(args) => cmd::check::run(&global, args),
+        cli::Command::Hook(command) => cmd::hook::run(&global, command),
+        cli::Command::Import(args) => cmd::import::run(&global, args),
         cli::Command::Policy(command) => cmd::policy::run(&global, command),
         cli::Command::Completions(args) => cmd::completions::run(args),
         cli::Command::Exec(args) => cmd::exec::run(&global, args),

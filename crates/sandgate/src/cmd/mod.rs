@@ -5,6 +5,8 @@ pub mod completions;
 pub mod detect;
 pub mod exec;
 pub mod grant;
+pub mod hook;
+pub mod import;
 pub mod mcp;
 pub mod policy;
 pub mod policy_edit;
