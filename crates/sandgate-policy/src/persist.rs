@@ -221,6 +221,7 @@ fn append_locked(
         TextEdit::Changed { text, line } => (text, line),
     };
     let mode = existing.map(|(_, mode)| mode).unwrap_or(0o600);
+    remove_stale_temp_files(file, dir);
     replace_atomically(file, dir, &text, mode)?;
     Ok(Appended::Added { line })
 }
@@ -522,6 +523,34 @@ fn read_existing(file: &Path) -> Result<Option<(String, u32)>, PersistError> {
     Ok(Some((text, mode)))
 }
 
+/// The name prefix of the temp files written beside `file`.
+fn temp_prefix(file: &Path) -> String {
+    format!(
+        ".{}.",
+        file.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "permissions.yaml".into())
+    )
+}
+
+const TEMP_SUFFIX: &str = ".tmp";
+
+/// Remove temp files of writers that died before their rename. Only called
+/// under the lock, so no live writer has a temp file at this moment.
+fn remove_stale_temp_files(file: &Path, dir: &Path) {
+    let prefix = temp_prefix(file);
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with(&prefix) && name.ends_with(TEMP_SUFFIX) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Write `text` to a temp file beside `file`, fsync it, rename it over `file`, fsync the directory.
 fn replace_atomically(file: &Path, dir: &Path, text: &str, mode: u32) -> Result<(), PersistError> {
     let io_err = |action, path: &Path, source| PersistError::Io {
@@ -529,15 +558,10 @@ fn replace_atomically(file: &Path, dir: &Path, text: &str, mode: u32) -> Result<
         path: path.to_path_buf(),
         source,
     };
-    let prefix = format!(
-        ".{}.",
-        file.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "permissions.yaml".into())
-    );
+    let prefix = temp_prefix(file);
     let mut temp = tempfile::Builder::new()
         .prefix(&prefix)
-        .suffix(".tmp")
+        .suffix(TEMP_SUFFIX)
         .tempfile_in(dir)
         .map_err(|e| io_err("create a temporary file in", dir, e))?;
     temp.write_all(text.as_bytes())
@@ -836,6 +860,19 @@ permissions:
             );
             assert!(text.starts_with("# my policy"));
         }
+    }
+
+    #[test]
+    fn temp_files_of_dead_writers_are_removed_under_the_lock() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("permissions.yaml");
+        let stale = tmp.path().join(".permissions.yaml.a1b2c3.tmp");
+        let unrelated = tmp.path().join(".other.yaml.a1b2c3.tmp");
+        fs::write(&stale, "permissions:\n  paths: [").unwrap();
+        fs::write(&unrelated, "x").unwrap();
+        append_rule(&file, Section::Paths, Effect::Allow, "/x").unwrap();
+        assert!(!stale.exists());
+        assert!(unrelated.exists());
     }
 
     #[test]
