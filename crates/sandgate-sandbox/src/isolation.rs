@@ -157,6 +157,17 @@ impl Isolation {
         deny_patterns: &[String],
         env: &Environment,
     ) -> Result<Isolation, IsolationError> {
+        Isolation::with_landlock_abi(config, sandbox_on, deny_patterns, env, sys::landlock_abi())
+    }
+
+    /// [`Isolation::new`] for a kernel with Landlock ABI `abi`.
+    fn with_landlock_abi(
+        config: Option<&IsolationConfig>,
+        sandbox_on: bool,
+        deny_patterns: &[String],
+        env: &Environment,
+        abi: u32,
+    ) -> Result<Isolation, IsolationError> {
         let default_config = IsolationConfig::default();
         let config = config.unwrap_or(&default_config);
         let configured = config.mode.unwrap_or_default();
@@ -206,7 +217,6 @@ impl Isolation {
                 Enforcement::new(EnforcementLevel::Delegated),
             ),
             (IsolationMode::Landlock, _) => {
-                let abi = sys::landlock_abi();
                 let grants = landlock::grants(&plan, &RealTree);
                 let mut enforcement = landlock::assess(&plan, abi);
                 if !grants.unlistable.is_empty() {
@@ -475,4 +485,76 @@ fn quote(arg: &str) -> String {
 
 fn seatbelt_available() -> bool {
     cfg!(target_os = "macos") && Path::new(seatbelt::SANDBOX_EXEC).exists()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn landlock(best_effort: bool, abi: u32) -> Isolation {
+        let dir = std::env::temp_dir();
+        let config = IsolationConfig {
+            mode: Some(IsolationMode::Landlock),
+            best_effort: Some(best_effort),
+            ..IsolationConfig::default()
+        };
+        let env = Environment {
+            cwd: dir.clone(),
+            home: dir.join("no-such-home"),
+            temp_dir: dir,
+        };
+        Isolation::with_landlock_abi(Some(&config), true, &[], &env, abi).unwrap()
+    }
+
+    #[test]
+    fn an_old_kernel_refuses_to_start_and_says_what_is_missing() {
+        let isolation = landlock(false, 2);
+        assert_eq!(
+            isolation.enforcement().level,
+            EnforcementLevel::PartiallyEnforced
+        );
+        let err = isolation.command("true").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "isolation mode `landlock` cannot be fully enforced on this machine: \
+             truncating files outside the workdir is not confined (needs Landlock ABI 3, the kernel has ABI 2); \
+             ioctl on device files is not confined (needs Landlock ABI 5, the kernel has ABI 2); \
+             set `best_effort: true` to run anyway"
+        );
+        assert!(isolation.notices().is_empty());
+    }
+
+    #[test]
+    fn best_effort_starts_with_a_warning() {
+        let isolation = landlock(true, 0);
+        assert!(isolation.ensure_startable().is_ok());
+        assert_eq!(isolation.notices().len(), 1);
+        let notice = &isolation.notices()[0];
+        assert_eq!(notice.level, NoticeLevel::Warning);
+        assert!(
+            notice.to_string().starts_with(
+                "warning: isolation is partially enforced (best_effort): Landlock is not available"
+            ),
+            "{notice}"
+        );
+    }
+
+    #[test]
+    fn a_current_kernel_starts_without_notices() {
+        let isolation = landlock(false, 7);
+        assert_eq!(
+            isolation.enforcement().level,
+            EnforcementLevel::FullyEnforced
+        );
+        assert!(isolation.ensure_startable().is_ok());
+        assert!(isolation.notices().is_empty());
+    }
+
+    #[test]
+    fn quote_shows_argv_elements_unambiguously() {
+        assert_eq!(quote("/bin/sh"), "/bin/sh");
+        assert_eq!(quote("a b"), "'a b'");
+        assert_eq!(quote("it's"), "'it'\\''s'");
+        assert_eq!(quote(""), "''");
+    }
 }

@@ -68,15 +68,40 @@ pub fn program(spec: FilterSpec) -> Result<Vec<libc::sock_filter>, SeccompError>
         arch,
     )?;
     let bpf: BpfProgram = filter.try_into()?;
-    Ok(bpf
-        .into_iter()
-        .map(|f| libc::sock_filter {
-            code: f.code,
-            jt: f.jt,
-            jf: f.jf,
-            k: f.k,
-        })
-        .collect())
+    let mut program = x32_guard();
+    program.extend(bpf.into_iter().map(|f| libc::sock_filter {
+        code: f.code,
+        jt: f.jt,
+        jf: f.jf,
+        k: f.k,
+    }));
+    Ok(program)
+}
+
+/// On x86-64, x32 system calls carry the x86-64 audit arch but numbers with
+/// bit 30 set, so rules keyed on plain numbers would not see an x32
+/// `socket`. This prefix fails every x32 call (and kills a foreign arch, as
+/// the compiled filter does too). Jumps in BPF are relative, so prefixing
+/// leaves the compiled program intact.
+fn x32_guard() -> Vec<libc::sock_filter> {
+    if !cfg!(target_arch = "x86_64") {
+        return Vec::new();
+    }
+    const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+    const JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+    const JGE_K: u16 = (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16;
+    const RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+    const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
+    const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+    let op = |code: u16, jt: u8, jf: u8, k: u32| libc::sock_filter { code, jt, jf, k };
+    vec![
+        op(LD_W_ABS, 0, 0, 4), // seccomp_data.arch
+        op(JEQ_K, 1, 0, AUDIT_ARCH_X86_64),
+        op(RET_K, 0, 0, libc::SECCOMP_RET_KILL_PROCESS),
+        op(LD_W_ABS, 0, 0, 0), // seccomp_data.nr
+        op(JGE_K, 0, 1, X32_SYSCALL_BIT),
+        op(RET_K, 0, 0, libc::SECCOMP_RET_ERRNO | libc::EACCES as u32),
+    ]
 }
 
 #[cfg(test)]
@@ -92,5 +117,14 @@ mod tests {
         .unwrap();
         assert!(!open.is_empty());
         assert!(closed.len() > open.len());
+    }
+
+    #[test]
+    fn x32_calls_are_cut_off_before_the_rules() {
+        let program = program(FilterSpec { deny_network: true }).unwrap();
+        if cfg!(target_arch = "x86_64") {
+            assert_eq!(program[4].k, 0x4000_0000);
+            assert_eq!(program[5].k, libc::SECCOMP_RET_ERRNO | libc::EACCES as u32);
+        }
     }
 }

@@ -517,3 +517,27 @@ fn the_dry_run_report_serializes() {
     assert!(text.contains("network: off"), "{text}");
     assert!(Path::new(&f.work).is_dir());
 }
+
+#[test]
+fn landlock_seccomp_denies_inet_sockets_and_x32_calls() {
+    if landlock_abi() < 5 || which("python3").is_none() {
+        eprintln!("skipping: needs Landlock ABI 5 and python3");
+        return;
+    }
+    let f = fixture();
+    let iso = f.isolation(IsolationMode::Landlock, false);
+    // socket(AF_INET, SOCK_DGRAM) through libc, and the same call with the
+    // x32 bit set (x86-64 only), must both fail with EACCES.
+    let script = "import ctypes, platform\n\
+        libc = ctypes.CDLL(None, use_errno=True)\n\
+        print(libc.socket(2, 2, 0), ctypes.get_errno())\n\
+        if platform.machine() == 'x86_64':\n    \
+            print(libc.syscall(0x40000000 + 41, 2, 2, 0), ctypes.get_errno())\n";
+    let out = run(&iso, &format!("python3 -c \"{script}\""));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(!lines.is_empty(), "{}", text(&out.stderr));
+    for line in lines {
+        assert_eq!(line, "-1 13", "{stdout}");
+    }
+}

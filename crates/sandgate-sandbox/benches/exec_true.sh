@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Whole-process cost of `sandgate exec -- true` under each isolation mode,
+# side by side with a plain `sh -c true`.
+#
+#   cargo build --release -p sandgate
+#   crates/sandgate-sandbox/benches/exec_true.sh [path/to/sandgate] [runs]
+#
+# Prints the mean wall time per run in microseconds (best of 3 rounds).
+set -euo pipefail
+
+bin=${1:-target/release/sandgate}
+runs=${2:-300}
+bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export HOME=$work/home SANDGATE_NO_UI=1
+mkdir -p "$HOME"
+cd "$work"
+
+config() {
+  cat > "$work/$1.yaml" <<YAML
+permissions:
+  commands:
+    allow: ["^true$"]
+  exec:
+    isolation:
+      mode: $1
+YAML
+}
+
+# Mean microseconds per run of "$@", best of 3 rounds of $runs runs.
+measure() {
+  local best=
+  for _ in 1 2 3; do
+    local start end us
+    start=$(date +%s%N)
+    for ((i = 0; i < runs; i++)); do "$@" >/dev/null; done
+    end=$(date +%s%N)
+    us=$(((end - start) / runs / 1000))
+    if [ -z "$best" ] || [ "$us" -lt "$best" ]; then best=$us; fi
+  done
+  echo "$best"
+}
+
+printf '%-34s %8s\n' "command" "µs/run"
+printf '%-34s %8s\n' "sh -c true" "$(measure /bin/sh -c true)"
+for mode in none landlock bwrap; do
+  config "$mode"
+  if [ "$mode" = bwrap ] && ! command -v bwrap >/dev/null; then
+    printf '%-34s %8s\n' "sandgate exec -- true ($mode)" "skipped: no bwrap"
+    continue
+  fi
+  printf '%-34s %8s\n' "sandgate exec -- true ($mode)" \
+    "$(measure "$bin" --config "$work/$mode.yaml" exec -- true)"
+done
