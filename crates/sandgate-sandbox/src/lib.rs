@@ -32,6 +32,7 @@
 #![deny(missing_docs)]
 
 pub mod bwrap;
+pub mod confine;
 pub mod custom;
 pub mod enforcement;
 mod isolation;

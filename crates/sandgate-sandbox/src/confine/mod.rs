@@ -1,0 +1,100 @@
+//! `sandgate run`: confine the writes of a whole process tree, and ask the
+//! human when it reaches outside.
+//!
+//! Two layers:
+//!
+//! - **Landlock** (the hard floor) denies every write-class access except
+//!   beneath the plan's rules ([`Plan::rules`]). It is inherited by every
+//!   descendant and cannot be lifted.
+//! - **seccomp user notification** hands each write-class system call
+//!   (write-opens, `mkdir`, `unlink`, `rename`, `link`, `symlink`,
+//!   `truncate`, `mknod`) to the [`Supervisor`] in the sandgate process,
+//!   which continues it (Landlock then decides), fails it, asks the human,
+//!   or performs it on the program's behalf when the policy allows what the
+//!   floor would not. So an "allow" takes effect in place: no restart.
+//!
+//! The plan is data ([`Plan::build`]); applying it is [`spawn`].
+
+mod landlock;
+mod onbehalf;
+mod plan;
+mod seccomp;
+mod settings;
+mod spawn;
+mod supervisor;
+
+pub use onbehalf::Op;
+pub use plan::{AllowKind, Allowed, Grants, Plan, PlanInputs, Rule, Standing, DEFAULT_STATE_DIRS};
+pub use settings::{ListKind, SandboxFile, SandboxSettings, SettingsError, FILE_NAME, STATE_DIR};
+pub use spawn::{clear_umask, ignore_terminal_signals, Confined};
+pub use supervisor::{Answer, Asker, DenyReason, Event, Question, Reporter, Supervisor};
+
+use std::io;
+use std::process::Command;
+
+use serde::Serialize;
+
+/// How strongly the confinement is enforced on this machine.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Mechanism {
+    /// `landlock+seccomp-notify`.
+    pub name: &'static str,
+    /// The kernel's Landlock ABI (0: none).
+    pub landlock_abi: u32,
+    /// `full` (every write right handled, incl. truncate and cross-directory
+    /// links), `partial` (an older ABI: some rights unhandled) or `none`.
+    pub enforcement: &'static str,
+    /// Whether answers are applied in place (always true: no restart).
+    pub decide_in_place: bool,
+}
+
+impl Mechanism {
+    /// Probes the running kernel.
+    pub fn probe() -> Mechanism {
+        let abi = landlock::abi();
+        Mechanism {
+            name: "landlock+seccomp-notify",
+            landlock_abi: abi,
+            enforcement: match abi {
+                0 => "none",
+                1 | 2 => "partial",
+                _ => "full",
+            },
+            decide_in_place: true,
+        }
+    }
+}
+
+/// Why the program could not be started confined.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfineError {
+    /// The kernel has no Landlock.
+    #[error("this kernel has no Landlock support (it is needed for `sandgate run`); enable it or run unarmed")]
+    NoLandlock,
+    /// The Landlock ruleset could not be built.
+    #[error("cannot build the Landlock ruleset: {0}")]
+    Ruleset(io::Error),
+    /// The program could not be started.
+    #[error("cannot start `{program}`: {source}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// The cause.
+        source: io::Error,
+    },
+}
+
+/// Starts `cmd` confined by `plan`. The caller then runs a [`Supervisor`] on
+/// the returned listener and waits for the child.
+pub fn spawn(cmd: &mut Command, plan: &Plan) -> Result<Confined, ConfineError> {
+    let abi = landlock::abi();
+    if abi == 0 {
+        return Err(ConfineError::NoLandlock);
+    }
+    let ruleset = landlock::build(&plan.rules, abi).map_err(ConfineError::Ruleset)?;
+    spawn::spawn(cmd, &ruleset).map_err(|source| ConfineError::Spawn {
+        program: cmd.get_program().to_string_lossy().into_owned(),
+        source,
+    })
+}

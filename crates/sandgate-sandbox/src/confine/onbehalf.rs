@@ -1,0 +1,272 @@
+//! Writes the supervisor performs for the confined program, when the policy
+//! allows them but the Landlock floor would not (new entries in a carved
+//! directory, "allow" answers).
+//!
+//! Every path is canonical and has been checked against the plan. The parent
+//! directory is opened with `RESOLVE_NO_SYMLINKS`, and the final component is
+//! used relative to it without following symlinks, so a symlink swapped in
+//! after the check makes the operation fail (`ELOOP`) instead of landing
+//! somewhere else.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use super::seccomp::Listener;
+
+/// A write, with canonical paths.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op {
+    /// `open`/`openat`/`openat2`/`creat` with a write flag.
+    Open {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The open flags.
+        flags: i32,
+        /// The creation mode.
+        mode: u32,
+    },
+    /// `mkdir`/`mkdirat`.
+    Mkdir {
+        /// The new directory.
+        path: std::path::PathBuf,
+        /// Its mode.
+        mode: u32,
+    },
+    /// `mknod`/`mknodat`.
+    Mknod {
+        /// The new node.
+        path: std::path::PathBuf,
+        /// Type and mode.
+        mode: u32,
+    },
+    /// `unlink`/`rmdir`/`unlinkat`.
+    Remove {
+        /// The entry.
+        path: std::path::PathBuf,
+        /// Whether it is a directory removal.
+        dir: bool,
+    },
+    /// `rename`/`renameat`/`renameat2`.
+    Rename {
+        /// The old entry.
+        from: std::path::PathBuf,
+        /// The new entry.
+        to: std::path::PathBuf,
+        /// `renameat2` flags.
+        flags: u32,
+    },
+    /// `link`/`linkat`.
+    Link {
+        /// The existing file.
+        from: std::path::PathBuf,
+        /// The new entry.
+        to: std::path::PathBuf,
+    },
+    /// `symlink`/`symlinkat`.
+    Symlink {
+        /// The link's contents.
+        target: Vec<u8>,
+        /// The new entry.
+        path: std::path::PathBuf,
+    },
+    /// `truncate`.
+    Truncate {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The new length.
+        len: i64,
+    },
+}
+
+impl Op {
+    /// A short name for messages.
+    pub fn verb(&self) -> &'static str {
+        match self {
+            Op::Open { flags, .. } if flags & libc::O_CREAT != 0 => "create/write",
+            Op::Open { .. } => "write",
+            Op::Mkdir { .. } => "mkdir",
+            Op::Mknod { .. } => "mknod",
+            Op::Remove { dir: true, .. } => "rmdir",
+            Op::Remove { .. } => "delete",
+            Op::Rename { .. } => "rename",
+            Op::Link { .. } => "link",
+            Op::Symlink { .. } => "symlink",
+            Op::Truncate { .. } => "truncate",
+        }
+    }
+}
+
+fn cstring(bytes: &[u8]) -> io::Result<CString> {
+    CString::new(bytes).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+fn check(rc: libc::c_int) -> io::Result<libc::c_int> {
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(rc)
+    }
+}
+
+/// `openat2(dirfd, path, flags, mode, RESOLVE_NO_SYMLINKS [| RESOLVE_BENEATH])`.
+fn openat2(dirfd: libc::c_int, path: &[u8], flags: i32, mode: u32) -> io::Result<OwnedFd> {
+    let path = cstring(path)?;
+    let mut how: libc::open_how = open_how_zeroed();
+    how.flags = (flags | libc::O_CLOEXEC) as u64;
+    how.mode = if flags & (libc::O_CREAT | libc::O_TMPFILE) != 0 {
+        u64::from(mode & 0o7777)
+    } else {
+        0
+    };
+    how.resolve = libc::RESOLVE_NO_SYMLINKS;
+    if dirfd != libc::AT_FDCWD {
+        how.resolve |= libc::RESOLVE_BENEATH;
+    }
+    // SAFETY: `path` is NUL-terminated and `how` is a live open_how whose size
+    // we pass; the kernel only reads them.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            dirfd,
+            path.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let fd = libc::c_int::try_from(fd).map_err(io::Error::other)?;
+    // SAFETY: the kernel just returned this descriptor; we own it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn open_how_zeroed() -> libc::open_how {
+    // SAFETY: open_how is plain integers; all-zero is a valid value.
+    unsafe { std::mem::zeroed() }
+}
+
+/// The parent directory of `path`, opened without following any symlink,
+/// and the final component.
+fn parent_of(path: &Path) -> io::Result<(OwnedFd, CString)> {
+    let parent = path
+        .parent()
+        .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
+    let dir = openat2(
+        libc::AT_FDCWD,
+        parent.as_os_str().as_bytes(),
+        libc::O_PATH | libc::O_DIRECTORY,
+        0,
+    )?;
+    Ok((dir, cstring(name.as_bytes())?))
+}
+
+/// Performs `op` for the program and answers notification `id`: the result
+/// (or the new descriptor) is what the program's system call returns.
+/// `umask` is the program's.
+pub fn perform(listener: &Listener, id: u64, op: &Op, umask: u32) {
+    match run(listener, id, op, umask) {
+        Ok(Some(val)) => listener.succeed(id, val),
+        Ok(None) => {}
+        Err(err) => listener.fail(id, err.raw_os_error().unwrap_or(libc::EACCES)),
+    }
+}
+
+/// Runs `op`; `Ok(None)` means the answer was already sent (a descriptor).
+fn run(listener: &Listener, id: u64, op: &Op, umask: u32) -> io::Result<Option<i64>> {
+    match op {
+        Op::Open { path, flags, mode } => {
+            let (dir, name) = parent_of(path)?;
+            let fd = openat2(
+                dir.as_raw_fd(),
+                name.as_bytes(),
+                flags & !libc::O_CLOEXEC,
+                mode & !umask,
+            )?;
+            listener.send_fd(id, fd.as_fd(), flags & libc::O_CLOEXEC != 0)?;
+            Ok(None)
+        }
+        Op::Mkdir { path, mode } => {
+            let (dir, name) = parent_of(path)?;
+            // SAFETY: open directory descriptor and NUL-terminated name.
+            check(unsafe {
+                libc::mkdirat(
+                    dir.as_raw_fd(),
+                    name.as_ptr(),
+                    (mode & !umask & 0o7777) as libc::mode_t,
+                )
+            })?;
+            Ok(Some(0))
+        }
+        Op::Mknod { path, mode } => {
+            let kind = mode & libc::S_IFMT;
+            if kind != 0 && kind != libc::S_IFREG && kind != libc::S_IFIFO && kind != libc::S_IFSOCK
+            {
+                return Err(io::Error::from_raw_os_error(libc::EPERM));
+            }
+            let (dir, name) = parent_of(path)?;
+            let mode = kind | (mode & !umask & 0o7777);
+            // SAFETY: open directory descriptor and NUL-terminated name; no device.
+            check(unsafe { libc::mknodat(dir.as_raw_fd(), name.as_ptr(), mode, 0) })?;
+            Ok(Some(0))
+        }
+        Op::Remove { path, dir: is_dir } => {
+            let (dir, name) = parent_of(path)?;
+            let flags = if *is_dir { libc::AT_REMOVEDIR } else { 0 };
+            // SAFETY: open directory descriptor and NUL-terminated name.
+            check(unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), flags) })?;
+            Ok(Some(0))
+        }
+        Op::Rename { from, to, flags } => {
+            let (from_dir, from_name) = parent_of(from)?;
+            let (to_dir, to_name) = parent_of(to)?;
+            // SAFETY: open directory descriptors and NUL-terminated names.
+            check(unsafe {
+                libc::renameat2(
+                    from_dir.as_raw_fd(),
+                    from_name.as_ptr(),
+                    to_dir.as_raw_fd(),
+                    to_name.as_ptr(),
+                    *flags,
+                )
+            })?;
+            Ok(Some(0))
+        }
+        Op::Link { from, to } => {
+            let (from_dir, from_name) = parent_of(from)?;
+            let (to_dir, to_name) = parent_of(to)?;
+            // SAFETY: open directory descriptors and NUL-terminated names; flags 0
+            // never follows a symlink.
+            check(unsafe {
+                libc::linkat(
+                    from_dir.as_raw_fd(),
+                    from_name.as_ptr(),
+                    to_dir.as_raw_fd(),
+                    to_name.as_ptr(),
+                    0,
+                )
+            })?;
+            Ok(Some(0))
+        }
+        Op::Symlink { target, path } => {
+            let (dir, name) = parent_of(path)?;
+            let target = cstring(target)?;
+            // SAFETY: open directory descriptor and NUL-terminated strings.
+            check(unsafe { libc::symlinkat(target.as_ptr(), dir.as_raw_fd(), name.as_ptr()) })?;
+            Ok(Some(0))
+        }
+        Op::Truncate { path, len } => {
+            let (dir, name) = parent_of(path)?;
+            let file = openat2(dir.as_raw_fd(), name.as_bytes(), libc::O_WRONLY, 0)?;
+            // SAFETY: an open, writable descriptor.
+            check(unsafe { libc::ftruncate(file.as_raw_fd(), *len) })?;
+            Ok(Some(0))
+        }
+    }
+}

@@ -1,0 +1,466 @@
+//! The confinement plan as data: what the program may write, what is
+//! protected, and the Landlock rules that hold the floor.
+//!
+//! Landlock rules only add rights to a whole subtree, so an allowed directory
+//! that contains a protected one (the workspace contains `.sandgate/`, `/tmp`
+//! may contain the workspace) is *carved*: instead of the directory, each of
+//! its children gets a rule, recursively down to the protected path, which
+//! gets none. The carved directories themselves get no rule, so creating,
+//! removing or renaming their entries always goes through the supervisor,
+//! which refuses protected names. That is also how a protected directory that
+//! does not exist yet (`.git` before `git init`) stays protected: nothing but
+//! the supervisor can create an entry next to it.
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+
+use serde::Serialize;
+
+use super::settings::{SandboxSettings, STATE_DIR};
+
+/// Temp trees every program may write.
+const TEMP_TREES: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
+/// Device files and directories every program may write.
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+];
+/// Regenerable tool caches, relative to the home directory.
+const CACHES: &[&str] = &[
+    ".cache",
+    ".npm",
+    ".node-gyp",
+    ".pnpm-store",
+    ".local/share/pnpm",
+    ".cargo/registry",
+    ".cargo/git",
+    ".m2/repository",
+    ".gradle/caches",
+    "go/pkg/mod",
+    ".bun/install/cache",
+];
+/// Agent state directories (and files), relative to the home directory.
+pub const DEFAULT_STATE_DIRS: &[&str] = &[".claude", ".claude.json", ".codex", ".gemini"];
+
+/// Why a path is in the allowed set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AllowKind {
+    /// A workspace root.
+    Workspace,
+    /// An agent state directory.
+    State,
+    /// A system temp tree.
+    Temp,
+    /// A regenerable tool cache.
+    Cache,
+    /// `/dev/null`, the tty and their kin.
+    Device,
+    /// Granted in `sandbox.json` (or by an "allow always" answer).
+    Granted,
+}
+
+/// One root of the allowed set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Allowed {
+    /// The path (canonical when it exists); everything beneath it is allowed.
+    pub path: PathBuf,
+    /// Why it is allowed.
+    pub kind: AllowKind,
+    /// Whether it existed when the plan was made (only existing paths get a
+    /// Landlock rule; the supervisor performs writes to the others).
+    pub exists: bool,
+}
+
+/// One Landlock rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Rule {
+    /// The file or directory.
+    pub path: PathBuf,
+    /// A directory rule allows every write beneath it; a file rule allows
+    /// writing and truncating the file.
+    pub dir: bool,
+}
+
+/// What the plan is built from.
+#[derive(Debug, Clone)]
+pub struct PlanInputs {
+    /// The workspace roots (absolute).
+    pub workspaces: Vec<PathBuf>,
+    /// The home directory.
+    pub home: PathBuf,
+    /// `$TMPDIR`, if set.
+    pub tmpdir: Option<PathBuf>,
+    /// The merged settings of the workspaces.
+    pub settings: SandboxSettings,
+}
+
+/// Where a path stands for a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// Protected: fails, never asks.
+    Protected,
+    /// Allowed, and the Landlock floor lets the kernel do it: continue.
+    Covered,
+    /// Allowed, but the Landlock floor would refuse it: the supervisor performs it.
+    Allowed,
+    /// In the deny list: fails, never asks.
+    Denied,
+    /// Outside the allowed set: ask.
+    Outside,
+}
+
+/// The confinement plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    /// The workspace roots (canonical).
+    pub workspaces: Vec<PathBuf>,
+    /// The allowed set.
+    pub allowed: Vec<Allowed>,
+    /// Read-only paths (each with everything beneath it), whether or not they exist.
+    pub protected: Vec<PathBuf>,
+    /// Paths whose writes fail without asking.
+    pub deny: Vec<PathBuf>,
+    /// Whether `.git` is protected.
+    pub strict_git: bool,
+    /// The Landlock rules.
+    pub rules: Vec<Rule>,
+    #[serde(skip)]
+    dir_rules: HashSet<PathBuf>,
+    #[serde(skip)]
+    file_rules: HashSet<PathBuf>,
+}
+
+impl Plan {
+    /// Builds the plan, reading the file system to carve allowed directories
+    /// around protected paths.
+    pub fn build(inputs: &PlanInputs) -> Plan {
+        let home = &inputs.home;
+        let base = inputs
+            .workspaces
+            .first()
+            .cloned()
+            .unwrap_or_else(|| PathBuf::from("/"));
+        let workspaces: Vec<PathBuf> = inputs.workspaces.iter().map(|w| resolve(w)).collect();
+        let mut allowed = Vec::new();
+        let mut add = |path: PathBuf, kind: AllowKind| {
+            let path = resolve(&path);
+            if !allowed.iter().any(|a: &Allowed| a.path == path) {
+                let exists = fs::symlink_metadata(&path).is_ok();
+                allowed.push(Allowed { path, kind, exists });
+            }
+        };
+        for ws in &workspaces {
+            add(ws.clone(), AllowKind::Workspace);
+        }
+        for dir in DEFAULT_STATE_DIRS {
+            add(home.join(dir), AllowKind::State);
+        }
+        for dir in &inputs.settings.state_dirs {
+            add(expand(dir, home, &base), AllowKind::State);
+        }
+        for dir in TEMP_TREES {
+            add(PathBuf::from(dir), AllowKind::Temp);
+        }
+        if let Some(tmp) = &inputs.tmpdir {
+            add(tmp.clone(), AllowKind::Temp);
+        }
+        for dir in CACHES {
+            add(home.join(dir), AllowKind::Cache);
+        }
+        for dev in DEVICES {
+            add(PathBuf::from(dev), AllowKind::Device);
+        }
+        for grant in &inputs.settings.allow {
+            add(expand(grant, home, &base), AllowKind::Granted);
+        }
+
+        let mut protected = Vec::new();
+        for ws in &workspaces {
+            protected.push(ws.join(STATE_DIR));
+            if inputs.settings.strict_git {
+                protected.push(ws.join(".git"));
+            }
+        }
+        protected.push(resolve(&home.join(".sandgate")));
+        let deny = inputs
+            .settings
+            .deny
+            .iter()
+            .map(|d| resolve(&expand(d, home, &base)))
+            .collect();
+
+        let mut rules = Vec::new();
+        for root in allowed.iter().filter(|a| a.exists) {
+            carve(&root.path, &protected, &mut rules);
+        }
+        rules.sort_by(|a, b| a.path.cmp(&b.path));
+        rules.dedup();
+        let dir_rules = rules
+            .iter()
+            .filter(|r| r.dir)
+            .map(|r| r.path.clone())
+            .collect();
+        let file_rules = rules
+            .iter()
+            .filter(|r| !r.dir)
+            .map(|r| r.path.clone())
+            .collect();
+        Plan {
+            workspaces,
+            allowed,
+            protected,
+            deny,
+            strict_git: inputs.settings.strict_git,
+            rules,
+            dir_rules,
+            file_rules,
+        }
+    }
+
+    /// Whether `path` is a protected path or beneath one.
+    pub fn is_protected(&self, path: &Path) -> bool {
+        self.protected.iter().any(|p| path.starts_with(p))
+    }
+
+    /// Whether `path` is in the allowed set of the plan or of `extra`.
+    pub fn is_allowed(&self, path: &Path, extra: &[PathBuf]) -> bool {
+        self.allowed.iter().any(|a| path.starts_with(&a.path))
+            || extra.iter().any(|a| path.starts_with(a))
+    }
+
+    /// Whether `path` is in the deny list of the plan or of `extra`.
+    pub fn is_denied(&self, path: &Path, extra: &[PathBuf]) -> bool {
+        self.deny.iter().chain(extra).any(|d| path.starts_with(d))
+    }
+
+    /// Whether Landlock lets the program write the contents of `path`.
+    pub fn covers_content(&self, path: &Path) -> bool {
+        self.file_rules.contains(path) || path.ancestors().any(|a| self.dir_rules.contains(a))
+    }
+
+    /// Whether Landlock lets the program create, remove or rename the entry `path`.
+    pub fn covers_entry(&self, path: &Path) -> bool {
+        path.parent()
+            .is_some_and(|parent| parent.ancestors().any(|a| self.dir_rules.contains(a)))
+    }
+
+    /// Where the canonical `path` stands; `entry` says whether the operation
+    /// changes the entry (create, remove, rename) rather than the contents.
+    pub fn standing(&self, path: &Path, entry: bool, grants: &Grants) -> Standing {
+        if self.is_protected(path) {
+            return Standing::Protected;
+        }
+        if self.is_allowed(path, &grants.allow) {
+            let covered = if entry {
+                self.covers_entry(path)
+            } else {
+                self.covers_content(path)
+            };
+            return if covered {
+                Standing::Covered
+            } else {
+                Standing::Allowed
+            };
+        }
+        if self.is_denied(path, &grants.deny) {
+            return Standing::Denied;
+        }
+        Standing::Outside
+    }
+}
+
+/// Answers given during a run, on top of the plan.
+#[derive(Debug, Clone, Default)]
+pub struct Grants {
+    /// Paths allowed "always" during this run.
+    pub allow: Vec<PathBuf>,
+    /// Paths rejected "always" during this run.
+    pub deny: Vec<PathBuf>,
+}
+
+/// Adds the rules that allow writing `dir` except the protected paths beneath it.
+fn carve(path: &Path, protected: &[PathBuf], rules: &mut Vec<Rule>) {
+    if protected.iter().any(|p| path.starts_with(p)) {
+        return;
+    }
+    let Ok(meta) = fs::symlink_metadata(path) else {
+        return;
+    };
+    if meta.file_type().is_symlink() {
+        // A rule on a symlink would land on its target, wherever that is.
+        return;
+    }
+    if !meta.is_dir() {
+        rules.push(Rule {
+            path: path.to_path_buf(),
+            dir: false,
+        });
+        return;
+    }
+    if !protected.iter().any(|p| p.starts_with(path)) {
+        rules.push(Rule {
+            path: path.to_path_buf(),
+            dir: true,
+        });
+        return;
+    }
+    let Ok(entries) = fs::read_dir(path) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        carve(&path.join(entry.file_name()), protected, rules);
+    }
+}
+
+/// Expands `~`, makes `raw` absolute against `base`.
+fn expand(raw: &str, home: &Path, base: &Path) -> PathBuf {
+    if raw == "~" {
+        home.to_path_buf()
+    } else if let Some(rest) = raw.strip_prefix("~/") {
+        home.join(rest)
+    } else {
+        base.join(raw)
+    }
+}
+
+/// The canonical form of `path` when it exists, else its lexically
+/// normalised form below its longest existing (canonical) ancestor.
+pub fn resolve(path: &Path) -> PathBuf {
+    if let Ok(canonical) = fs::canonicalize(path) {
+        return canonical;
+    }
+    let normal = normalize(path);
+    let mut rest = Vec::new();
+    let mut cursor = normal.as_path();
+    while let Some(parent) = cursor.parent() {
+        if let Some(name) = cursor.file_name() {
+            rest.push(name.to_os_string());
+        }
+        if let Ok(mut canonical) = fs::canonicalize(parent) {
+            for name in rest.iter().rev() {
+                canonical.push(name);
+            }
+            return canonical;
+        }
+        cursor = parent;
+    }
+    normal
+}
+
+/// Collapses `.` and `..` without touching the file system.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan_for(ws: &Path, strict_git: bool) -> Plan {
+        Plan::build(&PlanInputs {
+            workspaces: vec![ws.to_path_buf()],
+            home: PathBuf::from("/nonexistent-home"),
+            tmpdir: None,
+            settings: SandboxSettings {
+                strict_git,
+                allow: vec!["/opt/granted".into()],
+                deny: vec!["/srv/never".into()],
+                ..SandboxSettings::default()
+            },
+        })
+    }
+
+    #[test]
+    fn workspace_is_carved_around_protected_dirs() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = fs::canonicalize(dir.path()).unwrap();
+        fs::create_dir_all(ws.join(".sandgate")).unwrap();
+        fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        fs::create_dir_all(ws.join("src")).unwrap();
+        fs::write(ws.join("Cargo.toml"), "").unwrap();
+
+        let plan = plan_for(&ws, true);
+        let table = [
+            (ws.join("src/main.rs"), false, Standing::Covered),
+            (ws.join("src/new.rs"), true, Standing::Covered),
+            (ws.join("Cargo.toml"), false, Standing::Covered),
+            (ws.join("Cargo.toml"), true, Standing::Allowed),
+            (ws.join("new.txt"), true, Standing::Allowed),
+            (
+                ws.join(".sandgate/sandbox.json"),
+                false,
+                Standing::Protected,
+            ),
+            (ws.join(".sandgate"), true, Standing::Protected),
+            (ws.join(".git/hooks/pre-commit"), true, Standing::Protected),
+            (PathBuf::from("/srv/never/x"), true, Standing::Denied),
+            (PathBuf::from("/opt/granted/x"), true, Standing::Allowed),
+            (PathBuf::from("/etc/passwd"), false, Standing::Outside),
+        ];
+        for (path, entry, want) in table {
+            assert_eq!(
+                plan.standing(&path, entry, &Grants::default()),
+                want,
+                "{path:?}"
+            );
+        }
+        assert!(!plan.rules.iter().any(|r| r.path == ws));
+        assert!(!plan
+            .rules
+            .iter()
+            .any(|r| r.path.starts_with(ws.join(".git"))));
+    }
+
+    #[test]
+    fn missing_git_is_protected_only_when_strict() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = fs::canonicalize(dir.path()).unwrap();
+        let strict = plan_for(&ws, true);
+        assert_eq!(
+            strict.standing(&ws.join(".git"), true, &Grants::default()),
+            Standing::Protected
+        );
+        let lax = plan_for(&ws, false);
+        assert_ne!(
+            lax.standing(&ws.join(".git/config"), true, &Grants::default()),
+            Standing::Protected
+        );
+    }
+
+    #[test]
+    fn session_grants_widen_and_narrow() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = plan_for(dir.path(), false);
+        let grants = Grants {
+            allow: vec![PathBuf::from("/etc/app")],
+            deny: vec![PathBuf::from("/etc/other")],
+        };
+        let p = Path::new("/etc/app/x.conf");
+        assert_eq!(plan.standing(p, true, &grants), Standing::Allowed);
+        let q = Path::new("/etc/other/y");
+        assert_eq!(plan.standing(q, true, &grants), Standing::Denied);
+    }
+
+    #[test]
+    fn normalize_collapses_dots() {
+        assert_eq!(normalize(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
+    }
+}

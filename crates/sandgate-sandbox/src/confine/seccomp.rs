@@ -1,0 +1,340 @@
+//! The seccomp layer: a filter that hands every write-class system call to
+//! the supervisor (`SECCOMP_RET_USER_NOTIF`), and the listener through which
+//! the supervisor receives and answers them.
+//!
+//! Opens without a write flag, and every other system call, pass untouched:
+//! reads and execution stay as fast as unconfined.
+
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
+
+const RET_ALLOW: u32 = 0x7fff_0000;
+const RET_USER_NOTIF: u32 = 0x7fc0_0000;
+const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
+const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+const SET_MODE_FILTER: libc::c_uint = 1;
+const FILTER_FLAG_NEW_LISTENER: libc::c_ulong = 1 << 3;
+const USER_NOTIF_FLAG_CONTINUE: u32 = 1;
+const ADDFD_FLAG_SEND: u32 = 1 << 1;
+
+const IOCTL_NOTIF_RECV: libc::c_ulong = 0xc050_2100;
+const IOCTL_NOTIF_SEND: libc::c_ulong = 0xc018_2101;
+const IOCTL_NOTIF_ID_VALID: libc::c_ulong = 0x4008_2102;
+const IOCTL_NOTIF_ADDFD: libc::c_ulong = 0x4018_2103;
+
+const LD_W_ABS: u16 = 0x20;
+const JEQ_K: u16 = 0x15;
+const JGE_K: u16 = 0x35;
+const JSET_K: u16 = 0x45;
+const RET_K: u16 = 0x06;
+
+/// Open flags that make an open a write.
+pub const WRITE_OPEN_FLAGS: u32 =
+    (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) as u32;
+
+/// System calls always handed to the supervisor (x86-64 numbers).
+pub const NOTIFIED: &[libc::c_long] = &[
+    libc::SYS_creat,
+    libc::SYS_openat2,
+    libc::SYS_mkdir,
+    libc::SYS_mkdirat,
+    libc::SYS_mknod,
+    libc::SYS_mknodat,
+    libc::SYS_unlink,
+    libc::SYS_unlinkat,
+    libc::SYS_rmdir,
+    libc::SYS_rename,
+    libc::SYS_renameat,
+    libc::SYS_renameat2,
+    libc::SYS_link,
+    libc::SYS_linkat,
+    libc::SYS_symlink,
+    libc::SYS_symlinkat,
+    libc::SYS_truncate,
+];
+
+fn stmt(code: u16, k: u32) -> libc::sock_filter {
+    libc::sock_filter {
+        code,
+        jt: 0,
+        jf: 0,
+        k,
+    }
+}
+
+fn jump(code: u16, k: u32, jt: usize, jf: usize) -> libc::sock_filter {
+    // Offsets are bounded by the program length (< 64), checked in tests.
+    libc::sock_filter {
+        code,
+        jt: u8::try_from(jt).unwrap_or(u8::MAX),
+        jf: u8::try_from(jf).unwrap_or(u8::MAX),
+        k,
+    }
+}
+
+/// Offset of argument `n`'s low 32 bits in `struct seccomp_data`.
+fn arg_low(n: u32) -> u32 {
+    16 + 8 * n
+}
+
+/// The BPF program. Foreign architectures and the x32 ABI pass through
+/// (the Landlock floor still holds for them, they are just never asked about).
+pub fn program() -> Vec<libc::sock_filter> {
+    let n = NOTIFIED.len();
+    // Layout (indices): 0 ld arch, 1 jeq, 2 ld nr, 3 jge x32, 4 jeq open,
+    // 5 jeq openat, 6..6+n jeq notified, 6+n ret allow, 7+n ld a1,
+    // 8+n jset, 9+n ld a2, 10+n jset, 11+n ret notif, 12+n ret allow.
+    let allow_end = 12 + n;
+    let notify = 11 + n;
+    let load_a1 = 7 + n;
+    let load_a2 = 9 + n;
+    let to = |from: usize, target: usize| target - from - 1;
+    let mut prog = vec![
+        stmt(LD_W_ABS, 4),
+        jump(JEQ_K, AUDIT_ARCH_X86_64, 0, to(1, allow_end)),
+        stmt(LD_W_ABS, 0),
+        jump(JGE_K, X32_SYSCALL_BIT, to(3, allow_end), 0),
+        jump(JEQ_K, libc::SYS_open as u32, to(4, load_a1), 0),
+        jump(JEQ_K, libc::SYS_openat as u32, to(5, load_a2), 0),
+    ];
+    for (i, nr) in NOTIFIED.iter().enumerate() {
+        prog.push(jump(JEQ_K, *nr as u32, to(6 + i, notify), 0));
+    }
+    prog.push(stmt(RET_K, RET_ALLOW));
+    prog.push(stmt(LD_W_ABS, arg_low(1)));
+    prog.push(jump(
+        JSET_K,
+        WRITE_OPEN_FLAGS,
+        to(8 + n, notify),
+        to(8 + n, allow_end),
+    ));
+    prog.push(stmt(LD_W_ABS, arg_low(2)));
+    prog.push(jump(
+        JSET_K,
+        WRITE_OPEN_FLAGS,
+        to(10 + n, notify),
+        to(10 + n, allow_end),
+    ));
+    prog.push(stmt(RET_K, RET_USER_NOTIF));
+    prog.push(stmt(RET_K, RET_ALLOW));
+    prog
+}
+
+/// Installs `prog` on the calling thread (which must have `no_new_privs`)
+/// and returns the listener descriptor. Runs in the forked child: raw
+/// system calls only, no allocation.
+pub fn install(prog: &[libc::sock_filter]) -> io::Result<RawFd> {
+    let fprog = libc::sock_fprog {
+        len: prog.len() as libc::c_ushort,
+        filter: prog.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: `fprog` points at `prog`, which outlives the call; the kernel
+    // copies the program.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            SET_MODE_FILTER,
+            FILTER_FLAG_NEW_LISTENER,
+            &fprog as *const libc::sock_fprog,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    RawFd::try_from(fd).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))
+}
+
+/// One system call waiting for the supervisor.
+#[derive(Debug, Clone, Copy)]
+pub struct Notif {
+    /// The notification id (answer with it).
+    pub id: u64,
+    /// The calling thread.
+    pub pid: u32,
+    /// The system call number.
+    pub nr: i64,
+    /// The raw arguments.
+    pub args: [u64; 6],
+}
+
+/// The supervisor's end of the filter.
+#[derive(Debug)]
+pub struct Listener {
+    fd: OwnedFd,
+}
+
+/// What [`Listener::wait`] saw.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Ready {
+    /// A notification is waiting.
+    Notification,
+    /// Nothing within the timeout.
+    Idle,
+    /// No process uses the filter any more.
+    Gone,
+}
+
+impl Listener {
+    /// Wraps a listener descriptor received from the child.
+    pub fn new(fd: OwnedFd) -> Listener {
+        Listener { fd }
+    }
+
+    /// Waits up to `timeout_ms` for a notification.
+    pub fn wait(&self, timeout_ms: i32) -> io::Result<Ready> {
+        let mut pfd = libc::pollfd {
+            fd: self.fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one live pollfd, count 1.
+        let rc = unsafe { libc::poll(&mut pfd, 1, timeout_ms) };
+        if rc < 0 {
+            let err = io::Error::last_os_error();
+            return if err.kind() == io::ErrorKind::Interrupted {
+                Ok(Ready::Idle)
+            } else {
+                Err(err)
+            };
+        }
+        if pfd.revents & libc::POLLIN != 0 {
+            Ok(Ready::Notification)
+        } else if pfd.revents & (libc::POLLHUP | libc::POLLERR) != 0 {
+            Ok(Ready::Gone)
+        } else {
+            Ok(Ready::Idle)
+        }
+    }
+
+    /// Receives one notification (blocks until one arrives).
+    pub fn recv(&self) -> io::Result<Notif> {
+        // SAFETY: an all-zero seccomp_notif is valid, and the kernel requires
+        // the buffer to be zeroed.
+        let mut raw: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+        // SAFETY: `raw` is a live seccomp_notif the kernel fills in.
+        let rc = unsafe { libc::ioctl(self.fd.as_raw_fd(), IOCTL_NOTIF_RECV, &mut raw) };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Notif {
+            id: raw.id,
+            pid: raw.pid,
+            nr: i64::from(raw.data.nr),
+            args: raw.data.args,
+        })
+    }
+
+    /// Whether the notification is still pending (its thread still waits).
+    pub fn id_valid(&self, id: u64) -> bool {
+        let mut id = id;
+        // SAFETY: the kernel reads one u64.
+        unsafe { libc::ioctl(self.fd.as_raw_fd(), IOCTL_NOTIF_ID_VALID, &mut id) == 0 }
+    }
+
+    fn send(&self, id: u64, val: i64, error: i32, flags: u32) {
+        let mut resp = libc::seccomp_notif_resp {
+            id,
+            val,
+            error,
+            flags,
+        };
+        // SAFETY: the kernel reads a live seccomp_notif_resp. A failure means
+        // the caller is gone (killed or interrupted): nothing left to answer.
+        unsafe {
+            libc::ioctl(self.fd.as_raw_fd(), IOCTL_NOTIF_SEND, &mut resp);
+        }
+    }
+
+    /// Lets the kernel run the system call (the Landlock floor still applies).
+    pub fn allow(&self, id: u64) {
+        self.send(id, 0, 0, USER_NOTIF_FLAG_CONTINUE);
+    }
+
+    /// Fails the system call with `errno`.
+    pub fn fail(&self, id: u64, errno: i32) {
+        self.send(id, 0, -errno, 0);
+    }
+
+    /// Completes the system call with return value `val`.
+    pub fn succeed(&self, id: u64, val: i64) {
+        self.send(id, val, 0, 0);
+    }
+
+    /// Installs `fd` in the caller and completes its system call with the new
+    /// descriptor number.
+    pub fn send_fd(&self, id: u64, fd: BorrowedFd<'_>, cloexec: bool) -> io::Result<()> {
+        let mut addfd = libc::seccomp_notif_addfd {
+            id,
+            flags: ADDFD_FLAG_SEND,
+            srcfd: fd.as_raw_fd() as u32,
+            newfd: 0,
+            newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
+        };
+        // SAFETY: the kernel reads a live seccomp_notif_addfd.
+        let rc = unsafe { libc::ioctl(self.fd.as_raw_fd(), IOCTL_NOTIF_ADDFD, &mut addfd) };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
+
+/// Reads `len` bytes at `addr` of process `pid`.
+pub fn read_memory(pid: u32, addr: u64, buf: &mut [u8]) -> io::Result<usize> {
+    let local = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: addr as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    // SAFETY: `local` describes our own live buffer; the remote address is
+    // only read by the kernel, which checks it.
+    let n = unsafe { libc::process_vm_readv(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n as usize)
+}
+
+/// Reads a NUL-terminated string (at most `PATH_MAX` bytes) at `addr` of `pid`.
+pub fn read_cstring(pid: u32, addr: u64) -> io::Result<Vec<u8>> {
+    const PAGE: u64 = 4096;
+    let mut out = Vec::new();
+    let mut cursor = addr;
+    while out.len() < libc::PATH_MAX as usize {
+        // Never read across a page boundary in one go: the next page may be unmapped.
+        let chunk = (PAGE - cursor % PAGE) as usize;
+        let mut buf = vec![0u8; chunk];
+        let n = read_memory(pid, cursor, &mut buf)?;
+        if n == 0 {
+            return Err(io::Error::from_raw_os_error(libc::EFAULT));
+        }
+        if let Some(end) = buf[..n].iter().position(|b| *b == 0) {
+            out.extend_from_slice(&buf[..end]);
+            return Ok(out);
+        }
+        out.extend_from_slice(&buf[..n]);
+        cursor += n as u64;
+    }
+    Err(io::Error::from_raw_os_error(libc::ENAMETOOLONG))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn program_jumps_stay_inside() {
+        let prog = program();
+        assert!(prog.len() < 64);
+        for (i, ins) in prog.iter().enumerate() {
+            if ins.code == JEQ_K || ins.code == JGE_K || ins.code == JSET_K {
+                assert!(i + 1 + (ins.jt as usize) < prog.len());
+                assert!(i + 1 + (ins.jf as usize) < prog.len());
+            }
+        }
+        assert_eq!(prog.last().map(|i| i.k), Some(RET_ALLOW));
+    }
+}

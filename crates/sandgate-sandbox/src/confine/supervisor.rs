@@ -1,0 +1,668 @@
+//! The supervisor: receives each write-class system call of the confined
+//! tree, decides it from the plan, and continues it, fails it, performs it on
+//! the program's behalf, or asks the human first.
+//!
+//! Decisions never need a restart: an allowed write that the Landlock floor
+//! would refuse is performed by the supervisor itself (see [`super::onbehalf`]).
+//! Asks are queued to one asking thread, so the human sees one question at a
+//! time while writes that need no question keep flowing.
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsStr;
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::{self, JoinHandle};
+
+use super::onbehalf::{perform, Op};
+use super::plan::{normalize, resolve, Grants, Plan, Standing};
+use super::seccomp::{read_cstring, read_memory, Listener, Notif, Ready, WRITE_OPEN_FLAGS};
+use super::settings::{ListKind, SandboxFile};
+
+/// A question for the human: may this process write this path?
+#[derive(Debug, Clone)]
+pub struct Question {
+    /// The process (thread) id.
+    pub pid: u32,
+    /// The process name and command line.
+    pub process: String,
+    /// What it tries to do (`write`, `delete`, `rename`, …).
+    pub operation: String,
+    /// The path outside the allowed set.
+    pub path: PathBuf,
+}
+
+/// The human's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// Allow this one write.
+    AllowOnce,
+    /// Allow, and add the path to `allow` in `sandbox.json`.
+    AllowAlways,
+    /// Reject this one write.
+    RejectOnce,
+    /// Reject, and add the path to `deny` in `sandbox.json`.
+    RejectAlways,
+    /// Nobody answered in time.
+    TimedOut,
+    /// There is no one to ask (headless or `--no-ui`).
+    NoTerminal,
+}
+
+/// Asks the human about a write outside the allowed set.
+pub trait Asker: Send {
+    /// One question at a time; blocks until answered or timed out.
+    fn ask(&mut self, question: &Question) -> Answer;
+}
+
+/// Why a write was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DenyReason {
+    /// The path is protected (`.sandgate/`, strict `.git`, `~/.sandgate`).
+    Protected,
+    /// The path is in the `deny` list.
+    DenyList,
+    /// The human rejected it.
+    Rejected,
+    /// The question timed out.
+    TimedOut,
+    /// There was no one to ask.
+    NoTerminal,
+}
+
+/// What the supervisor reports to the caller (for the terminal and the audit log).
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// A write was refused.
+    Denied {
+        /// Who and what.
+        question: Question,
+        /// Why.
+        reason: DenyReason,
+    },
+    /// A write outside the allowed set was allowed by the human.
+    Allowed {
+        /// Who and what.
+        question: Question,
+        /// Whether it was "allow always".
+        always: bool,
+    },
+    /// A write inside the allowed set will fail from file modes or ownership
+    /// (not a sandbox denial); reported once per path.
+    PermissionHint {
+        /// The path.
+        path: PathBuf,
+        /// The process.
+        process: String,
+    },
+    /// Something went wrong in the supervisor (e.g. `sandbox.json` not writable).
+    Error(String),
+}
+
+/// Receives the supervisor's [`Event`]s.
+pub trait Reporter: Send + Sync {
+    /// Called for each event, from the supervisor's threads.
+    fn report(&self, event: &Event);
+}
+
+struct Shared {
+    plan: Plan,
+    grants: Mutex<Grants>,
+    hinted: Mutex<HashSet<PathBuf>>,
+    status: Mutex<HashMap<u32, fs::File>>,
+    listener: Listener,
+    file: SandboxFile,
+    reporter: Arc<dyn Reporter>,
+}
+
+struct Pending {
+    notif: Notif,
+    op: Op,
+    outside: Vec<PathBuf>,
+}
+
+/// A running supervisor; stop it with [`Supervisor::stop`].
+pub struct Supervisor {
+    stop: Arc<AtomicBool>,
+    loop_thread: Option<JoinHandle<()>>,
+    ask_thread: Option<JoinHandle<()>>,
+}
+
+impl Supervisor {
+    /// Starts supervising `listener` with `plan`; "always" answers go to `file`.
+    pub fn start(
+        listener: Listener,
+        plan: Plan,
+        file: SandboxFile,
+        asker: Box<dyn Asker>,
+        reporter: Arc<dyn Reporter>,
+    ) -> Supervisor {
+        let shared = Arc::new(Shared {
+            plan,
+            grants: Mutex::new(Grants::default()),
+            hinted: Mutex::new(HashSet::new()),
+            status: Mutex::new(HashMap::new()),
+            listener,
+            file,
+            reporter,
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::channel();
+        let ask_shared = Arc::clone(&shared);
+        let ask_thread = thread::spawn(move || ask_loop(&ask_shared, asker, &rx));
+        let loop_stop = Arc::clone(&stop);
+        let loop_thread = thread::spawn(move || notify_loop(&shared, &tx, &loop_stop));
+        Supervisor {
+            stop,
+            loop_thread: Some(loop_thread),
+            ask_thread: Some(ask_thread),
+        }
+    }
+
+    /// Stops both threads (pending questions are abandoned; their callers get
+    /// `ENOSYS` from the kernel once the listener closes).
+    pub fn stop(mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(handle) = self.loop_thread.take() {
+            let _ = handle.join();
+        }
+        // The ask thread ends when the loop thread drops its sender; a question
+        // still on screen is not waited for.
+        drop(self.ask_thread.take());
+    }
+}
+
+fn notify_loop(shared: &Arc<Shared>, asks: &Sender<Pending>, stop: &AtomicBool) {
+    while !stop.load(Ordering::SeqCst) {
+        match shared.listener.wait(100) {
+            Ok(Ready::Notification) => {}
+            Ok(Ready::Idle) => continue,
+            Ok(Ready::Gone) | Err(_) => break,
+        }
+        let Ok(notif) = shared.listener.recv() else {
+            // ENOENT: the caller went away between poll and recv.
+            continue;
+        };
+        handle(shared, notif, asks);
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Decides one notification.
+fn handle(shared: &Arc<Shared>, notif: Notif, asks: &Sender<Pending>) {
+    let listener = &shared.listener;
+    let Some(request) = decode(&notif) else {
+        // Not a write after all (a read-only `openat2`), or not ours to judge:
+        // the Landlock floor decides.
+        listener.allow(notif.id);
+        return;
+    };
+    let Some(op) = request.resolve(notif.pid) else {
+        listener.allow(notif.id);
+        return;
+    };
+    let targets = targets(&op);
+    let grants = lock(&shared.grants).clone();
+    let standings: Vec<(PathBuf, Standing)> = targets
+        .iter()
+        .map(|(path, entry)| (path.clone(), shared.plan.standing(path, *entry, &grants)))
+        .collect();
+    drop(grants);
+    if let Some((path, standing)) = standings
+        .iter()
+        .find(|(_, s)| matches!(s, Standing::Protected | Standing::Denied))
+    {
+        let reason = if *standing == Standing::Protected {
+            DenyReason::Protected
+        } else {
+            DenyReason::DenyList
+        };
+        listener.fail(notif.id, libc::EACCES);
+        shared.reporter.report(&Event::Denied {
+            question: question(notif.pid, &op, path),
+            reason,
+        });
+        return;
+    }
+    let outside: Vec<PathBuf> = standings
+        .iter()
+        .filter(|(_, s)| *s == Standing::Outside)
+        .map(|(p, _)| p.clone())
+        .collect();
+    if !outside.is_empty() {
+        let pending = Pending { notif, op, outside };
+        if let Err(mpsc::SendError(pending)) = asks.send(pending) {
+            listener.fail(pending.notif.id, libc::EACCES);
+        }
+        return;
+    }
+    if standings.iter().all(|(_, s)| *s == Standing::Covered) {
+        let creds = creds_of(shared, notif.pid);
+        if let Some((path, _)) = targets
+            .iter()
+            .find(|(path, entry)| dac_refuses(&creds, path, *entry))
+        {
+            hint(shared, notif.pid, path);
+        }
+        listener.allow(notif.id);
+    } else {
+        perform_checked(shared, &notif, &op);
+    }
+}
+
+/// Performs `op` if its caller is still waiting, with the caller's umask,
+/// and only if its file modes would let the caller do it itself.
+fn perform_checked(shared: &Shared, notif: &Notif, op: &Op) {
+    let creds = creds_of(shared, notif.pid);
+    if let Some((path, _)) = targets(op)
+        .iter()
+        .find(|(path, entry)| dac_refuses(&creds, path, *entry))
+    {
+        hint(shared, notif.pid, path);
+        shared.listener.fail(notif.id, libc::EACCES);
+        return;
+    }
+    let umask = creds.map_or(0o022, |c| c.umask);
+    // The caller may have died and its pid been reused while we looked.
+    if !shared.listener.id_valid(notif.id) {
+        return;
+    }
+    perform(&shared.listener, notif.id, op, umask);
+}
+
+fn hint(shared: &Shared, pid: u32, path: &Path) {
+    if lock(&shared.hinted).insert(path.to_path_buf()) {
+        shared.reporter.report(&Event::PermissionHint {
+            path: path.to_path_buf(),
+            process: describe(pid),
+        });
+    }
+}
+
+fn ask_loop(shared: &Shared, mut asker: Box<dyn Asker>, rx: &Receiver<Pending>) {
+    while let Ok(pending) = rx.recv() {
+        let Pending { notif, op, outside } = pending;
+        let mut verdict = None;
+        for path in &outside {
+            let entry = targets(&op)
+                .into_iter()
+                .find(|(p, _)| p == path)
+                .is_some_and(|(_, e)| e);
+            let standing = shared
+                .plan
+                .standing(path, entry, &lock(&shared.grants).clone());
+            match standing {
+                Standing::Covered | Standing::Allowed => continue,
+                Standing::Denied | Standing::Protected => {
+                    verdict = Some(DenyReason::DenyList);
+                    break;
+                }
+                Standing::Outside => {}
+            }
+            if !shared.listener.id_valid(notif.id) {
+                verdict = Some(DenyReason::Rejected);
+                break;
+            }
+            let question = question(notif.pid, &op, path);
+            let answer = asker.ask(&question);
+            let (list, denied) = match answer {
+                Answer::AllowOnce => (None, None),
+                Answer::AllowAlways => (Some(ListKind::Allow), None),
+                Answer::RejectOnce => (None, Some(DenyReason::Rejected)),
+                Answer::RejectAlways => (Some(ListKind::Deny), Some(DenyReason::Rejected)),
+                Answer::TimedOut => (None, Some(DenyReason::TimedOut)),
+                Answer::NoTerminal => (None, Some(DenyReason::NoTerminal)),
+            };
+            if let Some(list) = list {
+                remember(shared, list, path);
+            }
+            match denied {
+                Some(reason) => {
+                    shared.reporter.report(&Event::Denied { question, reason });
+                    verdict = Some(reason);
+                    break;
+                }
+                None => shared.reporter.report(&Event::Allowed {
+                    question,
+                    always: answer == Answer::AllowAlways,
+                }),
+            }
+        }
+        match verdict {
+            Some(_) => shared.listener.fail(notif.id, libc::EACCES),
+            None => perform_checked(shared, &notif, &op),
+        }
+    }
+}
+
+/// Records an "always" answer for this run and in `sandbox.json`.
+fn remember(shared: &Shared, list: ListKind, path: &Path) {
+    {
+        let mut grants = lock(&shared.grants);
+        match list {
+            ListKind::Allow => grants.allow.push(path.to_path_buf()),
+            ListKind::Deny => grants.deny.push(path.to_path_buf()),
+        }
+    }
+    let entry = path.to_string_lossy();
+    if let Err(err) = shared.file.persist(list, &entry) {
+        shared.reporter.report(&Event::Error(err.to_string()));
+    }
+}
+
+fn question(pid: u32, op: &Op, path: &Path) -> Question {
+    Question {
+        pid,
+        process: describe(pid),
+        operation: op.verb().to_string(),
+        path: path.to_path_buf(),
+    }
+}
+
+/// `name (cmdline)` of a process, for questions and logs.
+fn describe(pid: u32) -> String {
+    let comm = fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let mut args: Vec<String> = cmdline
+        .split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    let mut line = args.join(" ");
+    if line.chars().count() > 120 {
+        line = line.chars().take(117).collect::<String>() + "...";
+    }
+    args.clear();
+    format!("{} ({line})", comm.trim())
+}
+
+/// The paths a write touches, and for each whether it changes an entry
+/// (create, remove, rename) rather than contents.
+fn targets(op: &Op) -> Vec<(PathBuf, bool)> {
+    match op {
+        Op::Open { path, flags, .. } => {
+            if flags & libc::O_TMPFILE == libc::O_TMPFILE {
+                vec![(path.join(".tmpfile"), true)]
+            } else {
+                let creates = flags & libc::O_CREAT != 0 && fs::symlink_metadata(path).is_err();
+                vec![(path.clone(), creates)]
+            }
+        }
+        Op::Truncate { path, .. } => vec![(path.clone(), false)],
+        Op::Mkdir { path, .. }
+        | Op::Mknod { path, .. }
+        | Op::Remove { path, .. }
+        | Op::Symlink { path, .. } => vec![(path.clone(), true)],
+        Op::Rename { from, to, .. } | Op::Link { from, to } => {
+            vec![(from.clone(), true), (to.clone(), true)]
+        }
+    }
+}
+
+/// A path argument before resolution.
+#[derive(Debug, Clone, Copy)]
+struct PathArg {
+    dirfd: i32,
+    addr: u64,
+}
+
+/// A decoded system call, paths still in the caller's memory.
+#[derive(Debug)]
+enum Request {
+    Open(PathArg, i32, u32),
+    Mkdir(PathArg, u32),
+    Mknod(PathArg, u32),
+    Remove(PathArg, bool),
+    Rename(PathArg, PathArg, u32),
+    Link(PathArg, PathArg, bool),
+    Symlink(u64, PathArg),
+    Truncate(PathArg, i64),
+}
+
+fn decode(n: &Notif) -> Option<Request> {
+    let a = n.args;
+    let cwd = |addr: u64| PathArg {
+        dirfd: libc::AT_FDCWD,
+        addr,
+    };
+    let at = |fd: u64, addr: u64| PathArg {
+        dirfd: fd as i32,
+        addr,
+    };
+    Some(match n.nr {
+        libc::SYS_open => Request::Open(cwd(a[0]), a[1] as i32, a[2] as u32),
+        libc::SYS_openat => Request::Open(at(a[0], a[1]), a[2] as i32, a[3] as u32),
+        libc::SYS_openat2 => {
+            let mut how = [0u8; 16];
+            if read_memory(n.pid, a[2], &mut how).ok()? != 16 {
+                return None;
+            }
+            let flags = u64::from_ne_bytes(how[..8].try_into().ok()?);
+            let mode = u64::from_ne_bytes(how[8..].try_into().ok()?);
+            if flags as u32 & WRITE_OPEN_FLAGS == 0 {
+                return None;
+            }
+            Request::Open(at(a[0], a[1]), flags as i32, mode as u32)
+        }
+        libc::SYS_creat => Request::Open(
+            cwd(a[0]),
+            libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC,
+            a[1] as u32,
+        ),
+        libc::SYS_mkdir => Request::Mkdir(cwd(a[0]), a[1] as u32),
+        libc::SYS_mkdirat => Request::Mkdir(at(a[0], a[1]), a[2] as u32),
+        libc::SYS_mknod => Request::Mknod(cwd(a[0]), a[1] as u32),
+        libc::SYS_mknodat => Request::Mknod(at(a[0], a[1]), a[2] as u32),
+        libc::SYS_unlink => Request::Remove(cwd(a[0]), false),
+        libc::SYS_rmdir => Request::Remove(cwd(a[0]), true),
+        libc::SYS_unlinkat => {
+            Request::Remove(at(a[0], a[1]), a[2] as i32 & libc::AT_REMOVEDIR != 0)
+        }
+        libc::SYS_rename => Request::Rename(cwd(a[0]), cwd(a[1]), 0),
+        libc::SYS_renameat => Request::Rename(at(a[0], a[1]), at(a[2], a[3]), 0),
+        libc::SYS_renameat2 => Request::Rename(at(a[0], a[1]), at(a[2], a[3]), a[4] as u32),
+        libc::SYS_link => Request::Link(cwd(a[0]), cwd(a[1]), false),
+        libc::SYS_linkat => {
+            if a[4] as i32 & libc::AT_EMPTY_PATH != 0 {
+                return None;
+            }
+            Request::Link(
+                at(a[0], a[1]),
+                at(a[2], a[3]),
+                a[4] as i32 & libc::AT_SYMLINK_FOLLOW != 0,
+            )
+        }
+        libc::SYS_symlink => Request::Symlink(a[0], cwd(a[1])),
+        libc::SYS_symlinkat => Request::Symlink(a[0], at(a[1], a[2])),
+        libc::SYS_truncate => Request::Truncate(cwd(a[0]), a[1] as i64),
+        _ => return None,
+    })
+}
+
+impl Request {
+    /// Reads the paths from the caller and makes them canonical. `None` when
+    /// they cannot be read (the Landlock floor then decides alone).
+    fn resolve(&self, pid: u32) -> Option<Op> {
+        let path = |arg: PathArg, follow: bool| locate(pid, arg, follow);
+        Some(match *self {
+            Request::Open(arg, flags, mode) => {
+                let follow = flags & libc::O_NOFOLLOW == 0
+                    && !(flags & libc::O_CREAT != 0 && flags & libc::O_EXCL != 0);
+                Op::Open {
+                    path: path(arg, follow)?,
+                    flags,
+                    mode,
+                }
+            }
+            Request::Mkdir(arg, mode) => Op::Mkdir {
+                path: path(arg, false)?,
+                mode,
+            },
+            Request::Mknod(arg, mode) => Op::Mknod {
+                path: path(arg, false)?,
+                mode,
+            },
+            Request::Remove(arg, dir) => Op::Remove {
+                path: path(arg, false)?,
+                dir,
+            },
+            Request::Rename(from, to, flags) => Op::Rename {
+                from: path(from, false)?,
+                to: path(to, false)?,
+                flags,
+            },
+            Request::Link(from, to, follow) => Op::Link {
+                from: path(from, follow)?,
+                to: path(to, false)?,
+            },
+            Request::Symlink(target, arg) => Op::Symlink {
+                target: read_cstring(pid, target).ok()?,
+                path: path(arg, false)?,
+            },
+            Request::Truncate(arg, len) => Op::Truncate {
+                path: path(arg, true)?,
+                len,
+            },
+        })
+    }
+}
+
+/// The canonical path a write to `arg` lands on.
+fn locate(pid: u32, arg: PathArg, follow: bool) -> Option<PathBuf> {
+    let raw = read_cstring(pid, arg.addr).ok()?;
+    if raw.is_empty() {
+        return None;
+    }
+    let raw = Path::new(OsStr::from_bytes(&raw));
+    let absolute = if raw.is_absolute() {
+        raw.to_path_buf()
+    } else {
+        let base = if arg.dirfd == libc::AT_FDCWD {
+            format!("/proc/{pid}/cwd")
+        } else {
+            format!("/proc/{pid}/fd/{}", arg.dirfd)
+        };
+        fs::read_link(base).ok()?.join(raw)
+    };
+    Some(land(&absolute, follow, 0))
+}
+
+/// Resolves every symlink of `path` except (unless `follow`) the last one.
+fn land(path: &Path, follow: bool, depth: u32) -> PathBuf {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return resolve(path);
+    };
+    if name == ".." || name == "." {
+        return resolve(path);
+    }
+    let here = resolve(parent).join(name);
+    if !follow || depth > 40 {
+        return here;
+    }
+    match fs::read_link(&here) {
+        Ok(target) => {
+            let next = normalize(&here.parent().unwrap_or(Path::new("/")).join(target));
+            land(&next, true, depth + 1)
+        }
+        Err(_) => here,
+    }
+}
+
+/// `CAP_DAC_OVERRIDE`: file modes do not apply.
+const CAP_DAC_OVERRIDE: u32 = 1;
+
+/// The credentials the kernel checks file modes against.
+#[derive(Debug, Clone)]
+struct Creds {
+    uid: u32,
+    gid: u32,
+    groups: Vec<u32>,
+    dac_override: bool,
+    umask: u32,
+}
+
+impl Creds {
+    fn parse(status: &str) -> Option<Creds> {
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .map(str::trim)
+        };
+        // `Uid:` lists real, effective, saved and file-system ids; the last decides.
+        let last = |s: Option<&str>| s?.split_whitespace().nth(3)?.parse().ok();
+        let cap = u64::from_str_radix(field("CapEff:")?, 16).ok()?;
+        Some(Creds {
+            uid: last(field("Uid:"))?,
+            gid: last(field("Gid:"))?,
+            groups: field("Groups:")
+                .unwrap_or("")
+                .split_whitespace()
+                .filter_map(|g| g.parse().ok())
+                .collect(),
+            dac_override: cap & (1 << CAP_DAC_OVERRIDE) != 0,
+            umask: u32::from_str_radix(field("Umask:").unwrap_or("0022"), 8).unwrap_or(0o022),
+        })
+    }
+}
+
+/// The current credentials of `pid`. `/proc/PID/status` stays open per
+/// process and is re-read each time (credentials and umask can change); the
+/// descriptor of a dead process fails to read and is replaced.
+fn creds_of(shared: &Shared, pid: u32) -> Option<Creds> {
+    use std::os::unix::fs::FileExt;
+    let mut files = lock(&shared.status);
+    if files.len() > 512 {
+        files.clear();
+    }
+    let mut buf = vec![0u8; 8192];
+    for _ in 0..2 {
+        let file = match files.entry(pid) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(fs::File::open(format!("/proc/{pid}/status")).ok()?)
+            }
+        };
+        match file.read_at(&mut buf, 0) {
+            Ok(n) if n > 0 => return Creds::parse(&String::from_utf8_lossy(&buf[..n])),
+            _ => {
+                files.remove(&pid);
+            }
+        }
+    }
+    None
+}
+
+/// Whether file modes or ownership (not the sandbox) will refuse the write.
+fn dac_refuses(creds: &Option<Creds>, path: &Path, entry: bool) -> bool {
+    let Some(creds) = creds else {
+        return false;
+    };
+    if creds.dac_override {
+        return false;
+    }
+    let (target, need) = if entry {
+        (path.parent().unwrap_or(Path::new("/")), 0o3)
+    } else {
+        (path, 0o2)
+    };
+    let Ok(meta) = fs::metadata(target) else {
+        return false;
+    };
+    let mode = meta.mode();
+    let bits = if meta.uid() == creds.uid {
+        mode >> 6
+    } else if meta.gid() == creds.gid || creds.groups.contains(&meta.gid()) {
+        mode >> 3
+    } else {
+        mode
+    };
+    bits & need != need
+}

@@ -1,0 +1,341 @@
+//! `sandgate run`: start a program (an agent) with the writes of its whole
+//! process tree confined to the workspace and a few well-known places, and
+//! ask the human when it reaches outside.
+
+use std::ffi::OsString;
+use std::fs::OpenOptions;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, ExitStatus};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use clap::Args;
+use sandgate_policy::{Decision, Verdict};
+use sandgate_sandbox::confine::{
+    self, Answer, Asker, DenyReason, Event, Mechanism, Plan, PlanInputs, Question, Reporter,
+    SandboxFile, SandboxSettings, Supervisor,
+};
+use serde_json::json;
+
+use crate::cli::GlobalArgs;
+use crate::{EXIT_CANNOT_CHECK, EXIT_FAILED, EXIT_OK};
+
+/// Arguments of `sandgate run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// A workspace root the program may write (repeatable; default: the working directory).
+    #[arg(long = "workspace", value_name = "DIR")]
+    pub workspaces: Vec<PathBuf>,
+    /// Never ask: a write outside the allowed set is denied and logged.
+    #[arg(long)]
+    pub no_ui: bool,
+    /// Print the effective allowed set, the protected paths and the mechanism; start nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The program and its arguments (after `--`).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "PROGRAM"
+    )]
+    pub program: Vec<OsString>,
+}
+
+/// Whether `SANDGATE_SANDBOX` arms every workspace.
+fn armed_by_env() -> bool {
+    std::env::var("SANDGATE_SANDBOX")
+        .is_ok_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
+}
+
+/// The workspaces' settings, merged: any file can arm and tighten; grants and
+/// refusals of every file apply (relative entries against their own workspace).
+fn merged_settings(workspaces: &[PathBuf]) -> Result<SandboxSettings, String> {
+    let mut merged = SandboxSettings::default();
+    for ws in workspaces {
+        let settings = SandboxFile::of(ws)
+            .load_or_create()
+            .map_err(|e| e.to_string())?;
+        let absolute = |entries: &[String]| -> Vec<String> {
+            entries
+                .iter()
+                .map(|e| {
+                    if e.starts_with('/') || e == "~" || e.starts_with("~/") {
+                        e.clone()
+                    } else {
+                        ws.join(e).to_string_lossy().into_owned()
+                    }
+                })
+                .collect()
+        };
+        merged.enabled |= settings.enabled;
+        merged.strict_git |= settings.strict_git;
+        merged.allow.extend(absolute(&settings.allow));
+        merged.deny.extend(absolute(&settings.deny));
+        merged.state_dirs.extend(absolute(&settings.state_dirs));
+    }
+    Ok(merged)
+}
+
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("sandgate: {message}");
+    ExitCode::from(EXIT_CANNOT_CHECK)
+}
+
+/// Runs `sandgate run`.
+pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
+    let ctx = match crate::setup::context(global) {
+        Ok(ctx) => ctx,
+        Err(code) => return code,
+    };
+    let raw = if args.workspaces.is_empty() {
+        vec![ctx.cwd.clone()]
+    } else {
+        args.workspaces.clone()
+    };
+    let mut workspaces = Vec::new();
+    for ws in &raw {
+        let joined = ctx.cwd.join(ws);
+        match std::fs::canonicalize(&joined) {
+            Ok(path) if path.is_dir() => workspaces.push(path),
+            Ok(_) => return fail(format!("workspace `{}` is not a directory", ws.display())),
+            Err(e) => return fail(format!("workspace `{}`: {e}", ws.display())),
+        }
+    }
+    let settings = match merged_settings(&workspaces) {
+        Ok(settings) => settings,
+        Err(e) => return fail(e),
+    };
+    let env_armed = armed_by_env();
+    let armed = !global.no_sandbox && (env_armed || settings.enabled);
+    let armed_by = if global.no_sandbox {
+        "off: --no-sandbox"
+    } else if env_armed {
+        "SANDGATE_SANDBOX=1"
+    } else if settings.enabled {
+        "\"enabled\": true in sandbox.json"
+    } else {
+        "off"
+    };
+    let plan = Plan::build(&PlanInputs {
+        workspaces: workspaces.clone(),
+        home: ctx.home.clone(),
+        tmpdir: std::env::var_os("TMPDIR")
+            .filter(|t| !t.is_empty())
+            .map(PathBuf::from),
+        settings,
+    });
+    let primary = SandboxFile::of(&workspaces[0]);
+
+    if args.dry_run {
+        return dry_run(global.json, armed, armed_by, &plan, &primary);
+    }
+    let Some((program, program_args)) = args.program.split_first() else {
+        return fail(
+            "no program to run; usage: sandgate run [--workspace DIR]... -- PROGRAM [ARGS]...",
+        );
+    };
+    let mut command = Command::new(program);
+    command.args(program_args);
+    if let Some(cwd) = &global.cwd {
+        command.current_dir(cwd);
+    }
+
+    if !armed {
+        crate::warn_sandbox_off(&format!(
+            "sandgate run is not armed: set \"enabled\": true in {} or SANDGATE_SANDBOX=1",
+            primary.path().display()
+        ));
+        return match command.status() {
+            Ok(status) => exit_code(status),
+            Err(e) => {
+                eprintln!(
+                    "sandgate: cannot start `{}`: {e}",
+                    program.to_string_lossy()
+                );
+                ExitCode::from(EXIT_FAILED)
+            }
+        };
+    }
+
+    let confined = match confine::spawn(&mut command, &plan) {
+        Ok(confined) => confined,
+        Err(e) => return fail(e),
+    };
+    confine::clear_umask();
+    confine::ignore_terminal_signals();
+    let confine::Confined {
+        mut child,
+        listener,
+    } = confined;
+    let supervisor = Supervisor::start(
+        listener,
+        plan,
+        primary,
+        asker(args.no_ui),
+        Arc::new(Log::default()),
+    );
+    let status = child.wait();
+    supervisor.stop();
+    match status {
+        Ok(status) => exit_code(status),
+        Err(e) => {
+            eprintln!("sandgate: cannot wait for the program: {e}");
+            ExitCode::from(EXIT_FAILED)
+        }
+    }
+}
+
+/// The program's exit code, or 128 + the signal that ended it.
+fn exit_code(status: ExitStatus) -> ExitCode {
+    let code = status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(i32::from(EXIT_FAILED));
+    ExitCode::from(u8::try_from(code).unwrap_or(EXIT_FAILED))
+}
+
+fn dry_run(json: bool, armed: bool, armed_by: &str, plan: &Plan, file: &SandboxFile) -> ExitCode {
+    let mechanism = Mechanism::probe();
+    if json {
+        let out = json!({
+            "armed": armed,
+            "armedBy": armed_by,
+            "settingsFile": file.path(),
+            "mechanism": mechanism,
+            "workspaces": plan.workspaces,
+            "allowed": plan.allowed,
+            "protected": plan.protected,
+            "deny": plan.deny,
+            "strictGit": plan.strict_git,
+            "landlockRules": plan.rules.len(),
+        });
+        println!("{out:#}");
+        return ExitCode::from(EXIT_OK);
+    }
+    println!("armed: {armed} ({armed_by})");
+    println!("settings: {}", file.path().display());
+    println!(
+        "mechanism: {} (Landlock ABI {}, enforcement {}, answers applied in place)",
+        mechanism.name, mechanism.landlock_abi, mechanism.enforcement
+    );
+    println!("allowed (with everything beneath):");
+    for a in &plan.allowed {
+        let missing = if a.exists { "" } else { "  (missing)" };
+        println!(
+            "  {:<9} {}{missing}",
+            format!("{:?}", a.kind).to_lowercase(),
+            a.path.display()
+        );
+    }
+    println!("protected (read-only):");
+    for p in &plan.protected {
+        println!("  {}", p.display());
+    }
+    if !plan.deny.is_empty() {
+        println!("denied without asking:");
+        for p in &plan.deny {
+            println!("  {}", p.display());
+        }
+    }
+    ExitCode::from(EXIT_OK)
+}
+
+/// Chooses who answers questions: nobody when `--no-ui` or without a terminal.
+fn asker(no_ui: bool) -> Box<dyn Asker> {
+    if no_ui {
+        return Box::new(Nobody);
+    }
+    if OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+        .is_err()
+    {
+        return Box::new(Nobody);
+    }
+    Box::new(Nobody)
+}
+
+/// Nobody to ask: every question is an immediate denial.
+struct Nobody;
+
+impl Asker for Nobody {
+    fn ask(&mut self, _question: &Question) -> Answer {
+        Answer::NoTerminal
+    }
+}
+
+/// Reports the supervisor's events on stderr and in the audit log.
+#[derive(Default)]
+struct Log {
+    hinted: AtomicBool,
+}
+
+fn reason_text(reason: DenyReason, path: &Path) -> String {
+    match reason {
+        DenyReason::Protected => format!(
+            "`{}` is read-only to the confined program (sandgate's own files or a protected .git)",
+            path.display()
+        ),
+        DenyReason::DenyList => "it is in the deny list of sandbox.json".into(),
+        DenyReason::Rejected => "rejected".into(),
+        DenyReason::TimedOut => "no answer in time".into(),
+        DenyReason::NoTerminal => "no terminal to ask (headless or --no-ui)".into(),
+    }
+}
+
+impl Reporter for Log {
+    fn report(&self, event: &Event) {
+        match event {
+            Event::Denied { question, reason } => {
+                let why = reason_text(*reason, &question.path);
+                eprintln!(
+                    "sandgate: denied {} of `{}` by {} [pid {}]: {why}",
+                    question.operation,
+                    question.path.display(),
+                    question.process,
+                    question.pid
+                );
+                let decision = Decision::new(
+                    Verdict::Deny,
+                    question.path.to_string_lossy(),
+                    format!(
+                        "sandgate run: {} by {}: {why}",
+                        question.operation, question.process
+                    ),
+                );
+                crate::audit::record("run", "run", &decision);
+            }
+            Event::Allowed { question, always } => {
+                let how = if *always {
+                    "allowed always"
+                } else {
+                    "allowed once"
+                };
+                let decision = Decision::new(
+                    Verdict::Allow,
+                    question.path.to_string_lossy(),
+                    format!(
+                        "sandgate run: {} by {}: {how}",
+                        question.operation, question.process
+                    ),
+                );
+                crate::audit::record("run", "run", &decision);
+            }
+            Event::PermissionHint { path, process } => {
+                let first = !self.hinted.swap(true, Ordering::Relaxed);
+                let more = if first {
+                    "; this is not a sandbox denial, so there is no prompt: change the mode or owner (chmod/chown) if the write is intended"
+                } else {
+                    ""
+                };
+                eprintln!(
+                    "sandgate: hint: {process} cannot write `{}`: permission denied by its file mode or ownership{more}",
+                    path.display()
+                );
+            }
+            Event::Error(message) => eprintln!("sandgate: {message}"),
+        }
+    }
+}

@@ -1,0 +1,514 @@
+//! `sandgate run`: real writes from confined programs against the real kernel
+//! (Landlock + seccomp user notification) and the real binary.
+//!
+//! Workspaces and "outside" directories live under Cargo's target tmp dir,
+//! which is outside every allowed tree; HOME is a fresh directory per test.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Whether this kernel can run the confinement (Landlock present); prints why not.
+fn supported() -> bool {
+    let out = Command::new(env!("CARGO_BIN_EXE_sandgate"))
+        .args(["run", "--dry-run", "--json"])
+        .current_dir(env!("CARGO_TARGET_TMPDIR"))
+        .env("SANDGATE_AUDIT", "off")
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    if v["mechanism"]["landlockAbi"].as_u64().unwrap_or(0) == 0 {
+        eprintln!(
+            "skipping: this kernel has no Landlock ({})",
+            text(&out.stderr)
+        );
+        return false;
+    }
+    true
+}
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    ws: PathBuf,
+    out: PathBuf,
+    home: PathBuf,
+}
+
+fn env() -> Env {
+    env_in(Path::new(env!("CARGO_TARGET_TMPDIR")))
+}
+
+fn env_in(base: &Path) -> Env {
+    fs::create_dir_all(base).unwrap();
+    let tmp = tempfile::tempdir_in(base).unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let ws = root.join("ws");
+    let out = root.join("outside");
+    let home = root.join("home");
+    for d in [&ws, &out, &home] {
+        fs::create_dir_all(d).unwrap();
+    }
+    fs::create_dir_all(ws.join("src")).unwrap();
+    fs::write(ws.join("src/main.txt"), "main\n").unwrap();
+    fs::write(out.join("keep.txt"), "keep\n").unwrap();
+    Env {
+        _tmp: tmp,
+        ws,
+        out,
+        home,
+    }
+}
+
+impl Env {
+    fn sandgate(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_sandgate"));
+        cmd.current_dir(&self.ws)
+            .env("HOME", &self.home)
+            .env("SANDGATE_AUDIT", "off")
+            .env("SANDGATE_SANDBOX", "1")
+            .env_remove("TMPDIR")
+            .env_remove("SANDGATE_CONFIG")
+            .env_remove("SANDGATE_LOCAL_CONFIG");
+        cmd
+    }
+
+    /// `sandgate run --no-ui -- sh -c SCRIPT` in the workspace; `$OUT` is the outside dir.
+    fn run(&self, script: &str) -> Output {
+        self.sandgate()
+            .env("OUT", &self.out)
+            .args(["run", "--no-ui", "--", "sh", "-c", script])
+            .output()
+            .unwrap()
+    }
+
+    fn settings(&self) -> PathBuf {
+        self.ws.join(".sandgate/sandbox.json")
+    }
+
+    fn write_settings(&self, json: &str) {
+        fs::create_dir_all(self.ws.join(".sandgate")).unwrap();
+        fs::write(self.settings(), json).unwrap();
+    }
+
+    /// Names in the outside dir.
+    fn outside_entries(&self) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(&self.out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn writes_inside_the_workspace_and_temp_work() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    let script = r#"set -e
+echo a > top.txt
+echo b > src/nested.txt
+mkdir -p build/deep && echo c > build/deep/c.txt
+python3 -c "open('py.txt','w').write('py')"
+touch touched && mv touched moved && ln -s moved link
+truncate -s 1 src/main.txt
+rm top.txt && mkdir gone && rmdir gone
+t=$(mktemp /tmp/sandgate-run-XXXXXX) && echo t > "$t" && rm "$t"
+echo v > /var/tmp/sandgate-run-$$ && rm /var/tmp/sandgate-run-$$
+echo ok > /dev/null
+echo done"#;
+    let out = e.run(script);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("done"));
+    assert_eq!(
+        fs::read_to_string(e.ws.join("src/nested.txt")).unwrap(),
+        "b\n"
+    );
+    assert_eq!(
+        fs::read_to_string(e.ws.join("build/deep/c.txt")).unwrap(),
+        "c\n"
+    );
+    assert_eq!(fs::read_to_string(e.ws.join("py.txt")).unwrap(), "py");
+    assert_eq!(fs::read_to_string(e.ws.join("src/main.txt")).unwrap(), "m");
+    assert!(e.ws.join("moved").exists());
+    assert!(fs::symlink_metadata(e.ws.join("link"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(!e.ws.join("top.txt").exists());
+    assert!(
+        !text(&out.stderr).contains("denied"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn workspace_under_tmp_still_protects_its_settings() {
+    if !supported() {
+        return;
+    }
+    let e = env_in(&std::env::temp_dir());
+    let out = e
+        .run("echo a > new.txt && echo b > src/x && echo evil > .sandgate/sandbox.json; echo done");
+    assert!(text(&out.stdout).contains("done"));
+    assert_eq!(fs::read_to_string(e.ws.join("new.txt")).unwrap(), "a\n");
+    let settings = fs::read_to_string(e.settings()).unwrap();
+    assert!(settings.contains("\"enabled\": false"), "{settings}");
+}
+
+#[test]
+fn writes_outside_are_denied_and_leave_the_target_unchanged() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    let attempts = [
+        "echo x > \"$OUT/new.txt\"",
+        "echo x >> \"$OUT/keep.txt\"",
+        "python3 -c \"import os; open(os.environ['OUT'] + '/keep.txt', 'w').write('gone')\"",
+        "python3 -c \"import os; os.remove(os.environ['OUT'] + '/keep.txt')\"",
+        "rm -f \"$OUT/keep.txt\"",
+        "mv \"$OUT/keep.txt\" moved.txt",
+        "mv src/main.txt \"$OUT/main.txt\"",
+        "truncate -s 0 \"$OUT/keep.txt\"",
+        "touch \"$OUT/touched\"",
+        "mkdir \"$OUT/dir\"",
+        "ln -s /etc \"$OUT/link\"",
+        "ln \"$OUT/keep.txt\" hard.txt",
+        "ln -s \"$OUT\" out && echo x > out/via-link.txt",
+    ];
+    for attempt in attempts {
+        let out = e.run(attempt);
+        assert!(!out.status.success(), "`{attempt}` succeeded");
+        let stderr = text(&out.stderr);
+        assert!(stderr.contains("sandgate: denied"), "`{attempt}`: {stderr}");
+        assert_eq!(
+            fs::read_to_string(e.out.join("keep.txt")).unwrap(),
+            "keep\n",
+            "`{attempt}`"
+        );
+        assert_eq!(e.outside_entries(), vec!["keep.txt"], "`{attempt}`");
+        let _ = fs::remove_file(e.ws.join("out"));
+    }
+    assert!(e.ws.join("src/main.txt").exists());
+    assert!(!e.ws.join("hard.txt").exists());
+}
+
+#[test]
+fn settings_survive_edit_delete_rename_and_symlink_swaps() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    e.write_settings("{\"enabled\": true, \"allow\": [], \"deny\": []}\n");
+    let before = fs::read(e.settings()).unwrap();
+    let attempts = [
+        "echo '{\"enabled\": false, \"allow\": [\"/\"]}' > .sandgate/sandbox.json",
+        "echo x >> .sandgate/sandbox.json",
+        "python3 -c \"open('.sandgate/sandbox.json','w').write('{}')\"",
+        "truncate -s 0 .sandgate/sandbox.json",
+        "rm -f .sandgate/sandbox.json",
+        "rm -rf .sandgate",
+        "mv .sandgate/sandbox.json x.json",
+        "mv .sandgate sg-old",
+        "echo '{}' > x.json && mv x.json .sandgate/sandbox.json",
+        "ln -sf /dev/null .sandgate/sandbox.json",
+        "echo permissions: > .sandgate/permissions.yaml",
+        "ln -s .sandgate sg && echo x > sg/sandbox.json",
+        "ln -s .sandgate/sandbox.json s.json && echo x > s.json",
+        "mkdir fake && echo '{}' > fake/sandbox.json && mv fake .sandgate",
+        "mv .sandgate gone; ln -s fake .sandgate",
+        "python3 -c \"import os; os.rename('.sandgate', 'x')\"",
+        "python3 -c \"import shutil; shutil.rmtree('.sandgate')\"",
+    ];
+    for attempt in attempts {
+        let out = e.run(attempt);
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains("read-only to the confined program"),
+            "`{attempt}`: {stderr}"
+        );
+        assert!(
+            fs::symlink_metadata(e.ws.join(".sandgate"))
+                .unwrap()
+                .is_dir(),
+            "`{attempt}`"
+        );
+        assert_eq!(fs::read(e.settings()).unwrap(), before, "`{attempt}`");
+        assert!(!e.ws.join(".sandgate/permissions.yaml").exists());
+        for leftover in ["sg", "s.json", "x.json", "fake", "gone", "x", "sg-old"] {
+            let p = e.ws.join(leftover);
+            if fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir() && !m.file_type().is_symlink()) {
+                fs::remove_dir_all(&p).unwrap();
+            } else {
+                let _ = fs::remove_file(&p);
+            }
+        }
+    }
+}
+
+#[test]
+fn strict_git_protects_git_even_before_it_exists() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    e.write_settings("{\"enabled\": true, \"strictGit\": true}");
+    // Missing at start: it cannot be created, by any route.
+    for attempt in [
+        "mkdir .git",
+        "git init -q .",
+        "mkdir g && mv g .git",
+        "ln -s src .git",
+        "echo x > .git",
+    ] {
+        let out = e.run(attempt);
+        assert!(!out.status.success(), "`{attempt}` succeeded");
+        assert!(
+            fs::symlink_metadata(e.ws.join(".git")).is_err(),
+            "`{attempt}` created .git"
+        );
+        let _ = fs::remove_dir_all(e.ws.join("g"));
+    }
+    // Present at start: read-only.
+    fs::create_dir_all(e.ws.join(".git/hooks")).unwrap();
+    fs::write(e.ws.join(".git/config"), "[core]\n").unwrap();
+    for attempt in [
+        "echo evil > .git/hooks/pre-commit",
+        "echo x >> .git/config",
+        "rm -rf .git",
+        "mv .git git-old",
+    ] {
+        let out = e.run(attempt);
+        assert!(!out.status.success(), "`{attempt}` succeeded");
+        assert!(!e.ws.join(".git/hooks/pre-commit").exists());
+        assert_eq!(
+            fs::read_to_string(e.ws.join(".git/config")).unwrap(),
+            "[core]\n"
+        );
+    }
+}
+
+#[test]
+fn without_strict_git_git_is_writable() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    e.write_settings("{\"enabled\": true, \"strictGit\": false}");
+    let out = e.run("git init -q . && echo x > .git/hooks/pre-commit && echo done");
+    assert!(
+        text(&out.stdout).contains("done"),
+        "stderr: {}",
+        text(&out.stderr)
+    );
+    assert!(e.ws.join(".git/hooks/pre-commit").exists());
+}
+
+#[test]
+fn a_child_of_a_child_is_still_confined() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    fs::write(
+        e.ws.join("inner.py"),
+        "import os\nopen(os.environ['OUT'] + '/deep.txt', 'w')\n",
+    )
+    .unwrap();
+    let script =
+        "sh -c 'bash -c \"python3 inner.py\"'; (sleep 0.1; echo x > \"$OUT/bg.txt\") & wait";
+    let out = e.run(script);
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("deep.txt"), "{stderr}");
+    assert!(stderr.contains("bg.txt"), "{stderr}");
+    assert_eq!(e.outside_entries(), vec!["keep.txt"]);
+}
+
+#[test]
+fn headless_runs_deny_without_asking_and_log_it() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    // `setsid` leaves the program (and sandgate) without a controlling terminal.
+    let out = Command::new("setsid")
+        .arg("-w")
+        .arg(env!("CARGO_BIN_EXE_sandgate"))
+        .args([
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "echo x > \"$OUT/h.txt\"; echo rc=$?",
+        ])
+        .current_dir(&e.ws)
+        .env("HOME", &e.home)
+        .env("SANDGATE_AUDIT", "off")
+        .env("SANDGATE_SANDBOX", "1")
+        .env("OUT", &e.out)
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(text(&out.stdout).contains("rc=2"), "{}", text(&out.stdout));
+    assert!(stderr.contains("no terminal to ask"), "{stderr}");
+    assert!(stderr.contains("h.txt"), "{stderr}");
+    assert!(!e.out.join("h.txt").exists());
+}
+
+#[test]
+fn granted_and_denied_paths_from_the_settings_file() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    fs::create_dir_all(e.out.join("granted")).unwrap();
+    fs::create_dir_all(e.out.join("refused")).unwrap();
+    e.write_settings(&format!(
+        "{{\"enabled\": true, \"allow\": [\"{0}/granted\", \"{0}/later\"], \"deny\": [\"{0}/refused\"]}}",
+        e.out.display()
+    ));
+    let out = e.run(
+        "echo g > \"$OUT/granted/g.txt\" && mkdir \"$OUT/later\" && echo l > \"$OUT/later/l.txt\" && echo ok; echo r > \"$OUT/refused/r.txt\"",
+    );
+    let stderr = text(&out.stderr);
+    assert!(text(&out.stdout).contains("ok"), "{stderr}");
+    assert_eq!(
+        fs::read_to_string(e.out.join("granted/g.txt")).unwrap(),
+        "g\n"
+    );
+    assert_eq!(
+        fs::read_to_string(e.out.join("later/l.txt")).unwrap(),
+        "l\n"
+    );
+    assert!(stderr.contains("deny list"), "{stderr}");
+    assert!(!e.out.join("refused/r.txt").exists());
+}
+
+#[test]
+fn permission_errors_inside_the_workspace_get_a_hint_not_a_prompt() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    // The unprivileged user must be able to reach the workspace.
+    let mut dir = e.ws.clone();
+    loop {
+        let _ = Command::new("chmod").arg("o+x").arg(&dir).status();
+        if !dir.pop() || dir.as_os_str() == "/" {
+            break;
+        }
+    }
+    fs::write(e.ws.join("src/ro.txt"), "ro\n").unwrap();
+    Command::new("chmod")
+        .arg("0444")
+        .arg(e.ws.join("src/ro.txt"))
+        .status()
+        .unwrap();
+    let script = "python3 -c \"import os\nos.setgroups([]); os.setgid(65534); os.setuid(65534)\ntry:\n    open('src/ro.txt', 'w')\nexcept PermissionError as e:\n    print('EACCES', e.errno)\"";
+    let out = e.run(script);
+    let stderr = text(&out.stderr);
+    assert!(
+        text(&out.stdout).contains("EACCES 13"),
+        "stdout: {} stderr: {stderr}",
+        text(&out.stdout)
+    );
+    assert!(stderr.contains("sandgate: hint:"), "{stderr}");
+    assert!(stderr.contains("file mode or ownership"), "{stderr}");
+    assert!(!stderr.contains("sandgate: denied"), "{stderr}");
+    assert_eq!(fs::read_to_string(e.ws.join("src/ro.txt")).unwrap(), "ro\n");
+}
+
+#[test]
+fn unarmed_runs_unconfined_with_the_warning_and_creates_the_settings() {
+    let e = env();
+    let out = e
+        .sandgate()
+        .env_remove("SANDGATE_SANDBOX")
+        .env("OUT", &e.out)
+        .args(["run", "--", "sh", "-c", "echo x > \"$OUT/free.txt\""])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("sandbox is OFF"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(e.out.join("free.txt").exists());
+    let settings = fs::read_to_string(e.settings()).unwrap();
+    assert!(settings.contains("\"enabled\": false"), "{settings}");
+
+    // Flipping the flag arms the next start.
+    e.write_settings("{\"enabled\": true}");
+    let out = e
+        .sandgate()
+        .env_remove("SANDGATE_SANDBOX")
+        .env("OUT", &e.out)
+        .args([
+            "run",
+            "--no-ui",
+            "--",
+            "sh",
+            "-c",
+            "echo x > \"$OUT/armed.txt\"",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(!e.out.join("armed.txt").exists());
+}
+
+#[test]
+fn dry_run_json_shows_the_allowed_set_protected_paths_and_mechanism() {
+    let e = env();
+    e.write_settings("{\"enabled\": true, \"strictGit\": true, \"allow\": [\"/opt/x\"]}");
+    let out = e
+        .sandgate()
+        .env("TMPDIR", &e.out)
+        .args(["run", "--dry-run", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["armed"], true);
+    let allowed = v["allowed"].as_array().unwrap();
+    let has = |path: &Path, kind: &str| {
+        allowed
+            .iter()
+            .any(|a| a["path"] == path.to_string_lossy().as_ref() && a["kind"] == kind)
+    };
+    assert!(has(&e.ws, "workspace"), "{v:#}");
+    assert!(has(Path::new("/tmp"), "temp"), "{v:#}");
+    assert!(has(&e.out, "temp"), "$TMPDIR: {v:#}");
+    assert!(has(&e.home.join(".claude"), "state"), "{v:#}");
+    assert!(has(&e.home.join(".cache"), "cache"), "{v:#}");
+    assert!(has(Path::new("/dev/null"), "device"), "{v:#}");
+    assert!(has(Path::new("/opt/x"), "granted"), "{v:#}");
+    let protected = v["protected"].as_array().unwrap();
+    for p in [e.ws.join(".sandgate"), e.ws.join(".git")] {
+        assert!(
+            protected.iter().any(|x| x == p.to_string_lossy().as_ref()),
+            "{v:#}"
+        );
+    }
+    assert_eq!(v["mechanism"]["name"], "landlock+seccomp-notify");
+    assert!(v["mechanism"]["enforcement"].is_string());
+}
+
+#[test]
+fn bad_settings_file_is_a_clear_error() {
+    let e = env();
+    e.write_settings("{\"enabled\": tru}");
+    let out = e.sandgate().args(["run", "--", "true"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("sandbox.json`:1:"), "{stderr}");
+}
