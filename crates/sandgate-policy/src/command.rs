@@ -1,16 +1,75 @@
 //! The command gate: deny rules, then allow rules, otherwise ask.
 //!
-//! Kept apart from the rest of evaluation so the matching mode can change
-//! without reshaping the engine.
+//! Two modes. Raw (`commands.shell: false`): one regex match over the whole
+//! string. Shell-aware (the default): the command is analysed as bash
+//! ([`crate::shell`]) and every part is decided on its own:
+//!
+//! 1. a deny rule matching the raw string, or any form of any simple command → DENY;
+//! 2. a redirection writing a path the floor or a deny rule protects → DENY;
+//! 3. anything that could not be analysed → ASK;
+//! 4. a simple command no allow rule matches, or a redirection to a path no
+//!    allow rule matches → ASK;
+//! 5. otherwise ALLOW.
+//!
+//! The reason names the part that decided.
 
-use crate::decision::{Decision, Verdict};
+use serde::Serialize;
+
+use crate::decision::{Decision, RuleRef, Verdict};
 use crate::policy::Policy;
 use crate::request::Context;
+use crate::shell::{self, Analysis, SimpleCommand};
+
+/// What a part of a command line is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PartKind {
+    /// The whole command line (deny rules only).
+    Line,
+    /// A simple command.
+    Command,
+    /// A redirection that writes a file.
+    Redirect,
+    /// Something that could not be analysed.
+    Unanalysable,
+}
+
+/// The verdict of one part of a command line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Part {
+    /// What the part is.
+    pub kind: PartKind,
+    /// The part as written (a simple command's source, a redirection, …).
+    pub source: String,
+    /// A simple command's words after quote removal; a redirection's target.
+    pub text: String,
+    /// The verdict of this part alone.
+    pub verdict: Verdict,
+    /// The rule that decided this part, if a rule did.
+    pub rule: Option<RuleRef>,
+    /// Why, in words.
+    pub reason: String,
+}
+
+/// A command decision with every part that led to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CommandExplanation {
+    /// Whether the command was analysed as shell (`commands.shell`).
+    pub shell: bool,
+    /// The decision.
+    pub decision: Decision,
+    /// Each part and its verdict, in the order they were checked (empty in raw mode).
+    pub parts: Vec<Part>,
+}
 
 impl Policy {
-    /// The command gate alone.
-    pub fn evaluate_command(&self, command: &str, _ctx: &Context) -> Decision {
-        self.evaluate_command_raw(command)
+    /// The command gate alone, in the mode `commands.shell` selects.
+    pub fn evaluate_command(&self, command: &str, ctx: &Context) -> Decision {
+        if self.settings().shell {
+            self.explain_command(command, ctx).decision
+        } else {
+            self.evaluate_command_raw(command)
+        }
     }
 
     /// Raw mode (`commands.shell: false`): one regex over the whole string.
@@ -30,5 +89,187 @@ impl Policy {
             return Decision::by_rule(Verdict::Allow, command, rule.clone(), reason);
         }
         Decision::new(Verdict::Ask, command, "no allow rule matched the command")
+    }
+
+    /// The command gate with its parts: in shell mode the verdict of every
+    /// simple command, redirection and unanalysable construct; in raw mode only
+    /// the decision.
+    pub fn explain_command(&self, command: &str, ctx: &Context) -> CommandExplanation {
+        if !self.settings().shell {
+            return CommandExplanation {
+                shell: false,
+                decision: self.evaluate_command_raw(command),
+                parts: Vec::new(),
+            };
+        }
+        let analysis = shell::analyse(command);
+        let parts = self.judge_parts(command, &analysis, ctx);
+        let decision = self.combine(command, &parts);
+        CommandExplanation {
+            shell: true,
+            decision,
+            parts,
+        }
+    }
+
+    /// Decides every part on its own.
+    fn judge_parts(&self, command: &str, analysis: &Analysis, ctx: &Context) -> Vec<Part> {
+        let mut parts = Vec::with_capacity(analysis.commands.len() + 2);
+        if let Some(rule) = self.command_deny.first_match(command) {
+            parts.push(Part {
+                kind: PartKind::Line,
+                source: command.to_string(),
+                text: command.to_string(),
+                verdict: Verdict::Deny,
+                rule: Some(rule.clone()),
+                reason: format!(
+                    "the command matches the deny rule `{}` ({})",
+                    rule.pattern, rule.origin
+                ),
+            });
+        }
+        for c in &analysis.commands {
+            parts.push(self.judge_simple_command(c));
+        }
+        for r in &analysis.redirects {
+            let (verdict, rule, reason) = if shell::is_harmless_target(&r.target) {
+                (
+                    Verdict::Allow,
+                    None,
+                    format!("`{}` needs no rule", r.target),
+                )
+            } else {
+                let d = self.evaluate_path(&r.target, ctx);
+                let reason = format!("the redirection `{}` writes a path: {}", r.source, d.reason);
+                (d.verdict, d.rule, reason)
+            };
+            parts.push(Part {
+                kind: PartKind::Redirect,
+                source: r.source.clone(),
+                text: r.target.clone(),
+                verdict,
+                rule,
+                reason,
+            });
+        }
+        for u in &analysis.unanalysable {
+            parts.push(Part {
+                kind: PartKind::Unanalysable,
+                source: u.source.clone(),
+                text: u.source.clone(),
+                verdict: Verdict::Ask,
+                rule: None,
+                reason: format!("`{}` cannot be analysed: {}", u.source, u.reason),
+            });
+        }
+        parts
+    }
+
+    /// Deny on any form; allow on any form that may allow.
+    fn judge_simple_command(&self, c: &SimpleCommand) -> Part {
+        let part = |verdict, rule: Option<&RuleRef>, reason| Part {
+            kind: PartKind::Command,
+            source: c.source.clone(),
+            text: c.normalized.clone(),
+            verdict,
+            rule: rule.cloned(),
+            reason,
+        };
+        for form in &c.forms {
+            if let Some(rule) = self.command_deny.first_match(&form.text) {
+                let via = if form.text == c.normalized || form.text == c.source {
+                    String::new()
+                } else {
+                    format!(" (as `{}`)", form.text)
+                };
+                let reason = format!(
+                    "the simple command `{}`{via} matches the deny rule `{}` ({})",
+                    c.normalized, rule.pattern, rule.origin
+                );
+                return part(Verdict::Deny, Some(rule), reason);
+            }
+        }
+        if c.transparent {
+            let reason = format!(
+                "`{}` hands its script to a shell; the script's commands are checked on their own",
+                c.normalized
+            );
+            return part(Verdict::Allow, None, reason);
+        }
+        for form in c.allow_forms() {
+            if let Some(rule) = self.command_allow.first_match(&form.text) {
+                let reason = format!(
+                    "the simple command `{}` matches the allow rule `{}` ({})",
+                    c.normalized, rule.pattern, rule.origin
+                );
+                return part(Verdict::Allow, Some(rule), reason);
+            }
+        }
+        let reason = format!(
+            "no allow rule matched the simple command `{}`",
+            c.normalized
+        );
+        part(Verdict::Ask, None, reason)
+    }
+
+    /// The strictest part decides; among equals, the first. ALLOW needs at least
+    /// one simple command: a line that runs nothing we can see is asked about.
+    fn combine(&self, command: &str, parts: &[Part]) -> Decision {
+        let worst = parts
+            .iter()
+            .map(|p| p.verdict)
+            .max()
+            .unwrap_or(Verdict::Ask);
+        let runs_something = parts.iter().any(|p| p.kind == PartKind::Command);
+        if worst == Verdict::Allow && runs_something {
+            let first = parts
+                .iter()
+                .find(|p| p.kind == PartKind::Command && p.rule.is_some())
+                .or_else(|| parts.first());
+            let summary = parts
+                .iter()
+                .map(|p| match (&p.kind, &p.rule) {
+                    (PartKind::Command, Some(r)) => format!("`{}` by `{}`", p.text, r.pattern),
+                    (PartKind::Command, None) => format!("`{}` (runs a script)", p.text),
+                    (_, Some(r)) => format!("`{}` by `{}`", p.source, r.pattern),
+                    (_, None) => format!("`{}`", p.source),
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            let reason = format!("every part of the command is allowed: {summary}");
+            return Decision {
+                verdict: Verdict::Allow,
+                subject: command.to_string(),
+                rule: first.and_then(|p| p.rule.clone()),
+                reason,
+            };
+        }
+        if worst == Verdict::Allow || parts.is_empty() {
+            return Decision::new(
+                Verdict::Ask,
+                command,
+                "the command holds no simple command to match against the allow rules",
+            );
+        }
+        // A simple command or redirection names the culprit better than the whole
+        // line; what could not be analysed explains an ASK better than a missing rule.
+        let decider =
+            parts
+                .iter()
+                .filter(|p| p.verdict == worst)
+                .min_by_key(|p| match (worst, p.kind) {
+                    (Verdict::Ask, PartKind::Unanalysable) => 0,
+                    (_, PartKind::Line) => 2,
+                    _ => 1,
+                });
+        match decider {
+            Some(p) => Decision {
+                verdict: worst,
+                subject: command.to_string(),
+                rule: p.rule.clone(),
+                reason: p.reason.clone(),
+            },
+            None => Decision::new(Verdict::Ask, command, "no allow rule matched the command"),
+        }
     }
 }

@@ -32,6 +32,7 @@ pub mod request;
 pub mod rules;
 pub mod shell;
 
+pub use command::{CommandExplanation, Part, PartKind};
 pub use decision::{Decision, List, Origin, RuleRef, Tier, Verdict};
 pub use error::{LoadError, Problem};
 pub use load::Sources;

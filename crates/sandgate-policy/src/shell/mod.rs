@@ -60,6 +60,26 @@ pub struct SimpleCommand {
 }
 
 impl SimpleCommand {
+    /// The forms an allow rule must match to allow the command: what runs once
+    /// every wrapper is stripped (the innermost [`FormKind::Unwrapped`] form), or
+    /// the source and normalized text when nothing was stripped. Allowing
+    /// `^timeout ` therefore does not allow `timeout 5 rm x`, and a form past
+    /// `sudo` never counts: `sudo git status` needs a rule naming `sudo`.
+    pub fn allow_forms(&self) -> impl Iterator<Item = &Form> {
+        let innermost = self
+            .forms
+            .iter()
+            .rposition(|f| f.kind == FormKind::Unwrapped);
+        self.forms
+            .iter()
+            .enumerate()
+            .filter(move |(i, f)| match innermost {
+                Some(j) => *i == j,
+                None => matches!(f.kind, FormKind::Source | FormKind::Normalized),
+            })
+            .map(|(_, f)| f)
+    }
+
     /// The innermost form: the command after every wrapper is stripped.
     pub fn unwrapped(&self) -> &str {
         self.forms
@@ -79,13 +99,6 @@ pub struct Form {
     pub kind: FormKind,
 }
 
-impl Form {
-    /// Whether an allow rule matching this form allows the command.
-    pub fn may_allow(&self) -> bool {
-        self.kind != FormKind::DenyOnly
-    }
-}
-
 /// Where a [`Form`] comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FormKind {
@@ -93,7 +106,8 @@ pub enum FormKind {
     Source,
     /// The words after quote removal.
     Normalized,
-    /// Leading assignments or a wrapper stripped.
+    /// Leading assignments or a wrapper stripped; the innermost one is matched
+    /// against allow rules, every one against deny rules.
     Unwrapped,
     /// Checked against deny rules only: the form left after stripping `sudo`/`doas`
     /// or an assignment to a variable such as `PATH` or `LD_PRELOAD` (see

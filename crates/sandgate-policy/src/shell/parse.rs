@@ -52,7 +52,37 @@ pub(super) fn analyse(command: &str) -> Analysis {
         nesting: 0,
     };
     walker.script(command);
-    walker.out
+    let mut out = walker.out;
+    refuse_relative_targets_after_cd(&mut out);
+    out
+}
+
+/// Commands that change the working directory for the commands after them.
+const DIRECTORY_CHANGERS: &[&str] = &["cd", "pushd", "popd"];
+
+/// Relative redirection targets resolve against the CWD the gate knows only
+/// while nothing changes it: after a `cd`, where they land is not known.
+fn refuse_relative_targets_after_cd(out: &mut Analysis) {
+    let Some(cd) = out.commands.iter().find(|c| {
+        let name = c.unwrapped().split(' ').next().unwrap_or("");
+        DIRECTORY_CHANGERS.contains(&name)
+    }) else {
+        return;
+    };
+    let cd = cd.normalized.clone();
+    let (relative, absolute): (Vec<Redirect>, Vec<Redirect>) = std::mem::take(&mut out.redirects)
+        .into_iter()
+        .partition(|r| !r.target.starts_with('/') && !r.target.starts_with('~'));
+    out.redirects = absolute;
+    for r in relative {
+        out.unanalysable.push(Unanalysable {
+            reason: format!(
+                "the redirection target `{}` is relative and `{cd}` changes the directory",
+                r.target
+            ),
+            source: r.source,
+        });
+    }
 }
 
 struct Walker {
@@ -270,6 +300,17 @@ impl Walker {
                 self.unanalysable(
                     &source,
                     format!("the redirection target `{}` is an expansion", target.text),
+                );
+            } else if target.text.starts_with('~')
+                && target.text != "~"
+                && !target.text.starts_with("~/")
+            {
+                self.unanalysable(
+                    &source,
+                    format!(
+                        "the redirection target `{}` names another user's home",
+                        target.text
+                    ),
                 );
             } else if target.has_pattern {
                 self.unanalysable(
