@@ -15,6 +15,7 @@
 pub mod config;
 pub mod detect;
 pub mod merge;
+pub mod ordered;
 pub mod render;
 pub mod review;
 pub mod rules;

@@ -10,7 +10,7 @@ use std::fs;
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value};
+use crate::ordered::{entry, Json};
 
 /// What a merge did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,23 +105,23 @@ pub fn merge_into(
 
     let mut backup = None;
     let mut root = match existing.as_deref() {
-        None => Map::new(),
-        Some(text) if text.trim().is_empty() => Map::new(),
-        Some(text) => match serde_json::from_str::<Value>(text) {
-            Ok(Value::Object(map)) => map,
+        None => Vec::new(),
+        Some(text) if text.trim().is_empty() => Vec::new(),
+        Some(text) => match serde_json::from_str::<Json>(text) {
+            Ok(Json::Object(entries)) => entries,
             Ok(_) if force => {
                 backup = Some(keep_backup(path)?);
-                Map::new()
+                Vec::new()
             }
             Ok(other) => {
                 return Err(MergeError::RootNotObject {
                     path: path.to_path_buf(),
-                    found: kind(&other),
+                    found: other.kind(),
                 })
             }
             Err(_) if force => {
                 backup = Some(keep_backup(path)?);
-                Map::new()
+                Vec::new()
             }
             Err(e) => {
                 return Err(MergeError::Parse {
@@ -132,21 +132,17 @@ pub fn merge_into(
         },
     };
 
-    let permissions = root
-        .entry("permissions")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let found = kind(permissions);
-    let Value::Object(permissions) = permissions else {
+    let permissions = entry(&mut root, "permissions", || Json::Object(Vec::new()));
+    let found = permissions.kind();
+    let Json::Object(permissions) = permissions else {
         return Err(MergeError::PermissionsNotObject {
             path: path.to_path_buf(),
             found,
         });
     };
-    let allow = permissions
-        .entry("allow")
-        .or_insert_with(|| Value::Array(Vec::new()));
-    let found = kind(allow);
-    let Value::Array(allow) = allow else {
+    let allow = entry(permissions, "allow", || Json::Array(Vec::new()));
+    let found = allow.kind();
+    let Json::Array(allow) = allow else {
         return Err(MergeError::AllowNotArray {
             path: path.to_path_buf(),
             found,
@@ -155,18 +151,21 @@ pub fn merge_into(
 
     let present: BTreeSet<String> = allow
         .iter()
-        .filter_map(|v| v.as_str().map(str::to_string))
+        .filter_map(|v| match v {
+            Json::String(s) => Some(s.clone()),
+            _ => None,
+        })
         .collect();
     let mut added = 0;
     for rule in rules {
         if !present.contains(rule) {
-            allow.push(Value::String(rule.clone()));
+            allow.push(Json::String(rule.clone()));
             added += 1;
         }
     }
 
     let mut json =
-        serde_json::to_string_pretty(&Value::Object(root)).map_err(|e| MergeError::Write {
+        serde_json::to_string_pretty(&Json::Object(root)).map_err(|e| MergeError::Write {
             path: path.to_path_buf(),
             source: io::Error::other(e),
         })?;
@@ -184,17 +183,6 @@ pub fn merge_into(
         backup,
         json,
     })
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// Copy `path` to `path.bak` (or `.bak.1`, `.bak.2`, … when that exists).

@@ -254,3 +254,29 @@ fn a_symlinked_settings_file_is_written_through() {
         3
     );
 }
+
+#[test]
+fn the_file_keeps_its_key_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    fs::write(
+        &path,
+        r#"{"theme": "light", "env": {"ZED": "1", "ALPHA": "2"}, "permissions": {"deny": [], "allow": ["Skill(claude-api)"], "ask": []}, "model": "opus"}"#,
+    )
+    .unwrap();
+    merge_into(&path, &grant(), false).unwrap();
+    let text = fs::read_to_string(&path).unwrap();
+    let order = [
+        "\"theme\"",
+        "\"env\"",
+        "\"ZED\"",
+        "\"ALPHA\"",
+        "\"permissions\"",
+        "\"deny\"",
+        "\"allow\"",
+        "\"ask\"",
+        "\"model\"",
+    ];
+    let positions: Vec<usize> = order.iter().map(|k| text.find(k).unwrap()).collect();
+    assert!(positions.windows(2).all(|w| w[0] < w[1]), "{text}");
+}
