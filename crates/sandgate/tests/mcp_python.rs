@@ -15,13 +15,19 @@ const SDK: &str = "2.3.0";
 /// Why the client cannot run here, if it cannot.
 fn missing_client() -> Option<String> {
     let out = Command::new("python3")
-        .args(["-c", "import importlib.metadata as m; print(m.version('mcp'))"])
+        .args([
+            "-c",
+            "import importlib.metadata as m; print(m.version('mcp'))",
+        ])
         .output();
     match out {
         Err(e) => Some(format!("python3 is not available: {e}")),
         Ok(o) if !o.status.success() => Some(format!(
             "the Python package `mcp` is not installed (pip install mcp=={SDK}): {}",
-            String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("")
+            String::from_utf8_lossy(&o.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
         )),
         Ok(_) => None,
     }
@@ -111,9 +117,13 @@ impl Fixture {
     }
 }
 
-fn result<'a>(out: &'a Value, i: usize) -> (&'a str, bool, &'a Value) {
+fn result(out: &Value, i: usize) -> (&str, bool, &Value) {
     let r = &out["results"][i];
-    (r["text"].as_str().unwrap(), r["is_error"].as_bool().unwrap(), &r["structured"])
+    (
+        r["text"].as_str().unwrap(),
+        r["is_error"].as_bool().unwrap(),
+        &r["structured"],
+    )
 }
 
 #[test]
@@ -146,8 +156,18 @@ fn lists_the_tools_and_calls_every_one() {
     assert_eq!(
         names,
         [
-            "file_read", "file_write", "file_edit", "file_list", "file_grep", "file_find",
-            "file_count", "file_head_tail", "exec_run", "exec_status", "exec_tail", "exec_kill",
+            "file_read",
+            "file_write",
+            "file_edit",
+            "file_list",
+            "file_grep",
+            "file_find",
+            "file_count",
+            "file_head_tail",
+            "exec_run",
+            "exec_status",
+            "exec_tail",
+            "exec_kill",
             "exec_stat"
         ]
     );
@@ -172,40 +192,79 @@ fn lists_the_tools_and_calls_every_one() {
         std::fs::read_to_string(f.work.join("new/dir/n.txt")).unwrap(),
         "one\n2\nthree\n"
     );
-    assert!(result(&out, 1).0.starts_with("two\n[sandgate: showed lines 2–2"));
-    assert_eq!(result(&out, 3).0, "one\n[sandgate: 1 lines omitted]\nthree\n");
+    assert!(result(&out, 1)
+        .0
+        .starts_with("two\n[sandgate: showed lines 2–2"));
+    assert_eq!(
+        result(&out, 3).0,
+        "one\n[sandgate: 1 lines omitted]\nthree\n"
+    );
     let list = result(&out, 4).0;
-    assert!(list.contains("a.txt") && list.contains("sub/") && list.contains("b.txt"), "{list}");
+    assert!(
+        list.contains("a.txt") && list.contains("sub/") && list.contains("b.txt"),
+        "{list}"
+    );
     let grep = result(&out, 5).0;
-    assert!(grep.contains("a.txt:1:alpha needle") && grep.contains("b.txt:2:needle two"), "{grep}");
+    assert!(
+        grep.contains("a.txt:1:alpha needle") && grep.contains("b.txt:2:needle two"),
+        "{grep}"
+    );
     assert!(result(&out, 6).0.contains("tree/sub/b.txt"));
-    assert!(result(&out, 7).0.starts_with("3 lines, 5 words, 29 bytes in 2 files"), "{}", result(&out, 7).0);
+    assert!(
+        result(&out, 7)
+            .0
+            .starts_with("3 lines, 5 words, 29 bytes in 2 files"),
+        "{}",
+        result(&out, 7).0
+    );
     assert_eq!(result(&out, 8).0, "hello from exec\n[exited with code 0]\n");
     // Past its timeout the command is a job, not killed.
     let (text, _, s) = result(&out, 9);
-    assert!(text.starts_with("started\n") && text.contains("background job 1"), "{text}");
+    assert!(
+        text.starts_with("started\n") && text.contains("background job 1"),
+        "{text}"
+    );
     assert_eq!(s["state"], "running");
     assert_eq!(result(&out, 10).2["state"], "running");
-    assert!(result(&out, 11).0.starts_with("started\n"), "{}", result(&out, 11).0);
+    assert!(
+        result(&out, 11).0.starts_with("started\n"),
+        "{}",
+        result(&out, 11).0
+    );
     assert!(result(&out, 12).0.contains("echo started; sleep 60"));
-    assert!(result(&out, 13).0.contains("stopped job 1"), "{}", result(&out, 13).0);
+    assert!(
+        result(&out, 13).0.contains("stopped job 1"),
+        "{}",
+        result(&out, 13).0
+    );
     assert_eq!(result(&out, 14).2["state"], "signalled");
 
     // The floor: denied, with the path and the rule.
     let (text, is_error, s) = result(&out, 15);
     assert!(is_error);
-    assert!(text.contains(".ssh/id_rsa") && text.contains("built-in floor `~/.ssh/**`"), "{text}");
+    assert!(
+        text.contains(".ssh/id_rsa") && text.contains("built-in floor `~/.ssh/**`"),
+        "{text}"
+    );
     assert!(!text.contains("SECRET-KEY"));
     assert_eq!(s["rule"]["list"], "floor");
     let (text, is_error, _) = result(&out, 16);
-    assert!(is_error && text.contains("deny rule `~/secret/**`"), "{text}");
+    assert!(
+        is_error && text.contains("deny rule `~/secret/**`"),
+        "{text}"
+    );
     assert!(!f.home.join("secret/planted").exists());
 
     // Every gated decision is in the audit log, as surface `mcp`.
     let audit = std::fs::read_to_string(f.home.join("audit.jsonl")).unwrap();
-    let lines: Vec<Value> = audit.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert!(lines.iter().all(|l| l["surface"] == "mcp"));
-    assert!(lines.iter().any(|l| l["verdict"] == "deny" && l["list"] == "floor"));
+    assert!(lines
+        .iter()
+        .any(|l| l["verdict"] == "deny" && l["list"] == "floor"));
     assert_eq!(lines.len(), 12, "{audit}");
 }
 
@@ -225,17 +284,32 @@ fn a_grep_across_links_into_denied_places_leaks_nothing() {
     for i in 0..5 {
         let (text, is_error, _) = result(&out, i);
         assert!(!is_error, "{text}");
-        assert!(!text.contains("SECRET-KEY") && !text.contains("TOKEN"), "leak in call {i}: {text}");
-        assert!(!text.contains("id_rsa") && !text.contains("secret/token"), "leak in call {i}: {text}");
+        assert!(
+            !text.contains("SECRET-KEY") && !text.contains("TOKEN"),
+            "leak in call {i}: {text}"
+        );
+        assert!(
+            !text.contains("id_rsa") && !text.contains("secret/token"),
+            "leak in call {i}: {text}"
+        );
     }
     let grep_home = result(&out, 0).0;
     assert!(grep_home.contains("a.txt:1:alpha needle"), "{grep_home}");
     assert!(grep_home.contains("skipped"), "{grep_home}");
     let grep_tree = result(&out, 1).0;
-    assert!(grep_tree.contains("a.txt:1:") && grep_tree.contains("b.txt:2:"), "{grep_tree}");
-    assert!(grep_tree.contains("were skipped"), "the links into denied places are counted: {grep_tree}");
+    assert!(
+        grep_tree.contains("a.txt:1:") && grep_tree.contains("b.txt:2:"),
+        "{grep_tree}"
+    );
+    assert!(
+        grep_tree.contains("were skipped"),
+        "the links into denied places are counted: {grep_tree}"
+    );
     let list = result(&out, 3).0;
-    assert!(!list.contains("leak") && !list.contains("keys") && !list.contains("token.txt"), "{list}");
+    assert!(
+        !list.contains("leak") && !list.contains("keys") && !list.contains("token.txt"),
+        "{list}"
+    );
 }
 
 fn ask_round(mode: &str) {
@@ -244,9 +318,15 @@ fn ask_round(mode: &str) {
     let out = f.run(mode, Some("allow_once"), calls.clone(), false);
     let (text, is_error, _) = result(&out, 0);
     assert!(!is_error, "{text}");
-    assert!(text.starts_with(&format!("{}\n", f.work.display())), "{text}");
+    assert!(
+        text.starts_with(&format!("{}\n", f.work.display())),
+        "{text}"
+    );
     let asked = &out["elicitations"][0];
-    assert!(asked["message"].as_str().unwrap().contains("`pwd`"), "{asked}");
+    assert!(
+        asked["message"].as_str().unwrap().contains("`pwd`"),
+        "{asked}"
+    );
     let options = &asked["schema"]["properties"]["answer"]["oneOf"];
     assert_eq!(options.as_array().map(Vec::len), Some(4), "{asked}");
 
@@ -264,7 +344,10 @@ fn ask_round(mode: &str) {
     assert!(!result(&out, 0).1 && !result(&out, 1).1);
     assert_eq!(out["elicitations"].as_array().map(Vec::len), Some(1));
     let policy = std::fs::read_to_string(f.home.join(".sandgate/permissions.yaml")).unwrap();
-    assert!(policy.starts_with("# test policy\n") && policy.contains("^pwd$"), "{policy}");
+    assert!(
+        policy.starts_with("# test policy\n") && policy.contains("^pwd$"),
+        "{policy}"
+    );
 }
 
 #[test]
@@ -288,7 +371,10 @@ fn a_headless_ask_is_denied() {
         let out = f.run(mode, None, calls.clone(), false);
         let (text, is_error, s) = result(&out, 0);
         assert!(is_error, "{text}");
-        assert!(text.contains("no human to ask") && text.contains("touch made-by-ask"), "{text}");
+        assert!(
+            text.contains("no human to ask") && text.contains("touch made-by-ask"),
+            "{text}"
+        );
         assert_eq!(s["verdict"], "deny");
         assert!(!f.work.join("made-by-ask").exists());
     }
