@@ -1,8 +1,12 @@
 //! Running a loop's script detectors: argv only, no shell, from the loop directory.
 
 use std::fmt;
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
 
 use crate::config::LoopConfig;
 
@@ -85,8 +89,13 @@ pub struct DetectorRun {
 /// Run every script detector of `config` in order, from `loop_dir`.
 ///
 /// A program name with a `/` is resolved against `loop_dir`; a bare name is
-/// looked up on `PATH`. Standard input is empty; output is captured.
-pub fn run_detectors(config: &LoopConfig, loop_dir: &Path) -> Vec<DetectorRun> {
+/// looked up on `PATH`. Standard input is empty; output is captured. A
+/// detector still running after `timeout` is killed and is an error.
+pub fn run_detectors(
+    config: &LoopConfig,
+    loop_dir: &Path,
+    timeout: Option<Duration>,
+) -> Vec<DetectorRun> {
     config
         .scripts()
         .map(|(name, script)| {
@@ -98,7 +107,8 @@ pub fn run_detectors(config: &LoopConfig, loop_dir: &Path) -> Vec<DetectorRun> {
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
-                .output();
+                .spawn()
+                .map(|child| finish(child, timeout));
             let mut run = DetectorRun {
                 name,
                 command,
@@ -110,14 +120,22 @@ pub fn run_detectors(config: &LoopConfig, loop_dir: &Path) -> Vec<DetectorRun> {
                 stderr: String::new(),
             };
             match result {
-                Ok(output) => {
-                    run.exit_code = output.status.code();
-                    run.outcome = Outcome::from_code(run.exit_code);
-                    if run.exit_code.is_none() {
-                        run.problem = Some(describe_abnormal_exit(&output.status));
+                Ok(finished) => {
+                    run.stdout = String::from_utf8_lossy(&finished.stdout).into_owned();
+                    run.stderr = String::from_utf8_lossy(&finished.stderr).into_owned();
+                    match finished.status {
+                        Some(status) if !finished.timed_out => {
+                            run.exit_code = status.code();
+                            run.outcome = Outcome::from_code(run.exit_code);
+                            if run.exit_code.is_none() {
+                                run.problem = Some(describe_abnormal_exit(&status));
+                            }
+                        }
+                        _ => {
+                            let secs = timeout.map(|t| t.as_secs_f64()).unwrap_or_default();
+                            run.problem = Some(format!("timed out after {secs} s and was killed"));
+                        }
                     }
-                    run.stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-                    run.stderr = String::from_utf8_lossy(&output.stderr).into_owned();
                 }
                 Err(e) => {
                     run.problem = Some(format!("cannot start `{}`: {e}", program.display()));
@@ -134,6 +152,79 @@ pub fn worst(runs: &[DetectorRun]) -> Outcome {
         .map(|r| r.outcome)
         .max()
         .unwrap_or(Outcome::Pass)
+}
+
+struct Finished {
+    status: Option<ExitStatus>,
+    timed_out: bool,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+/// Wait for `child` (killing it after `timeout`) while draining its output.
+fn finish(mut child: Child, timeout: Option<Duration>) -> Finished {
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+    let started = Instant::now();
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) => {}
+            Err(_) => break None,
+        }
+        if timeout.is_some_and(|t| started.elapsed() >= t) {
+            timed_out = true;
+            let _ = child.kill();
+            break child.wait().ok();
+        }
+        thread::sleep(Duration::from_millis(10));
+    };
+    // A process the detector started may still hold the pipes. Without a timeout we
+    // wait for them as `Command::output` would; with one, only briefly.
+    let collect = |(buffer, reader): (Arc<Mutex<Vec<u8>>>, thread::JoinHandle<()>)| {
+        if timeout.is_some() {
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while !reader.is_finished() && Instant::now() < deadline {
+                thread::sleep(Duration::from_millis(10));
+            }
+        } else {
+            let _ = reader.join();
+        }
+        let bytes = match buffer.lock() {
+            Ok(b) => b.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        bytes
+    };
+    Finished {
+        status,
+        timed_out,
+        stdout: collect(stdout),
+        stderr: collect(stderr),
+    }
+}
+
+/// Read `pipe` to its end on a thread, into a shared buffer.
+fn drain(
+    pipe: Option<impl Read + Send + 'static>,
+) -> (Arc<Mutex<Vec<u8>>>, thread::JoinHandle<()>) {
+    let buffer = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&buffer);
+    let handle = thread::spawn(move || {
+        let Some(mut pipe) = pipe else { return };
+        let mut chunk = [0u8; 8192];
+        loop {
+            match pipe.read(&mut chunk) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => match sink.lock() {
+                    Ok(mut b) => b.extend_from_slice(&chunk[..n]),
+                    Err(_) => break,
+                },
+            }
+        }
+    });
+    (buffer, handle)
 }
 
 fn resolve(command: &str, loop_dir: &Path) -> PathBuf {

@@ -463,3 +463,36 @@ fn detect_with_no_script_detectors_passes() {
     assert!(out.status.success());
     assert!(stdout(&out).contains("no script detectors"));
 }
+
+#[test]
+fn a_detector_past_the_timeout_is_killed_and_is_an_error() {
+    let dir = loop_dir(
+        "validations:\n  - name: hangs\n    detector:\n      script: {command: ./checks/hang.sh}\n",
+    );
+    script(
+        dir.path(),
+        "checks/hang.sh",
+        "#!/bin/sh\necho started\nexec sleep 30\n",
+    );
+    let started = std::time::Instant::now();
+    let out = sandgate(dir.path())
+        .arg("detect")
+        .arg(dir.path().join("loop.yaml"))
+        .args(["--timeout", "0.5"])
+        .output()
+        .unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(3));
+    let text = stdout(&out);
+    assert!(text.starts_with("error "), "{text}");
+    assert!(text.contains("timed out after 0.5 s"), "{text}");
+    assert!(text.contains("| started"), "{text}");
+
+    let out = sandgate(dir.path())
+        .arg("detect")
+        .arg(dir.path().join("loop.yaml"))
+        .args(["--timeout", "-1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

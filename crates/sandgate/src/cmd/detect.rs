@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Args;
 use sandgate_grant::detect::{run_detectors, worst, DetectorRun, Outcome};
@@ -19,6 +20,9 @@ pub struct DetectArgs {
     /// The loop config (YAML).
     #[arg(value_name = "LOOP.yaml")]
     pub loop_config: PathBuf,
+    /// Kill a detector still running after this many seconds and report it as an error.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
 }
 
 /// Run `detect`.
@@ -31,8 +35,18 @@ pub fn run(global: &GlobalArgs, args: DetectArgs) -> ExitCode {
             return ExitCode::from(EXIT_CANNOT_CHECK);
         }
     };
+    let timeout = match args.timeout {
+        None => None,
+        Some(secs) => match Duration::try_from_secs_f64(secs) {
+            Ok(t) if secs > 0.0 => Some(t),
+            _ => {
+                eprintln!("sandgate: `--timeout {secs}` is not a positive number of seconds");
+                return ExitCode::from(EXIT_CANNOT_CHECK);
+            }
+        },
+    };
     let loop_dir = loop_directory(&loop_path);
-    let runs = run_detectors(&config, &loop_dir);
+    let runs = run_detectors(&config, &loop_dir, timeout);
     let verdict = worst(&runs);
 
     if global.json {
