@@ -192,6 +192,10 @@ pub struct Persisted {
     pub rule: RuleRef,
     /// `false` when the file already had it (nothing was written).
     pub added: bool,
+    /// What the reloaded policy decides for the same subject. It is the
+    /// answer's verdict unless something else in the policy overrides the
+    /// rule (e.g. a deny rule wins over a new allow rule).
+    pub next_time: Verdict,
 }
 
 /// Why an "always" rule could not be kept. The call itself still gets the answer's verdict.
@@ -278,7 +282,7 @@ pub fn settle(
                 let kept = keep_always(policy, ctx, kind, &asked.subject, effect);
                 let (decision, always, reloaded) = match kept {
                     Ok((persisted, reloaded)) => {
-                        let reason = format!(
+                        let mut reason = format!(
                             "{} by a human at the prompt; {} {}",
                             past_tense(*answer),
                             if persisted.added {
@@ -288,6 +292,13 @@ pub fn settle(
                             },
                             persisted.rule
                         );
+                        if persisted.next_time != answer.verdict() {
+                            reason.push_str(&format!(
+                                "; the policy still decides {} for this {} next time",
+                                persisted.next_time,
+                                kind.as_str()
+                            ));
+                        }
                         let decision = Decision::by_rule(
                             answer.verdict(),
                             subject,
@@ -372,7 +383,18 @@ fn keep_always(
         },
     };
     let reloaded = Policy::load(policy.sources(), ctx).map_err(AlwaysError::Reload)?;
-    Ok((Persisted { rule, added }, reloaded))
+    let next_time = match kind {
+        SubjectKind::Command => reloaded.evaluate_command(subject, ctx).verdict,
+        SubjectKind::Path => reloaded.decide_canonical_path(Path::new(subject)).verdict,
+    };
+    Ok((
+        Persisted {
+            rule,
+            added,
+            next_time,
+        },
+        reloaded,
+    ))
 }
 
 #[cfg(test)]
@@ -485,12 +507,16 @@ mod tests {
     #[test]
     fn always_answers_write_the_exact_rule_and_reload() {
         let s = setup(TEXT);
-        let command = "echo a.b*c (x) [y] $z ^w";
+        let command = "echo 'a.b*c (x) [y] $z ^w'";
         let asked = s.policy.evaluate_command(command, &s.ctx);
         let r = scripted(Resolution::Answered(Answer::AllowAlways));
         let settled = settle(&s.policy, &s.ctx, "exec_run", &asked, &r);
         assert_eq!(settled.decision.verdict, Verdict::Allow);
         let rule = settled.decision.rule.clone().expect("the written rule");
+        match &settled.always {
+            Some(Ok(p)) => assert_eq!((p.added, p.next_time), (true, Verdict::Allow)),
+            other => panic!("{other:?}"),
+        }
         assert_eq!(rule.pattern, persist::command_rule(command));
         assert_eq!(rule.list, List::Allow);
         let reloaded = settled.reloaded.expect("reloaded");
@@ -534,5 +560,23 @@ mod tests {
         assert!(matches!(settled.always, Some(Err(AlwaysError::Persist(_)))));
         assert!(settled.decision.reason.contains("not kept"));
         assert!(settled.reloaded.is_none());
+    }
+
+    #[test]
+    fn an_always_rule_that_does_not_take_effect_is_reported() {
+        // A deny rule covers the command, so an allow rule for it can never decide.
+        let s = setup("permissions:\n  commands:\n    deny: ['^make']\n");
+        let asked = Decision::new(Verdict::Ask, "make", "asked anyway");
+        let r = scripted(Resolution::Answered(Answer::AllowAlways));
+        let settled = settle(&s.policy, &s.ctx, "exec_run", &asked, &r);
+        match &settled.always {
+            Some(Ok(p)) => assert_eq!(p.next_time, Verdict::Deny),
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            settled.decision.reason.contains("still decides deny"),
+            "{}",
+            settled.decision.reason
+        );
     }
 }

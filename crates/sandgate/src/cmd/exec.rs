@@ -68,8 +68,14 @@ pub fn run(global: &GlobalArgs, args: ExecArgs) -> ExitCode {
             let prompt = TerminalPrompt::new(args.no_ui);
             let settled = settle(&loaded.policy, &loaded.ctx, TOOL, &decision, &prompt);
             crate::audit::record("exec prompt", TOOL, &settled.decision);
-            if let Some(Err(e)) = &settled.always {
-                eprintln!("sandgate: warning: {e}");
+            match &settled.always {
+                Some(Err(e)) => eprintln!("sandgate: warning: {e}"),
+                Some(Ok(kept)) if kept.next_time != settled.decision.verdict => eprintln!(
+                    "sandgate: warning: {} was written, but the policy still decides {} \
+                     for this command, so it will not stop the question",
+                    kept.rule, kept.next_time
+                ),
+                _ => {}
             }
             settled.decision
         }
