@@ -82,6 +82,11 @@ pub fn render_sandgate(rules: &BTreeSet<String>, source: &str) -> String {
         out,
         "# Human checkpoints still stop and wait, whatever this grant allows."
     );
+    let _ = writeln!(
+        out,
+        "# Use it as the central policy (--config): a local or managed file may only tighten,"
+    );
+    let _ = writeln!(out, "# so allow rules there are ignored.");
     out.push_str("permissions:\n");
     out.push_str("  paths:\n");
     write_list(&mut out, "allow", &paths);

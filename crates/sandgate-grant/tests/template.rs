@@ -104,3 +104,22 @@ fn the_schema_names_exactly_the_keys_the_parser_accepts() {
     let order = &schema["properties"]["skills"]["properties"]["acquisition_order"]["items"]["enum"];
     assert_eq!(order, &serde_json::json!(["installed", "marketplace"]));
 }
+
+#[test]
+fn the_readme_example_is_a_valid_loop_config() {
+    let readme = std::fs::read_to_string(repo_file("README.md")).unwrap();
+    let start = readme
+        .find("```yaml\n# loop.yaml")
+        .expect("the README shows a loop config")
+        + "```yaml\n".len();
+    let end = start + readme[start..].find("```").unwrap();
+    let config = parse_str(&readme[start..end], Path::new("README.md")).unwrap();
+    let grant = required(&config);
+    assert!(grant.contains("Bash(claude:*)"), "{grant:?}");
+    assert!(grant.contains("Bash(./scripts/lint.sh:*)"), "{grant:?}");
+    assert!(
+        grant.contains("WebFetch(domain:claudemarketplaces.com)"),
+        "{grant:?}"
+    );
+    assert_eq!(config.checkpoints().len(), 2);
+}
