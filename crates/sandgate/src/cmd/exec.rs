@@ -63,10 +63,11 @@ pub fn run(global: &GlobalArgs, args: ExecArgs) -> ExitCode {
             global.json,
         );
     }
+    let mut policy = loaded.policy;
     let decision = match decision.verdict {
         Verdict::Ask => {
             let prompt = TerminalPrompt::new(args.no_ui);
-            let settled = settle(&loaded.policy, &loaded.ctx, TOOL, &decision, &prompt);
+            let settled = settle(&policy, &loaded.ctx, TOOL, &decision, &prompt);
             crate::audit::record("exec prompt", TOOL, &settled.decision);
             match &settled.always {
                 Some(Err(e)) => eprintln!("sandgate: warning: {e}"),
@@ -77,6 +78,10 @@ pub fn run(global: &GlobalArgs, args: ExecArgs) -> ExitCode {
                 ),
                 _ => {}
             }
+            // An "always" answer changed the policy: run under the new one.
+            if let Some(reloaded) = settled.reloaded {
+                policy = reloaded;
+            }
             settled.decision
         }
         _ => decision,
@@ -85,7 +90,7 @@ pub fn run(global: &GlobalArgs, args: ExecArgs) -> ExitCode {
         report_denied(&decision);
         return ExitCode::from(EXIT_FAILED);
     }
-    match spawn(&loaded.policy, &command, &loaded.ctx) {
+    match spawn(&policy, &command, &loaded.ctx) {
         Ok(status) => ExitCode::from(exit_code(status)),
         Err(SpawnError::Isolation(e)) => {
             eprintln!("sandgate: {e}");
