@@ -371,13 +371,13 @@ fn two_concurrent_asks_take_turns() {
     let env = env(25);
     let sg = env.sandgate_in_shell(&env.config);
     let sh = env.shell(&format!(
-        "{sg} exec -- echo first-ran & sleep 1; {sg} exec -- echo second-ran; wait"
+        "{sg} exec -- echo first-ran & sleep 2; {sg} exec -- echo second-ran; wait"
     ));
     let mut s = env.spawn(sh);
     s.expect("command: echo first-ran").unwrap();
     s.expect(MENU).unwrap();
-    // The second ask has started by now and must be waiting, not drawing.
-    std::thread::sleep(Duration::from_secs(2));
+    // The second ask starts 2 s after the first and must be waiting, not drawing.
+    std::thread::sleep(Duration::from_secs(3));
     s.send("1").unwrap();
     let between = s.expect("command: echo second-ran").unwrap();
     let between = String::from_utf8_lossy(between.before()).into_owned();
@@ -404,7 +404,7 @@ fn a_waiting_ask_whose_timeout_runs_out_is_denied() {
     let long = env.sandgate_in_shell(&env.config);
     let short = env.sandgate_in_shell(&short);
     let sh = env.shell(&format!(
-        "{long} exec -- echo first-ran & sleep 1; \
+        "{long} exec -- echo first-ran & sleep 2; \
          {short} exec -- echo second-ran; echo second-exit=$?; wait"
     ));
     let mut s = env.spawn(sh);
