@@ -296,7 +296,15 @@ impl Walker {
                 .last()
                 .map_or(node.end_byte(), |n| n.end_byte());
             let source = slice(src, node.start_byte(), end).to_string();
-            if target.has_expansion {
+            if target.misparsed {
+                self.unanalysable(
+                    &source,
+                    format!(
+                        "the parser misread the redirection target `{}`",
+                        target.text.escape_debug()
+                    ),
+                );
+            } else if target.has_expansion {
                 self.unanalysable(
                     &source,
                     format!("the redirection target `{}` is an expansion", target.text),
@@ -435,6 +443,13 @@ impl Walker {
             self.walk(*n, src, depth + 1);
         }
         let words = group_words(&word_nodes, src);
+        if let Some(bad) = words.iter().find(|w| w.misparsed) {
+            let snippet: String = bad.text.chars().take(40).collect();
+            self.unanalysable(
+                text(node, src),
+                format!("the parser misread the word `{}`", snippet.escape_debug()),
+            );
+        }
 
         let start = word_nodes
             .iter()

@@ -371,3 +371,16 @@ fn deep_nesting_is_refused_not_crashed() {
 fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
+
+#[test]
+fn a_word_the_shell_would_split_is_not_trusted() {
+    // tree-sitter-bash reads `\rm` at the start of a line as part of the
+    // previous word; the shell runs it as a command.
+    let a = analyse("git a\n\\rm x");
+    assert!(!a.is_complete());
+    assert!(
+        a.unanalysable[0].reason.contains("misread the word"),
+        "{a:?}"
+    );
+    assert!(complete("git a \\\nb"));
+}

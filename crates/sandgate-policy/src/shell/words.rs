@@ -15,6 +15,10 @@ pub(crate) struct Word {
     pub has_expansion: bool,
     /// The word holds an unquoted glob or brace pattern (`*`, `?`, `[`, `{`).
     pub has_pattern: bool,
+    /// The grammar put an unquoted blank or operator inside one word, which the
+    /// shell would have split (tree-sitter-bash does so for a line starting with
+    /// a backslash): the parse cannot be trusted.
+    pub misparsed: bool,
 }
 
 impl Word {
@@ -83,6 +87,10 @@ impl Word {
                 },
                 '*' | '?' | '[' | '{' => {
                     self.has_pattern = true;
+                    self.text.push(c);
+                }
+                ' ' | '\t' | '\n' | ';' | '|' | '&' | '(' | ')' | '<' | '>' => {
+                    self.misparsed = true;
                     self.text.push(c);
                 }
                 _ => self.text.push(c),

@@ -1,0 +1,108 @@
+//! Property: an allowed simple command never carries a command that is not
+//! allowed, whatever joins them.
+
+mod shell_common;
+
+use proptest::prelude::*;
+use sandgate_policy::Verdict;
+use shell_common::Home;
+
+const POLICY: &str = r#"
+permissions:
+  commands:
+    allow: ["^git( |$)", "^ls( |$)", "^echo( |$)"]
+"#;
+
+const ALLOWED: &[&str] = &["git", "ls", "echo"];
+
+/// Plain words and `key=value` words. (A word that is only `==` is a parse
+/// error for tree-sitter-bash, which asks; it is left out so the premise holds.)
+fn arg() -> impl Strategy<Value = String> {
+    prop_oneof!["[a-z0-9./-]{1,8}", "[a-z]{1,4}=[a-z0-9./-]{0,4}"]
+}
+
+fn args() -> impl Strategy<Value = String> {
+    prop::collection::vec(arg(), 0..4)
+        .prop_map(|a| a.iter().map(|w| format!(" {w}")).collect::<String>())
+}
+
+/// An allowed simple command.
+fn allowed() -> impl Strategy<Value = String> {
+    (prop::sample::select(ALLOWED), args()).prop_map(|(name, args)| format!("{name}{args}"))
+}
+
+/// A command that is not allowed, sometimes quoted or wrapped.
+fn not_allowed() -> impl Strategy<Value = String> {
+    let name = prop_oneof![
+        prop::sample::select(&["rm", "curl", "gitk", "lsblk", "echoo", "python3", "sh", "x"][..])
+            .prop_map(str::to_string),
+        "[a-z]{1,8}".prop_filter("not an allowed name", |n| !ALLOWED.contains(&n.as_str())),
+    ];
+    let spelling = prop_oneof![
+        Just(0u8), // as is
+        Just(1),   // r''m
+        Just(2),   // \rm
+        Just(3),   // "rm"
+    ];
+    let wrapper = prop::sample::select(
+        &[
+            "",
+            "timeout 5 ",
+            "env X=1 ",
+            "nice ",
+            "command ",
+            "nohup ",
+            "sudo ",
+        ][..],
+    );
+    (name, spelling, wrapper, args()).prop_map(|(name, spelling, wrapper, args)| {
+        let name = match spelling {
+            1 if name.len() > 1 => format!("{}''{}", &name[..1], &name[1..]),
+            2 => format!("\\{name}"),
+            3 => format!("\"{name}\""),
+            _ => name,
+        };
+        format!("{wrapper}{name}{args}")
+    })
+}
+
+/// Every way of putting `b` into a command line next to `a`.
+fn joins(a: &str, b: &str) -> Vec<String> {
+    vec![
+        format!("{a}; {b}"),
+        format!("{a} && {b}"),
+        format!("{a} || {b}"),
+        format!("{a} | {b}"),
+        format!("{a} |& {b}"),
+        format!("{a} & {b}"),
+        format!("{a}\n{b}"),
+        format!("{a} $({b})"),
+        format!("{a} `{b}`"),
+        format!("{a} \"$({b})\""),
+        format!("{a} <({b})"),
+        format!("({a}; {b})"),
+        format!("{{ {a}; {b}; }}"),
+        format!("{b}; {a}"),
+        format!("bash -c '{a}; {b}'"),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn no_join_of_an_allowed_and_a_refused_command_is_allowed(
+        a in allowed(),
+        b in not_allowed(),
+    ) {
+        let home = Home::new();
+        let policy = home.policy(POLICY, None);
+        // The premise: A alone is allowed, B alone is not.
+        prop_assert_eq!(policy.evaluate_command(&a, &home.ctx).verdict, Verdict::Allow, "{}", a);
+        prop_assert_ne!(policy.evaluate_command(&b, &home.ctx).verdict, Verdict::Allow, "{}", b);
+        for line in joins(&a, &b) {
+            let d = policy.evaluate_command(&line, &home.ctx);
+            prop_assert_ne!(d.verdict, Verdict::Allow, "{:?} was allowed: {}", line, d.reason);
+        }
+    }
+}
