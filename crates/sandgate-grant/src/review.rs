@@ -262,7 +262,7 @@ fn handle(mut stream: TcpStream, shared: &Shared) -> io::Result<()> {
             if request
                 .origin
                 .as_deref()
-                .is_some_and(|o| o != shared.origin && o != "null")
+                .is_some_and(|o| o != shared.origin)
             {
                 return respond(&mut stream, 403, "Forbidden", &message_page("wrong origin"));
             }
@@ -334,7 +334,7 @@ fn respond(stream: &mut TcpStream, status: u16, reason: &str, body: &str) -> io:
          Content-Type: text/html; charset=utf-8\r\n\
          Content-Length: {}\r\n\
          Cache-Control: no-store\r\n\
-         Referrer-Policy: no-referrer\r\n\
+         Referrer-Policy: same-origin\r\n\
          X-Frame-Options: DENY\r\n\
          Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'\r\n\
          Connection: close\r\n\r\n",

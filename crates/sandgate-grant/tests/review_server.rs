@@ -123,6 +123,16 @@ fn the_link_works_once_for_the_right_host_and_approve_writes() {
         403
     );
     assert_eq!(
+        post(
+            port,
+            Some("null"),
+            &format!("token={form}&decision=approve")
+        )
+        .0,
+        403,
+        "an opaque origin is refused"
+    );
+    assert_eq!(
         post(port, None, &format!("token={form}&decision=maybe")).0,
         400
     );
