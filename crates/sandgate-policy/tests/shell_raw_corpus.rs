@@ -153,10 +153,8 @@ fn run(case: &Value, shell: bool) -> Vec<String> {
         }
     }
     match &expect["rule"] {
-        Value::String(s) if s == "none" => {
-            if d.rule.is_some() {
-                problems.push(format!("rule {:?}, want none", d.rule));
-            }
+        Value::String(s) if s == "none" && d.rule.is_some() => {
+            problems.push(format!("rule {:?}, want none", d.rule));
         }
         Value::Object(rule) => match &d.rule {
             Some(got) => {
