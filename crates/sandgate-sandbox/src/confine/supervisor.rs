@@ -236,6 +236,12 @@ fn handle(shared: &Arc<Shared>, notif: Notif, asks: &Sender<Pending>) {
         .filter(|(_, s)| *s == Standing::Outside)
         .map(|(p, _)| p.clone())
         .collect();
+    if let Some(errno) = fails_anyway(&op) {
+        // The kernel checks existence before permissions: answer as it would,
+        // without a question (e.g. `mv`'s `RENAME_NOREPLACE` probe).
+        listener.fail(notif.id, errno);
+        return;
+    }
     if !outside.is_empty() {
         let pending = Pending { notif, op, outside };
         if let Err(mpsc::SendError(pending)) = asks.send(pending) {
@@ -381,6 +387,31 @@ fn describe(pid: u32) -> String {
     }
     args.clear();
     format!("{} ({line})", comm.trim())
+}
+
+/// The error the kernel gives `op` before any permission check, if any:
+/// creating an existing entry, or removing or renaming a missing one.
+fn fails_anyway(op: &Op) -> Option<i32> {
+    let exists = |p: &Path| fs::symlink_metadata(p).is_ok();
+    match op {
+        Op::Open { path, flags, .. }
+            if flags & libc::O_CREAT != 0 && flags & libc::O_EXCL != 0 && exists(path) =>
+        {
+            Some(libc::EEXIST)
+        }
+        Op::Mkdir { path, .. } | Op::Mknod { path, .. } | Op::Symlink { path, .. }
+            if exists(path) =>
+        {
+            Some(libc::EEXIST)
+        }
+        Op::Remove { path, .. } if !exists(path) => Some(libc::ENOENT),
+        Op::Rename { from, .. } | Op::Link { from, .. } if !exists(from) => Some(libc::ENOENT),
+        Op::Rename { to, flags, .. } if flags & libc::RENAME_NOREPLACE != 0 && exists(to) => {
+            Some(libc::EEXIST)
+        }
+        Op::Link { to, .. } if exists(to) => Some(libc::EEXIST),
+        _ => None,
+    }
 }
 
 /// The paths a write touches, and for each whether it changes an entry

@@ -9,16 +9,19 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, ExitStatus};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Args;
-use sandgate_policy::{Decision, Verdict};
+use sandgate_policy::{Context, Decision, Policy, Sources, Verdict};
 use sandgate_sandbox::confine::{
     self, Answer, Asker, DenyReason, Event, Mechanism, Plan, PlanInputs, Question, Reporter,
     SandboxFile, SandboxSettings, Supervisor,
 };
+use sandgate_tools::resolver::{Answer as ResolverAnswer, Ask, Resolution, Resolver, SubjectKind};
 use serde_json::json;
 
 use crate::cli::GlobalArgs;
+use crate::prompt::TerminalPrompt;
 use crate::{EXIT_CANNOT_CHECK, EXIT_FAILED, EXIT_OK};
 
 /// Arguments of `sandgate run`.
@@ -172,7 +175,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         listener,
         plan,
         primary,
-        asker(args.no_ui),
+        asker(args.no_ui, prompt_timeout(global, &ctx)),
         Arc::new(Log::default()),
     );
     let status = child.wait();
@@ -241,20 +244,21 @@ fn dry_run(json: bool, armed: bool, armed_by: &str, plan: &Plan, file: &SandboxF
     ExitCode::from(EXIT_OK)
 }
 
-/// Chooses who answers questions: nobody when `--no-ui` or without a terminal.
-fn asker(no_ui: bool) -> Box<dyn Asker> {
-    if no_ui {
-        return Box::new(Nobody);
-    }
-    if OpenOptions::new()
+/// Chooses who answers questions: the terminal prompt, or nobody when
+/// `--no-ui` (or `SANDGATE_NO_UI=1`) is given or there is no terminal.
+fn asker(no_ui: bool, timeout: Duration) -> Box<dyn Asker> {
+    let no_terminal = OpenOptions::new()
         .read(true)
         .write(true)
         .open("/dev/tty")
-        .is_err()
-    {
+        .is_err();
+    if no_ui || no_terminal {
         return Box::new(Nobody);
     }
-    Box::new(Nobody)
+    Box::new(Terminal {
+        prompt: TerminalPrompt::new(false),
+        timeout,
+    })
 }
 
 /// Nobody to ask: every question is an immediate denial.
@@ -264,6 +268,50 @@ impl Asker for Nobody {
     fn ask(&mut self, _question: &Question) -> Answer {
         Answer::NoTerminal
     }
+}
+
+/// The terminal prompt (one question at a time, with a countdown).
+struct Terminal {
+    prompt: TerminalPrompt,
+    timeout: Duration,
+}
+
+impl Asker for Terminal {
+    fn ask(&mut self, question: &Question) -> Answer {
+        let ask = Ask {
+            tool: format!("run ({})", question.operation),
+            kind: SubjectKind::Path,
+            subject: question.path.to_string_lossy().into_owned(),
+            reason: format!(
+                "{} [pid {}] tries to {} outside the allowed set; it waits for your answer",
+                question.process, question.pid, question.operation
+            ),
+            timeout: self.timeout,
+        };
+        match self.prompt.resolve(&ask) {
+            Resolution::Answered(ResolverAnswer::AllowOnce) => Answer::AllowOnce,
+            Resolution::Answered(ResolverAnswer::AllowAlways) => Answer::AllowAlways,
+            Resolution::Answered(ResolverAnswer::DenyOnce) => Answer::RejectOnce,
+            Resolution::Answered(ResolverAnswer::DenyAlways) => Answer::RejectAlways,
+            Resolution::TimedOut { .. } => Answer::TimedOut,
+            Resolution::Unavailable { .. } => Answer::NoTerminal,
+        }
+    }
+}
+
+/// The prompt timeout of the policy (`permissions.prompt.timeout`), or its
+/// default when the policy does not load (`run` does not otherwise use it).
+fn prompt_timeout(global: &GlobalArgs, ctx: &Context) -> Duration {
+    let sources = Sources::discover(
+        global.config.clone(),
+        global.local_config.clone(),
+        false,
+        &ctx.cwd,
+        &ctx.home,
+    );
+    Policy::load(&sources, ctx)
+        .map(|p| p.settings().prompt_timeout)
+        .unwrap_or(Duration::from_secs(25))
 }
 
 /// Reports the supervisor's events on stderr and in the audit log.

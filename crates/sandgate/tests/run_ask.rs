@@ -1,0 +1,255 @@
+//! `sandgate run`: the ask flow, driven through a real pseudo-terminal, for
+//! each of the four answers, with persistence to `sandbox.json`, against the
+//! real kernel and the real binary.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use expectrl::process::unix::WaitStatus;
+use expectrl::session::OsSession as Session;
+use expectrl::{Eof, Expect};
+
+const MENU: &str = "[4] deny always";
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    ws: PathBuf,
+    out: PathBuf,
+    home: PathBuf,
+}
+
+fn env() -> Env {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    fs::create_dir_all(base).unwrap();
+    let tmp = tempfile::tempdir_in(base).unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let (ws, out, home) = (root.join("ws"), root.join("outside"), root.join("home"));
+    for d in [&ws, &out, &home] {
+        fs::create_dir_all(d).unwrap();
+    }
+    fs::create_dir_all(ws.join(".sandgate")).unwrap();
+    fs::write(ws.join(".sandgate/sandbox.json"), "{\"enabled\": true}\n").unwrap();
+    Env {
+        _tmp: tmp,
+        ws,
+        out,
+        home,
+    }
+}
+
+/// Whether this kernel has Landlock; prints why not.
+fn supported() -> bool {
+    let out = Command::new(env!("CARGO_BIN_EXE_sandgate"))
+        .args(["run", "--dry-run", "--json"])
+        .current_dir(env!("CARGO_TARGET_TMPDIR"))
+        .env("SANDGATE_AUDIT", "off")
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    if v["mechanism"]["landlockAbi"].as_u64().unwrap_or(0) == 0 {
+        eprintln!("skipping: this kernel has no Landlock");
+        return false;
+    }
+    true
+}
+
+impl Env {
+    /// `sandgate run [EXTRA] -- sh -c SCRIPT` in the workspace; `$OUT` is the outside dir.
+    fn command(&self, extra: &[&str], script: &str) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_sandgate"));
+        cmd.arg("run")
+            .args(extra)
+            .args(["--", "sh", "-c", script])
+            .current_dir(&self.ws)
+            .env("HOME", &self.home)
+            .env("OUT", &self.out)
+            .env("TERM", "xterm")
+            .env("SANDGATE_AUDIT", "off")
+            .env_remove("SANDGATE_SANDBOX")
+            .env_remove("SANDGATE_NO_UI")
+            .env_remove("SANDGATE_PROMPT_LOCK")
+            .env_remove("SANDGATE_CONFIG")
+            .env_remove("XDG_RUNTIME_DIR")
+            .env_remove("TMPDIR");
+        cmd
+    }
+
+    fn spawn(&self, script: &str) -> Session {
+        let mut s = Session::spawn(self.command(&[], script)).expect("spawn in a pty");
+        s.set_expect_timeout(Some(Duration::from_secs(30)));
+        s
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        serde_json::from_str(&fs::read_to_string(self.ws.join(".sandgate/sandbox.json")).unwrap())
+            .unwrap()
+    }
+
+    fn list(&self, name: &str) -> Vec<String> {
+        self.settings()[name]
+            .as_array()
+            .map(|a| a.iter().map(|x| x.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default()
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.out.join(name).to_string_lossy().into_owned()
+    }
+}
+
+/// Waits for the menu, checks the question names the process and the path, answers `key`.
+fn answer(s: &mut Session, path: &str, process: &str, key: &str) {
+    // Skip redraws of an earlier menu: this question starts with its path.
+    s.expect(format!("path: {path}\r"))
+        .expect("the question is shown");
+    let shown = s.expect(MENU).expect("the menu is shown");
+    let shown = String::from_utf8_lossy(shown.before()).into_owned();
+    assert!(
+        shown.contains("[pid "),
+        "the question names the process: {shown}"
+    );
+    assert!(
+        shown.contains(&format!("why: {process} (")),
+        "the question names the process `{process}`: {shown}"
+    );
+    s.send(key).unwrap();
+}
+
+/// Everything left until the end, and the exit code.
+fn finish(mut s: Session) -> (String, i32) {
+    let rest = s.expect(Eof).expect("the program ends");
+    let text = String::from_utf8_lossy(rest.as_bytes()).into_owned();
+    let code = match s.get_process().wait().expect("wait") {
+        WaitStatus::Exited(_, code) => code,
+        other => panic!("unexpected end: {other:?}"),
+    };
+    (text, code)
+}
+
+#[test]
+fn allow_once_lets_the_write_land_and_persists_nothing() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    let target = e.path("once.txt");
+    let mut s = e.spawn(
+        "echo pid=$$; echo first > \"$OUT/once.txt\" && echo WROTE1; echo second > \"$OUT/once.txt\" || echo FAILED2; echo pid=$$",
+    );
+    answer(&mut s, &target, "sh", "1");
+    // Once means once: the same path asks again in the same run.
+    answer(&mut s, &target, "sh", "3");
+    let (text, code) = finish(s);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("WROTE1"), "{text}");
+    assert!(text.contains("FAILED2"), "{text}");
+    assert_eq!(fs::read_to_string(&target).unwrap(), "first\n");
+    assert!(
+        e.list("allow").is_empty() && e.list("deny").is_empty(),
+        "{}",
+        e.settings()
+    );
+}
+
+#[test]
+fn allow_always_lands_persists_and_is_not_asked_again() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    let target = e.path("always.txt");
+    let mut s = e.spawn(
+        "echo one > \"$OUT/always.txt\" && echo two >> \"$OUT/always.txt\" && rm \"$OUT/always.txt\" && echo three > \"$OUT/always.txt\" && echo DONE",
+    );
+    answer(&mut s, &target, "sh", "2");
+    let (text, code) = finish(s);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("DONE"), "{text}");
+    assert_eq!(text.matches(MENU).count(), 0, "asked again: {text}");
+    assert_eq!(fs::read_to_string(&target).unwrap(), "three\n");
+    assert_eq!(e.list("allow"), vec![target.clone()]);
+
+    // The next start has it in the allowed set: no question, even headless.
+    let out = e
+        .command(&["--no-ui"], "echo four > \"$OUT/always.txt\"")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(fs::read_to_string(&target).unwrap(), "four\n");
+}
+
+#[test]
+fn reject_once_fails_the_write_and_persists_nothing() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    fs::write(e.out.join("keep.txt"), "keep\n").unwrap();
+    let target = e.path("keep.txt");
+    let mut s = e.spawn("rm -f \"$OUT/keep.txt\"; echo rc=$?");
+    answer(&mut s, &target, "rm", "3");
+    let (text, _) = finish(s);
+    assert!(text.contains("rc=1"), "{text}");
+    assert!(text.contains("Permission denied"), "{text}");
+    assert_eq!(fs::read_to_string(&target).unwrap(), "keep\n");
+    assert!(e.list("allow").is_empty() && e.list("deny").is_empty());
+
+    // Not remembered: the next start asks again.
+    let mut s = e.spawn("rm -f \"$OUT/keep.txt\"; echo rc=$?");
+    answer(&mut s, &target, "rm", "3");
+    let (text, _) = finish(s);
+    assert!(text.contains("rc=1"), "{text}");
+}
+
+#[test]
+fn reject_always_fails_persists_and_is_never_asked_again() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    let target = e.path("never.txt");
+    let mut s = e.spawn("mkdir \"$OUT/never.txt\"; echo rc=$?");
+    answer(&mut s, &target, "mkdir", "4");
+    let (text, _) = finish(s);
+    assert!(text.contains("rc=1"), "{text}");
+    assert!(!Path::new(&target).exists());
+    assert_eq!(e.list("deny"), vec![target.clone()]);
+
+    // The next start, with a terminal, fails it without a question.
+    let s = e.spawn("touch \"$OUT/never.txt\"; echo rc=$?");
+    let (text, _) = finish(s);
+    assert!(!text.contains(MENU), "asked again: {text}");
+    assert!(text.contains("rc=1"), "{text}");
+    assert!(text.contains("deny list"), "{text}");
+    assert!(!Path::new(&target).exists());
+}
+
+#[test]
+fn several_asks_in_a_row_need_no_restart() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    let mut s = e.spawn(
+        "echo $$ > before; for f in a b c; do echo $f > \"$OUT/$f.txt\"; done; mkdir \"$OUT/d\" && mv \"$OUT/a.txt\" \"$OUT/d/\"; echo $$ > after",
+    );
+    answer(&mut s, &e.path("a.txt"), "sh", "1");
+    answer(&mut s, &e.path("b.txt"), "sh", "1");
+    answer(&mut s, &e.path("c.txt"), "sh", "1");
+    answer(&mut s, &e.path("d"), "mkdir", "2");
+    // The rename's source is outside too.
+    answer(&mut s, &e.path("a.txt"), "mv", "1");
+    let (text, code) = finish(s);
+    assert_eq!(code, 0, "{text}");
+    let before = fs::read_to_string(e.ws.join("before")).unwrap();
+    let after = fs::read_to_string(e.ws.join("after")).unwrap();
+    assert_eq!(before, after, "the program was restarted");
+    assert_eq!(fs::read_to_string(e.out.join("d/a.txt")).unwrap(), "a\n");
+    assert_eq!(fs::read_to_string(e.out.join("c.txt")).unwrap(), "c\n");
+}
