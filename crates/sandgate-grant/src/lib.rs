@@ -9,6 +9,21 @@
 //!
 //! It also runs a loop's script detectors ([`detect`]) and ships the
 //! portability shim they source ([`COMPAT_SH`]).
+//!
+//! ```
+//! use std::path::Path;
+//!
+//! let text = "providers:\n  providers:\n    - command: cargo\n\
+//!             validations:\n  - detector:\n      script: {command: cargo, args: [test]}\n";
+//! let config = sandgate_grant::parse_str(text, Path::new("loop.yaml"))?;
+//! let grant = sandgate_grant::required(&config);
+//! // The provider and the detector share a program: one rule, plus the file tools.
+//! assert_eq!(
+//!     grant.iter().map(String::as_str).collect::<Vec<_>>(),
+//!     ["Bash(cargo:*)", "Edit", "Glob", "Grep", "Read", "Write"]
+//! );
+//! # Ok::<(), sandgate_grant::ConfigError>(())
+//! ```
 
 #![deny(missing_docs)]
 
