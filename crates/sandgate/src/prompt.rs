@@ -16,7 +16,8 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -260,9 +261,69 @@ impl Drop for RawMode {
     }
 }
 
+/// Signals that end sandgate while a prompt is open. They are held back
+/// until the terminal is restored, then take their default effect.
+const ENDING_SIGNALS: [i32; 4] = [
+    signal_hook::consts::SIGTERM,
+    signal_hook::consts::SIGHUP,
+    signal_hook::consts::SIGINT,
+    signal_hook::consts::SIGQUIT,
+];
+
+/// Notes ending signals while registered; see [`ENDING_SIGNALS`].
+struct HeldSignals {
+    flags: Vec<(i32, Arc<AtomicBool>, signal_hook::SigId)>,
+}
+
+impl HeldSignals {
+    fn hold() -> HeldSignals {
+        let flags = ENDING_SIGNALS
+            .iter()
+            .filter_map(|&sig| {
+                let flag = Arc::new(AtomicBool::new(false));
+                signal_hook::flag::register(sig, flag.clone())
+                    .ok()
+                    .map(|id| (sig, flag, id))
+            })
+            .collect();
+        HeldSignals { flags }
+    }
+
+    fn arrived(&self) -> bool {
+        self.flags.iter().any(|(_, f, _)| f.load(Ordering::Relaxed))
+    }
+
+    /// Stop holding; a signal that arrived meanwhile now ends the process as it would have.
+    fn release(self) {
+        let mut arrived = None;
+        for (sig, flag, id) in self.flags {
+            signal_hook::low_level::unregister(id);
+            if arrived.is_none() && flag.load(Ordering::Relaxed) {
+                arrived = Some(sig);
+            }
+        }
+        if let Some(sig) = arrived {
+            let _ = signal_hook::low_level::emulate_default_handler(sig);
+        }
+    }
+}
+
 fn run_prompt(tty: &File, ask: &Ask, deadline: Instant) -> io::Result<Resolution> {
     let mut out = tty;
-    draw_question(&mut out, ask)?;
+    let signals = HeldSignals::hold();
+    let result = prompt_loop(&mut out, ask, deadline, &signals);
+    // The terminal is restored by now (the raw-mode guard lives in the loop).
+    signals.release();
+    result
+}
+
+fn prompt_loop(
+    out: &mut &File,
+    ask: &Ask,
+    deadline: Instant,
+    signals: &HeldSignals,
+) -> io::Result<Resolution> {
+    draw_question(out, ask)?;
     let raw = RawMode::enable()?;
     // Keys typed before the question was shown must not answer it.
     while event::poll(Duration::ZERO)? {
@@ -271,6 +332,11 @@ fn run_prompt(tty: &File, ask: &Ask, deadline: Instant) -> io::Result<Resolution
     let mut shown_secs = None;
     let resolution = loop {
         let now = Instant::now();
+        if signals.arrived() {
+            break Resolution::Unavailable {
+                reason: "sandgate was stopped by a signal".into(),
+            };
+        }
         if now >= deadline {
             break Resolution::TimedOut {
                 reason: format!("no answer within {} s", ask.timeout.as_secs()),
@@ -279,7 +345,7 @@ fn run_prompt(tty: &File, ask: &Ask, deadline: Instant) -> io::Result<Resolution
         let left = deadline - now;
         let secs = left.as_secs() + u64::from(left.subsec_nanos() > 0);
         if shown_secs != Some(secs) {
-            draw_menu(&mut out, secs)?;
+            draw_menu(out, secs)?;
             shown_secs = Some(secs);
         }
         if event::poll(TICK.min(left))? {
@@ -291,7 +357,7 @@ fn run_prompt(tty: &File, ask: &Ask, deadline: Instant) -> io::Result<Resolution
         }
     };
     drop(raw);
-    draw_outcome(&mut out, &resolution)?;
+    draw_outcome(out, &resolution)?;
     Ok(resolution)
 }
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use expectrl::process::unix::WaitStatus;
+use expectrl::process::unix::{Signal, WaitStatus};
 use expectrl::session::OsSession as Session;
 use expectrl::{Eof, Expect};
 
@@ -320,6 +320,35 @@ fn other_keys_do_not_answer() {
     s.send("1").unwrap();
     s.expect("answered").unwrap();
     assert_eq!(exit_code(&mut s), 0);
+}
+
+/// Whether the pty is in canonical (line) mode, i.e. not in raw mode.
+fn canonical(s: &Session) -> bool {
+    let master = s.get_process().get_raw_handle().unwrap();
+    let termios = rustix::termios::tcgetattr(&master).unwrap();
+    termios
+        .local_modes
+        .contains(rustix::termios::LocalModes::ICANON)
+}
+
+#[test]
+fn a_signal_during_the_prompt_restores_the_terminal_and_runs_nothing() {
+    let env = env(25);
+    for signal in [Signal::SIGTERM, Signal::SIGHUP] {
+        let marker = env.work.join("ran");
+        let mut s = env.spawn(env.exec(&format!("touch {}", marker.display())));
+        assert!(canonical(&s), "a fresh pty is in line mode");
+        s.expect(MENU).unwrap();
+        assert!(!canonical(&s), "raw mode while asking");
+        s.get_process_mut().signal(signal).unwrap();
+        let _ = s.expect(Eof);
+        match s.get_process().wait().unwrap() {
+            WaitStatus::Signaled(_, got, _) => assert_eq!(got, signal),
+            other => panic!("{signal:?}: {other:?}"),
+        }
+        assert!(canonical(&s), "{signal:?} left the terminal in raw mode");
+        assert!(!marker.exists());
+    }
 }
 
 #[test]
