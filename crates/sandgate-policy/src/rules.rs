@@ -65,6 +65,25 @@ pub struct PathRules {
 /// Characters that make a path component a pattern rather than a literal.
 const GLOB_META: &[char] = &['*', '?', '[', ']', '{', '}', '\\'];
 
+/// Escape a literal path for a glob compiled with `backslash_escape(true)`:
+/// `globset::escape` covers `*?[]{}` but not `\`, which would otherwise
+/// escape the next character instead of matching itself.
+pub fn escape_glob_literal(literal: &str) -> String {
+    let mut out = String::with_capacity(literal.len());
+    for c in literal.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '*' | '?' | '[' | ']' | '{' | '}' => {
+                out.push('[');
+                out.push(c);
+                out.push(']');
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 /// Turn a path rule into the absolute glob it means: `~` expanded, relative
 /// rules resolved against `cwd`, `..` collapsed, and symlinks in the literal
 /// prefix resolved, so the glob compares with canonical subjects.
@@ -90,7 +109,7 @@ pub fn absolute_glob(text: &str, cwd: &Path, home: &Path) -> String {
     let canonical = canon::canonicalize(&literal_str, cwd, home)
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or(literal_str);
-    let mut glob = globset::escape(&canonical);
+    let mut glob = escape_glob_literal(&canonical);
     for part in rest {
         if !glob.ends_with('/') {
             glob.push('/');
@@ -413,6 +432,21 @@ mod tests {
             "* never crosses /"
         );
         assert_eq!(m("/etc"), Some("/etc/**".into()));
+    }
+
+    #[test]
+    fn literal_prefixes_with_metacharacters_match_only_themselves() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        // A symlink resolves to a directory whose name holds glob metacharacters.
+        let odd = root.join("we*ird\\dir[1]");
+        std::fs::create_dir_all(&odd).unwrap();
+        std::os::unix::fs::symlink(&odd, root.join("plain")).unwrap();
+        let rule = format!("{}/plain/**", root.display());
+        let rules = PathRules::compile(&[self::rule(&rule)], List::Deny, &root, &root).unwrap();
+        assert!(rules.first_match(&odd.join("x")).is_some());
+        assert!(rules.first_match(&root.join("weXird\\dir1/x")).is_none());
+        assert!(rules.first_match(&root.join("weird\\dir[1]/x")).is_none());
     }
 
     #[test]
