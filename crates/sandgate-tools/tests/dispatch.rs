@@ -274,3 +274,17 @@ fn exec_runs_and_outlives_its_timeout_as_a_job() {
     assert!(msg.contains("working directory is denied"), "{msg}");
     let _ = Path::new("");
 }
+
+#[test]
+fn with_the_sandbox_off_walks_skip_nothing() {
+    let f = fixture("permissions:\n  sandbox: false\n", headless());
+    let out = text(
+        &f,
+        "file_grep",
+        json!({"pattern": "needle", "path": "~", "hidden": true}),
+    );
+    assert!(
+        out.contains("PRIVATE KEY needle") && !out.contains("skipped"),
+        "{out}"
+    );
+}
