@@ -198,8 +198,13 @@ impl Policy {
         }
         for form in c.allow_forms() {
             if let Some(rule) = self.command_allow.first_match(&form.text) {
+                let via = if form.text == c.normalized || form.text == c.source {
+                    String::new()
+                } else {
+                    format!(" (as `{}`)", form.text)
+                };
                 let reason = format!(
-                    "the simple command `{}` matches the allow rule `{}` ({})",
+                    "the simple command `{}`{via} matches the allow rule `{}` ({})",
                     c.normalized, rule.pattern, rule.origin
                 );
                 return part(Verdict::Allow, Some(rule), reason);
@@ -210,6 +215,18 @@ impl Policy {
             c.normalized
         );
         part(Verdict::Ask, None, reason)
+    }
+
+    /// An allow rule that is exactly this command line, `^` + escaped text + `$`
+    /// (what "allow always" writes). A person approved that exact string, so it
+    /// is allowed as a whole even when its parts would ask; deny rules and
+    /// protected redirection targets still win, because they are checked first.
+    fn exact_allow(&self, command: &str) -> Option<&RuleRef> {
+        let exact = format!("^{}$", regex::escape(command));
+        self.command_allow
+            .all_matches(command)
+            .into_iter()
+            .find(|r| r.pattern == exact)
     }
 
     /// The strictest part decides; among equals, the first. ALLOW needs at least
@@ -243,6 +260,15 @@ impl Policy {
                 rule: first.and_then(|p| p.rule.clone()),
                 reason,
             };
+        }
+        if worst != Verdict::Deny {
+            if let Some(rule) = self.exact_allow(command) {
+                let reason = format!(
+                    "the whole command is exactly the allow rule `{}` ({})",
+                    rule.pattern, rule.origin
+                );
+                return Decision::by_rule(Verdict::Allow, command, rule.clone(), reason);
+            }
         }
         if worst == Verdict::Allow || parts.is_empty() {
             return Decision::new(
