@@ -178,6 +178,19 @@ pub fn perform(listener: &Listener, id: u64, op: &Op, umask: u32) {
     }
 }
 
+/// Like [`perform`], but when the paths turn out to contain a symlink
+/// (`ELOOP`) nothing is answered and `false` is returned, so the caller can
+/// resolve the paths properly and decide again.
+pub fn try_perform(listener: &Listener, id: u64, op: &Op, umask: u32) -> bool {
+    match run(listener, id, op, umask) {
+        Ok(Some(val)) => listener.succeed(id, val),
+        Ok(None) => {}
+        Err(err) if err.raw_os_error() == Some(libc::ELOOP) => return false,
+        Err(err) => listener.fail(id, err.raw_os_error().unwrap_or(libc::EACCES)),
+    }
+    true
+}
+
 /// Runs `op`; `Ok(None)` means the answer was already sent (a descriptor).
 fn run(listener: &Listener, id: u64, op: &Op, umask: u32) -> io::Result<Option<i64>> {
     match op {

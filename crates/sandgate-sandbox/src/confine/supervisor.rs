@@ -18,7 +18,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::{self, JoinHandle};
 
-use super::onbehalf::{perform, Op};
+use super::onbehalf::{perform, try_perform, Op};
 use super::plan::{normalize, resolve, Grants, Plan, Standing};
 use super::seccomp::{read_cstring, read_memory, Listener, Notif, Ready, WRITE_OPEN_FLAGS};
 use super::settings::{ListKind, SandboxFile};
@@ -167,9 +167,9 @@ impl Supervisor {
     /// `ENOSYS` from the kernel once the listener closes).
     pub fn stop(mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        if let Some(handle) = self.loop_thread.take() {
-            let _ = handle.join();
-        }
+        // The loop thread blocks in the kernel until the next notification;
+        // it is not waited for (it ends with the process).
+        drop(self.loop_thread.take());
         // The ask thread ends when the loop thread drops its sender; a question
         // still on screen is not waited for.
         drop(self.ask_thread.take());
@@ -178,16 +178,17 @@ impl Supervisor {
 
 fn notify_loop(shared: &Arc<Shared>, asks: &Sender<Pending>, stop: &AtomicBool) {
     while !stop.load(Ordering::SeqCst) {
-        match shared.listener.wait(100) {
-            Ok(Ready::Notification) => {}
-            Ok(Ready::Idle) => continue,
-            Ok(Ready::Gone) | Err(_) => break,
+        match shared.listener.recv() {
+            Ok(notif) => handle(shared, notif, asks),
+            // ENOENT: the caller went away before we received it.
+            Err(err) if err.raw_os_error() == Some(libc::ENOENT) => continue,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            // No process uses the filter any more, or the listener broke.
+            Err(_) => match shared.listener.wait(100) {
+                Ok(Ready::Gone) | Err(_) => break,
+                Ok(_) => continue,
+            },
         }
-        let Ok(notif) = shared.listener.recv() else {
-            // ENOENT: the caller went away between poll and recv.
-            continue;
-        };
-        handle(shared, notif, asks);
     }
 }
 
@@ -204,6 +205,11 @@ fn handle(shared: &Arc<Shared>, notif: Notif, asks: &Sender<Pending>) {
         listener.allow(notif.id);
         return;
     };
+    if let Some(op) = request.resolve_lexically(notif.pid) {
+        if fast(shared, &notif, &op) {
+            return;
+        }
+    }
     let Some(op) = request.resolve(notif.pid) else {
         listener.allow(notif.id);
         return;
@@ -224,11 +230,12 @@ fn handle(shared: &Arc<Shared>, notif: Notif, asks: &Sender<Pending>) {
         } else {
             DenyReason::DenyList
         };
-        listener.fail(notif.id, libc::EACCES);
+        // Reported first: the log line is out before the program goes on.
         shared.reporter.report(&Event::Denied {
             question: question(notif.pid, &op, path),
             reason,
         });
+        listener.fail(notif.id, libc::EACCES);
         return;
     }
     let outside: Vec<PathBuf> = standings
@@ -261,6 +268,96 @@ fn handle(shared: &Arc<Shared>, notif: Notif, asks: &Sender<Pending>) {
     } else {
         perform_checked(shared, &notif, &op);
     }
+}
+
+/// Decides `op` from its lexical paths (absolute, without `..`) when that
+/// needs no canonical path: everything beneath a Landlock rule continues
+/// (Landlock checks the real path), and an allowed write the floor would
+/// refuse is performed with symlink-free resolution. Returns `false` when
+/// the slow path must decide (outside the allowed set, protected, or a
+/// symlink on the way).
+fn fast(shared: &Shared, notif: &Notif, op: &Op) -> bool {
+    let plan = &shared.plan;
+    let targets = lexical_targets(op);
+    if targets.iter().any(|(p, _)| plan.is_protected(p)) {
+        return false;
+    }
+    if targets.iter().all(|(p, entry)| {
+        if *entry {
+            plan.covers_entry(p)
+        } else {
+            plan.covers_content(p)
+        }
+    }) {
+        if let Some((path, _)) = targets
+            .iter()
+            .find(|(p, entry)| dac_refuses_quick(shared, notif.pid, p, *entry))
+        {
+            hint(shared, notif.pid, path);
+        }
+        shared.listener.allow(notif.id);
+        return true;
+    }
+    let grants = lock(&shared.grants).allow.clone();
+    if !targets.iter().all(|(p, _)| plan.is_allowed(p, &grants)) {
+        return false;
+    }
+    let creds = creds_of(shared, notif.pid);
+    if let Some((path, _)) = targets
+        .iter()
+        .find(|(path, entry)| dac_refuses(&creds, path, *entry))
+    {
+        hint(shared, notif.pid, path);
+        shared.listener.fail(notif.id, libc::EACCES);
+        return true;
+    }
+    let umask = creds.map_or(0o022, |c| c.umask);
+    if !shared.listener.id_valid(notif.id) {
+        return true;
+    }
+    try_perform(&shared.listener, notif.id, op, umask)
+}
+
+/// The paths of `op`, each marked as an entry change when the operation may
+/// create, remove or rename it (a creating open counts as one: the parent's
+/// rule then covers the contents too).
+fn lexical_targets(op: &Op) -> Vec<(PathBuf, bool)> {
+    match op {
+        Op::Open { path, flags, .. } => {
+            if flags & libc::O_TMPFILE == libc::O_TMPFILE {
+                vec![(path.join(".tmpfile"), true)]
+            } else {
+                vec![(path.clone(), flags & libc::O_CREAT != 0)]
+            }
+        }
+        _ => targets(op),
+    }
+}
+
+/// [`dac_refuses`] with cheap checks first: most writes are to files whose
+/// owner is the caller, or by root.
+fn dac_refuses_quick(shared: &Shared, pid: u32, path: &Path, entry: bool) -> bool {
+    let target = if entry {
+        path.parent().unwrap_or(Path::new("/"))
+    } else {
+        path
+    };
+    let Ok(meta) = fs::metadata(target) else {
+        return false;
+    };
+    let need = if entry { 0o3 } else { 0o2 };
+    if meta.mode() & need == need {
+        return false;
+    }
+    if let Ok(proc_dir) = fs::metadata(format!("/proc/{pid}")) {
+        // The owner of /proc/PID is the caller's effective uid.
+        if proc_dir.uid() == 0
+            || (proc_dir.uid() == meta.uid() && (meta.mode() >> 6) & need == need)
+        {
+            return false;
+        }
+    }
+    dac_refuses(&creds_of(shared, pid), path, entry)
 }
 
 /// Performs `op` if its caller is still waiting, with the caller's umask,
@@ -376,16 +473,17 @@ fn question(pid: u32, op: &Op, path: &Path) -> Question {
 fn describe(pid: u32) -> String {
     let comm = fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
     let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-    let mut args: Vec<String> = cmdline
+    let line = cmdline
         .split(|b| *b == 0)
         .filter(|a| !a.is_empty())
-        .map(|a| String::from_utf8_lossy(a).into_owned())
-        .collect();
-    let mut line = args.join(" ");
-    if line.chars().count() > 120 {
-        line = line.chars().take(117).collect::<String>() + "...";
-    }
-    args.clear();
+        .map(String::from_utf8_lossy)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let line = if line.chars().count() > 120 {
+        line.chars().take(117).collect::<String>() + "..."
+    } else {
+        line
+    };
     format!("{} ({line})", comm.trim())
 }
 
@@ -565,24 +663,75 @@ impl Request {
     }
 }
 
-/// The canonical path a write to `arg` lands on.
-fn locate(pid: u32, arg: PathArg, follow: bool) -> Option<PathBuf> {
+impl Request {
+    /// Reads the paths and makes them absolute without touching the file
+    /// system; `None` when a path has a `..` (or cannot be read).
+    fn resolve_lexically(&self, pid: u32) -> Option<Op> {
+        let path = |arg: PathArg| {
+            let path = absolute(pid, arg)?;
+            (!path
+                .components()
+                .any(|c| c == std::path::Component::ParentDir))
+            .then(|| normalize(&path))
+        };
+        Some(match *self {
+            Request::Open(arg, flags, mode) => Op::Open {
+                path: path(arg)?,
+                flags,
+                mode,
+            },
+            Request::Mkdir(arg, mode) => Op::Mkdir {
+                path: path(arg)?,
+                mode,
+            },
+            Request::Mknod(arg, mode) => Op::Mknod {
+                path: path(arg)?,
+                mode,
+            },
+            Request::Remove(arg, dir) => Op::Remove {
+                path: path(arg)?,
+                dir,
+            },
+            Request::Rename(from, to, flags) => Op::Rename {
+                from: path(from)?,
+                to: path(to)?,
+                flags,
+            },
+            // A following link and a truncate resolve the final symlink.
+            Request::Link(_, _, true) | Request::Truncate(..) => return None,
+            Request::Link(from, to, false) => Op::Link {
+                from: path(from)?,
+                to: path(to)?,
+            },
+            Request::Symlink(target, arg) => Op::Symlink {
+                target: read_cstring(pid, target).ok()?,
+                path: path(arg)?,
+            },
+        })
+    }
+}
+
+/// `arg` made absolute against the caller's working directory or directory descriptor.
+fn absolute(pid: u32, arg: PathArg) -> Option<PathBuf> {
     let raw = read_cstring(pid, arg.addr).ok()?;
     if raw.is_empty() {
         return None;
     }
     let raw = Path::new(OsStr::from_bytes(&raw));
-    let absolute = if raw.is_absolute() {
-        raw.to_path_buf()
+    if raw.is_absolute() {
+        return Some(raw.to_path_buf());
+    }
+    let base = if arg.dirfd == libc::AT_FDCWD {
+        format!("/proc/{pid}/cwd")
     } else {
-        let base = if arg.dirfd == libc::AT_FDCWD {
-            format!("/proc/{pid}/cwd")
-        } else {
-            format!("/proc/{pid}/fd/{}", arg.dirfd)
-        };
-        fs::read_link(base).ok()?.join(raw)
+        format!("/proc/{pid}/fd/{}", arg.dirfd)
     };
-    Some(land(&absolute, follow, 0))
+    Some(fs::read_link(base).ok()?.join(raw))
+}
+
+/// The canonical path a write to `arg` lands on.
+fn locate(pid: u32, arg: PathArg, follow: bool) -> Option<PathBuf> {
+    Some(land(&absolute(pid, arg)?, follow, 0))
 }
 
 /// Resolves every symlink of `path` except (unless `follow`) the last one.

@@ -175,7 +175,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         listener,
         plan,
         primary,
-        asker(args.no_ui, prompt_timeout(global, &ctx)),
+        asker(args.no_ui, global, &ctx),
         Arc::new(Log::default()),
     );
     let status = child.wait();
@@ -246,7 +246,7 @@ fn dry_run(json: bool, armed: bool, armed_by: &str, plan: &Plan, file: &SandboxF
 
 /// Chooses who answers questions: the terminal prompt, or nobody when
 /// `--no-ui` (or `SANDGATE_NO_UI=1`) is given or there is no terminal.
-fn asker(no_ui: bool, timeout: Duration) -> Box<dyn Asker> {
+fn asker(no_ui: bool, global: &GlobalArgs, ctx: &Context) -> Box<dyn Asker> {
     let no_terminal = OpenOptions::new()
         .read(true)
         .write(true)
@@ -257,7 +257,9 @@ fn asker(no_ui: bool, timeout: Duration) -> Box<dyn Asker> {
     }
     Box::new(Terminal {
         prompt: TerminalPrompt::new(false),
-        timeout,
+        timeout: None,
+        sources: (global.config.clone(), global.local_config.clone()),
+        ctx: ctx.clone(),
     })
 }
 
@@ -273,7 +275,10 @@ impl Asker for Nobody {
 /// The terminal prompt (one question at a time, with a countdown).
 struct Terminal {
     prompt: TerminalPrompt,
-    timeout: Duration,
+    /// Read from the policy at the first question, not at start.
+    timeout: Option<Duration>,
+    sources: (Option<PathBuf>, Option<PathBuf>),
+    ctx: Context,
 }
 
 impl Asker for Terminal {
@@ -286,7 +291,9 @@ impl Asker for Terminal {
                 "{} [pid {}] tries to {} outside the allowed set; it waits for your answer",
                 question.process, question.pid, question.operation
             ),
-            timeout: self.timeout,
+            timeout: *self.timeout.get_or_insert_with(|| {
+                prompt_timeout(self.sources.0.clone(), self.sources.1.clone(), &self.ctx)
+            }),
         };
         match self.prompt.resolve(&ask) {
             Resolution::Answered(ResolverAnswer::AllowOnce) => Answer::AllowOnce,
@@ -301,14 +308,8 @@ impl Asker for Terminal {
 
 /// The prompt timeout of the policy (`permissions.prompt.timeout`), or its
 /// default when the policy does not load (`run` does not otherwise use it).
-fn prompt_timeout(global: &GlobalArgs, ctx: &Context) -> Duration {
-    let sources = Sources::discover(
-        global.config.clone(),
-        global.local_config.clone(),
-        false,
-        &ctx.cwd,
-        &ctx.home,
-    );
+fn prompt_timeout(config: Option<PathBuf>, local: Option<PathBuf>, ctx: &Context) -> Duration {
+    let sources = Sources::discover(config, local, false, &ctx.cwd, &ctx.home);
     Policy::load(&sources, ctx)
         .map(|p| p.settings().prompt_timeout)
         .unwrap_or(Duration::from_secs(25))
