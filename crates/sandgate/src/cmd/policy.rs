@@ -144,10 +144,12 @@ fn explain(global: &GlobalArgs, request: Option<String>) -> ExitCode {
     };
     let decision = loaded.policy.evaluate(&call, &loaded.ctx);
     let matched = matched_rules(&loaded.policy, &call, &loaded.ctx);
+    let parts = shell_parts(&loaded.policy, &call, &loaded.ctx);
     if global.json {
         let out = json!({
             "decision": decision,
-            "matched": matched.iter().map(|r| rule_json(r)).collect::<Vec<_>>(),
+            "matched": matched.iter().map(rule_json).collect::<Vec<_>>(),
+            "parts": parts,
         });
         println!("{out:#}");
         return ExitCode::SUCCESS;
@@ -167,8 +169,52 @@ fn explain(global: &GlobalArgs, request: Option<String>) -> ExitCode {
             r.origin
         );
     }
+    print_parts(&parts);
     println!("decision: {}: {}", decision.verdict, decision.reason);
     ExitCode::SUCCESS
+}
+
+/// The parts of a shell-analysed command and the verdict of each; empty when
+/// the command gate is not reached or runs in raw mode.
+fn shell_parts(
+    policy: &Policy,
+    call: &ToolCall,
+    ctx: &sandgate_policy::Context,
+) -> Vec<sandgate_policy::Part> {
+    let command = call.str_param("command").unwrap_or("");
+    let reached = policy.settings().sandbox
+        && sandgate_policy::request::tool_kind(&call.tool) == ToolKind::Exec
+        && !command.trim().is_empty();
+    if !reached {
+        return Vec::new();
+    }
+    policy.explain_command(command, ctx).parts
+}
+
+fn print_parts(parts: &[sandgate_policy::Part]) {
+    if parts.is_empty() {
+        return;
+    }
+    println!("parts of the command (shell analysis):");
+    for p in parts {
+        let kind = match p.kind {
+            sandgate_policy::PartKind::Line => "line",
+            sandgate_policy::PartKind::Command => "command",
+            sandgate_policy::PartKind::Redirect => "redirect",
+            sandgate_policy::PartKind::Unanalysable => "unanalysable",
+        };
+        let shown = match p.kind {
+            sandgate_policy::PartKind::Redirect => &p.source,
+            _ => &p.text,
+        };
+        println!(
+            "  {:<5} {:<12} {}",
+            p.verdict.as_str(),
+            kind,
+            shown.escape_debug()
+        );
+        println!("        {}", p.reason);
+    }
 }
 
 /// Every rule matching the request's subject, in evaluation order.

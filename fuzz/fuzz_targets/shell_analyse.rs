@@ -1,0 +1,22 @@
+//! The shell analyser must never panic, whatever the input, and must be a
+//! pure function of it.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use sandgate_policy::shell::analyse;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(command) = std::str::from_utf8(data) else {
+        return;
+    };
+    let analysis = analyse(command);
+    for c in &analysis.commands {
+        // Every simple command has something an allow rule can be matched against.
+        assert!(c.allow_forms().next().is_some(), "{command:?}: {c:?}");
+        assert!(!c.forms.is_empty());
+    }
+    for u in &analysis.unanalysable {
+        assert!(!u.reason.is_empty());
+    }
+    assert_eq!(analysis, analyse(command), "{command:?}");
+});
