@@ -13,8 +13,9 @@ runs=${2:-300}
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-export HOME=$work/home SANDGATE_NO_UI=1
-mkdir -p "$HOME"
+# The real home (its size matters to Landlock), with the audit log and the
+# policy cache kept out of it.
+export SANDGATE_NO_UI=1 SANDGATE_AUDIT_LOG=$work/audit.jsonl SANDGATE_CACHE_DIR=$work/cache
 cd "$work"
 
 config() {

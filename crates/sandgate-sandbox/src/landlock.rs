@@ -56,12 +56,19 @@ pub struct Grant {
     pub rights: Rights,
 }
 
+/// One directory entry as [`grants`] sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Child {
+    /// The full path.
+    pub path: PathBuf,
+    /// For a symlink, where it points, fully resolved (`/` when dangling).
+    pub symlink_target: Option<PathBuf>,
+}
+
 /// The file-system view [`grants`] needs; the real one is [`RealTree`].
 pub trait Tree {
-    /// The entries of a directory, as full paths.
-    fn children(&self, dir: &Path) -> io::Result<Vec<PathBuf>>;
-    /// Where a symlink points, fully resolved; `None` for anything else.
-    fn symlink_target(&self, path: &Path) -> Option<PathBuf>;
+    /// The entries of a directory.
+    fn children(&self, dir: &Path) -> io::Result<Vec<Child>>;
 }
 
 /// The real file system.
@@ -69,22 +76,25 @@ pub trait Tree {
 pub struct RealTree;
 
 impl Tree for RealTree {
-    fn children(&self, dir: &Path) -> io::Result<Vec<PathBuf>> {
+    fn children(&self, dir: &Path) -> io::Result<Vec<Child>> {
         let mut out = Vec::new();
         for entry in std::fs::read_dir(dir)? {
-            out.push(entry?.path());
+            let entry = entry?;
+            let path = entry.path();
+            // The type comes with the listing; only symlinks cost a lookup.
+            let is_symlink = entry.file_type().is_ok_and(|t| t.is_symlink());
+            let symlink_target = is_symlink.then(|| {
+                // A dangling link grants nothing useful; treat it as pointing at `/`,
+                // which contains every denied directory and is therefore skipped.
+                std::fs::canonicalize(&path).unwrap_or_else(|_| PathBuf::from("/"))
+            });
+            out.push(Child {
+                path,
+                symlink_target,
+            });
         }
-        out.sort();
+        out.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)
-    }
-
-    fn symlink_target(&self, path: &Path) -> Option<PathBuf> {
-        let meta = std::fs::symlink_metadata(path).ok()?;
-        if !meta.file_type().is_symlink() {
-            return None;
-        }
-        // A dangling link grants nothing useful; treat it as pointing nowhere safe.
-        Some(std::fs::canonicalize(path).unwrap_or_else(|_| PathBuf::from("/")))
     }
 }
 
@@ -137,13 +147,13 @@ fn expand(plan: &Plan, tree: &dyn Tree, dir: &Path, rights: Rights, out: &mut Gr
         return;
     };
     for child in children {
-        if let Some(target) = tree.symlink_target(&child) {
+        if let Some(target) = &child.symlink_target {
             // A link into (or above) a denied directory would grant it by the back door.
-            if plan.is_denied(&target) || contains_denied(plan, &target) {
+            if plan.is_denied(target) || contains_denied(plan, target) {
                 continue;
             }
         }
-        expand(plan, tree, &child, rights, out);
+        expand(plan, tree, &child.path, rights, out);
     }
 }
 
@@ -299,13 +309,15 @@ mod tests {
     }
 
     impl Tree for FakeTree {
-        fn children(&self, dir: &Path) -> io::Result<Vec<PathBuf>> {
+        fn children(&self, dir: &Path) -> io::Result<Vec<Child>> {
             let mut c = self.dirs.get(dir).cloned().unwrap_or_default();
             c.sort();
-            Ok(c)
-        }
-        fn symlink_target(&self, path: &Path) -> Option<PathBuf> {
-            self.links.get(path).cloned()
+            Ok(c.into_iter()
+                .map(|path| Child {
+                    symlink_target: self.links.get(&path).cloned(),
+                    path,
+                })
+                .collect())
         }
     }
 

@@ -13,6 +13,7 @@
 use std::process::{ExitCode, ExitStatus};
 
 use clap::Args;
+use sandgate_policy::config::IsolationMode;
 use sandgate_policy::{Context, Decision, Policy, ToolCall, Verdict};
 use sandgate_sandbox::{Environment, Isolation, IsolationError};
 use sandgate_tools::resolver::settle;
@@ -168,12 +169,21 @@ fn report_denied(decision: &Decision) {
 ///
 /// This is the one place a gated command is started. Isolation errors and
 /// warnings (e.g. an invalid custom template) are logged to stderr first.
+///
+/// With `landlock` this process *becomes* the command (`exec`), so on success
+/// this function does not return: the confinement runs in a `pre_exec` hook,
+/// which would force a full `fork` for a child (measurably slower than the
+/// spawn used otherwise), and nothing is left to do after the command ends.
 pub fn spawn(policy: &Policy, command: &str, ctx: &Context) -> Result<ExitStatus, SpawnError> {
     let isolation = isolation(policy, ctx).map_err(SpawnError::Isolation)?;
     for notice in isolation.notices() {
         eprintln!("sandgate: {notice}");
     }
     let mut child = isolation.command(command).map_err(SpawnError::Isolation)?;
+    if isolation.mode() == IsolationMode::Landlock {
+        use std::os::unix::process::CommandExt;
+        return Err(SpawnError::Io(child.exec()));
+    }
     child.status().map_err(SpawnError::Io)
 }
 
