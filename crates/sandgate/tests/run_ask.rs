@@ -253,3 +253,27 @@ fn several_asks_in_a_row_need_no_restart() {
     assert_eq!(fs::read_to_string(e.out.join("d/a.txt")).unwrap(), "a\n");
     assert_eq!(fs::read_to_string(e.out.join("c.txt")).unwrap(), "c\n");
 }
+
+#[test]
+fn an_unanswered_question_times_out_denies_and_persists_nothing() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    let config = e.home.join("permissions.yaml");
+    fs::write(&config, "permissions:\n  prompt:\n    timeout: 1\n").unwrap();
+    let config = config.to_string_lossy().into_owned();
+    let cmd = e.command(
+        &["--config", &config],
+        "echo x > \"$OUT/late.txt\"; echo rc=$?",
+    );
+    let mut s = Session::spawn(cmd).expect("spawn in a pty");
+    s.set_expect_timeout(Some(Duration::from_secs(30)));
+    s.expect(MENU).expect("the menu is shown");
+    let (text, code) = finish(s);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("rc=2"), "{text}");
+    assert!(text.contains("no answer in time"), "{text}");
+    assert!(!e.out.join("late.txt").exists());
+    assert!(e.list("allow").is_empty() && e.list("deny").is_empty());
+}
