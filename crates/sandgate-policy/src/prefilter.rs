@@ -7,7 +7,7 @@
 //! candidate rules of a command in a single pass. The prefilter only ever
 //! removes rules that cannot match, so it never changes which rules match.
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex_syntax::hir::{Class, Hir, HirKind};
 
 /// Alternatives a required-literal set may have before it is not worth it.
@@ -188,6 +188,9 @@ impl LiteralIndex {
             match AhoCorasickBuilder::new()
                 .ascii_case_insensitive(true)
                 .match_kind(MatchKind::Standard)
+                // The automaton is built once per process and run on a few short
+                // commands: the NFA builds fastest, and searches them fast enough.
+                .kind(Some(AhoCorasickKind::NoncontiguousNFA))
                 .build(&patterns)
             {
                 Ok(ac) => Some(ac),

@@ -88,6 +88,69 @@ pub fn escape_glob_literal(literal: &str) -> String {
 /// rules resolved against `cwd`, `..` collapsed, and symlinks in the literal
 /// prefix resolved, so the glob compares with canonical subjects.
 pub fn absolute_glob(text: &str, cwd: &Path, home: &Path) -> String {
+    absolute_glob_in(text, cwd, home, &mut PrefixResolver::default())
+}
+
+/// Resolves the literal prefixes of many rules, sharing the work for the
+/// directories they have in common: one `lstat` per distinct directory instead
+/// of one per component of every rule. It gives what
+/// [`canon::canonicalize`] gives, and defers to it as soon as a symlink (or an
+/// error) is met, so only symlink-free, error-free prefixes are shortcut.
+#[derive(Debug, Default)]
+pub(crate) struct PrefixResolver {
+    /// Lexical prefix → (resolved path, exists), or `None`: use `canonicalize`.
+    memo: std::collections::HashMap<PathBuf, Option<(PathBuf, bool)>>,
+}
+
+impl PrefixResolver {
+    /// The canonical form of an absolute, lexically normal `literal` (no `.`/`..`).
+    fn resolve(&mut self, literal: &Path, cwd: &Path, home: &Path) -> Option<PathBuf> {
+        let mut lexical = PathBuf::from("/");
+        let mut state = (PathBuf::from("/"), true);
+        for component in literal.iter().skip(1) {
+            lexical.push(component);
+            let parent = state;
+            let next = self
+                .memo
+                .entry(lexical.clone())
+                .or_insert_with(|| {
+                    let candidate = parent.0.join(component);
+                    if !parent.1 {
+                        return Some((candidate, false));
+                    }
+                    match std::fs::symlink_metadata(&candidate) {
+                        Ok(meta) if meta.file_type().is_symlink() => None,
+                        Ok(_) => Some((candidate, true)),
+                        Err(e)
+                            if matches!(
+                                e.kind(),
+                                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                            ) =>
+                        {
+                            Some((candidate, false))
+                        }
+                        Err(_) => None,
+                    }
+                })
+                .clone();
+            match next {
+                Some(s) => state = s,
+                None => {
+                    return canon::canonicalize(&literal.to_string_lossy(), cwd, home).ok();
+                }
+            }
+        }
+        Some(state.0)
+    }
+}
+
+/// [`absolute_glob`], resolving through a shared [`PrefixResolver`].
+pub(crate) fn absolute_glob_in(
+    text: &str,
+    cwd: &Path,
+    home: &Path,
+    resolver: &mut PrefixResolver,
+) -> String {
     let expanded = canon::expand_tilde(text, home);
     let absolute = if expanded.is_absolute() {
         expanded
@@ -106,7 +169,9 @@ pub fn absolute_glob(text: &str, cwd: &Path, home: &Path) -> String {
         }
     }
     let literal_str = literal.to_string_lossy().into_owned();
-    let canonical = canon::canonicalize(&literal_str, cwd, home)
+    let canonical = resolver
+        .resolve(&literal, cwd, home)
+        .filter(|p| p.to_str().is_some())
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or(literal_str);
     let mut glob = escape_glob_literal(&canonical);
@@ -133,6 +198,7 @@ impl PathRules {
     ) -> Result<Self, Vec<Problem>> {
         let mut globs = Vec::new();
         let mut glob_to_rule = Vec::new();
+        let mut resolver = PrefixResolver::default();
         let mut problems = Vec::new();
         let mut compiled = Vec::new();
         for (index, rule) in rules.iter().enumerate() {
@@ -141,7 +207,7 @@ impl PathRules {
                 compiled.push(String::new());
                 continue;
             }
-            let glob = absolute_glob(&rule.text, cwd, home);
+            let glob = absolute_glob_in(&rule.text, cwd, home, &mut resolver);
             let mut variants = vec![glob.clone()];
             // `dir/**` also matches `dir` itself.
             if let Some(dir) = glob.strip_suffix("/**") {
@@ -465,6 +531,53 @@ mod tests {
         assert!(err[0].hint.as_deref().unwrap().contains("lookaround"));
         assert!(err[1].hint.as_deref().unwrap().contains("\\Q"));
         assert_eq!(err[2].rule.as_deref(), Some("("));
+    }
+
+    #[test]
+    fn shared_prefix_resolution_equals_canonicalize() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let home = root.join("home");
+        let cwd = home.join("work");
+        std::fs::create_dir_all(cwd.join("src/a")).unwrap();
+        std::fs::create_dir_all(root.join("data/real")).unwrap();
+        std::os::unix::fs::symlink(root.join("data"), home.join("link")).unwrap();
+        std::os::unix::fs::symlink(root.join("nowhere/x"), cwd.join("dangling")).unwrap();
+        std::os::unix::fs::symlink("../../data/real", cwd.join("src/rel")).unwrap();
+        std::fs::write(cwd.join("file"), "x").unwrap();
+        let rules = [
+            "~/link/real/**",
+            "~/link/**",
+            "./src/**/*.rs",
+            "./src/a/b/c",
+            "src/rel/*.txt",
+            "dangling/**",
+            "./file/below",
+            "/nonexistent/a/b/**",
+            "~/link/../work/**",
+            "/**",
+            "~/work/src/a/**",
+            "~/link/missing/**",
+        ];
+        let mut shared = PrefixResolver::default();
+        for rule in rules {
+            // A fresh resolver per rule is the plain canonicalize path; a shared one reuses work.
+            let alone = absolute_glob(rule, &cwd, &home);
+            let with_shared = absolute_glob_in(rule, &cwd, &home, &mut shared);
+            assert_eq!(alone, with_shared, "{rule}");
+            let literal = &alone[..alone.find(['*', '?', '[', '{']).unwrap_or(alone.len())];
+            let literal = literal.trim_end_matches('/');
+            if !literal.is_empty() {
+                let canonical = canon::canonicalize(literal, &cwd, &home).unwrap();
+                assert_eq!(
+                    canonical.to_string_lossy(),
+                    literal,
+                    "{rule}: the literal part is canonical"
+                );
+            }
+        }
+        assert!(absolute_glob("~/link/real/**", &cwd, &home)
+            .starts_with(&*root.join("data/real").to_string_lossy()));
     }
 
     #[test]
