@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use sandgate_policy::{Context, Decision, Policy, ToolCall, ToolKind, Verdict};
+use sandgate_policy::{canon, Context, Decision, Policy, ToolCall, ToolKind, Verdict};
 use sandgate_sandbox::{Environment, Isolation};
 use serde_json::{json, Value};
 
@@ -330,20 +330,21 @@ impl Dispatcher {
         self.gate("exec_run", params, resolver)?;
         let policy = self.policy();
         let settings = policy.settings();
-        let deny: Vec<String> = policy
-            .path_rules()
-            .0
-            .iter()
-            .map(|r| r.pattern.clone())
-            .collect();
+        // Absolute globs, so a `cwd` other than the server's does not move them.
+        let deny: Vec<String> = policy.compiled_path_globs().1.to_vec();
+        // The writable workdir stays anchored to the server's working directory
+        // whatever `cwd` the call asks for; the command itself starts in `cwd`.
+        let config = settings.isolation.as_ref().map(|(c, _)| {
+            let mut c = c.clone();
+            let workdir = c.workdir.clone().unwrap_or_else(|| "./".into());
+            let expanded = canon::expand_tilde(&workdir, &self.ctx.home);
+            let absolute = canon::normalize_lexically(&self.ctx.cwd.join(expanded));
+            c.workdir = Some(absolute.to_string_lossy().into_owned());
+            c
+        });
         let env = Environment::new(cwd.clone(), self.ctx.home.clone());
-        let isolation = Isolation::new(
-            settings.isolation.as_ref().map(|(c, _)| c),
-            settings.sandbox,
-            &deny,
-            &env,
-        )
-        .map_err(|e| ToolError::failed(format!("cannot isolate the command: {e}")))?;
+        let isolation = Isolation::new(config.as_ref(), settings.sandbox, &deny, &env)
+            .map_err(|e| ToolError::failed(format!("cannot isolate the command: {e}")))?;
         let mut notes = String::new();
         for n in isolation.notices() {
             notes.push_str(&format!("[sandgate: isolation {n}]\n"));

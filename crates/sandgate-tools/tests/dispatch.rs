@@ -288,3 +288,42 @@ fn with_the_sandbox_off_walks_skip_nothing() {
         "{out}"
     );
 }
+
+#[test]
+fn exec_runs_inside_the_configured_isolation() {
+    let policy = format!(
+        "{POLICY}  exec:\n    isolation:\n      mode: custom\n      template: \"/usr/bin/env SANDGATE_WRAPPED={{workdir}} /bin/sh -c {{cmd}}\"\n"
+    );
+    let f = fixture(&policy, headless());
+    let out = text(
+        &f,
+        "exec_run",
+        json!({"command": "echo wrapped=$SANDGATE_WRAPPED"}),
+    );
+    assert_eq!(
+        out,
+        format!("wrapped={}\n[exited with code 0]\n", f.work.display()),
+        "the command ran through the wrapper template"
+    );
+}
+
+#[test]
+fn the_isolation_workdir_stays_with_the_server_whatever_the_cwd() {
+    let policy = format!(
+        "{POLICY}  exec:\n    isolation:\n      mode: custom\n      template: \"/usr/bin/env SANDGATE_WRAPPED={{workdir}} /bin/sh -c {{cmd}}\"\n"
+    );
+    let f = fixture(&policy, headless());
+    let out = text(
+        &f,
+        "exec_run",
+        json!({"command": "echo wrapped=$SANDGATE_WRAPPED in=$PWD", "cwd": "src"}),
+    );
+    assert_eq!(
+        out,
+        format!(
+            "wrapped={} in={}\n[exited with code 0]\n",
+            f.work.display(),
+            f.work.join("src").display()
+        )
+    );
+}
