@@ -16,6 +16,7 @@ const MAX_ALTERNATIVES: usize = 32;
 /// The required literals of `pattern`, or `None` when every command must be
 /// checked against it. Literals are compared ASCII-case-insensitively (see
 /// [`LiteralIndex`]), so a case-insensitive letter counts as a literal.
+#[cfg(test)]
 pub(crate) fn required_literals(pattern: &str) -> Option<Vec<Vec<u8>>> {
     // The same parser settings as the regex crate's defaults, so the HIR is
     // exactly what `Regex::new` compiles. A pattern that does not parse has no
@@ -24,7 +25,12 @@ pub(crate) fn required_literals(pattern: &str) -> Option<Vec<Vec<u8>>> {
         .build()
         .parse(pattern)
         .ok()?;
-    required(&hir).filter(|set| set.iter().all(|lit| !lit.is_empty()))
+    literals_of(&hir)
+}
+
+/// The required literals of a parsed regex (see [`required_literals`]).
+pub(crate) fn literals_of(hir: &Hir) -> Option<Vec<Vec<u8>>> {
+    required(hir).filter(|set| set.iter().all(|lit| !lit.is_empty()))
 }
 
 /// A set of literals, one of which occurs in every match of `hir`.

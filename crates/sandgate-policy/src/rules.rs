@@ -17,7 +17,7 @@ use regex::Regex;
 use crate::canon;
 use crate::decision::{Origin, RuleRef};
 use crate::error::{regex_hint, Problem};
-use crate::prefilter::{required_literals, LiteralIndex};
+use crate::prefilter::{literals_of, LiteralIndex};
 
 /// A rule as written, before compiling.
 #[derive(Debug, Clone)]
@@ -351,11 +351,13 @@ impl CommandRules {
         let mut literals = Vec::with_capacity(rules.len());
         let mut regexes = Vec::with_capacity(rules.len());
         for r in rules {
-            match Regex::new(&r.text) {
-                Ok(regex) => {
-                    // The regex compiled, so its syntax parses: no literal error here.
-                    literals.push(required_literals(&r.text));
-                    regexes.push(OnceLock::from(Some(regex)));
+            // The regex crate's own parser and settings find every error
+            // `Regex::new` would report but one: a compiled form over the size
+            // limit, which fails closed when first needed (see `rule_matches`).
+            match regex_syntax::ParserBuilder::new().build().parse(&r.text) {
+                Ok(hir) => {
+                    literals.push(literals_of(&hir));
+                    regexes.push(OnceLock::new());
                 }
                 Err(e) => problems.push(r.problem(
                     format!("invalid regex: {}", first_error_line(&e.to_string())),
@@ -400,9 +402,9 @@ impl CommandRules {
         &self.literals
     }
 
-    /// Whether rule `i` matches `command`. A regex that cannot be compiled
-    /// (only possible for rules that were not checked in this process) fails
-    /// closed: a deny rule matches, an allow rule does not.
+    /// Whether rule `i` matches `command`, compiling its regex on first use. A
+    /// regex that cannot be compiled (too large) fails closed: a deny rule
+    /// matches, an allow rule does not.
     fn rule_matches(&self, i: usize, command: &str) -> bool {
         let regex = self.regexes[i].get_or_init(|| Regex::new(&self.rules[i].pattern).ok());
         match regex {
