@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Whole-process benchmark: `sandgate hook claude` with a 1,000-rule policy
+# (500 path + 500 command rules) against a `jq` one-liner hook doing a trivial
+# match, side by side with hyperfine. Needs: hyperfine, jq, python3, and a
+# release build (`cargo build --release -p sandgate`).
+#
+#   bash crates/sandgate/benches/hook_vs_jq.sh [RUNS]
+#   (SANDGATE_BIN=/path/to/sandgate picks another binary)
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+runs="${1:-300}"
+bin="${SANDGATE_BIN:-$PWD/target/release/sandgate}"
+[ -x "$bin" ] || { echo "build first: cargo build --release -p sandgate" >&2; exit 2; }
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/home/.sandgate" "$work/project"
+
+# 250 rules in each of paths.deny, paths.allow, commands.deny, commands.allow.
+python3 - "$work/home/.sandgate/permissions.yaml" <<'PY'
+import sys
+words = ["git","cargo","npm","make","docker","kubectl","python3","ls","cat","sed","grep","rm","curl","wget","tar","ssh","scp","chmod","chown","find"]
+subs = ["status","build","test","run","install","push","pull","log","diff","exec","apply","get","delete","list","show"]
+n = 250
+out = ["permissions:", "  paths:", "    deny:"]
+for i in range(n):
+    out.append(["      - '/srv/data%d/secrets/**'", "      - '~/private/p%d/*.key'", "      - '/var/lib/app%d/**/*.db'", "      - './vendor/pkg%d/**'"][i % 4] % i)
+out.append("    allow:")
+for i in range(n):
+    out.append(["      - '~/projects/proj%d/**'", "      - '/tmp/work%d/*.txt'", "      - './src/mod%d/**/*.rs'", "      - '/opt/tools%d/bin/*'"][i % 4] % i)
+out += ["  commands:", "    deny:"]
+for i in range(n):
+    w, s = words[i % len(words)], subs[i % len(subs)]
+    out.append(["      - '^\\s*{w}\\s+{s}\\s+--danger{i}'", "      - '\\|\\s*{w}{i}\\b'", "      - '^{w} {s} (-f|--force) target{i}'",
+                "      - '(?i)^{w}\\s+{s}{i}$'", "      - '{w}[0-9]+\\.{s}{i}'"][i % 5].format(w=w, s=s, i=i))
+out.append("    allow:")
+for i in range(n):
+    w, s = words[i % len(words)], subs[i % len(subs)]
+    out.append(["      - '^{w} {s}( |$)'", "      - '^{w} {s} --project p{i}( |$)'", "      - '^{w}\\s+(-v\\s+)?{s}{i}\\b'",
+                "      - '^(sudo\\s+)?{w} {s}-{i} [a-z0-9_./-]+$'"][i % 4].format(w=w, s=s, i=i))
+open(sys.argv[1], "w").write("\n".join(out) + "\n")
+PY
+
+cat > "$work/bash.json" <<JSON
+{"session_id":"s","transcript_path":"/tmp/t.jsonl","cwd":"$work/project","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git status"},"tool_use_id":"t1"}
+JSON
+cat > "$work/read.json" <<JSON
+{"session_id":"s","transcript_path":"/tmp/t.jsonl","cwd":"$work/project","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"src/mod2/lib.rs"},"tool_use_id":"t2"}
+JSON
+jq_filter='if .tool_name == "Bash" and (.tool_input.command | test("^git status")) then {hookSpecificOutput: {hookEventName: "PreToolUse", permissionDecision: "allow"}} else empty end'
+
+export HOME="$work/home" SANDGATE_AUDIT=off SANDGATE_MANAGED_CONFIG="$work/none.yaml" SANDGATE_CACHE_DIR="$work/cache"
+# Warm the cache once (what every call after the first finds).
+"$bin" hook claude < "$work/bash.json" > /dev/null
+
+hyperfine --warmup 20 --runs "$runs" --export-markdown "$work/result.md" \
+  -n "sandgate hook claude (Bash, 1,000 rules, cached)" "$bin hook claude < $work/bash.json" \
+  -n "sandgate hook claude (Read, 1,000 rules, cached)" "$bin hook claude < $work/read.json" \
+  -n "jq one-liner hook" "jq -c '$jq_filter' < $work/bash.json" \
+  -n "sandgate hook claude (Bash, 1,000 rules, SANDGATE_CACHE=off)" "SANDGATE_CACHE=off $bin hook claude < $work/bash.json"
+cat "$work/result.md"
