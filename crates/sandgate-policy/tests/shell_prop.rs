@@ -106,3 +106,50 @@ proptest! {
         }
     }
 }
+
+/// A line of plain words and list/pipeline operators.
+fn plain_line() -> impl Strategy<Value = String> {
+    let word = "[A-Za-z0-9_./:,+=-]{1,6}";
+    let prefix = prop::sample::select(
+        &[
+            "",
+            "",
+            "",
+            "timeout 5 ",
+            "sudo -u x ",
+            "env -i A=1 ",
+            "nice -n 1 ",
+            "xargs -0 ",
+            "bash -c ",
+            "sh ",
+            "eval ",
+            "cd ",
+            "command ",
+            "/bin/",
+            "exec ",
+            "time ",
+        ][..],
+    );
+    let command = (prefix, prop::collection::vec(word, 1..4))
+        .prop_map(|(p, w)| format!("{p}{}", w.join(" ")));
+    let op = prop::sample::select(&[";", " ; ", "&&", " && ", "||", " | ", "|"][..]);
+    (command.clone(), prop::collection::vec((op, command), 0..3)).prop_map(|(first, rest)| {
+        let mut line = first;
+        for (op, c) in rest {
+            line.push_str(op);
+            line.push_str(&c);
+        }
+        line
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Lines of plain words skip the parser; the result must be the parser's.
+    #[test]
+    fn the_plain_line_shortcut_agrees_with_the_parser(line in plain_line()) {
+        use sandgate_policy::shell::{analyse, analyse_with_parser};
+        prop_assert_eq!(analyse(&line), analyse_with_parser(&line), "{:?}", line);
+    }
+}

@@ -21,6 +21,7 @@
 //! ```
 
 mod parse;
+mod plain;
 mod words;
 mod wrappers;
 
@@ -137,7 +138,15 @@ pub struct Unanalysable {
 /// Analyses `command` as a bash command line. Never panics; what it cannot
 /// understand is listed in [`Analysis::unanalysable`].
 pub fn analyse(command: &str) -> Analysis {
-    parse::analyse(command)
+    parse::analyse(command, true)
+}
+
+/// [`analyse`] without the shortcut for lines of plain words: every line goes
+/// through tree-sitter-bash. Both give the same analysis; this one exists so
+/// tests and the fuzz target can check that they do.
+#[doc(hidden)]
+pub fn analyse_with_parser(command: &str) -> Analysis {
+    parse::analyse(command, false)
 }
 
 /// Whether a redirection target needs no path rule (`/dev/null`, `/dev/stdout`, `/dev/stderr`).

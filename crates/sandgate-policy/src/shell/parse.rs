@@ -4,6 +4,7 @@ use std::cell::RefCell;
 
 use tree_sitter::{Node, Parser, Tree};
 
+use super::plain::plain_commands;
 use super::words::{slice, text, Word};
 use super::wrappers::{
     hijacks, shell_invocation, skip_wrapper, wrapper_named, ShellInvocation, OPAQUE_COMMANDS,
@@ -46,10 +47,11 @@ fn parse_tree(src: &str) -> Option<Tree> {
     })
 }
 
-pub(super) fn analyse(command: &str) -> Analysis {
+pub(super) fn analyse(command: &str, shortcut: bool) -> Analysis {
     let mut walker = Walker {
         out: Analysis::default(),
         nesting: 0,
+        shortcut,
     };
     walker.script(command);
     let mut out = walker.out;
@@ -89,6 +91,8 @@ struct Walker {
     out: Analysis,
     /// How many `bash -c` scripts enclose the one being walked.
     nesting: usize,
+    /// Lines of plain words skip the parser (see [`plain_commands`]).
+    shortcut: bool,
 }
 
 /// What feeds a command's standard input, when it is not the terminal or a pipe.
@@ -126,6 +130,14 @@ impl Walker {
             );
             return;
         }
+        if self.shortcut {
+            if let Some(commands) = plain_commands(src) {
+                for command in commands {
+                    self.plain_command(command);
+                }
+                return;
+            }
+        }
         let Some(tree) = parse_tree(src) else {
             self.unanalysable(src, "the shell parser is not available");
             return;
@@ -133,6 +145,12 @@ impl Walker {
         let root = tree.root_node();
         if root.has_error() {
             self.parse_errors(root, src.as_bytes());
+        }
+        if let Some(skipped) = skipped_text(root, src.as_bytes()) {
+            self.unanalysable(
+                &skipped,
+                format!("the parser skipped `{}`", skipped.escape_debug()),
+            );
         }
         self.walk(root, src.as_bytes(), 0);
     }
@@ -483,6 +501,27 @@ impl Walker {
         self.push_command(&source, normalized, forms, transparent);
     }
 
+    /// A simple command of a plain line: its words are its blank-separated parts.
+    fn plain_command(&mut self, source: &str) {
+        let words: Vec<Word> = source
+            .split([' ', '\t'])
+            .filter(|w| !w.is_empty())
+            .map(|w| Word {
+                text: w.to_string(),
+                ..Word::default()
+            })
+            .collect();
+        let normalized = words
+            .iter()
+            .map(|w| w.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut forms = Vec::new();
+        let mut eligible = true;
+        let transparent = self.unwrap(&words, None, source, &mut eligible, &mut forms);
+        self.push_command(source, normalized, forms, transparent);
+    }
+
     /// Strips wrappers from `words`, adding a form per layer; recurses into
     /// `bash -c` scripts. Returns whether the command is a transparent shell call.
     fn unwrap(
@@ -646,6 +685,61 @@ fn form(words: &[Word], at: usize, eligible: bool) -> Form {
 /// The last path component of a command name (`/usr/bin/rm` → `rm`).
 fn basename(name: &str) -> &str {
     name.rsplit('/').next().unwrap_or(name)
+}
+
+/// Nodes whose text is checked as a whole, not child by child.
+const ATOMIC: &[&str] = &[
+    "string",
+    "raw_string",
+    "ansi_c_string",
+    "translated_string",
+    "heredoc_body",
+    "comment",
+    "word",
+    "regex",
+    "extglob_pattern",
+];
+
+/// Text that no node of the tree covers, other than blanks and line
+/// continuations. tree-sitter-bash drops some tokens without an error (a lone
+/// `-` starting a line, for one); a dropped token could be a command.
+fn skipped_text(root: Node<'_>, src: &[u8]) -> Option<String> {
+    let mut pos = 0;
+    let mut cursor = root.walk();
+    let gap = |from: usize, to: usize| -> Option<String> {
+        let bytes = src.get(from..to)?;
+        let mut rest = bytes;
+        while let Some((&b, tail)) = rest.split_first() {
+            rest = match b {
+                b' ' | b'\t' | b'\n' | b'\r' => tail,
+                b'\\' if tail.first() == Some(&b'\n') => &tail[1..],
+                _ => {
+                    let text = String::from_utf8_lossy(bytes).trim().to_string();
+                    return Some(text.chars().take(40).collect());
+                }
+            };
+        }
+        None
+    };
+    loop {
+        let node = cursor.node();
+        let atomic = ATOMIC.contains(&node.kind()) || node.child_count() == 0;
+        if atomic {
+            if node.start_byte() > pos {
+                if let Some(text) = gap(pos, node.start_byte()) {
+                    return Some(text);
+                }
+            }
+            pos = pos.max(node.end_byte());
+        } else if cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return gap(pos, src.len());
+            }
+        }
+    }
 }
 
 /// The first anonymous token of a redirection: its operator.

@@ -384,3 +384,31 @@ fn a_word_the_shell_would_split_is_not_trusted() {
     );
     assert!(complete("git a \\\nb"));
 }
+
+#[test]
+fn plain_lines_analyse_as_the_parser_does() {
+    for line in [
+        "git status && ls -la | grep foo",
+        "git  status;ls||true",
+        "timeout 5 nice -n 3 rm -rf /tmp/x",
+        "sudo -u root git status",
+        "/usr/bin/git log --oneline -3",
+        "bash -c x",
+        "sh -c",
+        "eval x",
+        "source x",
+        "xargs -0 rm",
+        "env -i PATH=/x git status",
+        "sudo -Q x",
+        "cargo test -p a --test b -- --nocapture",
+        "head -n 20 file.txt | wc -l",
+        "fg 1",
+        "a:b c,d e=f",
+    ] {
+        assert!(
+            super::plain::plain_commands(line).is_some(),
+            "{line:?} is not plain"
+        );
+        assert_eq!(analyse(line), analyse_with_parser(line), "{line:?}");
+    }
+}
