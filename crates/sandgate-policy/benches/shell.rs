@@ -40,6 +40,9 @@ fn bench(c: &mut Criterion) {
     let allowed = "git status && ls -la | grep foo";
     let asked = "git status && ls -la | curl x";
     let denied = "git status && ls -la | tool7 --force";
+    // Quotes send the line through tree-sitter-bash instead of the plain-word shortcut.
+    let quoted = "git status && ls -la 'my dir' | grep -n \"foo bar\"";
+    assert_eq!(shell.evaluate_command(quoted, &ctx).verdict, Verdict::Allow);
     assert_eq!(
         shell.evaluate_command(allowed, &ctx).verdict,
         Verdict::Allow
@@ -51,6 +54,10 @@ fn bench(c: &mut Criterion) {
     g.bench_function("analyse_3_segments", |b| b.iter(|| analyse(allowed)));
     g.bench_function("allow_3_segments", |b| {
         b.iter(|| shell.evaluate_command(allowed, &ctx))
+    });
+    g.bench_function("analyse_3_segments_quoted", |b| b.iter(|| analyse(quoted)));
+    g.bench_function("allow_3_segments_quoted", |b| {
+        b.iter(|| shell.evaluate_command(quoted, &ctx))
     });
     g.bench_function("ask_3_segments", |b| {
         b.iter(|| shell.evaluate_command(asked, &ctx))
