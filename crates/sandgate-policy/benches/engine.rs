@@ -2,7 +2,6 @@
 //!
 //! Run with `cargo bench -p sandgate-policy --bench engine`.
 
-
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use sandgate_policy::{Context, Policy, Sources, ToolCall, Verdict};
 
