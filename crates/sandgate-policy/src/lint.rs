@@ -21,8 +21,8 @@ use regex::Regex;
 use regex_syntax::hir::{HirKind, Look};
 
 use crate::decision::{Origin, Tier};
-use crate::error::{LoadError, Problem};
-use crate::load::{read_policy_file, source_rules, LoadedFile, Sources};
+use crate::error::LoadError;
+use crate::load::{read_policy_files, source_rules, LoadedFile, Sources};
 use crate::policy::FLOOR;
 use crate::request::Context;
 use crate::rules::{absolute_glob, SourceRule};
@@ -97,18 +97,7 @@ const DANGEROUS_COMMANDS: &[&str] = &[
 /// `ctx.cwd`, `~` against `ctx.home`. A file that cannot be read or parsed is
 /// an error, as it is for loading.
 pub fn lint(sources: &Sources, ctx: &Context) -> Result<Vec<Warning>, LoadError> {
-    let mut files = Vec::new();
-    let mut problems: Vec<Problem> = Vec::new();
-    for (tier, path) in sources.tiers() {
-        match read_policy_file(path, tier) {
-            Ok(Some(f)) => files.push(f),
-            Ok(None) => {}
-            Err(p) => problems.push(p),
-        }
-    }
-    if !problems.is_empty() {
-        return Err(LoadError { problems });
-    }
+    let files = read_policy_files(sources)?;
     let mut warnings = Vec::new();
     let lists = collect(&files);
     let floor: Vec<SourceRule> = FLOOR

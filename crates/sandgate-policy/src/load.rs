@@ -86,6 +86,25 @@ pub struct LoadedFile {
     pub file: PolicyFile,
 }
 
+/// Read and parse every policy file of `sources`, in tier order. Missing files
+/// are skipped; every unreadable or broken file is reported, not only the first.
+pub fn read_policy_files(sources: &Sources) -> Result<Vec<LoadedFile>, crate::LoadError> {
+    let mut files = Vec::new();
+    let mut problems = Vec::new();
+    for (tier, path) in sources.tiers() {
+        match read_policy_file(path, tier) {
+            Ok(Some(f)) => files.push(f),
+            Ok(None) => {}
+            Err(p) => problems.push(p),
+        }
+    }
+    if problems.is_empty() {
+        Ok(files)
+    } else {
+        Err(crate::LoadError { problems })
+    }
+}
+
 /// Read and parse one policy file. A missing file is `Ok(None)`.
 pub fn read_policy_file(path: &Path, tier: Tier) -> Result<Option<LoadedFile>, Problem> {
     let problem = |message: String| Problem {

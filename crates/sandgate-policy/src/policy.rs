@@ -7,7 +7,7 @@ use crate::canon;
 use crate::config::{AskFallback, IsolationConfig, IsolationMode};
 use crate::decision::{Decision, List, Origin, RuleRef, Tier, Verdict};
 use crate::error::{LoadError, Problem};
-use crate::load::{read_policy_file, source_rules, LoadedFile, Sources};
+use crate::load::{read_policy_files, source_rules, LoadedFile, Sources};
 use crate::request::{tool_kind, Context, ToolCall, ToolKind};
 use crate::rules::{CommandRules, PathRules, SourceRule};
 
@@ -95,18 +95,7 @@ impl Policy {
     /// Missing files are normal. Any unreadable or broken file is an error that
     /// lists every problem; it never degrades to a more permissive policy.
     pub fn load(sources: &Sources, ctx: &Context) -> Result<Policy, LoadError> {
-        let mut files = Vec::new();
-        let mut problems = Vec::new();
-        for (tier, path) in sources.tiers() {
-            match read_policy_file(path, tier) {
-                Ok(Some(f)) => files.push(f),
-                Ok(None) => {}
-                Err(p) => problems.push(p),
-            }
-        }
-        if !problems.is_empty() {
-            return Err(LoadError { problems });
-        }
+        let files = read_policy_files(sources)?;
         Policy::from_files(sources.clone(), &files, ctx)
     }
 

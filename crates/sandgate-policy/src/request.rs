@@ -119,7 +119,8 @@ impl ToolCall {
     }
 }
 
-fn json_type(v: &Value) -> &'static str {
+/// The JSON type of a value, in words (`a number`, `an array`, …).
+pub fn json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -98,14 +98,4 @@ impl<'a> Params<'a> {
     }
 }
 
-/// The JSON type of a value, in words.
-pub fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+pub use sandgate_policy::request::json_type;
