@@ -70,6 +70,17 @@ fn decisions(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("path_6_deep", n), &n, |b, _| {
             b.iter(|| policy.evaluate(&path_call, &f.ctx))
         });
+        if n == 10 {
+            group.bench_function("canonicalize_only_6_deep", |b| {
+                b.iter(|| {
+                    sandgate_policy::canon::canonicalize(
+                        "~/projects/app/src/module/sub/leaf/file.rs",
+                        &f.ctx.cwd,
+                        &f.ctx.home,
+                    )
+                })
+            });
+        }
         let command_call = ToolCall::new(
             "exec_run",
             serde_json::json!({"command": "git status --short"}),

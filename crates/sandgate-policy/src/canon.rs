@@ -68,7 +68,10 @@ pub fn canonicalize(path: &str, cwd: &Path, home: &Path) -> Result<PathBuf, Cano
     } else {
         cwd.join(expanded)
     };
-    let resolved = resolve(&absolute)?;
+    let resolved = match resolve_existing(&absolute) {
+        Some(p) => p,
+        None => resolve(&absolute)?,
+    };
     if resolved.to_str().is_none() {
         return Err(CanonError::NotUtf8(resolved.to_string_lossy().into_owned()));
     }
@@ -88,6 +91,32 @@ pub fn normalize_lexically(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// Let the kernel resolve a path that exists: open it with `O_PATH` (which
+/// neither reads nor triggers anything) and read back where the descriptor
+/// points. Three system calls instead of one per component. `None` whenever
+/// that is not possible (a missing or dangling part, no `/proc`, a deleted
+/// file); [`resolve`] then walks the path, with the same result.
+#[cfg(target_os = "linux")]
+fn resolve_existing(absolute: &Path) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH | libc::O_CLOEXEC)
+        .open(absolute)
+        .ok()?;
+    let target = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()?;
+    let bytes = target.as_os_str().as_bytes();
+    (target.is_absolute() && !bytes.ends_with(b" (deleted)")).then_some(target)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn resolve_existing(_absolute: &Path) -> Option<PathBuf> {
+    None
 }
 
 /// Walk an absolute path component by component, resolving every symlink met on
@@ -204,6 +233,33 @@ mod tests {
         let (_t, home, cwd) = setup();
         let p = canonicalize("/proc/self/root/etc/passwd", &cwd, &home).unwrap();
         assert_eq!(p, PathBuf::from("/etc/passwd"));
+    }
+
+    #[test]
+    fn the_kernel_fast_path_and_the_walk_agree() {
+        let (_t, home, cwd) = setup();
+        std::fs::create_dir_all(cwd.join("a/b")).unwrap();
+        symlink(home.join(".ssh"), cwd.join("keys")).unwrap();
+        symlink("a/b", cwd.join("ab")).unwrap();
+        std::fs::write(home.join(".ssh/id_rsa"), "k").unwrap();
+        for p in [
+            "keys/id_rsa",
+            "ab/../b",
+            "a/./b/..",
+            "keys",
+            "/proc/self/root/etc",
+            ".",
+        ] {
+            let absolute = cwd.join(p);
+            let fast = resolve_existing(&absolute);
+            if cfg!(target_os = "linux") {
+                assert!(fast.is_some(), "{p}");
+            }
+            if let Some(fast) = fast {
+                assert_eq!(fast, resolve(&absolute).unwrap(), "{p}");
+            }
+        }
+        assert_eq!(resolve_existing(&cwd.join("missing/x")), None);
     }
 
     #[test]

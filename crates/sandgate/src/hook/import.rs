@@ -264,7 +264,8 @@ mod tests {
         assert_eq!(one("allow", "Edit(./docs/**)").unwrap(), "./docs/**");
         assert_eq!(one("allow", "Edit(docs/*.md)").unwrap(), "./docs/*.md");
         assert_eq!(one("deny", "Read(.env)").unwrap(), "./**/.env");
-        assert_eq!(one("deny", "Edit(build/)").unwrap(), "./build/**");
+        assert_eq!(one("deny", "Edit(build/)").unwrap(), "./**/build/**");
+        assert_eq!(one("deny", "Edit(out/build/)").unwrap(), "./out/build/**");
         assert_eq!(one("deny", "Read(a{b}.txt)").unwrap(), "./**/a[{]b[}].txt");
         assert!(
             one("allow", "Read(./x)").is_err(),
