@@ -8,6 +8,7 @@
 //! compiling a thousand automata, and the answers are the same as matching
 //! every rule.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -53,6 +54,12 @@ pub struct PathRules {
     globs: Vec<Glob>,
     /// The literal text every path a glob matches starts with.
     prefixes: Vec<String>,
+    /// Globs by the directory their literal prefix lies in (the prefix up to
+    /// and including its last `/`), so a path only meets the globs filed under
+    /// one of its own ancestors.
+    by_dir: HashMap<Box<[u8]>, Vec<usize>>,
+    /// Globs whose literal prefix holds no `/`: checked against every path.
+    unfiled: Vec<usize>,
     /// Each glob's matcher, built on first use.
     matchers: Vec<OnceLock<GlobMatcher>>,
     /// For each glob, the index of its rule.
@@ -243,11 +250,24 @@ impl PathRules {
         if !problems.is_empty() {
             return Err(problems);
         }
-        let prefixes = globs.iter().map(|g| literal_prefix(g.glob())).collect();
+        let prefixes: Vec<String> = globs.iter().map(|g| literal_prefix(g.glob())).collect();
+        let mut by_dir: HashMap<Box<[u8]>, Vec<usize>> = HashMap::new();
+        let mut unfiled = Vec::new();
+        for (g, prefix) in prefixes.iter().enumerate() {
+            match prefix.rfind('/') {
+                Some(end) => by_dir
+                    .entry(prefix.as_bytes()[..=end].into())
+                    .or_default()
+                    .push(g),
+                None => unfiled.push(g),
+            }
+        }
         let matchers = globs.iter().map(|_| OnceLock::new()).collect();
         Ok(PathRules {
             globs,
             prefixes,
+            by_dir,
+            unfiled,
             matchers,
             glob_to_rule,
             rules: rules.iter().map(|r| rule_ref(r, list)).collect(),
@@ -258,7 +278,16 @@ impl PathRules {
     /// The indices of the globs matching `path`.
     fn matching_globs(&self, path: &Path) -> Vec<usize> {
         let bytes = path.as_os_str().as_encoded_bytes();
-        (0..self.globs.len())
+        let filed = bytes
+            .iter()
+            .enumerate()
+            .filter(|&(_, &b)| b == b'/')
+            .filter_map(|(end, _)| self.by_dir.get(&bytes[..=end]))
+            .flatten();
+        self.unfiled
+            .iter()
+            .chain(filed)
+            .copied()
             .filter(|&g| bytes.starts_with(self.prefixes[g].as_bytes()))
             .filter(|&g| {
                 self.matchers[g]
