@@ -36,6 +36,11 @@ struct Fixture {
 }
 
 fn fixture(n: usize) -> Fixture {
+    fixture_with(n, "")
+}
+
+/// `extra` is appended inside the `commands:` block (e.g. `    shell: false\n`).
+fn fixture_with(n: usize, extra: &str) -> Fixture {
     let tmp = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(tmp.path()).unwrap();
     let home = root.join("home");
@@ -44,7 +49,7 @@ fn fixture(n: usize) -> Fixture {
     std::fs::create_dir_all(&deep).unwrap();
     std::fs::write(deep.join("file.rs"), "fn main() {}\n").unwrap();
     let policy = root.join("permissions.yaml");
-    std::fs::write(&policy, policy_text(n)).unwrap();
+    std::fs::write(&policy, policy_text(n) + extra).unwrap();
     let ctx = Context::new(&home.join("projects/app"), &home).unwrap();
     let sources = Sources {
         central: Some(policy),
@@ -93,6 +98,21 @@ fn decisions(c: &mut Criterion) {
             b.iter(|| policy.evaluate(&command_call, &f.ctx))
         });
     }
+    // Raw mode (`commands.shell: false`): one regex search over the whole string.
+    let f = fixture_with(1_000, "    shell: false\n");
+    let policy = Policy::load(&f.sources, &f.ctx).unwrap();
+    assert!(!policy.settings().shell);
+    let command_call = ToolCall::new(
+        "exec_run",
+        serde_json::json!({"command": "git status --short"}),
+    );
+    assert_eq!(
+        policy.evaluate(&command_call, &f.ctx).verdict,
+        Verdict::Allow
+    );
+    group.bench_function("command_raw_mode/1000", |b| {
+        b.iter(|| policy.evaluate(&command_call, &f.ctx))
+    });
     group.finish();
 }
 
