@@ -153,3 +153,86 @@ proptest! {
         prop_assert_eq!(analyse(&line), analyse_with_parser(&line), "{:?}", line);
     }
 }
+
+/// A piece of a word: plain text, quoted text or an escaped character, with a
+/// few bytes that send the line to the parser mixed in.
+fn piece() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => "[A-Za-z0-9_./:,+@%=-]{1,5}",
+        2 => "[ -~]{0,6}".prop_map(|s| format!("'{}'", s.replace('\'', ""))),
+        2 => "[ -~]{0,6}".prop_map(|s| format!("\"{}\"", s.replace('"', ""))),
+        1 => "[ -~]".prop_map(|c| format!("\\{c}")),
+        1 => prop::sample::select(
+            &["#", "~", "!", "*", "$x", "\\\"", "é", "{a,b}", "[x]", "^", "\\\n", "=", "''"][..]
+        )
+        .prop_map(str::to_string),
+    ]
+}
+
+/// A simple command whose arguments hold quoting.
+fn quoted_command() -> impl Strategy<Value = String> {
+    let word = prop::collection::vec(piece(), 1..4).prop_map(|p| p.concat());
+    let name = prop::sample::select(
+        &[
+            "git",
+            "ls",
+            "grep",
+            "timeout 5 rm",
+            "sudo -u x git",
+            "bash -c",
+            "env A=1 ls",
+            "/bin/echo",
+        ][..],
+    );
+    (name, prop::collection::vec(word, 0..4)).prop_map(|(n, w)| {
+        w.iter()
+            .fold(n.to_string(), |line, w| format!("{line} {w}"))
+    })
+}
+
+/// A line of simple commands whose arguments hold quoting.
+fn quoted_line() -> impl Strategy<Value = String> {
+    let op = prop::sample::select(&[";", " ; ", "&&", " && ", "||", " | ", "|"][..]);
+    (
+        quoted_command(),
+        prop::collection::vec((op, quoted_command()), 0..3),
+    )
+        .prop_map(|(first, rest)| {
+            let mut line = first;
+            for (op, c) in rest {
+                line.push_str(op);
+                line.push_str(&c);
+            }
+            line
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4096))]
+
+    /// Lines with simple quoting skip the parser too; the result must be the parser's.
+    #[test]
+    fn the_quoted_line_shortcut_agrees_with_the_parser(line in quoted_line()) {
+        use sandgate_policy::shell::{analyse, analyse_with_parser};
+        prop_assert_eq!(analyse(&line), analyse_with_parser(&line), "{:?}", line);
+    }
+}
+
+/// The generator above mostly makes lines the shortcut takes, so the property
+/// is about the shortcut and not only about the parser.
+#[test]
+fn most_generated_quoted_lines_skip_the_parser() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let strategy = quoted_line();
+    let (mut taken, total) = (0, 1000);
+    for _ in 0..total {
+        let line = strategy.new_tree(&mut runner).expect("a line").current();
+        taken += usize::from(sandgate_policy::shell::skips_the_parser(&line));
+    }
+    assert!(
+        taken * 3 > total,
+        "only {taken} of {total} lines skip the parser"
+    );
+}

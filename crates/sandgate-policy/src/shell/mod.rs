@@ -149,6 +149,13 @@ pub fn analyse_with_parser(command: &str) -> Analysis {
     parse::analyse(command, false)
 }
 
+/// Whether [`analyse`] decides `command` without tree-sitter-bash (a line of
+/// plain words and simple quoting, see the `plain` module). For tests.
+#[doc(hidden)]
+pub fn skips_the_parser(command: &str) -> bool {
+    plain::plain_commands(command).is_some()
+}
+
 /// Whether a redirection target needs no path rule (`/dev/null`, `/dev/stdout`, `/dev/stderr`).
 pub fn is_harmless_target(target: &str) -> bool {
     matches!(target, "/dev/null" | "/dev/stdout" | "/dev/stderr")

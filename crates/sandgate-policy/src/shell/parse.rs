@@ -4,7 +4,7 @@ use std::cell::RefCell;
 
 use tree_sitter::{Node, Parser, Tree};
 
-use super::plain::plain_commands;
+use super::plain::{plain_commands, PlainCommand};
 use super::words::{slice, text, Word};
 use super::wrappers::{
     hijacks, shell_invocation, skip_wrapper, wrapper_named, ShellInvocation, OPAQUE_COMMANDS,
@@ -501,25 +501,21 @@ impl Walker {
         self.push_command(&source, normalized, forms, transparent);
     }
 
-    /// A simple command of a plain line: its words are its blank-separated parts.
-    fn plain_command(&mut self, source: &str) {
-        let words: Vec<Word> = source
-            .split([' ', '\t'])
-            .filter(|w| !w.is_empty())
+    /// A simple command of a plain line, its words already split and unquoted.
+    fn plain_command(&mut self, command: PlainCommand<'_>) {
+        let words: Vec<Word> = command
+            .words
+            .into_iter()
             .map(|w| Word {
-                text: w.to_string(),
+                text: w.into_owned(),
                 ..Word::default()
             })
             .collect();
-        let normalized = words
-            .iter()
-            .map(|w| w.text.as_str())
-            .collect::<Vec<_>>()
-            .join(" ");
+        let normalized = join_words(&words, 0);
         let mut forms = Vec::new();
         let mut eligible = true;
-        let transparent = self.unwrap(&words, None, source, &mut eligible, &mut forms);
-        self.push_command(source, normalized, forms, transparent);
+        let transparent = self.unwrap(&words, None, command.source, &mut eligible, &mut forms);
+        self.push_command(command.source, normalized, forms, transparent);
     }
 
     /// Strips wrappers from `words`, adding a form per layer; recurses into
@@ -668,12 +664,21 @@ impl Walker {
     }
 }
 
+/// The words from `at` on, joined by single spaces.
+fn join_words(words: &[Word], at: usize) -> String {
+    let rest = words.get(at..).unwrap_or_default();
+    let mut text = String::with_capacity(rest.iter().map(|w| w.text.len() + 1).sum());
+    for (i, w) in rest.iter().enumerate() {
+        if i > 0 {
+            text.push(' ');
+        }
+        text.push_str(&w.text);
+    }
+    text
+}
+
 fn form(words: &[Word], at: usize, eligible: bool) -> Form {
-    let text = words[at..]
-        .iter()
-        .map(|w| w.text.as_str())
-        .collect::<Vec<_>>()
-        .join(" ");
+    let text = join_words(words, at);
     let kind = if eligible {
         FormKind::Unwrapped
     } else {

@@ -412,3 +412,34 @@ fn plain_lines_analyse_as_the_parser_does() {
         assert_eq!(analyse(line), analyse_with_parser(line), "{line:?}");
     }
 }
+
+#[test]
+fn quoted_lines_analyse_as_the_parser_does() {
+    for line in [
+        "git status && ls -la 'my dir' | grep -n \"foo bar\"",
+        "git commit -m 'fix: the thing' && git push",
+        "grep -rn \"a\\|b\" src | head -n 5",
+        "ls my\\ dir 'a'\"b\"c ''",
+        "echo '$HOME' \"a'b\" 'x\"y'",
+        "bash -c 'git status; ls -la'",
+        "sh -c 'rm -rf /tmp/x'",
+        "timeout 5 'rm' -rf /",
+        "sudo -u 'x' git log",
+        "git log --format=%H@%an -n 1 +x",
+        "find . -name '*.rs'",
+    ] {
+        assert!(
+            super::plain::plain_commands(line).is_some(),
+            "{line:?} does not skip the parser"
+        );
+        assert_eq!(analyse(line), analyse_with_parser(line), "{line:?}");
+    }
+    // These go to the parser: tree-sitter-bash reads the first four unlike bash
+    // (as parse errors), and an escaping backslash in double quotes is left to it.
+    for line in ["a% x", "git \\ ", "git ''\\ ", "a+ x", "echo \"a\\\"b\""] {
+        assert!(
+            super::plain::plain_commands(line).is_none(),
+            "{line:?} skips the parser"
+        );
+    }
+}
