@@ -149,6 +149,60 @@ echo done"#;
     );
 }
 
+/// The supervisor keeps each thread's working directory and umask between
+/// its system calls: a `cd`, a `umask` or a sibling thread's `chdir` must be
+/// followed, or a write it performs lands in the wrong place or mode.
+#[test]
+fn writes_follow_cd_umask_and_a_sibling_threads_chdir() {
+    use std::os::unix::fs::PermissionsExt;
+    if !supported() {
+        return;
+    }
+    let e = env();
+    let script = r#"set -e
+echo a > root1
+cd src && echo b > in_src && cd ..
+echo c > root2
+umask 077 && echo d > private && umask 022
+(cd src && echo e > from_subshell)
+echo f > root3
+python3 -c "
+import os, threading
+open('before', 'w').write('x')
+t = threading.Thread(target=lambda: os.chdir('src'))
+t.start(); t.join()
+open('after', 'w').write('y')
+"
+echo done"#;
+    let out = e.run(script);
+    assert!(
+        text(&out.stdout).contains("done"),
+        "stderr: {}",
+        text(&out.stderr)
+    );
+    for landed in [
+        "root1",
+        "src/in_src",
+        "root2",
+        "private",
+        "src/from_subshell",
+        "root3",
+        "before",
+        "src/after",
+    ] {
+        assert!(e.ws.join(landed).is_file(), "{landed} missing");
+    }
+    for stray in ["src/root2", "src/root3", "in_src", "after", "src/before"] {
+        assert!(
+            !e.ws.join(stray).exists(),
+            "{stray} landed in the wrong place"
+        );
+    }
+    let mode = |p: &str| fs::metadata(e.ws.join(p)).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode("private"), 0o600);
+    assert_eq!(mode("root3"), 0o644);
+}
+
 #[test]
 fn workspace_under_tmp_still_protects_its_settings() {
     if !supported() {

@@ -15,6 +15,7 @@
 //!
 //! The plan is data ([`Plan::build`]); applying it is [`spawn`].
 
+mod callers;
 mod landlock;
 mod onbehalf;
 mod plan;

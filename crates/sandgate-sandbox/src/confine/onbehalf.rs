@@ -6,13 +6,16 @@
 //! directory is opened with `RESOLVE_NO_SYMLINKS`, and the final component is
 //! used relative to it without following symlinks, so a symlink swapped in
 //! after the check makes the operation fail (`ELOOP`) instead of landing
-//! somewhere else.
+//! somewhere else. The directories where this happens most (the workspace
+//! roots, which have no Landlock rule of their own) are opened once, the
+//! same way, when the supervisor starts ([`Anchors`]).
 
 use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::seccomp::Listener;
 
@@ -149,29 +152,96 @@ fn open_how_zeroed() -> libc::open_how {
     unsafe { std::mem::zeroed() }
 }
 
+/// Directories opened once (`O_PATH`, without following any symlink) so
+/// that writes performed in them need not walk their path again.
+#[derive(Debug)]
+pub struct Anchors {
+    dirs: Vec<(PathBuf, OwnedFd)>,
+    valid: AtomicBool,
+}
+
+impl Anchors {
+    /// Opens each of `paths` that is a directory reachable without a symlink.
+    pub fn open(paths: impl IntoIterator<Item = PathBuf>) -> Anchors {
+        let dirs = paths
+            .into_iter()
+            .filter_map(|path| {
+                let fd = openat2(
+                    libc::AT_FDCWD,
+                    path.as_os_str().as_bytes(),
+                    libc::O_PATH | libc::O_DIRECTORY,
+                    0,
+                )
+                .ok()?;
+                Some((path, fd))
+            })
+            .collect();
+        Anchors {
+            dirs,
+            valid: AtomicBool::new(true),
+        }
+    }
+
+    /// `from` is about to be renamed: if that moves an anchor, the anchors
+    /// are not used again (each write then opens its parent by path).
+    pub fn moving(&self, from: &Path) {
+        if self.dirs.iter().any(|(dir, _)| dir.starts_with(from)) {
+            self.valid.store(false, Ordering::SeqCst);
+        }
+    }
+
+    fn find(&self, parent: &Path) -> Option<BorrowedFd<'_>> {
+        if !self.valid.load(Ordering::SeqCst) {
+            return None;
+        }
+        self.dirs
+            .iter()
+            .find(|(dir, _)| dir == parent)
+            .map(|(_, fd)| fd.as_fd())
+    }
+}
+
+/// An open parent directory: an anchor or one opened for this write.
+enum Dir<'a> {
+    Anchor(BorrowedFd<'a>),
+    Opened(OwnedFd),
+}
+
+impl AsRawFd for Dir<'_> {
+    fn as_raw_fd(&self) -> RawFd {
+        match self {
+            Dir::Anchor(fd) => fd.as_raw_fd(),
+            Dir::Opened(fd) => fd.as_raw_fd(),
+        }
+    }
+}
+
 /// The parent directory of `path`, opened without following any symlink,
 /// and the final component.
-fn parent_of(path: &Path) -> io::Result<(OwnedFd, CString)> {
+fn parent_of<'a>(anchors: &'a Anchors, path: &Path) -> io::Result<(Dir<'a>, CString)> {
     let parent = path
         .parent()
         .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
     let name = path
         .file_name()
         .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
-    let dir = openat2(
-        libc::AT_FDCWD,
-        parent.as_os_str().as_bytes(),
-        libc::O_PATH | libc::O_DIRECTORY,
-        0,
-    )?;
+    let dir = match anchors.find(parent) {
+        Some(fd) => Dir::Anchor(fd),
+        None => Dir::Opened(openat2(
+            libc::AT_FDCWD,
+            parent.as_os_str().as_bytes(),
+            libc::O_PATH | libc::O_DIRECTORY,
+            0,
+        )?),
+    };
     Ok((dir, cstring(name.as_bytes())?))
 }
 
 /// Performs `op` for the program and answers notification `id`: the result
 /// (or the new descriptor) is what the program's system call returns.
 /// `umask` is the program's.
-pub fn perform(listener: &Listener, id: u64, op: &Op, umask: u32) {
-    match run(listener, id, op, umask) {
+pub fn perform(listener: &Listener, anchors: &Anchors, id: u64, op: &Op, umask: u32) {
+    match run(listener, anchors, id, op, umask) {
         Ok(Some(val)) => listener.succeed(id, val),
         Ok(None) => {}
         Err(err) => listener.fail(id, err.raw_os_error().unwrap_or(libc::EACCES)),
@@ -181,8 +251,8 @@ pub fn perform(listener: &Listener, id: u64, op: &Op, umask: u32) {
 /// Like [`perform`], but when the paths turn out to contain a symlink
 /// (`ELOOP`) nothing is answered and `false` is returned, so the caller can
 /// resolve the paths properly and decide again.
-pub fn try_perform(listener: &Listener, id: u64, op: &Op, umask: u32) -> bool {
-    match run(listener, id, op, umask) {
+pub fn try_perform(listener: &Listener, anchors: &Anchors, id: u64, op: &Op, umask: u32) -> bool {
+    match run(listener, anchors, id, op, umask) {
         Ok(Some(val)) => listener.succeed(id, val),
         Ok(None) => {}
         Err(err) if err.raw_os_error() == Some(libc::ELOOP) => return false,
@@ -192,10 +262,16 @@ pub fn try_perform(listener: &Listener, id: u64, op: &Op, umask: u32) -> bool {
 }
 
 /// Runs `op`; `Ok(None)` means the answer was already sent (a descriptor).
-fn run(listener: &Listener, id: u64, op: &Op, umask: u32) -> io::Result<Option<i64>> {
+fn run(
+    listener: &Listener,
+    anchors: &Anchors,
+    id: u64,
+    op: &Op,
+    umask: u32,
+) -> io::Result<Option<i64>> {
     match op {
         Op::Open { path, flags, mode } => {
-            let (dir, name) = parent_of(path)?;
+            let (dir, name) = parent_of(anchors, path)?;
             let fd = openat2(
                 dir.as_raw_fd(),
                 name.as_bytes(),
@@ -206,7 +282,7 @@ fn run(listener: &Listener, id: u64, op: &Op, umask: u32) -> io::Result<Option<i
             Ok(None)
         }
         Op::Mkdir { path, mode } => {
-            let (dir, name) = parent_of(path)?;
+            let (dir, name) = parent_of(anchors, path)?;
             // SAFETY: open directory descriptor and NUL-terminated name.
             check(unsafe {
                 libc::mkdirat(
@@ -223,22 +299,22 @@ fn run(listener: &Listener, id: u64, op: &Op, umask: u32) -> io::Result<Option<i
             {
                 return Err(io::Error::from_raw_os_error(libc::EPERM));
             }
-            let (dir, name) = parent_of(path)?;
+            let (dir, name) = parent_of(anchors, path)?;
             let mode = kind | (mode & !umask & 0o7777);
             // SAFETY: open directory descriptor and NUL-terminated name; no device.
             check(unsafe { libc::mknodat(dir.as_raw_fd(), name.as_ptr(), mode, 0) })?;
             Ok(Some(0))
         }
         Op::Remove { path, dir: is_dir } => {
-            let (dir, name) = parent_of(path)?;
+            let (dir, name) = parent_of(anchors, path)?;
             let flags = if *is_dir { libc::AT_REMOVEDIR } else { 0 };
             // SAFETY: open directory descriptor and NUL-terminated name.
             check(unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), flags) })?;
             Ok(Some(0))
         }
         Op::Rename { from, to, flags } => {
-            let (from_dir, from_name) = parent_of(from)?;
-            let (to_dir, to_name) = parent_of(to)?;
+            let (from_dir, from_name) = parent_of(anchors, from)?;
+            let (to_dir, to_name) = parent_of(anchors, to)?;
             // SAFETY: open directory descriptors and NUL-terminated names.
             check(unsafe {
                 libc::renameat2(
@@ -252,8 +328,8 @@ fn run(listener: &Listener, id: u64, op: &Op, umask: u32) -> io::Result<Option<i
             Ok(Some(0))
         }
         Op::Link { from, to } => {
-            let (from_dir, from_name) = parent_of(from)?;
-            let (to_dir, to_name) = parent_of(to)?;
+            let (from_dir, from_name) = parent_of(anchors, from)?;
+            let (to_dir, to_name) = parent_of(anchors, to)?;
             // SAFETY: open directory descriptors and NUL-terminated names; flags 0
             // never follows a symlink.
             check(unsafe {
@@ -268,14 +344,14 @@ fn run(listener: &Listener, id: u64, op: &Op, umask: u32) -> io::Result<Option<i
             Ok(Some(0))
         }
         Op::Symlink { target, path } => {
-            let (dir, name) = parent_of(path)?;
+            let (dir, name) = parent_of(anchors, path)?;
             let target = cstring(target)?;
             // SAFETY: open directory descriptor and NUL-terminated strings.
             check(unsafe { libc::symlinkat(target.as_ptr(), dir.as_raw_fd(), name.as_ptr()) })?;
             Ok(Some(0))
         }
         Op::Truncate { path, len } => {
-            let (dir, name) = parent_of(path)?;
+            let (dir, name) = parent_of(anchors, path)?;
             let file = openat2(dir.as_raw_fd(), name.as_bytes(), libc::O_WRONLY, 0)?;
             // SAFETY: an open, writable descriptor.
             check(unsafe { libc::ftruncate(file.as_raw_fd(), *len) })?;

@@ -241,6 +241,17 @@ impl Plan {
         self.deny.iter().chain(extra).any(|d| path.starts_with(d))
     }
 
+    /// The existing allowed directories that have no Landlock rule of their
+    /// own (carved around a protected path): the supervisor performs the
+    /// creation, removal and renaming of their entries.
+    pub fn carved(&self) -> impl Iterator<Item = &Path> {
+        self.allowed
+            .iter()
+            .filter(|a| a.exists && !self.dir_rules.contains(&a.path))
+            .map(|a| a.path.as_path())
+            .filter(|p| p.is_dir())
+    }
+
     /// Whether Landlock lets the program write the contents of `path`.
     pub fn covers_content(&self, path: &Path) -> bool {
         self.file_rules.contains(path) || path.ancestors().any(|a| self.dir_rules.contains(a))

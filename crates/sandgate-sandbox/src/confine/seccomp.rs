@@ -21,6 +21,10 @@ const IOCTL_NOTIF_RECV: libc::c_ulong = 0xc050_2100;
 const IOCTL_NOTIF_SEND: libc::c_ulong = 0xc018_2101;
 const IOCTL_NOTIF_ID_VALID: libc::c_ulong = 0x4008_2102;
 const IOCTL_NOTIF_ADDFD: libc::c_ulong = 0x4018_2103;
+const IOCTL_NOTIF_SET_FLAGS: libc::c_ulong = 0x4008_2104;
+/// `SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP` (Linux 6.6): the notifying thread and
+/// the supervisor wake each other on the waker's CPU.
+const USER_NOTIF_FD_SYNC_WAKE_UP: u64 = 1;
 
 const LD_W_ABS: u16 = 0x20;
 const JEQ_K: u16 = 0x15;
@@ -53,6 +57,29 @@ pub const NOTIFIED: &[libc::c_long] = &[
     libc::SYS_truncate,
 ];
 
+/// System calls that change what the supervisor caches about a thread (see
+/// [`super::callers`]): handed to it so that it forgets first.
+pub const INVALIDATING: &[libc::c_long] = &[
+    libc::SYS_chdir,
+    libc::SYS_fchdir,
+    libc::SYS_umask,
+    libc::SYS_setuid,
+    libc::SYS_setgid,
+    libc::SYS_setreuid,
+    libc::SYS_setregid,
+    libc::SYS_setresuid,
+    libc::SYS_setresgid,
+    libc::SYS_setfsuid,
+    libc::SYS_setfsgid,
+    libc::SYS_setgroups,
+    libc::SYS_capset,
+];
+
+/// Every system call the filter hands to the supervisor unconditionally.
+fn notified() -> impl Iterator<Item = libc::c_long> {
+    NOTIFIED.iter().chain(INVALIDATING).copied()
+}
+
 fn stmt(code: u16, k: u32) -> libc::sock_filter {
     libc::sock_filter {
         code,
@@ -80,7 +107,7 @@ fn arg_low(n: u32) -> u32 {
 /// The BPF program. Foreign architectures and the x32 ABI pass through
 /// (the Landlock floor still holds for them, they are just never asked about).
 pub fn program() -> Vec<libc::sock_filter> {
-    let n = NOTIFIED.len();
+    let n = notified().count();
     // Layout (indices): 0 ld arch, 1 jeq, 2 ld nr, 3 jge x32, 4 jeq open,
     // 5 jeq openat, 6..6+n jeq notified, 6+n ret allow, 7+n ld a1,
     // 8+n jset, 9+n ld a2, 10+n jset, 11+n ret notif, 12+n ret allow.
@@ -97,8 +124,8 @@ pub fn program() -> Vec<libc::sock_filter> {
         jump(JEQ_K, libc::SYS_open as u32, to(4, load_a1), 0),
         jump(JEQ_K, libc::SYS_openat as u32, to(5, load_a2), 0),
     ];
-    for (i, nr) in NOTIFIED.iter().enumerate() {
-        prog.push(jump(JEQ_K, *nr as u32, to(6 + i, notify), 0));
+    for (i, nr) in notified().enumerate() {
+        prog.push(jump(JEQ_K, nr as u32, to(6 + i, notify), 0));
     }
     prog.push(stmt(RET_K, RET_ALLOW));
     prog.push(stmt(LD_W_ABS, arg_low(1)));
@@ -175,9 +202,31 @@ pub enum Ready {
 }
 
 impl Listener {
-    /// Wraps a listener descriptor received from the child.
+    /// Wraps a listener descriptor received from the child, and asks the
+    /// kernel for synchronous wake-ups (see [`Listener::sync_wake_up`]).
     pub fn new(fd: OwnedFd) -> Listener {
-        Listener { fd }
+        let listener = Listener { fd };
+        listener.sync_wake_up();
+        listener
+    }
+
+    /// Asks the kernel to hand each notification to the supervisor, and
+    /// each answer back to the program, on the CPU of the thread that
+    /// wakes the other (`SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP`, Linux 6.6):
+    /// the program waits for the answer anyway, so its CPU is free, and a
+    /// cross-CPU wake-up is most of a round trip's cost. Returns whether the
+    /// kernel took it; an older kernel refuses it, and then notifications
+    /// simply wake the supervisor wherever the scheduler puts it.
+    pub fn sync_wake_up(&self) -> bool {
+        // SAFETY: the ioctl takes a flag word by value and touches no memory.
+        let rc = unsafe {
+            libc::ioctl(
+                self.fd.as_raw_fd(),
+                IOCTL_NOTIF_SET_FLAGS,
+                USER_NOTIF_FD_SYNC_WAKE_UP,
+            )
+        };
+        rc == 0
     }
 
     /// Waits up to `timeout_ms` for a notification.
@@ -306,8 +355,9 @@ pub fn read_cstring(pid: u32, addr: u64) -> io::Result<Vec<u8>> {
     while out.len() < libc::PATH_MAX as usize {
         // Never read across a page boundary in one go: the next page may be unmapped.
         let chunk = (PAGE - cursor % PAGE) as usize;
-        let mut buf = vec![0u8; chunk];
-        let n = read_memory(pid, cursor, &mut buf)?;
+        let mut page = [0u8; PAGE as usize];
+        let buf = &mut page[..chunk];
+        let n = read_memory(pid, cursor, buf)?;
         if n == 0 {
             return Err(io::Error::from_raw_os_error(libc::EFAULT));
         }
@@ -328,7 +378,8 @@ mod tests {
     #[test]
     fn program_jumps_stay_inside() {
         let prog = program();
-        assert!(prog.len() < 64);
+        // Jump offsets are 8 bits wide.
+        assert!(prog.len() < 256);
         for (i, ins) in prog.iter().enumerate() {
             if ins.code == JEQ_K || ins.code == JGE_K || ins.code == JSET_K {
                 assert!(i + 1 + (ins.jt as usize) < prog.len());
@@ -336,5 +387,29 @@ mod tests {
             }
         }
         assert_eq!(prog.last().map(|i| i.k), Some(RET_ALLOW));
+    }
+
+    #[test]
+    fn ioctl_numbers_match_the_kernel_headers() {
+        assert_eq!(
+            IOCTL_NOTIF_RECV,
+            libc::SECCOMP_IOCTL_NOTIF_RECV as libc::c_ulong
+        );
+        assert_eq!(
+            IOCTL_NOTIF_SEND,
+            libc::SECCOMP_IOCTL_NOTIF_SEND as libc::c_ulong
+        );
+        assert_eq!(
+            IOCTL_NOTIF_ID_VALID,
+            libc::SECCOMP_IOCTL_NOTIF_ID_VALID as libc::c_ulong
+        );
+        assert_eq!(
+            IOCTL_NOTIF_ADDFD,
+            libc::SECCOMP_IOCTL_NOTIF_ADDFD as libc::c_ulong
+        );
+        assert_eq!(
+            IOCTL_NOTIF_SET_FLAGS,
+            libc::SECCOMP_IOCTL_NOTIF_SET_FLAGS as libc::c_ulong
+        );
     }
 }

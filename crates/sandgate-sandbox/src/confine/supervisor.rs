@@ -7,7 +7,7 @@
 //! Asks are queued to one asking thread, so the human sees one question at a
 //! time while writes that need no question keep flowing.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
@@ -18,7 +18,8 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::{self, JoinHandle};
 
-use super::onbehalf::{perform, try_perform, Op};
+use super::callers::{Callers, Creds};
+use super::onbehalf::{perform, try_perform, Anchors, Op};
 use super::plan::{normalize, resolve, Grants, Plan, Standing};
 use super::seccomp::{read_cstring, read_memory, Listener, Notif, Ready, WRITE_OPEN_FLAGS};
 use super::settings::{ListKind, SandboxFile};
@@ -113,7 +114,8 @@ struct Shared {
     plan: Plan,
     grants: Mutex<Grants>,
     hinted: Mutex<HashSet<PathBuf>>,
-    status: Mutex<HashMap<u32, fs::File>>,
+    callers: Callers,
+    anchors: Anchors,
     listener: Listener,
     file: SandboxFile,
     reporter: Arc<dyn Reporter>,
@@ -141,11 +143,13 @@ impl Supervisor {
         asker: Box<dyn Asker>,
         reporter: Arc<dyn Reporter>,
     ) -> Supervisor {
+        let anchors = Anchors::open(plan.carved().map(Path::to_path_buf).collect::<Vec<_>>());
         let shared = Arc::new(Shared {
             plan,
             grants: Mutex::new(Grants::default()),
             hinted: Mutex::new(HashSet::new()),
-            status: Mutex::new(HashMap::new()),
+            callers: Callers::default(),
+            anchors,
             listener,
             file,
             reporter,
@@ -180,8 +184,14 @@ fn notify_loop(shared: &Arc<Shared>, asks: &Sender<Pending>, stop: &AtomicBool) 
     while !stop.load(Ordering::SeqCst) {
         match shared.listener.recv() {
             Ok(notif) => handle(shared, notif, asks),
-            // ENOENT: the caller went away before we received it.
-            Err(err) if err.raw_os_error() == Some(libc::ENOENT) => continue,
+            // ENOENT: the caller went away before we received it, or no
+            // process uses the filter any more (then the kernel says so at
+            // once, again and again: stop rather than spin).
+            Err(err) if err.raw_os_error() == Some(libc::ENOENT) => {
+                if shared.listener.wait(0).unwrap_or(Ready::Gone) == Ready::Gone {
+                    break;
+                }
+            }
             Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
             // No process uses the filter any more, or the listener broke.
             Err(_) => match shared.listener.wait(100) {
@@ -199,21 +209,50 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Decides one notification.
 fn handle(shared: &Arc<Shared>, notif: Notif, asks: &Sender<Pending>) {
     let listener = &shared.listener;
+    match notif.nr {
+        libc::SYS_chdir | libc::SYS_fchdir | libc::SYS_umask => {
+            shared.callers.context_changes(notif.pid);
+            listener.allow(notif.id);
+            return;
+        }
+        libc::SYS_setuid
+        | libc::SYS_setgid
+        | libc::SYS_setreuid
+        | libc::SYS_setregid
+        | libc::SYS_setresuid
+        | libc::SYS_setresgid
+        | libc::SYS_setfsuid
+        | libc::SYS_setfsgid
+        | libc::SYS_setgroups
+        | libc::SYS_capset => {
+            shared.callers.creds_change();
+            listener.allow(notif.id);
+            return;
+        }
+        _ => {}
+    }
     let Some(request) = decode(&notif) else {
         // Not a write after all (a read-only `openat2`), or not ours to judge:
         // the Landlock floor decides.
         listener.allow(notif.id);
         return;
     };
-    if let Some(op) = request.resolve_lexically(notif.pid) {
+    if matches!(request, Request::Rename(..) | Request::Remove(_, true)) {
+        // A directory may move or go: some working directory with it.
+        shared.callers.paths_change();
+    }
+    if let Some(op) = request.resolve_lexically(&shared.callers, notif.pid) {
         if fast(shared, &notif, &op) {
             return;
         }
     }
-    let Some(op) = request.resolve(notif.pid) else {
+    let Some(op) = request.resolve(&shared.callers, notif.pid) else {
         listener.allow(notif.id);
         return;
     };
+    if let Op::Rename { from, .. } = &op {
+        shared.anchors.moving(from);
+    }
     let targets = targets(&op);
     let grants = lock(&shared.grants).clone();
     let standings: Vec<(PathBuf, Standing)> = targets
@@ -289,9 +328,10 @@ fn fast(shared: &Shared, notif: &Notif, op: &Op) -> bool {
             plan.covers_content(p)
         }
     }) {
+        let creds = creds_of(shared, notif.pid);
         if let Some((path, _)) = targets
             .iter()
-            .find(|(p, entry)| dac_refuses_quick(shared, notif.pid, p, *entry))
+            .find(|(p, entry)| dac_refuses(&creds, p, *entry))
         {
             hint(shared, notif.pid, path);
         }
@@ -300,6 +340,11 @@ fn fast(shared: &Shared, notif: &Notif, op: &Op) -> bool {
     }
     let grants = lock(&shared.grants).allow.clone();
     if !targets.iter().all(|(p, _)| plan.is_allowed(p, &grants)) {
+        return false;
+    }
+    // The paths rest on the cached working directory: the thread it was
+    // cached for must be the caller.
+    if !shared.callers.verify(notif.pid) {
         return false;
     }
     let creds = creds_of(shared, notif.pid);
@@ -315,7 +360,10 @@ fn fast(shared: &Shared, notif: &Notif, op: &Op) -> bool {
     if !shared.listener.id_valid(notif.id) {
         return true;
     }
-    try_perform(&shared.listener, notif.id, op, umask)
+    if let Op::Rename { from, .. } = op {
+        shared.anchors.moving(from);
+    }
+    try_perform(&shared.listener, &shared.anchors, notif.id, op, umask)
 }
 
 /// The paths of `op`, each marked as an entry change when the operation may
@@ -332,32 +380,6 @@ fn lexical_targets(op: &Op) -> Vec<(PathBuf, bool)> {
         }
         _ => targets(op),
     }
-}
-
-/// [`dac_refuses`] with cheap checks first: most writes are to files whose
-/// owner is the caller, or by root.
-fn dac_refuses_quick(shared: &Shared, pid: u32, path: &Path, entry: bool) -> bool {
-    let target = if entry {
-        path.parent().unwrap_or(Path::new("/"))
-    } else {
-        path
-    };
-    let Ok(meta) = fs::metadata(target) else {
-        return false;
-    };
-    let need = if entry { 0o3 } else { 0o2 };
-    if meta.mode() & need == need {
-        return false;
-    }
-    if let Ok(proc_dir) = fs::metadata(format!("/proc/{pid}")) {
-        // The owner of /proc/PID is the caller's effective uid.
-        if proc_dir.uid() == 0
-            || (proc_dir.uid() == meta.uid() && (meta.mode() >> 6) & need == need)
-        {
-            return false;
-        }
-    }
-    dac_refuses(&creds_of(shared, pid), path, entry)
 }
 
 /// Performs `op` if its caller is still waiting, with the caller's umask,
@@ -377,7 +399,7 @@ fn perform_checked(shared: &Shared, notif: &Notif, op: &Op) {
     if !shared.listener.id_valid(notif.id) {
         return;
     }
-    perform(&shared.listener, notif.id, op, umask);
+    perform(&shared.listener, &shared.anchors, notif.id, op, umask);
 }
 
 fn hint(shared: &Shared, pid: u32, path: &Path) {
@@ -618,8 +640,8 @@ fn decode(n: &Notif) -> Option<Request> {
 impl Request {
     /// Reads the paths from the caller and makes them canonical. `None` when
     /// they cannot be read (the Landlock floor then decides alone).
-    fn resolve(&self, pid: u32) -> Option<Op> {
-        let path = |arg: PathArg, follow: bool| locate(pid, arg, follow);
+    fn resolve(&self, callers: &Callers, pid: u32) -> Option<Op> {
+        let path = |arg: PathArg, follow: bool| locate(callers, pid, arg, follow);
         Some(match *self {
             Request::Open(arg, flags, mode) => {
                 let follow = flags & libc::O_NOFOLLOW == 0
@@ -665,10 +687,11 @@ impl Request {
 
 impl Request {
     /// Reads the paths and makes them absolute without touching the file
-    /// system; `None` when a path has a `..` (or cannot be read).
-    fn resolve_lexically(&self, pid: u32) -> Option<Op> {
+    /// system (the working directory as cached); `None` when a path has a
+    /// `..` (or cannot be read).
+    fn resolve_lexically(&self, callers: &Callers, pid: u32) -> Option<Op> {
         let path = |arg: PathArg| {
-            let path = absolute(pid, arg)?;
+            let path = absolute(callers, pid, arg, false)?;
             (!path
                 .components()
                 .any(|c| c == std::path::Component::ParentDir))
@@ -711,8 +734,9 @@ impl Request {
     }
 }
 
-/// `arg` made absolute against the caller's working directory or directory descriptor.
-fn absolute(pid: u32, arg: PathArg) -> Option<PathBuf> {
+/// `arg` made absolute against the caller's working directory (`fresh`: read
+/// now, else as cached) or directory descriptor.
+fn absolute(callers: &Callers, pid: u32, arg: PathArg, fresh: bool) -> Option<PathBuf> {
     let raw = read_cstring(pid, arg.addr).ok()?;
     if raw.is_empty() {
         return None;
@@ -722,16 +746,16 @@ fn absolute(pid: u32, arg: PathArg) -> Option<PathBuf> {
         return Some(raw.to_path_buf());
     }
     let base = if arg.dirfd == libc::AT_FDCWD {
-        format!("/proc/{pid}/cwd")
+        callers.cwd(pid, fresh)?
     } else {
-        format!("/proc/{pid}/fd/{}", arg.dirfd)
+        fs::read_link(format!("/proc/{pid}/fd/{}", arg.dirfd)).ok()?
     };
-    Some(fs::read_link(base).ok()?.join(raw))
+    Some(base.join(raw))
 }
 
 /// The canonical path a write to `arg` lands on.
-fn locate(pid: u32, arg: PathArg, follow: bool) -> Option<PathBuf> {
-    Some(land(&absolute(pid, arg)?, follow, 0))
+fn locate(callers: &Callers, pid: u32, arg: PathArg, follow: bool) -> Option<PathBuf> {
+    Some(land(&absolute(callers, pid, arg, true)?, follow, 0))
 }
 
 /// Resolves every symlink of `path` except (unless `follow`) the last one.
@@ -755,69 +779,9 @@ fn land(path: &Path, follow: bool, depth: u32) -> PathBuf {
     }
 }
 
-/// `CAP_DAC_OVERRIDE`: file modes do not apply.
-const CAP_DAC_OVERRIDE: u32 = 1;
-
-/// The credentials the kernel checks file modes against.
-#[derive(Debug, Clone)]
-struct Creds {
-    uid: u32,
-    gid: u32,
-    groups: Vec<u32>,
-    dac_override: bool,
-    umask: u32,
-}
-
-impl Creds {
-    fn parse(status: &str) -> Option<Creds> {
-        let field = |name: &str| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(name))
-                .map(str::trim)
-        };
-        // `Uid:` lists real, effective, saved and file-system ids; the last decides.
-        let last = |s: Option<&str>| s?.split_whitespace().nth(3)?.parse().ok();
-        let cap = u64::from_str_radix(field("CapEff:")?, 16).ok()?;
-        Some(Creds {
-            uid: last(field("Uid:"))?,
-            gid: last(field("Gid:"))?,
-            groups: field("Groups:")
-                .unwrap_or("")
-                .split_whitespace()
-                .filter_map(|g| g.parse().ok())
-                .collect(),
-            dac_override: cap & (1 << CAP_DAC_OVERRIDE) != 0,
-            umask: u32::from_str_radix(field("Umask:").unwrap_or("0022"), 8).unwrap_or(0o022),
-        })
-    }
-}
-
-/// The current credentials of `pid`. `/proc/PID/status` stays open per
-/// process and is re-read each time (credentials and umask can change); the
-/// descriptor of a dead process fails to read and is replaced.
+/// The current credentials of `pid` (as cached, see [`super::callers`]).
 fn creds_of(shared: &Shared, pid: u32) -> Option<Creds> {
-    use std::os::unix::fs::FileExt;
-    let mut files = lock(&shared.status);
-    if files.len() > 512 {
-        files.clear();
-    }
-    let mut buf = vec![0u8; 8192];
-    for _ in 0..2 {
-        let file = match files.entry(pid) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(fs::File::open(format!("/proc/{pid}/status")).ok()?)
-            }
-        };
-        match file.read_at(&mut buf, 0) {
-            Ok(n) if n > 0 => return Creds::parse(&String::from_utf8_lossy(&buf[..n])),
-            _ => {
-                files.remove(&pid);
-            }
-        }
-    }
-    None
+    shared.callers.creds(pid)
 }
 
 /// Whether file modes or ownership (not the sandbox) will refuse the write.
