@@ -1,8 +1,9 @@
 //! The shell-aware command gate: a 3-segment compound command at 1,000 rules.
 //!
-//! Run with `cargo bench -p sandgate-policy --bench shell`.
+//! Run with `cargo bench -p sandgate-policy --bench shell`; see `main` for a
+//! repeatable instruction count under callgrind.
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 use sandgate_policy::load::{parse_policy, LoadedFile};
 use sandgate_policy::shell::analyse;
 use sandgate_policy::{Context, Policy, Sources, Tier, Verdict};
@@ -32,43 +33,108 @@ fn policy(ctx: &Context, shell: bool) -> Policy {
     Policy::from_files(Sources::default(), &[loaded], ctx).unwrap()
 }
 
+/// The lines measured: (name, line, verdict, whether tree-sitter-bash is needed).
+const CASES: &[(&str, &str, Verdict, bool)] = &[
+    (
+        "3_segments",
+        "git status && ls -la | grep foo",
+        Verdict::Allow,
+        false,
+    ),
+    // Simple quoting: the shortcut still takes it.
+    (
+        "3_segments_quoted",
+        "git status && ls -la 'my dir' | grep -n \"foo bar\"",
+        Verdict::Allow,
+        false,
+    ),
+    // A command substitution and a redirection need tree-sitter-bash.
+    (
+        "3_segments_substitution",
+        "git status && ls -la \"$(git rev-parse --show-toplevel)\" | grep foo",
+        Verdict::Allow,
+        true,
+    ),
+    (
+        "3_segments_redirection",
+        "git status 2>/dev/null && ls -la | grep -n \"foo bar\" > /dev/null",
+        Verdict::Allow,
+        true,
+    ),
+    (
+        "ask_3_segments",
+        "git status && ls -la | curl x",
+        Verdict::Ask,
+        false,
+    ),
+    (
+        "deny_3_segments",
+        "git status && ls -la | tool7 --force",
+        Verdict::Deny,
+        false,
+    ),
+];
+
+/// The measured call, out of line so callgrind can count it alone (see `main`).
+#[inline(never)]
+fn decide(policy: &Policy, line: &str, ctx: &Context) -> Verdict {
+    policy.evaluate_command(line, ctx).verdict
+}
+
 fn bench(c: &mut Criterion) {
     let tmp = tempfile::tempdir().unwrap();
     let ctx = Context::new(tmp.path(), tmp.path()).unwrap();
     let shell = policy(&ctx, true);
     let raw = policy(&ctx, false);
-    let allowed = "git status && ls -la | grep foo";
-    let asked = "git status && ls -la | curl x";
-    let denied = "git status && ls -la | tool7 --force";
-    // Quotes send the line through tree-sitter-bash instead of the plain-word shortcut.
-    let quoted = "git status && ls -la 'my dir' | grep -n \"foo bar\"";
-    assert_eq!(shell.evaluate_command(quoted, &ctx).verdict, Verdict::Allow);
-    assert_eq!(
-        shell.evaluate_command(allowed, &ctx).verdict,
-        Verdict::Allow
-    );
-    assert_eq!(shell.evaluate_command(asked, &ctx).verdict, Verdict::Ask);
-    assert_eq!(shell.evaluate_command(denied, &ctx).verdict, Verdict::Deny);
+    for (name, line, verdict, parser) in CASES {
+        assert_eq!(
+            sandgate_policy::shell::skips_the_parser(line),
+            !parser,
+            "{name}"
+        );
+        assert_eq!(
+            shell.evaluate_command(line, &ctx).verdict,
+            *verdict,
+            "{name}"
+        );
+    }
 
     let mut g = c.benchmark_group("shell_gate_1000_rules");
-    g.bench_function("analyse_3_segments", |b| b.iter(|| analyse(allowed)));
-    g.bench_function("allow_3_segments", |b| {
-        b.iter(|| shell.evaluate_command(allowed, &ctx))
-    });
-    g.bench_function("analyse_3_segments_quoted", |b| b.iter(|| analyse(quoted)));
-    g.bench_function("allow_3_segments_quoted", |b| {
-        b.iter(|| shell.evaluate_command(quoted, &ctx))
-    });
-    g.bench_function("ask_3_segments", |b| {
-        b.iter(|| shell.evaluate_command(asked, &ctx))
-    });
-    g.bench_function("deny_3_segments", |b| {
-        b.iter(|| shell.evaluate_command(denied, &ctx))
-    });
+    for (name, line, verdict, _) in CASES {
+        // `allow_3_segments`, …; the ask and deny cases carry their verdict in their name.
+        let decision = match (name.starts_with("3_"), verdict) {
+            (true, Verdict::Allow) => format!("allow_{name}"),
+            (true, Verdict::Ask) => format!("ask_{name}"),
+            (true, Verdict::Deny) => format!("deny_{name}"),
+            (false, _) => name.to_string(),
+        };
+        if name.starts_with("3_") {
+            g.bench_function(format!("analyse_{name}"), |b| b.iter(|| analyse(line)));
+        }
+        g.bench_function(decision, |b| b.iter(|| decide(&shell, line, &ctx)));
+    }
     g.bench_function("raw_mode_same_command", |b| {
-        b.iter(|| raw.evaluate_command(allowed, &ctx))
+        b.iter(|| raw.evaluate_command(CASES[0].1, &ctx))
     });
     g.finish();
+}
+
+/// `SHELL_BENCH_CASE=NAME SHELL_BENCH_COUNT=N` runs one case N times after one
+/// warm-up call (which compiles the regexes it needs) instead of criterion, for
+/// an instruction count that does not depend on the machine's load:
+/// `valgrind --tool=callgrind --toggle-collect='shell::decide' BENCH` then
+/// divide the total by N.
+fn count_instructions(case: &str, count: usize) {
+    let tmp = tempfile::tempdir().unwrap();
+    let ctx = Context::new(tmp.path(), tmp.path()).unwrap();
+    let shell = policy(&ctx, true);
+    let Some((_, line, verdict, _)) = CASES.iter().find(|(name, ..)| *name == case) else {
+        panic!("no case `{case}`");
+    };
+    let _ = shell.evaluate_command(line, &ctx);
+    for _ in 0..count {
+        assert_eq!(decide(&shell, std::hint::black_box(line), &ctx), *verdict);
+    }
 }
 
 criterion_group! {
@@ -76,4 +142,14 @@ criterion_group! {
     config = Criterion::default().measurement_time(std::time::Duration::from_secs(3));
     targets = bench
 }
-criterion_main!(benches);
+fn main() {
+    if let (Ok(case), Ok(count)) = (
+        std::env::var("SHELL_BENCH_CASE"),
+        std::env::var("SHELL_BENCH_COUNT"),
+    ) {
+        count_instructions(&case, count.parse().unwrap());
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -36,6 +36,7 @@ pub(super) fn plain_commands(line: &str) -> Option<Vec<PlainCommand<'_>>> {
     let mut commands = Vec::new();
     let mut words: Vec<Cow<'_, str>> = Vec::new();
     let mut start = None;
+    let mut last_end = 0;
     let mut i = 0;
     loop {
         let op_len = match bytes.get(i) {
@@ -53,6 +54,7 @@ pub(super) fn plain_commands(line: &str) -> Option<Vec<PlainCommand<'_>>> {
                 start.get_or_insert(i);
                 words.push(word);
                 i = end;
+                last_end = end;
                 continue;
             }
         };
@@ -62,7 +64,8 @@ pub(super) fn plain_commands(line: &str) -> Option<Vec<PlainCommand<'_>>> {
         if RESERVED.contains(&first.as_ref()) {
             return None;
         }
-        let source = line[from..i].trim_end_matches([' ', '\t']);
+        // The last word ends the source, not the last non-blank (`a\ `).
+        let source = &line[from..last_end];
         commands.push(PlainCommand {
             source,
             words: std::mem::take(&mut words),

@@ -427,6 +427,7 @@ fn quoted_lines_analyse_as_the_parser_does() {
         "sudo -u 'x' git log",
         "git log --format=%H@%an -n 1 +x",
         "find . -name '*.rs'",
+        "ls a\\  ",
     ] {
         assert!(
             super::plain::plain_commands(line).is_some(),
@@ -434,6 +435,9 @@ fn quoted_lines_analyse_as_the_parser_does() {
         );
         assert_eq!(analyse(line), analyse_with_parser(line), "{line:?}");
     }
+    // A broken line whose `bash -c` script takes the shortcut (found by the fuzz target).
+    let line = "bash -lc \"ls -\\ ";
+    assert_eq!(analyse(line), analyse_with_parser(line), "{line:?}");
     // These go to the parser: tree-sitter-bash reads the first four unlike bash
     // (as parse errors), and an escaping backslash in double quotes is left to it.
     for line in ["a% x", "git \\ ", "git ''\\ ", "a+ x", "echo \"a\\\"b\""] {
