@@ -48,7 +48,7 @@ const CASES: &[(&str, &str, Verdict, bool)] = &[
         Verdict::Allow,
         false,
     ),
-    // A command substitution and a redirection need tree-sitter-bash.
+    // A command substitution needs tree-sitter-bash; trailing redirections do not.
     (
         "3_segments_substitution",
         "git status && ls -la \"$(git rev-parse --show-toplevel)\" | grep foo",
@@ -59,7 +59,7 @@ const CASES: &[(&str, &str, Verdict, bool)] = &[
         "3_segments_redirection",
         "git status 2>/dev/null && ls -la | grep -n \"foo bar\" > /dev/null",
         Verdict::Allow,
-        true,
+        false,
     ),
     (
         "ask_3_segments",

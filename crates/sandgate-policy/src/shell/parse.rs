@@ -516,6 +516,13 @@ impl Walker {
         let mut eligible = true;
         let transparent = self.unwrap(&words, None, command.source, &mut eligible, &mut forms);
         self.push_command(command.source, normalized, forms, transparent);
+        // As in the parser's walk, after what a `bash -c` script writes.
+        for (source, target) in command.writes {
+            self.out.redirects.push(Redirect {
+                source: source.to_string(),
+                target: target.into_owned(),
+            });
+        }
     }
 
     /// Strips wrappers from `words`, adding a form per layer; recurses into

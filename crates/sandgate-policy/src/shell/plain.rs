@@ -17,6 +17,9 @@ pub(super) struct PlainCommand<'a> {
     pub source: &'a str,
     /// Its words after quote removal.
     pub words: Vec<Cow<'a, str>>,
+    /// The files its trailing redirections write: (the redirection as written,
+    /// the target after quote removal).
+    pub writes: Vec<(&'a str, Cow<'a, str>)>,
 }
 
 /// Bytes an unquoted word may hold.
@@ -35,6 +38,7 @@ pub(super) fn plain_commands(line: &str) -> Option<Vec<PlainCommand<'_>>> {
     let bytes = line.as_bytes();
     let mut commands = Vec::new();
     let mut words: Vec<Cow<'_, str>> = Vec::new();
+    let mut writes = Vec::new();
     let mut start = None;
     let mut last_end = 0;
     let mut i = 0;
@@ -49,6 +53,14 @@ pub(super) fn plain_commands(line: &str) -> Option<Vec<PlainCommand<'_>>> {
                 i += 1;
                 continue;
             }
+            Some(b'0'..=b'9' | b'>') if !words.is_empty() && is_redirection(&bytes[i..]) => {
+                let (write, end) = redirection_at(line, i)?;
+                writes.extend(write);
+                i = end;
+                continue;
+            }
+            // A word after a redirection (`echo >out hi`) is left to the grammar.
+            Some(_) if !writes.is_empty() => return None,
             Some(_) => {
                 let (word, end) = word_at(line, i, words.is_empty())?;
                 start.get_or_insert(i);
@@ -69,12 +81,56 @@ pub(super) fn plain_commands(line: &str) -> Option<Vec<PlainCommand<'_>>> {
         commands.push(PlainCommand {
             source,
             words: std::mem::take(&mut words),
+            writes: std::mem::take(&mut writes),
         });
         if op_len == 0 {
             return Some(commands);
         }
         i += op_len;
     }
+}
+
+/// Whether `rest` starts with a redirection: `>` after optional descriptor digits.
+fn is_redirection(rest: &[u8]) -> bool {
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    rest.get(digits) == Some(&b'>')
+}
+
+/// A redirection after the command's words (see [`is_redirection`]): `>file`,
+/// `>> file`, `2>file` (one write each) or `2>&1` (a descriptor copy, no write).
+/// Returns the write, if any, and where the redirection ends; `None` for any
+/// other form (`&>`, `>|`, `>&file`, `<`, …), which goes to the parser.
+fn redirection_at(line: &str, at: usize) -> Option<(Option<(&str, Cow<'_, str>)>, usize)> {
+    let bytes = line.as_bytes();
+    let mut i = at
+        + bytes[at..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+    i += 1; // `>`
+    match bytes.get(i) {
+        Some(b'>') => i += 1,
+        Some(b'&') => {
+            let digits = bytes[i + 1..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            let end = i + 1 + digits;
+            if digits == 0 || !ends_word(bytes.get(end)) {
+                return None;
+            }
+            return Some((None, end));
+        }
+        _ => {}
+    }
+    while matches!(bytes.get(i), Some(b' ' | b'\t')) {
+        i += 1;
+    }
+    if ends_word(bytes.get(i)) {
+        return None;
+    }
+    let (target, end) = word_at(line, i, false)?;
+    Some((Some((&line[at..end], target)), end))
 }
 
 /// The word starting at byte `at` after quote removal, and where it ends; `None`
@@ -222,6 +278,20 @@ mod tests {
     }
 
     #[test]
+    fn trailing_redirections_are_split_off() {
+        let cs = plain_commands("cargo test 2>&1 | tail -n 3 >> 'my log' 2>/dev/null").unwrap();
+        assert_eq!(cs[0].source, "cargo test");
+        assert!(cs[0].writes.is_empty());
+        assert_eq!(cs[1].source, "tail -n 3");
+        let writes: Vec<(&str, &str)> =
+            cs[1].writes.iter().map(|(s, t)| (*s, t.as_ref())).collect();
+        assert_eq!(
+            writes,
+            [(">> 'my log'", "my log"), ("2>/dev/null", "/dev/null")]
+        );
+    }
+
+    #[test]
     fn anything_else_needs_the_parser() {
         for line in [
             "'echo' a",
@@ -240,7 +310,6 @@ mod tests {
             "echo \"a",
             "echo 'a\nb'",
             "echo a\\",
-            "a > b",
             "a < b",
             "a & b",
             "a |& b",
@@ -264,6 +333,17 @@ mod tests {
             "echo [x]",
             "echo a?",
             "echo ==",
+            "echo a >",
+            "echo a > b c",
+            "echo a >| b",
+            "echo a &> b",
+            "echo a >& b",
+            "echo a 2>&1x",
+            "echo a >>> b",
+            "echo a > ~/b",
+            "echo a < b",
+            "> b echo a",
+            "echo a2>b",
         ] {
             assert_eq!(sources(line), None, "{line:?}");
         }

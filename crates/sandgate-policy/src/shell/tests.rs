@@ -428,6 +428,10 @@ fn quoted_lines_analyse_as_the_parser_does() {
         "git log --format=%H@%an -n 1 +x",
         "find . -name '*.rs'",
         "ls a\\  ",
+        "cargo test 2>&1 | tail -n 3 >> 'my log' 2>/dev/null",
+        "cd x && ls > y",
+        "bash -c 'ls > a' > b",
+        "git status 2>/dev/null && ls -la | grep -n \"foo bar\" > /dev/null",
     ] {
         assert!(
             super::plain::plain_commands(line).is_some(),
