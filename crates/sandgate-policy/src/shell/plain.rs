@@ -17,10 +17,12 @@ pub(super) struct PlainCommand<'a> {
     pub source: &'a str,
     /// Its words after quote removal.
     pub words: Vec<Cow<'a, str>>,
-    /// The files its trailing redirections write: (the redirection as written,
-    /// the target after quote removal).
-    pub writes: Vec<(&'a str, Cow<'a, str>)>,
+    /// The files its trailing redirections write.
+    pub writes: Vec<Write<'a>>,
 }
+
+/// A file a redirection writes: (the redirection as written, the target after quote removal).
+pub(super) type Write<'a> = (&'a str, Cow<'a, str>);
 
 /// Bytes an unquoted word may hold.
 fn is_word_byte(b: u8) -> bool {
@@ -100,7 +102,7 @@ fn is_redirection(rest: &[u8]) -> bool {
 /// `>> file`, `2>file` (one write each) or `2>&1` (a descriptor copy, no write).
 /// Returns the write, if any, and where the redirection ends; `None` for any
 /// other form (`&>`, `>|`, `>&file`, `<`, …), which goes to the parser.
-fn redirection_at(line: &str, at: usize) -> Option<(Option<(&str, Cow<'_, str>)>, usize)> {
+fn redirection_at(line: &str, at: usize) -> Option<(Option<Write<'_>>, usize)> {
     let bytes = line.as_bytes();
     let mut i = at
         + bytes[at..]
