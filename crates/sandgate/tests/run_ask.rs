@@ -277,3 +277,52 @@ fn an_unanswered_question_times_out_denies_and_persists_nothing() {
     assert!(!e.out.join("late.txt").exists());
     assert!(e.list("allow").is_empty() && e.list("deny").is_empty());
 }
+
+#[test]
+fn the_terminal_is_restored_when_the_program_ends_during_a_question() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    // The program leaves a child behind whose write is asked about, and ends
+    // while the question is on screen; a shell then reports the terminal mode.
+    let inner = e.command(&[], "(echo x > \"$OUT/late.txt\") & sleep 1");
+    let argv: Vec<String> = std::iter::once(inner.get_program())
+        .chain(inner.get_args())
+        .map(|a| format!("'{}'", a.to_string_lossy()))
+        .collect();
+    let mut outer = Command::new("sh");
+    outer
+        .arg("-c")
+        .arg(format!(
+            "echo mode=$(stty -g); {}; echo status=$?; echo mode=$(stty -g); echo END",
+            argv.join(" ")
+        ))
+        .current_dir(&e.ws);
+    for (key, value) in inner.get_envs() {
+        match value {
+            Some(value) => outer.env(key, value),
+            None => outer.env_remove(key),
+        };
+    }
+    let mut s = Session::spawn(outer).expect("spawn in a pty");
+    s.set_expect_timeout(Some(Duration::from_secs(30)));
+    let before = s.expect(MENU).expect("the menu is shown");
+    let before = String::from_utf8_lossy(before.before()).into_owned();
+    let after = s.expect("END").expect("the shell goes on");
+    let after = String::from_utf8_lossy(after.before()).into_owned();
+    let mode = |text: &str| {
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix("mode="))
+            .map(str::to_string)
+    };
+    assert!(after.contains("stays unanswered"), "{after}");
+    assert!(after.contains("status=0"), "{after}");
+    assert!(mode(&before).is_some(), "{before}");
+    assert_eq!(
+        mode(&before),
+        mode(&after),
+        "the terminal is left raw: {after}"
+    );
+    assert!(!e.out.join("late.txt").exists());
+}

@@ -203,6 +203,83 @@ echo done"#;
     assert_eq!(mode("root3"), 0o644);
 }
 
+/// Waits up to 20 s for `child`; kills it and fails when it does not end.
+fn wait_briefly(child: &mut std::process::Child) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("sandgate did not end after the signal");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn signals_sent_to_sandgate_reach_the_program_and_its_status_comes_back() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::Stdio;
+    if !supported() {
+        return;
+    }
+    let e = env();
+    for (signal, code) in [("TERM", 7), ("INT", 8), ("HUP", 9)] {
+        let script = format!(
+            "trap 'echo got-{signal}; echo x > after-{signal}.txt; exit {code}' {signal}; \
+             echo ready; while :; do sleep 0.05; done"
+        );
+        let mut child = e
+            .sandgate()
+            .args(["run", "--no-ui", "--", "sh", "-c", &script])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        assert_eq!(line, "ready\n");
+        let sent = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let status = wait_briefly(&mut child);
+        let mut rest = String::new();
+        stdout.read_to_string(&mut rest).unwrap();
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        assert_eq!(status.code(), Some(code), "SIG{signal}: {rest} {stderr}");
+        assert!(rest.contains(&format!("got-{signal}")), "{rest}");
+        // The supervisor was still there for the program's last write.
+        assert!(
+            e.ws.join(format!("after-{signal}.txt")).is_file(),
+            "{stderr}"
+        );
+    }
+    // A program that does not catch it ends from it: 128 + 15.
+    let mut child = e
+        .sandgate()
+        .args(["run", "--no-ui", "--", "sleep", "30"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    Command::new("kill")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    assert_eq!(wait_briefly(&mut child).code(), Some(143));
+}
+
 #[test]
 fn workspace_under_tmp_still_protects_its_settings() {
     if !supported() {

@@ -130,17 +130,86 @@ pub fn spawn(cmd: &mut Command, ruleset: &Ruleset) -> io::Result<Confined> {
     })
 }
 
-/// Makes this process ignore the terminal's interrupt and quit keys: they
-/// reach the program (same process group), and the supervisor must outlive
-/// it to answer its last writes. Call after spawning, so the program keeps
-/// the default dispositions.
-pub fn ignore_terminal_signals() {
-    for signal in [libc::SIGINT, libc::SIGQUIT] {
-        // SAFETY: installing SIG_IGN has no handler code to be unsafe in.
+/// Signals that end a program: passed on to it when another process sends
+/// them to sandgate (see [`forward_signals`]).
+pub const FORWARDED: [libc::c_int; 4] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT];
+
+fn forwarded_set() -> libc::sigset_t {
+    // SAFETY: sigemptyset initialises the set; sigaddset only writes into it.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in FORWARDED {
+            libc::sigaddset(&mut set, signal);
+        }
+        set
+    }
+}
+
+/// Passes [`FORWARDED`] signals that another process sends to sandgate
+/// (`kill`, a service manager, a parent shell) on to `child`, so that it can
+/// end on its own terms while the supervisor still answers its last writes;
+/// sandgate itself does not end from them, and then exits with the
+/// program's status.
+///
+/// The same signals raised by the terminal (Ctrl-C, Ctrl-\, hang-up) are not
+/// passed on: they already reach the program, which shares the terminal's
+/// foreground process group. Call right after spawning and before starting
+/// any thread (threads inherit the blocked set): the signals are blocked in
+/// the calling thread and taken by one thread that forwards them. The child
+/// is addressed by a pidfd, so a signal can never reach another process
+/// that reuses its id once it has been reaped.
+pub fn forward_signals(child: &Child) -> io::Result<()> {
+    // SAFETY: integer arguments only.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, child.id(), 0) };
+    if pidfd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let pidfd = RawFd::try_from(pidfd).map_err(io::Error::other)?;
+    // SAFETY: the kernel just returned this descriptor; we own it.
+    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
+    let set = forwarded_set();
+    for signal in FORWARDED {
+        // An ignored signal is discarded before it can be waited for: take
+        // the default disposition (never reached while the signal is blocked).
+        // SAFETY: installing SIG_DFL has no handler code to be unsafe in.
         unsafe {
-            libc::signal(signal, libc::SIG_IGN);
+            libc::signal(signal, libc::SIG_DFL);
         }
     }
+    // SAFETY: `set` is an initialised sigset; the old mask is not wanted.
+    let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    std::thread::Builder::new()
+        .name("sandgate-signals".into())
+        .spawn(move || loop {
+            // SAFETY: an all-zero siginfo is a valid buffer for the kernel to fill.
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            // SAFETY: `set` and `info` are live; the kernel writes `info`.
+            let signal = unsafe { libc::sigwaitinfo(&set, &mut info) };
+            if signal < 0 {
+                continue;
+            }
+            // SI_USER, SI_QUEUE, SI_TKILL (<= 0): sent by a process. The
+            // terminal's signals are SI_KERNEL and reached the program already.
+            if info.si_code > 0 {
+                continue;
+            }
+            // SAFETY: an open pidfd, a signal number, no siginfo. A failure
+            // means the program is gone: nothing to pass on.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_pidfd_send_signal,
+                    pidfd.as_raw_fd(),
+                    signal,
+                    std::ptr::null::<libc::siginfo_t>(),
+                    0u32,
+                );
+            }
+        })?;
+    Ok(())
 }
 
 /// Sets this process's umask to 0, so that files the supervisor creates for

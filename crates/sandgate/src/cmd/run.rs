@@ -3,7 +3,8 @@
 //! ask the human when it reaches outside.
 
 use std::ffi::OsString;
-use std::fs::OpenOptions;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, ExitStatus};
@@ -149,13 +150,23 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
             "sandgate run is not armed: set \"enabled\": true in {} or SANDGATE_SANDBOX=1",
             primary.path().display()
         ));
-        return match command.status() {
-            Ok(status) => exit_code(status),
+        let mut child = match command.spawn() {
+            Ok(child) => child,
             Err(e) => {
                 eprintln!(
                     "sandgate: cannot start `{}`: {e}",
                     program.to_string_lossy()
                 );
+                return ExitCode::from(EXIT_FAILED);
+            }
+        };
+        if let Err(e) = confine::forward_signals(&child) {
+            eprintln!("sandgate: signals sent to sandgate will not reach the program: {e}");
+        }
+        return match child.wait() {
+            Ok(status) => exit_code(status),
+            Err(e) => {
+                eprintln!("sandgate: cannot wait for the program: {e}");
                 ExitCode::from(EXIT_FAILED)
             }
         };
@@ -166,20 +177,30 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         Err(e) => return fail(e),
     };
     confine::clear_umask();
-    confine::ignore_terminal_signals();
     let confine::Confined {
         mut child,
         listener,
     } = confined;
+    // Before any thread starts: they inherit the blocked signals.
+    if let Err(e) = confine::forward_signals(&child) {
+        eprintln!("sandgate: signals sent to sandgate will not reach the program: {e}");
+    }
+    let terminal = TerminalMode::save();
+    let asking = Arc::new(AtomicBool::new(false));
     let supervisor = Supervisor::start(
         listener,
         plan,
         primary,
-        asker(args.no_ui, global, &ctx),
+        asker(args.no_ui, global, &ctx, &asking),
         Arc::new(Log::default()),
     );
     let status = child.wait();
     supervisor.stop();
+    // A question still on screen: its prompt left the terminal raw. (Else
+    // the mode is the program's business: it may have set it on purpose.)
+    if let Some(terminal) = terminal.filter(|_| asking.load(Ordering::SeqCst)) {
+        terminal.restore();
+    }
     match status {
         Ok(status) => exit_code(status),
         Err(e) => {
@@ -244,9 +265,49 @@ fn dry_run(json: bool, armed: bool, armed_by: &str, plan: &Plan, file: &SandboxF
     ExitCode::from(EXIT_OK)
 }
 
+/// The terminal's mode when the program started. A question can still be on
+/// screen when the program ends (asked for a process it left behind); the
+/// prompt's raw mode then has to be undone here, as its thread ends with
+/// sandgate without cleaning up.
+struct TerminalMode {
+    tty: File,
+    termios: rustix::termios::Termios,
+}
+
+impl TerminalMode {
+    fn save() -> Option<TerminalMode> {
+        let tty = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/tty")
+            .ok()?;
+        let termios = rustix::termios::tcgetattr(&tty).ok()?;
+        Some(TerminalMode { tty, termios })
+    }
+
+    /// Puts the saved mode back and says why the question goes unanswered.
+    fn restore(mut self) {
+        let _ = rustix::termios::tcsetattr(
+            &self.tty,
+            rustix::termios::OptionalActions::Now,
+            &self.termios,
+        );
+        let _ = writeln!(
+            self.tty,
+            "\r\nsandgate: the program ended while a question was on screen; it stays unanswered"
+        );
+    }
+}
+
 /// Chooses who answers questions: the terminal prompt, or nobody when
 /// `--no-ui` (or `SANDGATE_NO_UI=1`) is given or there is no terminal.
-fn asker(no_ui: bool, global: &GlobalArgs, ctx: &Context) -> Box<dyn Asker> {
+/// `asking` is set while a question is on screen.
+fn asker(
+    no_ui: bool,
+    global: &GlobalArgs,
+    ctx: &Context,
+    asking: &Arc<AtomicBool>,
+) -> Box<dyn Asker> {
     let no_terminal = OpenOptions::new()
         .read(true)
         .write(true)
@@ -260,6 +321,7 @@ fn asker(no_ui: bool, global: &GlobalArgs, ctx: &Context) -> Box<dyn Asker> {
         timeout: None,
         sources: (global.config.clone(), global.local_config.clone()),
         ctx: ctx.clone(),
+        asking: Arc::clone(asking),
     })
 }
 
@@ -279,6 +341,8 @@ struct Terminal {
     timeout: Option<Duration>,
     sources: (Option<PathBuf>, Option<PathBuf>),
     ctx: Context,
+    /// Set while a question is on screen.
+    asking: Arc<AtomicBool>,
 }
 
 impl Asker for Terminal {
@@ -295,7 +359,10 @@ impl Asker for Terminal {
                 prompt_timeout(self.sources.0.clone(), self.sources.1.clone(), &self.ctx)
             }),
         };
-        match self.prompt.resolve(&ask) {
+        self.asking.store(true, Ordering::SeqCst);
+        let resolution = self.prompt.resolve(&ask);
+        self.asking.store(false, Ordering::SeqCst);
+        match resolution {
             Resolution::Answered(ResolverAnswer::AllowOnce) => Answer::AllowOnce,
             Resolution::Answered(ResolverAnswer::AllowAlways) => Answer::AllowAlways,
             Resolution::Answered(ResolverAnswer::DenyOnce) => Answer::RejectOnce,
