@@ -5,7 +5,7 @@
 //! The cache is keyed by a SHA-256 over the sandgate version and the path and
 //! content of every policy file (a missing file counts too). A cache file is
 //! used only when its magic line, format, version, key and body checksum all
-//! match; anything else (stale, corrupt, written by another version) is
+//! match (the header is text, the body binary: `postcard`); anything else (stale, corrupt, written by another version) is
 //! ignored and rebuilt. Only what depends on the files' content is cached:
 //! path rules are resolved against the working directory and the filesystem on
 //! every load, exactly as without the cache.
@@ -15,6 +15,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -29,7 +30,7 @@ use crate::request::Context;
 use crate::rules::SourceRule;
 
 const MAGIC: &str = "sandgate-policy-cache";
-const FORMAT: &str = "1";
+const FORMAT: &str = "3";
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The one reason the merge gives for an ignored rule (see `Policy::merge`).
 const IGNORED_WHY: &str = "allow rules of a tighten-only file are ignored";
@@ -185,36 +186,37 @@ fn entry_name(sources: &Sources) -> String {
     format!("policy-{}.cache", &hex(&h.finalize())[..32])
 }
 
+/// The text lines before the body: magic, format, version, key and checksum.
+const HEADER_LINES: usize = 5;
+
 /// Read and validate an entry: magic, format, version, key and body checksum.
 fn read_entry(file: &Path, key: &str) -> Option<Entry> {
     let bytes = std::fs::read(file).ok()?;
-    let text = std::str::from_utf8(&bytes).ok()?;
-    let mut lines = text.splitn(6, '\n');
-    if lines.next()? != MAGIC
-        || lines.next()? != FORMAT
-        || lines.next()? != VERSION
-        || lines.next()? != key
-    {
+    let mut rest = bytes.as_slice();
+    let mut header = [""; HEADER_LINES];
+    for line in &mut header {
+        let end = rest.iter().position(|&b| b == b'\n')?;
+        *line = std::str::from_utf8(&rest[..end]).ok()?;
+        rest = &rest[end + 1..];
+    }
+    let [magic, format, version, entry_key, checksum] = header;
+    if magic != MAGIC || format != FORMAT || version != VERSION || entry_key != key {
         return None;
     }
-    let checksum = lines.next()?;
-    let body = lines.next()?;
-    if hex(&Sha256::digest(body.as_bytes())) != checksum {
+    if hex(&Sha256::digest(rest)) != checksum {
         return None;
     }
-    serde_json::from_str(body).ok()
+    postcard::from_bytes(rest).ok()
 }
 
 /// Write an entry atomically (temporary file, then rename).
 fn write_entry(dir: &Path, file: &Path, key: &str, entry: &Entry) -> std::io::Result<()> {
-    let body = serde_json::to_string(entry).map_err(std::io::Error::other)?;
-    let checksum = hex(&Sha256::digest(body.as_bytes()));
+    let body = postcard::to_allocvec(entry).map_err(std::io::Error::other)?;
+    let checksum = hex(&Sha256::digest(&body));
     std::fs::create_dir_all(dir)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    write!(
-        tmp,
-        "{MAGIC}\n{FORMAT}\n{VERSION}\n{key}\n{checksum}\n{body}"
-    )?;
+    write!(tmp, "{MAGIC}\n{FORMAT}\n{VERSION}\n{key}\n{checksum}\n")?;
+    tmp.write_all(&body)?;
     tmp.as_file().sync_data()?;
     tmp.persist(file).map_err(|e| e.error)?;
     Ok(())
@@ -223,6 +225,8 @@ fn write_entry(dir: &Path, file: &Path, key: &str, entry: &Entry) -> std::io::Re
 /// The cached form of [`Merged`] plus the command rules' required literals.
 #[derive(Serialize, Deserialize)]
 struct Entry {
+    /// The policy files the rules come from, named once (rules refer to them by index).
+    files: Vec<PathBuf>,
     settings: CachedSettings,
     path_deny: Vec<CachedRule>,
     path_allow: Vec<CachedRule>,
@@ -233,11 +237,14 @@ struct Entry {
     allow_literals: Vec<Option<Vec<Vec<u8>>>>,
 }
 
+/// Where a cached rule was written: index into [`Entry::files`], line and
+/// tier; `None` for a built-in rule.
+type CachedOrigin = Option<(u32, u32, u8)>;
+
 #[derive(Serialize, Deserialize)]
 struct CachedRule {
     text: String,
-    /// File, line and tier; `None` for a built-in rule.
-    file: Option<(PathBuf, u32, u8)>,
+    file: CachedOrigin,
     column: u32,
 }
 
@@ -246,7 +253,7 @@ struct CachedIgnored {
     why: String,
     pattern: String,
     list: u8,
-    file: Option<(PathBuf, u32, u8)>,
+    file: CachedOrigin,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -303,18 +310,29 @@ fn list_from(code: u8) -> Option<crate::List> {
     })
 }
 
-fn origin_out(origin: &Origin) -> Option<(PathBuf, u32, u8)> {
+/// Name `origin`'s file in `files` (once) and refer to it by index.
+fn origin_out(origin: &Origin, files: &mut Vec<PathBuf>) -> CachedOrigin {
     match origin {
         Origin::Builtin => None,
-        Origin::File { path, line, tier } => Some((path.clone(), *line, tier_code(*tier))),
+        Origin::File { path, line, tier } => {
+            let index = match files.iter().position(|f| f.as_path() == &**path) {
+                Some(i) => i,
+                None => {
+                    files.push(path.to_path_buf());
+                    files.len() - 1
+                }
+            };
+            Some((index as u32, *line, tier_code(*tier)))
+        }
     }
 }
 
-fn origin_in(file: Option<(PathBuf, u32, u8)>) -> Option<Origin> {
+/// The origin back, sharing each file's path; `None` for a bad index or tier.
+fn origin_in(file: CachedOrigin, files: &[Arc<Path>]) -> Option<Origin> {
     Some(match file {
         None => Origin::Builtin,
-        Some((path, line, tier)) => Origin::File {
-            path,
+        Some((index, line, tier)) => Origin::File {
+            path: files.get(index as usize)?.clone(),
             line,
             tier: tier_from(tier)?,
         },
@@ -327,15 +345,20 @@ impl Entry {
         deny_literals: &[Option<Vec<Vec<u8>>>],
         allow_literals: &[Option<Vec<Vec<u8>>>],
     ) -> Entry {
-        let rules = |list: &[SourceRule]| {
+        let mut files = Vec::new();
+        let mut rules = |list: &[SourceRule]| {
             list.iter()
                 .map(|r| CachedRule {
                     text: r.text.clone(),
-                    file: origin_out(&r.origin),
+                    file: origin_out(&r.origin, &mut files),
                     column: r.column,
                 })
                 .collect()
         };
+        let path_deny = rules(&merged.path_deny);
+        let path_allow = rules(&merged.path_allow);
+        let command_deny = rules(&merged.command_deny);
+        let command_allow = rules(&merged.command_allow);
         // Exhaustive destructuring: a new setting fails to compile here until it is cached.
         let Settings {
             sandbox,
@@ -366,6 +389,16 @@ impl Entry {
                 tier_code(*tier),
             )
         });
+        let ignored = merged
+            .ignored
+            .iter()
+            .map(|i| CachedIgnored {
+                why: i.why.to_string(),
+                pattern: i.rule.pattern.clone(),
+                list: list_code(i.rule.list),
+                file: origin_out(&i.rule.origin, &mut files),
+            })
+            .collect();
         Entry {
             settings: CachedSettings {
                 sandbox: *sandbox,
@@ -375,20 +408,12 @@ impl Entry {
                 isolation,
                 gemini_ask: *gemini_ask,
             },
-            path_deny: rules(&merged.path_deny),
-            path_allow: rules(&merged.path_allow),
-            command_deny: rules(&merged.command_deny),
-            command_allow: rules(&merged.command_allow),
-            ignored: merged
-                .ignored
-                .iter()
-                .map(|i| CachedIgnored {
-                    why: i.why.to_string(),
-                    pattern: i.rule.pattern.clone(),
-                    list: list_code(i.rule.list),
-                    file: origin_out(&i.rule.origin),
-                })
-                .collect(),
+            path_deny,
+            path_allow,
+            command_deny,
+            command_allow,
+            ignored,
+            files,
             deny_literals: deny_literals.to_vec(),
             allow_literals: allow_literals.to_vec(),
         }
@@ -401,12 +426,13 @@ impl Entry {
         {
             return None;
         }
+        let files: Vec<Arc<Path>> = self.files.iter().map(|f| f.as_path().into()).collect();
         let rules = |list: Vec<CachedRule>| -> Option<Vec<SourceRule>> {
             list.into_iter()
                 .map(|r| {
                     Some(SourceRule {
                         text: r.text,
-                        origin: origin_in(r.file)?,
+                        origin: origin_in(r.file, &files)?,
                         column: r.column,
                     })
                 })
@@ -459,7 +485,7 @@ impl Entry {
                     rule: RuleRef {
                         pattern: i.pattern,
                         list: list_from(i.list)?,
-                        origin: origin_in(i.file)?,
+                        origin: origin_in(i.file, &files)?,
                     },
                     why: IGNORED_WHY,
                 })

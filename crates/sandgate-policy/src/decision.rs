@@ -1,7 +1,8 @@
 //! The vocabulary of a decision: verdicts, rule references and the decision itself.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::Path;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -93,8 +94,8 @@ pub enum Origin {
     Builtin,
     /// A line of a policy file.
     File {
-        /// The policy file.
-        path: PathBuf,
+        /// The policy file (shared by every rule of the file).
+        path: Arc<Path>,
         /// 1-based line of the rule.
         line: u32,
         /// The tier the file was loaded as.

@@ -173,7 +173,7 @@ fn collect(files: &[LoadedFile]) -> Lists {
 
 fn location(rule: &SourceRule) -> (PathBuf, u32, Option<Tier>) {
     match &rule.origin {
-        Origin::File { path, line, tier } => (path.clone(), *line, Some(*tier)),
+        Origin::File { path, line, tier } => (path.to_path_buf(), *line, Some(*tier)),
         Origin::Builtin => (PathBuf::from("<builtin>"), 0, None),
     }
 }

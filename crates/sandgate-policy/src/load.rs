@@ -183,12 +183,13 @@ fn yaml_message(rendered: &str) -> String {
 
 /// Turn the rules of one list into source rules with their origins.
 pub fn source_rules(rules: &[RuleText], file: &LoadedFile) -> Vec<SourceRule> {
+    let path: std::sync::Arc<Path> = file.path.as_path().into();
     rules
         .iter()
         .map(|r| SourceRule {
             text: r.value.clone(),
             origin: Origin::File {
-                path: file.path.clone(),
+                path: path.clone(),
                 line: r.referenced.line() as u32,
                 tier: file.tier,
             },

@@ -203,8 +203,8 @@ impl Policy {
 
     /// Compile merged rules for `ctx`. `command_literals` (deny, allow) are the
     /// required literals a previous [`CommandRules::compile`] of the same rules
-    /// found; with them the command regexes are not checked again but compiled
-    /// on first use.
+    /// found; with them no rule is checked again: path globs and command
+    /// regexes are parsed on first use.
     pub fn from_merged(
         sources: Sources,
         merged: Merged,
@@ -232,20 +232,24 @@ impl Policy {
             PathRules::compile(&floor, List::Floor, &ctx.cwd, &ctx.home),
             &mut problems,
         );
-        let path_deny = collect(
-            PathRules::compile(&path_deny, List::Deny, &ctx.cwd, &ctx.home),
-            &mut problems,
-        );
-        let path_allow = collect(
-            PathRules::compile(&path_allow, List::Allow, &ctx.cwd, &ctx.home),
-            &mut problems,
-        );
-        let (command_deny, command_allow) = match command_literals {
+        // With the literals of a previous compile, every rule was checked then:
+        // nothing is parsed again until a subject needs it.
+        let (path_deny, path_allow, command_deny, command_allow) = match command_literals {
             Some((deny, allow)) => (
+                PathRules::from_checked(&path_deny, List::Deny, &ctx.cwd, &ctx.home),
+                PathRules::from_checked(&path_allow, List::Allow, &ctx.cwd, &ctx.home),
                 CommandRules::from_checked(&command_deny, List::Deny, deny),
                 CommandRules::from_checked(&command_allow, List::Allow, allow),
             ),
             None => (
+                collect(
+                    PathRules::compile(&path_deny, List::Deny, &ctx.cwd, &ctx.home),
+                    &mut problems,
+                ),
+                collect(
+                    PathRules::compile(&path_allow, List::Allow, &ctx.cwd, &ctx.home),
+                    &mut problems,
+                ),
                 collect(
                     CommandRules::compile(&command_deny, List::Deny),
                     &mut problems,

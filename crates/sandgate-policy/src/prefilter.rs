@@ -3,9 +3,12 @@
 //!
 //! For each regex we find a set of *required literals*: strings of which every
 //! match must contain at least one. A rule with no such set is always a
-//! candidate. One Aho-Corasick automaton over all literals then names the
-//! candidate rules of a command in a single pass. The prefilter only ever
+//! candidate. A table of the literals' first two bytes (or, for thousands of
+//! literals, one Aho-Corasick automaton) then names the candidate rules of a
+//! command in a single pass. The prefilter only ever
 //! removes rules that cannot match, so it never changes which rules match.
+
+use std::collections::HashMap;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex_syntax::hir::{Class, Hir, HirKind};
@@ -152,24 +155,56 @@ fn keep_better(best: &mut Option<Vec<Vec<u8>>>, candidate: Vec<Vec<u8>>) {
     }
 }
 
+/// Distinct literals above which the index also builds an Aho-Corasick
+/// automaton. Below it, a table of each literal's first two bytes finds the
+/// candidates of a short command about as fast, and costs almost nothing to
+/// build: a process that decides one call (a hook) builds it for every call.
+const AUTOMATON_MIN_LITERALS: usize = 2048;
+
 /// Which rules can match a haystack, from their required literals.
 #[derive(Debug, Clone)]
 pub(crate) struct LiteralIndex {
-    /// One automaton over every distinct literal (ASCII case-insensitive).
-    automaton: Option<AhoCorasick>,
-    /// For each automaton pattern, the rules that require it.
+    /// Every distinct literal, ASCII-lowercased.
+    patterns: Vec<Vec<u8>>,
+    /// For each pattern, the rules that require it.
     pattern_rules: Vec<Vec<u32>>,
+    /// How patterns are found in a haystack.
+    finder: Finder,
     /// Rules without required literals.
     always: Vec<u32>,
     rule_count: usize,
 }
 
+#[derive(Debug, Clone)]
+enum Finder {
+    /// Patterns by their first two bytes (one-byte patterns by `0x1_0000 | byte`).
+    Table(HashMap<u32, Vec<u32>, foldhash::fast::RandomState>),
+    /// One automaton over every pattern (ASCII case-insensitive).
+    Automaton(AhoCorasick),
+    /// Every rule is a candidate (the automaton could not be built).
+    Everything,
+}
+
+/// The table key of a pattern or haystack position: its first two bytes.
+fn table_key(bytes: &[u8]) -> Option<u32> {
+    match bytes {
+        [] => None,
+        [a] => Some(0x1_0000 | u32::from(*a)),
+        [a, b, ..] => Some(u32::from(*a) << 8 | u32::from(*b)),
+    }
+}
+
 impl LiteralIndex {
     /// Index `literals` (one entry per rule, in rule order).
     pub(crate) fn new(literals: &[Option<Vec<Vec<u8>>>]) -> LiteralIndex {
+        Self::with_automaton_from(literals, AUTOMATON_MIN_LITERALS)
+    }
+
+    /// [`LiteralIndex::new`], building the automaton from `min_literals` distinct literals on.
+    fn with_automaton_from(literals: &[Option<Vec<Vec<u8>>>], min_literals: usize) -> LiteralIndex {
         let mut patterns: Vec<Vec<u8>> = Vec::new();
         let mut pattern_rules: Vec<Vec<u32>> = Vec::new();
-        let mut seen: std::collections::HashMap<Vec<u8>, usize> = Default::default();
+        let mut seen: HashMap<Vec<u8>, usize, foldhash::fast::RandomState> = Default::default();
         let mut always = Vec::new();
         for (rule, set) in literals.iter().enumerate() {
             let rule = rule as u32;
@@ -178,39 +213,49 @@ impl LiteralIndex {
                 Some(set) => {
                     for lit in set {
                         let key = lit.to_ascii_lowercase();
-                        let id = *seen.entry(key.clone()).or_insert_with(|| {
-                            patterns.push(key);
-                            pattern_rules.push(Vec::new());
-                            patterns.len() - 1
-                        });
+                        let id = match seen.get(&key) {
+                            Some(&id) => id,
+                            None => {
+                                seen.insert(key.clone(), patterns.len());
+                                patterns.push(key);
+                                pattern_rules.push(Vec::new());
+                                patterns.len() - 1
+                            }
+                        };
                         pattern_rules[id].push(rule);
                     }
                 }
             }
         }
-        let automaton = if patterns.is_empty() {
-            None
+        let finder = if patterns.len() < min_literals {
+            let mut table: HashMap<u32, Vec<u32>, _> = HashMap::default();
+            for (id, pattern) in patterns.iter().enumerate() {
+                // Literals are never empty (see `literals_of`); an empty one
+                // would match everywhere, so its rules are always candidates.
+                match table_key(pattern) {
+                    Some(key) => table.entry(key).or_default().push(id as u32),
+                    None => always.extend(&pattern_rules[id]),
+                }
+            }
+            Finder::Table(table)
         } else {
             match AhoCorasickBuilder::new()
                 .ascii_case_insensitive(true)
                 .match_kind(MatchKind::Standard)
-                // The automaton is built once per process and run on a few short
-                // commands: the NFA builds fastest, and searches them fast enough.
                 .kind(Some(AhoCorasickKind::NoncontiguousNFA))
                 .build(&patterns)
             {
-                Ok(ac) => Some(ac),
+                Ok(ac) => Finder::Automaton(ac),
                 // Without an automaton every rule is a candidate: slower, never wrong.
-                Err(_) => {
-                    always = (0..literals.len() as u32).collect();
-                    pattern_rules.clear();
-                    None
-                }
+                Err(_) => Finder::Everything,
             }
         };
+        always.sort_unstable();
+        always.dedup();
         LiteralIndex {
-            automaton,
+            patterns,
             pattern_rules,
+            finder,
             always,
             rule_count: literals.len(),
         }
@@ -222,12 +267,34 @@ impl LiteralIndex {
         for &r in &self.always {
             hit[r as usize] = true;
         }
-        if let Some(ac) = &self.automaton {
-            for m in ac.find_overlapping_iter(haystack) {
-                for &r in &self.pattern_rules[m.pattern().as_usize()] {
-                    hit[r as usize] = true;
+        let mut mark = |pattern: usize| {
+            for &r in &self.pattern_rules[pattern] {
+                hit[r as usize] = true;
+            }
+        };
+        match &self.finder {
+            Finder::Table(table) => {
+                let lower = haystack.to_ascii_lowercase();
+                for at in 0..lower.len() {
+                    let rest = &lower[at..];
+                    let one = table_key(&rest[..1]);
+                    let two = (rest.len() >= 2).then(|| table_key(rest)).flatten();
+                    for key in [one, two].into_iter().flatten() {
+                        let Some(ids) = table.get(&key) else { continue };
+                        for &id in ids {
+                            if rest.starts_with(&self.patterns[id as usize]) {
+                                mark(id as usize);
+                            }
+                        }
+                    }
                 }
             }
+            Finder::Automaton(ac) => {
+                for m in ac.find_overlapping_iter(haystack) {
+                    mark(m.pattern().as_usize());
+                }
+            }
+            Finder::Everything => hit.iter_mut().for_each(|h| *h = true),
         }
         hit.iter()
             .enumerate()
@@ -276,5 +343,42 @@ mod tests {
         assert_eq!(index.candidates(b"git status"), vec![0, 3]);
         assert_eq!(index.candidates(b"git push"), vec![2, 3]);
         assert_eq!(index.candidates(b"sudo rm -rf /"), vec![1, 3]);
+    }
+
+    #[test]
+    fn table_and_automaton_name_the_same_candidates() {
+        let words = [
+            "git", "rm", "curl", "x", "-rf", "push", "a", "ssh", "sudo", "npm run",
+        ];
+        let literals: Vec<Option<Vec<Vec<u8>>>> = (0..3000)
+            .map(|i| match i % 7 {
+                0 => None,
+                1 => Some(vec![words[i % words.len()].as_bytes().to_vec()]),
+                2 => Some(vec![format!("tool{i}").into_bytes(), b"-F".to_vec()]),
+                3 => Some(vec![format!("Git {i}").into_bytes()]),
+                _ => Some(vec![
+                    format!("{}{}", words[i % words.len()], i % 13).into_bytes()
+                ]),
+            })
+            .collect();
+        let table = LiteralIndex::with_automaton_from(&literals, usize::MAX);
+        let automaton = LiteralIndex::with_automaton_from(&literals, 0);
+        assert!(matches!(table.finder, Finder::Table(_)));
+        assert!(matches!(automaton.finder, Finder::Automaton(_)));
+        for haystack in [
+            "",
+            "x",
+            "git status",
+            "GIT 17 && rm -rf /",
+            "tool42 -f",
+            "sudo npm run build; curl7 | ssh2",
+            "aaaaaaaa",
+            "push12 a",
+        ] {
+            let t = table.candidates(haystack.as_bytes());
+            assert_eq!(t, automaton.candidates(haystack.as_bytes()), "{haystack}");
+            // Every rule without literals, and only a few others, are candidates.
+            assert!(t.iter().filter(|&&i| i % 7 == 0).count() == 3000 / 7 + 1);
+        }
     }
 }

@@ -9,6 +9,8 @@
 //! every rule.
 
 use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -34,7 +36,7 @@ pub struct SourceRule {
 impl SourceRule {
     fn problem(&self, message: String, hint: Option<String>) -> Problem {
         let (file, position) = match &self.origin {
-            Origin::File { path, line, .. } => (path.clone(), Some((*line, self.column))),
+            Origin::File { path, line, .. } => (path.to_path_buf(), Some((*line, self.column))),
             Origin::Builtin => (PathBuf::from("<builtin>"), None),
         };
         Problem {
@@ -50,24 +52,31 @@ impl SourceRule {
 /// Path globs of one list.
 #[derive(Debug, Clone)]
 pub struct PathRules {
-    /// Every glob (a rule may have two: `dir/**` and `dir`).
-    globs: Vec<Glob>,
-    /// The literal text every path a glob matches starts with.
-    prefixes: Vec<String>,
+    /// Every glob (a rule may have two: `dir/**` and `dir`), as text: a glob
+    /// is parsed only when a path reaches it.
+    globs: Vec<String>,
+    /// The length of each glob's literal prefix: every path it matches starts
+    /// with that text.
+    prefix_len: Vec<usize>,
     /// Globs by the directory their literal prefix lies in (the prefix up to
     /// and including its last `/`), so a path only meets the globs filed under
     /// one of its own ancestors.
-    by_dir: HashMap<Box<[u8]>, Vec<usize>>,
+    by_dir: FastMap<Box<[u8]>, Vec<usize>>,
     /// Globs whose literal prefix holds no `/`: checked against every path.
     unfiled: Vec<usize>,
-    /// Each glob's matcher, built on first use.
-    matchers: Vec<OnceLock<GlobMatcher>>,
+    /// Each glob's matcher, built on first use; `None` if it cannot be built.
+    matchers: Vec<OnceLock<Option<GlobMatcher>>>,
     /// For each glob, the index of its rule.
     glob_to_rule: Vec<usize>,
     rules: Vec<RuleRef>,
     /// The absolute glob each rule compiled to.
     compiled: Vec<String>,
+    list: crate::List,
 }
+
+/// A hash map with a fast, non-cryptographic hasher: its keys come from the
+/// policy files, not from the agent.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// Characters that make a path component a pattern rather than a literal.
 const GLOB_META: &[char] = &['*', '?', '[', ']', '{', '}', '\\'];
@@ -106,25 +115,36 @@ pub fn absolute_glob(text: &str, cwd: &Path, home: &Path) -> String {
 #[derive(Debug, Default)]
 pub(crate) struct PrefixResolver {
     /// Lexical prefix → (resolved path, exists), or `None`: use `canonicalize`.
-    memo: std::collections::HashMap<PathBuf, Option<(PathBuf, bool)>>,
+    memo: FastMap<Box<[u8]>, Option<(PathBuf, bool)>>,
 }
 
 impl PrefixResolver {
     /// The canonical form of an absolute, lexically normal `literal` (no `.`/`..`).
     fn resolve(&mut self, literal: &Path, cwd: &Path, home: &Path) -> Option<PathBuf> {
-        let mut lexical = PathBuf::from("/");
-        let mut state = (PathBuf::from("/"), true);
-        for component in literal.iter().skip(1) {
-            lexical.push(component);
-            let parent = state;
-            let next = self
-                .memo
-                .entry(lexical.clone())
-                .or_insert_with(|| {
-                    let candidate = parent.0.join(component);
-                    if !parent.1 {
-                        return Some((candidate, false));
-                    }
+        let bytes = literal.as_os_str().as_bytes();
+        let mut parent: Option<&[u8]> = None;
+        let mut start = 1;
+        while start < bytes.len() {
+            let end = bytes[start..]
+                .iter()
+                .position(|&b| b == b'/')
+                .map_or(bytes.len(), |p| start + p);
+            let key = &bytes[..end];
+            if !self.memo.contains_key(key) {
+                let (parent_path, parent_exists) = match parent {
+                    None => (PathBuf::from("/"), true),
+                    Some(parent) => match self.memo.get(parent) {
+                        Some(Some((path, exists))) => (path.clone(), *exists),
+                        // A parent that needs `canonicalize` returned below.
+                        _ => {
+                            return canon::canonicalize(&literal.to_string_lossy(), cwd, home).ok()
+                        }
+                    },
+                };
+                let candidate = parent_path.join(OsStr::from_bytes(&bytes[start..end]));
+                let state = if !parent_exists {
+                    Some((candidate, false))
+                } else {
                     match std::fs::symlink_metadata(&candidate) {
                         Ok(meta) if meta.file_type().is_symlink() => None,
                         Ok(_) => Some((candidate, true)),
@@ -138,16 +158,22 @@ impl PrefixResolver {
                         }
                         Err(_) => None,
                     }
-                })
-                .clone();
-            match next {
-                Some(s) => state = s,
-                None => {
-                    return canon::canonicalize(&literal.to_string_lossy(), cwd, home).ok();
-                }
+                };
+                self.memo.insert(key.into(), state);
             }
+            if let Some(None) = self.memo.get(key) {
+                return canon::canonicalize(&literal.to_string_lossy(), cwd, home).ok();
+            }
+            parent = Some(key);
+            start = end + 1;
         }
-        Some(state.0)
+        match parent {
+            None => Some(PathBuf::from("/")),
+            Some(key) => match self.memo.get(key) {
+                Some(Some((path, _))) => Some(path.clone()),
+                _ => canon::canonicalize(&literal.to_string_lossy(), cwd, home).ok(),
+            },
+        }
     }
 }
 
@@ -165,34 +191,54 @@ pub(crate) fn absolute_glob_in(
         cwd.join(expanded)
     };
     let normalized = canon::normalize_lexically(&absolute);
-    let mut literal = PathBuf::from("/");
-    let mut rest: Vec<String> = Vec::new();
-    for component in normalized.iter().skip(1) {
-        let part = component.to_string_lossy();
-        if rest.is_empty() && !part.contains(GLOB_META) {
-            literal.push(component);
-        } else {
-            rest.push(part.into_owned());
+    // `normalized` is `/` or `/a/b/…`: split it where the first pattern component starts.
+    let bytes = normalized.as_os_str().as_bytes();
+    let mut literal_end = 1;
+    let mut rest_start = bytes.len();
+    let mut start = 1;
+    while start < bytes.len() {
+        let end = bytes[start..]
+            .iter()
+            .position(|&b| b == b'/')
+            .map_or(bytes.len(), |p| start + p);
+        if bytes[start..end]
+            .iter()
+            .any(|b| GLOB_META.contains(&char::from(*b)))
+        {
+            rest_start = start;
+            break;
         }
+        literal_end = end;
+        start = end + 1;
     }
-    let literal_str = literal.to_string_lossy().into_owned();
-    let canonical = resolver
-        .resolve(&literal, cwd, home)
-        .filter(|p| p.to_str().is_some())
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or(literal_str);
+    let literal = Path::new(OsStr::from_bytes(&bytes[..literal_end]));
+    let canonical = match resolver.resolve(literal, cwd, home) {
+        Some(p) => match p.into_os_string().into_string() {
+            Ok(s) => s,
+            Err(_) => literal.to_string_lossy().into_owned(),
+        },
+        None => literal.to_string_lossy().into_owned(),
+    };
     let mut glob = escape_glob_literal(&canonical);
-    for part in rest {
+    if rest_start < bytes.len() {
         if !glob.ends_with('/') {
             glob.push('/');
         }
-        glob.push_str(&part);
+        glob.push_str(&String::from_utf8_lossy(&bytes[rest_start..]));
     }
     // Keep a trailing `/` of the rule (`dir/`), which means the directory itself.
     if text.ends_with('/') && !glob.ends_with('/') {
         glob.push('/');
     }
     glob
+}
+
+/// Parse one glob as every path rule is parsed.
+fn build_glob(glob: &str) -> Result<Glob, globset::Error> {
+    GlobBuilder::new(glob)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
 }
 
 impl PathRules {
@@ -203,11 +249,34 @@ impl PathRules {
         cwd: &Path,
         home: &Path,
     ) -> Result<Self, Vec<Problem>> {
-        let mut globs = Vec::new();
-        let mut glob_to_rule = Vec::new();
+        Self::resolve(rules, list, cwd, home, true)
+    }
+
+    /// Rules that [`PathRules::compile`] accepted before (the same text): they
+    /// are resolved against `cwd`, `home` and the filesystem as `compile`
+    /// resolves them, but no glob is parsed until a path needs it. `None` if a
+    /// rule is empty, which `compile` never accepts.
+    pub fn from_checked(
+        rules: &[SourceRule],
+        list: crate::List,
+        cwd: &Path,
+        home: &Path,
+    ) -> Option<Self> {
+        Self::resolve(rules, list, cwd, home, false).ok()
+    }
+
+    fn resolve(
+        rules: &[SourceRule],
+        list: crate::List,
+        cwd: &Path,
+        home: &Path,
+        check: bool,
+    ) -> Result<Self, Vec<Problem>> {
+        let mut globs = Vec::with_capacity(rules.len());
+        let mut glob_to_rule = Vec::with_capacity(rules.len());
         let mut resolver = PrefixResolver::default();
         let mut problems = Vec::new();
-        let mut compiled = Vec::new();
+        let mut compiled = Vec::with_capacity(rules.len());
         for (index, rule) in rules.iter().enumerate() {
             if rule.text.trim().is_empty() {
                 problems.push(rule.problem("empty path rule".into(), None));
@@ -215,27 +284,18 @@ impl PathRules {
                 continue;
             }
             let glob = absolute_glob_in(&rule.text, cwd, home, &mut resolver);
-            let mut variants = vec![glob.clone()];
             // `dir/**` also matches `dir` itself.
-            if let Some(dir) = glob.strip_suffix("/**") {
-                variants.push(if dir.is_empty() {
-                    "/".into()
+            let bare = glob.strip_suffix("/**").map(|dir| {
+                if dir.is_empty() {
+                    "/".to_string()
                 } else {
-                    dir.into()
-                });
-            }
-            let variant_count = variants.len();
+                    dir.to_string()
+                }
+            });
+            let variants = std::iter::once(glob.clone()).chain(bare);
             for variant in variants {
-                match GlobBuilder::new(&variant)
-                    .literal_separator(true)
-                    .backslash_escape(true)
-                    .build()
-                {
-                    Ok(g) => {
-                        globs.push(g);
-                        glob_to_rule.push(index);
-                    }
-                    Err(e) => {
+                if check {
+                    if let Err(e) = build_glob(&variant) {
                         problems.push(rule.problem(
                             format!("invalid glob: {}", e.kind()),
                             Some(glob_hint(&rule.text)),
@@ -243,36 +303,48 @@ impl PathRules {
                         break;
                     }
                 }
+                globs.push(variant);
+                glob_to_rule.push(index);
             }
-            debug_assert!(variant_count >= 1);
             compiled.push(glob);
         }
         if !problems.is_empty() {
             return Err(problems);
         }
-        let prefixes: Vec<String> = globs.iter().map(|g| literal_prefix(g.glob())).collect();
-        let mut by_dir: HashMap<Box<[u8]>, Vec<usize>> = HashMap::new();
+        let prefix_len: Vec<usize> = globs.iter().map(|g| literal_prefix_len(g)).collect();
+        let mut by_dir: FastMap<Box<[u8]>, Vec<usize>> = FastMap::default();
         let mut unfiled = Vec::new();
-        for (g, prefix) in prefixes.iter().enumerate() {
-            match prefix.rfind('/') {
-                Some(end) => by_dir
-                    .entry(prefix.as_bytes()[..=end].into())
-                    .or_default()
-                    .push(g),
+        for (g, &len) in prefix_len.iter().enumerate() {
+            let prefix = &globs[g].as_bytes()[..len];
+            match prefix.iter().rposition(|&b| b == b'/') {
+                Some(end) => by_dir.entry(prefix[..=end].into()).or_default().push(g),
                 None => unfiled.push(g),
             }
         }
         let matchers = globs.iter().map(|_| OnceLock::new()).collect();
         Ok(PathRules {
             globs,
-            prefixes,
+            prefix_len,
             by_dir,
             unfiled,
             matchers,
             glob_to_rule,
             rules: rules.iter().map(|r| rule_ref(r, list)).collect(),
             compiled,
+            list,
         })
+    }
+
+    /// Whether glob `g` matches `path`, parsing it on first use. A glob that
+    /// cannot be parsed (which `compile` rules out) fails closed: a deny or
+    /// floor rule matches, an allow rule does not.
+    fn glob_matches(&self, g: usize, path: &Path) -> bool {
+        let matcher = self.matchers[g]
+            .get_or_init(|| build_glob(&self.globs[g]).ok().map(|g| g.compile_matcher()));
+        match matcher {
+            Some(m) => m.is_match(path),
+            None => self.list != crate::List::Allow,
+        }
     }
 
     /// The indices of the globs matching `path`.
@@ -288,12 +360,8 @@ impl PathRules {
             .iter()
             .chain(filed)
             .copied()
-            .filter(|&g| bytes.starts_with(self.prefixes[g].as_bytes()))
-            .filter(|&g| {
-                self.matchers[g]
-                    .get_or_init(|| self.globs[g].compile_matcher())
-                    .is_match(path)
-            })
+            .filter(|&g| bytes.starts_with(&self.globs[g].as_bytes()[..self.prefix_len[g]]))
+            .filter(|&g| self.glob_matches(g, path))
             .collect()
     }
 
@@ -329,13 +397,11 @@ impl PathRules {
     }
 }
 
-/// The text before the first glob metacharacter: every path the glob matches
-/// starts with it (globs match whole paths).
-fn literal_prefix(glob: &str) -> String {
-    let end = glob
-        .find(['*', '?', '[', ']', '{', '}', '\\'])
-        .unwrap_or(glob.len());
-    glob[..end].to_string()
+/// The length of the text before the first glob metacharacter: every path the
+/// glob matches starts with it (globs match whole paths).
+fn literal_prefix_len(glob: &str) -> usize {
+    glob.find(['*', '?', '[', ']', '{', '}', '\\'])
+        .unwrap_or(glob.len())
 }
 
 fn glob_hint(text: &str) -> String {
@@ -354,7 +420,8 @@ pub struct CommandRules {
     rules: Vec<RuleRef>,
     /// Each rule's required literals (`None`: it is checked against every command).
     literals: Vec<Option<Vec<Vec<u8>>>>,
-    index: LiteralIndex,
+    /// The prefilter over `literals`, built when the first command is checked.
+    index: OnceLock<LiteralIndex>,
     /// Each rule's regex, compiled on first use; `None` if it cannot be compiled.
     regexes: Vec<OnceLock<Option<Regex>>>,
     list: crate::List,
@@ -399,7 +466,7 @@ impl CommandRules {
         }
         Ok(CommandRules {
             rules: rules.iter().map(|r| rule_ref(r, list)).collect(),
-            index: LiteralIndex::new(&literals),
+            index: OnceLock::new(),
             literals,
             regexes,
             list,
@@ -419,7 +486,7 @@ impl CommandRules {
         }
         Some(CommandRules {
             rules: rules.iter().map(|r| rule_ref(r, list)).collect(),
-            index: LiteralIndex::new(&literals),
+            index: OnceLock::new(),
             regexes: rules.iter().map(|_| OnceLock::new()).collect(),
             literals,
             list,
@@ -442,10 +509,16 @@ impl CommandRules {
         }
     }
 
+    /// The rules that can match `command`, in rule order.
+    fn candidates(&self, command: &str) -> Vec<usize> {
+        self.index
+            .get_or_init(|| LiteralIndex::new(&self.literals))
+            .candidates(command.as_bytes())
+    }
+
     /// The first rule (in file order) whose regex finds a match in `command`.
     pub fn first_match(&self, command: &str) -> Option<&RuleRef> {
-        self.index
-            .candidates(command.as_bytes())
+        self.candidates(command)
             .into_iter()
             .find(|&i| self.rule_matches(i, command))
             .map(|i| &self.rules[i])
@@ -453,8 +526,7 @@ impl CommandRules {
 
     /// Every rule matching `command`, in file order.
     pub fn all_matches(&self, command: &str) -> Vec<&RuleRef> {
-        self.index
-            .candidates(command.as_bytes())
+        self.candidates(command)
             .into_iter()
             .filter(|&i| self.rule_matches(i, command))
             .map(|i| &self.rules[i])

@@ -374,13 +374,7 @@ fn cached_and_uncached_decisions_agree_on_a_large_policy() {
     for (what, bytes) in [
         ("corrupt body", corrupt),
         ("truncated", original[..original.len() / 2].to_vec()),
-        (
-            "another version",
-            String::from_utf8(original.clone())
-                .unwrap()
-                .replacen(env!("CARGO_PKG_VERSION"), "0.0.0-other", 1)
-                .into_bytes(),
-        ),
+        ("another version", other_version(&original)),
         ("garbage", b"not a cache".to_vec()),
     ] {
         std::fs::write(&entry, bytes).unwrap();
@@ -401,6 +395,23 @@ fn cached_and_uncached_decisions_agree_on_a_large_policy() {
             "{what}: the rebuilt entry is used"
         );
     }
+}
+
+/// The entry as another sandgate version would have written it: the same bytes
+/// but the version line of the (text) header.
+fn other_version(entry: &[u8]) -> Vec<u8> {
+    let version = env!("CARGO_PKG_VERSION").as_bytes();
+    let at = entry
+        .windows(version.len() + 2)
+        .position(|w| {
+            w[0] == b'\n' && &w[1..=version.len()] == version && w[version.len() + 1] == b'\n'
+        })
+        .expect("the header names the version on a line of its own")
+        + 1;
+    let mut out = entry[..at].to_vec();
+    out.extend_from_slice(b"0.0.0-other");
+    out.extend_from_slice(&entry[at + version.len()..]);
+    out
 }
 
 #[test]

@@ -377,7 +377,7 @@ fn keep_always(
             Effect::Deny => List::Deny,
         },
         origin: Origin::File {
-            path: central,
+            path: central.into(),
             line,
             tier: Tier::Central,
         },

@@ -4,7 +4,7 @@
 //! answers: comments kept, file locked, replaced atomically, no duplicates.
 //! A rule is checked (glob or regex) before anything is written.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
@@ -151,7 +151,7 @@ fn check_rule(
     let source = SourceRule {
         text: rule.to_string(),
         origin: Origin::File {
-            path: PathBuf::from(file),
+            path: Path::new(file).into(),
             line: 0,
             tier,
         },

@@ -279,5 +279,9 @@ fn decide_with_settings(
             (call, decision)
         })
         .collect();
-    Ok(strictest(decisions).map(|d| (d, policy.settings().gemini_ask)))
+    let ask = policy.settings().gemini_ask;
+    // The process ends after this one answer: freeing a thousand rules one by
+    // one would only delay it.
+    std::mem::forget(policy);
+    Ok(strictest(decisions).map(|d| (d, ask)))
 }
