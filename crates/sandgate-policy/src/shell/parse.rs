@@ -4,6 +4,7 @@ use std::cell::RefCell;
 
 use tree_sitter::{Node, Parser, Tree};
 
+use super::kinds::{kind, Kind};
 use super::plain::{plain_commands, PlainCommand};
 use super::words::{slice, text, Word};
 use super::wrappers::{
@@ -196,22 +197,22 @@ impl Walker {
             );
             return;
         }
-        match node.kind() {
-            "command" => self.command(node, &[], None, src, depth),
-            "redirected_statement" => self.redirected_statement(node, src, depth),
+        match kind(node) {
+            Kind::Command => self.command(node, &[], None, src, depth),
+            Kind::RedirectedStatement => self.redirected_statement(node, src, depth),
             // `for ((i = 0; …))` assigns arithmetically; nothing runs.
-            "variable_assignment"
+            Kind::VariableAssignment
                 if node
                     .parent()
-                    .is_some_and(|p| p.kind() == "c_style_for_statement") =>
+                    .is_some_and(|p| kind(p) == Kind::CStyleForStatement) =>
             {
                 self.walk_children(node, src, depth)
             }
-            "variable_assignment" | "variable_assignments" => {
+            Kind::VariableAssignment | Kind::VariableAssignments => {
                 self.bare_assignments(node, src, depth)
             }
-            "declaration_command" | "unset_command" => self.declaration(node, src, depth),
-            "file_redirect" => {
+            Kind::DeclarationCommand | Kind::UnsetCommand => self.declaration(node, src, depth),
+            Kind::FileRedirect => {
                 let extra = self.file_redirect(node, src, depth);
                 if let Some(first) = extra.first() {
                     let word = text(*first, src).to_string();
@@ -221,12 +222,16 @@ impl Walker {
                     );
                 }
             }
-            "comment" | "heredoc_content" => {}
+            Kind::Comment | Kind::HeredocContent => {}
             _ => self.walk_children(node, src, depth),
         }
     }
 
     fn walk_children(&mut self, node: Node<'_>, src: &[u8], depth: usize) {
+        // Most nodes walked are words: no cursor (an allocation) for a leaf.
+        if node.named_child_count() == 0 {
+            return;
+        }
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
             self.walk(child, src, depth + 1);
@@ -244,18 +249,18 @@ impl Walker {
             if Some(child) == body {
                 continue;
             }
-            match child.kind() {
-                "file_redirect" => {
+            match kind(child) {
+                Kind::FileRedirect => {
                     if redirect_operator(child) == Some("<") && descriptor_is_stdin(child, src) {
                         stdin = Some(Stdin::File);
                     }
                     extra.extend(self.file_redirect(child, src, depth + 1));
                 }
-                "heredoc_redirect" => {
+                Kind::HeredocRedirect => {
                     stdin = Some(Stdin::Heredoc);
                     self.walk(child, src, depth + 1);
                 }
-                "herestring_redirect" => {
+                Kind::HerestringRedirect => {
                     stdin = Some(Stdin::HereString);
                     self.walk(child, src, depth + 1);
                 }
@@ -264,7 +269,7 @@ impl Walker {
         }
         let own = self.out.redirects.split_off(mark);
         match body {
-            Some(body) if body.kind() == "command" => {
+            Some(body) if kind(body) == Kind::Command => {
                 self.command(body, &extra, stdin, src, depth + 1)
             }
             Some(body) => {
@@ -287,10 +292,12 @@ impl Walker {
     fn file_redirect<'t>(&mut self, node: Node<'t>, src: &[u8], depth: usize) -> Vec<Node<'t>> {
         let mut destinations = Vec::new();
         let mut cursor = node.walk();
-        for (i, child) in node.children(&mut cursor).enumerate() {
-            if node.field_name_for_child(i as u32) == Some("destination") {
-                destinations.push(child);
+        let mut more = cursor.goto_first_child();
+        while more {
+            if cursor.field_name() == Some("destination") {
+                destinations.push(cursor.node());
             }
+            more = cursor.goto_next_sibling();
         }
         let split = first_word_len(&destinations, src);
         let (target_nodes, extra) = destinations.split_at(split);
@@ -355,12 +362,12 @@ impl Walker {
 
     /// `X=1` or `X=1 Y=2` on their own: a simple command without a name.
     fn bare_assignments(&mut self, node: Node<'_>, src: &[u8], depth: usize) {
-        let assignments: Vec<Node<'_>> = if node.kind() == "variable_assignment" {
+        let assignments: Vec<Node<'_>> = if kind(node) == Kind::VariableAssignment {
             vec![node]
         } else {
             let mut cursor = node.walk();
             node.named_children(&mut cursor)
-                .filter(|c| c.kind() == "variable_assignment")
+                .filter(|c| kind(*c) == Kind::VariableAssignment)
                 .collect()
         };
         let mut texts = Vec::new();
@@ -376,9 +383,9 @@ impl Walker {
         let mut parts = Vec::new();
         let mut cursor = node.walk();
         for child in node.children(&mut cursor) {
-            if child.kind() == "variable_assignment" {
+            if kind(child) == Kind::VariableAssignment {
                 parts.push(self.assignment(child, src, depth).1);
-            } else if child.kind() != "comment" {
+            } else if kind(child) != Kind::Comment {
                 self.walk(child, src, depth + 1);
                 let mut word = Word::default();
                 if child.is_named() {
@@ -430,25 +437,31 @@ impl Walker {
         let mut word_nodes: Vec<Node<'_>> = Vec::new();
         let mut assignments = Vec::new();
         let mut stdin = stdin;
+        // The cursor names each child's field as it goes; asking the node for the
+        // field of child `i` walks its children again.
         let mut cursor = node.walk();
-        for (i, child) in node.children(&mut cursor).enumerate() {
-            match node.field_name_for_child(i as u32) {
+        let mut more = cursor.goto_first_child();
+        while more {
+            let child = cursor.node();
+            let field = cursor.field_name();
+            more = cursor.goto_next_sibling();
+            match field {
                 Some("name" | "argument") => word_nodes.push(child),
-                Some("redirect") if child.kind() == "file_redirect" => {
+                Some("redirect") if kind(child) == Kind::FileRedirect => {
                     if redirect_operator(child) == Some("<") && descriptor_is_stdin(child, src) {
                         stdin = Some(Stdin::File);
                     }
                     word_nodes.extend(self.file_redirect(child, src, depth + 1));
                 }
-                Some("redirect") if child.kind() == "heredoc_redirect" => {
+                Some("redirect") if kind(child) == Kind::HeredocRedirect => {
                     stdin = Some(Stdin::Heredoc);
                     self.walk(child, src, depth + 1);
                 }
-                Some("redirect") if child.kind() == "herestring_redirect" => {
+                Some("redirect") if kind(child) == Kind::HerestringRedirect => {
                     stdin = Some(Stdin::HereString);
                     self.walk(child, src, depth + 1);
                 }
-                _ if child.kind() == "variable_assignment" => {
+                _ if kind(child) == Kind::VariableAssignment => {
                     assignments.push(self.assignment(child, src, depth));
                 }
                 _ if child.is_named() => self.walk(child, src, depth + 1),
@@ -700,16 +713,16 @@ fn basename(name: &str) -> &str {
 }
 
 /// Nodes whose text is checked as a whole, not child by child.
-const ATOMIC: &[&str] = &[
-    "string",
-    "raw_string",
-    "ansi_c_string",
-    "translated_string",
-    "heredoc_body",
-    "comment",
-    "word",
-    "regex",
-    "extglob_pattern",
+const ATOMIC: &[Kind] = &[
+    Kind::String,
+    Kind::RawString,
+    Kind::AnsiCString,
+    Kind::TranslatedString,
+    Kind::HeredocBody,
+    Kind::Comment,
+    Kind::Word,
+    Kind::Regex,
+    Kind::ExtglobPattern,
 ];
 
 /// Text that no node of the tree covers, other than blanks and line
@@ -735,7 +748,7 @@ fn skipped_text(root: Node<'_>, src: &[u8]) -> Option<String> {
     };
     loop {
         let node = cursor.node();
-        let atomic = ATOMIC.contains(&node.kind()) || node.child_count() == 0;
+        let atomic = ATOMIC.contains(&kind(node)) || node.child_count() == 0;
         if atomic {
             if node.start_byte() > pos {
                 if let Some(text) = gap(pos, node.start_byte()) {
@@ -774,7 +787,7 @@ fn descriptor_is_stdin(node: Node<'_>, src: &[u8]) -> bool {
 /// holding an error node for one of the two characters. That error is
 /// recognised and the redirection read as `<>`.
 fn is_read_write_redirect(error: Node<'_>, src: &[u8]) -> bool {
-    let Some(parent) = error.parent().filter(|p| p.kind() == "file_redirect") else {
+    let Some(parent) = error.parent().filter(|p| kind(*p) == Kind::FileRedirect) else {
         return false;
     };
     if !matches!(text(error, src), "<" | ">") {

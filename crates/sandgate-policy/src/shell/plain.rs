@@ -104,6 +104,10 @@ fn is_redirection(rest: &[u8]) -> bool {
 /// other form (`&>`, `>|`, `>&file`, `<`, …), which goes to the parser.
 fn redirection_at(line: &str, at: usize) -> Option<(Option<Write<'_>>, usize)> {
     let bytes = line.as_bytes();
+    // tree-sitter-bash reads a descriptor starting with `0` (`0>x`) as an argument.
+    if bytes[at] == b'0' {
+        return None;
+    }
     let mut i = at
         + bytes[at..]
             .iter()

@@ -432,6 +432,7 @@ fn quoted_lines_analyse_as_the_parser_does() {
         "cd x && ls > y",
         "bash -c 'ls > a' > b",
         "git status 2>/dev/null && ls -la | grep -n \"foo bar\" > /dev/null",
+        "a 12>>x 1>&2",
     ] {
         assert!(
             super::plain::plain_commands(line).is_some(),
@@ -444,7 +445,16 @@ fn quoted_lines_analyse_as_the_parser_does() {
     assert_eq!(analyse(line), analyse_with_parser(line), "{line:?}");
     // These go to the parser: tree-sitter-bash reads the first four unlike bash
     // (as parse errors), and an escaping backslash in double quotes is left to it.
-    for line in ["a% x", "git \\ ", "git ''\\ ", "a+ x", "echo \"a\\\"b\""] {
+    for line in [
+        "a% x",
+        "git \\ ",
+        "git ''\\ ",
+        "a+ x",
+        "a 0>x",
+        "a 0>>x",
+        "a 0>&1",
+        "echo \"a\\\"b\"",
+    ] {
         assert!(
             super::plain::plain_commands(line).is_none(),
             "{line:?} skips the parser"

@@ -6,6 +6,8 @@
 
 use tree_sitter::Node;
 
+use super::kinds::{kind, Kind};
+
 /// One shell word after quote removal.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Word {
@@ -24,25 +26,25 @@ pub(crate) struct Word {
 impl Word {
     /// Appends the word built from `node` to `self`.
     pub(crate) fn push_node(&mut self, node: Node<'_>, src: &[u8]) {
-        match node.kind() {
-            "word" | "number" => self.push_unquoted(text(node, src)),
-            "raw_string" => self.text.push_str(strip(text(node, src), "'", "'")),
-            "ansi_c_string" => decode_ansi_c(strip(text(node, src), "$'", "'"), &mut self.text),
-            "string" => self.push_double_quoted(node, src),
-            "translated_string" => {
+        match kind(node) {
+            Kind::Word | Kind::Number => self.push_unquoted(text(node, src)),
+            Kind::RawString => self.text.push_str(strip(text(node, src), "'", "'")),
+            Kind::AnsiCString => decode_ansi_c(strip(text(node, src), "$'", "'"), &mut self.text),
+            Kind::String => self.push_double_quoted(node, src),
+            Kind::TranslatedString => {
                 let mut cursor = node.walk();
                 for child in node.named_children(&mut cursor) {
                     self.push_node(child, src);
                 }
             }
-            "concatenation" | "command_name" => {
+            Kind::Concatenation | Kind::CommandName => {
                 let mut cursor = node.walk();
                 let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
                 self.push_nodes(&children, src);
             }
             // A lone `$` before a string (`$"…"`) or at the end of a word is literal text.
-            "$" => self.text.push('$'),
-            "brace_expression" => {
+            Kind::Dollar => self.text.push('$'),
+            Kind::BraceExpression => {
                 self.has_pattern = true;
                 self.text.push_str(text(node, src));
             }
@@ -66,10 +68,10 @@ impl Word {
                 }
             }
             // `$"…"` is a translated string: the `$` is not part of the text.
-            let translated = node.kind() == "$"
+            let translated = kind(*node) == Kind::Dollar
                 && nodes
                     .get(i + 1)
-                    .is_some_and(|n| n.kind() == "string" && n.start_byte() == node.end_byte());
+                    .is_some_and(|n| kind(*n) == Kind::String && n.start_byte() == node.end_byte());
             if !translated {
                 self.push_node(*node, src);
             }
@@ -104,7 +106,7 @@ impl Word {
         let mut pos = start;
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
-            if child.kind() == "string_content" {
+            if kind(child) == Kind::StringContent {
                 continue;
             }
             if child.start_byte() > pos {
