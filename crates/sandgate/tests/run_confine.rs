@@ -203,6 +203,68 @@ echo done"#;
     assert_eq!(mode("root3"), 0o644);
 }
 
+/// Landlock does not cover metadata; the supervisor does: outside the
+/// allowed set (directly, through a symlink, or by descriptor) a change is
+/// refused, inside it works.
+#[test]
+fn metadata_changes_outside_are_refused_and_inside_work() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    if !supported() {
+        return;
+    }
+    let e = env();
+    let keep = e.out.join("keep.txt");
+    fs::set_permissions(&keep, fs::Permissions::from_mode(0o644)).unwrap();
+    let before = fs::metadata(&keep).unwrap();
+    let script = r#"
+chmod 600 "$OUT/keep.txt"; echo chmod=$?
+chown "$(id -u):$(id -g)" "$OUT/keep.txt"; echo chown=$?
+touch -m -d @978307200 "$OUT/keep.txt"; echo touch=$?
+ln -s "$OUT/keep.txt" link; chmod 600 link; echo via-link=$?
+python3 -c "
+import os
+f = os.open(os.environ['OUT'] + '/keep.txt', os.O_RDONLY)
+for name, call in [('fchmod', lambda: os.fchmod(f, 0o600)),
+                   ('futimes', lambda: os.utime(f, (1, 1))),
+                   ('xattr', lambda: os.setxattr(os.environ['OUT'] + '/keep.txt', 'user.sg', b'1'))]:
+    try:
+        call(); print(name + '=0')
+    except OSError as err:
+        print(name + '=' + str(err.errno))
+"
+chmod 777 .sandgate/sandbox.json; echo protected=$?
+chmod 600 src/main.txt; echo inside=$?
+touch -m -d @978307200 src/main.txt; echo touch-inside=$?
+echo done"#;
+    let out = e.run(script);
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert!(stdout.contains("done"), "stdout: {stdout} stderr: {stderr}");
+    for refused in ["chmod=1", "chown=1", "touch=1", "via-link=1", "protected=1"] {
+        assert!(stdout.contains(refused), "{refused}: {stdout} {stderr}");
+    }
+    for refused in ["fchmod=13", "futimes=13", "xattr=13"] {
+        assert!(stdout.contains(refused), "{refused}: {stdout} {stderr}");
+    }
+    assert!(stdout.contains("inside=0"), "{stdout} {stderr}");
+    assert!(stdout.contains("touch-inside=0"), "{stdout} {stderr}");
+    let after = fs::metadata(&keep).unwrap();
+    assert_eq!(after.permissions().mode() & 0o777, 0o644);
+    assert_eq!(after.mtime(), before.mtime());
+    let inside = fs::metadata(e.ws.join("src/main.txt")).unwrap();
+    assert_eq!(inside.permissions().mode() & 0o777, 0o600);
+    assert_eq!(
+        inside.mtime(),
+        978307200,
+        "the time set inside the workspace"
+    );
+    assert!(
+        stderr.contains(&format!("denied chmod of `{}`", keep.display())),
+        "{stderr}"
+    );
+    assert!(stderr.contains("denied chown of"), "{stderr}");
+}
+
 /// Waits up to 20 s for `child`; kills it and fails when it does not end.
 fn wait_briefly(child: &mut std::process::Child) -> std::process::ExitStatus {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);

@@ -8,7 +8,9 @@
 //!   descendant and cannot be lifted.
 //! - **seccomp user notification** hands each write-class system call
 //!   (write-opens, `mkdir`, `unlink`, `rename`, `link`, `symlink`,
-//!   `truncate`, `mknod`) to the [`Supervisor`] in the sandgate process,
+//!   `truncate`, `mknod`), and each metadata change (`chmod`, `chown`,
+//!   timestamps, extended attributes, which Landlock does not cover) to the
+//!   [`Supervisor`] in the sandgate process,
 //!   which continues it (Landlock then decides), fails it, asks the human,
 //!   or performs it on the program's behalf when the policy allows what the
 //!   floor would not. So an "allow" takes effect in place: no restart.
@@ -17,6 +19,7 @@
 
 mod callers;
 mod landlock;
+mod metadata;
 mod onbehalf;
 mod plan;
 mod seccomp;
@@ -24,6 +27,7 @@ mod settings;
 mod spawn;
 mod supervisor;
 
+pub use metadata::Change;
 pub use onbehalf::Op;
 pub use plan::{AllowKind, Allowed, Grants, Plan, PlanInputs, Rule, Standing, DEFAULT_STATE_DIRS};
 pub use settings::{ListKind, SandboxFile, SandboxSettings, SettingsError, FILE_NAME, STATE_DIR};

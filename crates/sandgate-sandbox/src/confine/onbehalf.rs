@@ -82,6 +82,15 @@ pub enum Op {
         /// The new length.
         len: i64,
     },
+    /// A metadata change (`chmod`, `chown`, timestamps, extended
+    /// attributes). Landlock does not restrict these: once allowed, the
+    /// kernel performs them as the program asked.
+    Meta {
+        /// The file (canonical, as the kernel resolved it).
+        path: std::path::PathBuf,
+        /// What changes.
+        change: super::metadata::Change,
+    },
 }
 
 impl Op {
@@ -98,6 +107,7 @@ impl Op {
             Op::Link { .. } => "link",
             Op::Symlink { .. } => "symlink",
             Op::Truncate { .. } => "truncate",
+            Op::Meta { change, .. } => change.verb(),
         }
     }
 }
@@ -349,6 +359,10 @@ fn run(
             // SAFETY: open directory descriptor and NUL-terminated strings.
             check(unsafe { libc::symlinkat(target.as_ptr(), dir.as_raw_fd(), name.as_ptr()) })?;
             Ok(Some(0))
+        }
+        Op::Meta { .. } => {
+            listener.allow(id);
+            Ok(None)
         }
         Op::Truncate { path, len } => {
             let (dir, name) = parent_of(anchors, path)?;

@@ -77,7 +77,11 @@ pub const INVALIDATING: &[libc::c_long] = &[
 
 /// Every system call the filter hands to the supervisor unconditionally.
 fn notified() -> impl Iterator<Item = libc::c_long> {
-    NOTIFIED.iter().chain(INVALIDATING).copied()
+    NOTIFIED
+        .iter()
+        .chain(super::metadata::SYSCALLS)
+        .chain(INVALIDATING)
+        .copied()
 }
 
 fn stmt(code: u16, k: u32) -> libc::sock_filter {

@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::{self, JoinHandle};
 
 use super::callers::{Callers, Creds};
+use super::metadata;
 use super::onbehalf::{perform, try_perform, Anchors, Op};
 use super::plan::{normalize, resolve, Grants, Plan, Standing};
 use super::seccomp::{read_cstring, read_memory, Listener, Notif, Ready, WRITE_OPEN_FLAGS};
@@ -231,28 +232,48 @@ fn handle(shared: &Arc<Shared>, notif: Notif, asks: &Sender<Pending>) {
         }
         _ => {}
     }
-    let Some(request) = decode(&notif) else {
-        // Not a write after all (a read-only `openat2`), or not ours to judge:
-        // the Landlock floor decides.
-        listener.allow(notif.id);
-        return;
-    };
-    if matches!(request, Request::Rename(..) | Request::Remove(_, true)) {
-        // A directory may move or go: some working directory with it.
-        shared.callers.paths_change();
-    }
-    if let Some(op) = request.resolve_lexically(&shared.callers, notif.pid) {
-        if fast(shared, &notif, &op) {
+    let op = if let Some(meta) = metadata::decode(&notif) {
+        let cwd = || shared.callers.cwd(notif.pid, true);
+        let Some(path) = meta.resolve(notif.pid, cwd) else {
+            listener.allow(notif.id);
             return;
+        };
+        Op::Meta {
+            path,
+            change: meta.change,
         }
-    }
-    let Some(op) = request.resolve(&shared.callers, notif.pid) else {
-        listener.allow(notif.id);
-        return;
+    } else {
+        let Some(request) = decode(&notif) else {
+            // Not a write after all (a read-only `openat2`), or not ours to judge:
+            // the Landlock floor decides.
+            listener.allow(notif.id);
+            return;
+        };
+        if matches!(request, Request::Rename(..) | Request::Remove(_, true)) {
+            // A directory may move or go: some working directory with it.
+            shared.callers.paths_change();
+        }
+        if let Some(op) = request.resolve_lexically(&shared.callers, notif.pid) {
+            if fast(shared, &notif, &op) {
+                return;
+            }
+        }
+        let Some(op) = request.resolve(&shared.callers, notif.pid) else {
+            listener.allow(notif.id);
+            return;
+        };
+        if let Op::Rename { from, .. } = &op {
+            shared.anchors.moving(from);
+        }
+        op
     };
-    if let Op::Rename { from, .. } = &op {
-        shared.anchors.moving(from);
-    }
+    decide(shared, notif, op, asks);
+}
+
+/// Decides `op` from its canonical paths: fails it, asks about it,
+/// continues it or performs it.
+fn decide(shared: &Arc<Shared>, notif: Notif, op: Op, asks: &Sender<Pending>) {
+    let listener = &shared.listener;
     let targets = targets(&op);
     let grants = lock(&shared.grants).clone();
     let standings: Vec<(PathBuf, Standing)> = targets
@@ -295,7 +316,10 @@ fn handle(shared: &Arc<Shared>, notif: Notif, asks: &Sender<Pending>) {
         }
         return;
     }
-    if standings.iter().all(|(_, s)| *s == Standing::Covered) {
+    if matches!(op, Op::Meta { .. }) {
+        // Not a write: file modes are the kernel's business, with no hint.
+        listener.allow(notif.id);
+    } else if standings.iter().all(|(_, s)| *s == Standing::Covered) {
         let creds = creds_of(shared, notif.pid);
         if let Some((path, _)) = targets
             .iter()
@@ -385,6 +409,10 @@ fn lexical_targets(op: &Op) -> Vec<(PathBuf, bool)> {
 /// Performs `op` if its caller is still waiting, with the caller's umask,
 /// and only if its file modes would let the caller do it itself.
 fn perform_checked(shared: &Shared, notif: &Notif, op: &Op) {
+    if matches!(op, Op::Meta { .. }) {
+        shared.listener.allow(notif.id);
+        return;
+    }
     let creds = creds_of(shared, notif.pid);
     if let Some((path, _)) = targets(op)
         .iter()
@@ -546,7 +574,7 @@ fn targets(op: &Op) -> Vec<(PathBuf, bool)> {
                 vec![(path.clone(), creates)]
             }
         }
-        Op::Truncate { path, .. } => vec![(path.clone(), false)],
+        Op::Truncate { path, .. } | Op::Meta { path, .. } => vec![(path.clone(), false)],
         Op::Mkdir { path, .. }
         | Op::Mknod { path, .. }
         | Op::Remove { path, .. }

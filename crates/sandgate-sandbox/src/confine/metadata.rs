@@ -1,0 +1,234 @@
+//! Metadata changes: `chmod`, `chown`, timestamps and extended attributes.
+//!
+//! Landlock does not cover them, so there is no floor: the supervisor
+//! decides each one from the canonical path it would act on, resolved by the
+//! kernel (the path opened `O_PATH`, following the final symlink exactly
+//! when the system call would, then read back from `/proc/self/fd`), or from
+//! the descriptor's path for the `f*` variants. An allowed change is then
+//! performed by the kernel as asked.
+
+use std::ffi::CString;
+use std::fs;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use super::seccomp::{read_cstring, Notif};
+
+/// `setxattrat` (Linux 6.13, x86-64).
+const SYS_SETXATTRAT: libc::c_long = 463;
+/// `removexattrat` (Linux 6.13, x86-64).
+const SYS_REMOVEXATTRAT: libc::c_long = 466;
+
+/// The metadata system calls handed to the supervisor (x86-64 numbers).
+pub const SYSCALLS: &[libc::c_long] = &[
+    libc::SYS_chmod,
+    libc::SYS_fchmod,
+    libc::SYS_fchmodat,
+    libc::SYS_fchmodat2,
+    libc::SYS_chown,
+    libc::SYS_fchown,
+    libc::SYS_lchown,
+    libc::SYS_fchownat,
+    libc::SYS_utime,
+    libc::SYS_utimes,
+    libc::SYS_futimesat,
+    libc::SYS_utimensat,
+    libc::SYS_setxattr,
+    libc::SYS_lsetxattr,
+    libc::SYS_fsetxattr,
+    SYS_SETXATTRAT,
+    libc::SYS_removexattr,
+    libc::SYS_lremovexattr,
+    libc::SYS_fremovexattr,
+    SYS_REMOVEXATTRAT,
+];
+
+/// What a metadata system call changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// The mode bits (`chmod`).
+    Mode,
+    /// The owner or group (`chown`).
+    Owner,
+    /// The timestamps (`utime`, `utimensat`).
+    Times,
+    /// An extended attribute (set or removed).
+    Xattr,
+}
+
+impl Change {
+    /// A short name for messages.
+    pub fn verb(self) -> &'static str {
+        match self {
+            Change::Mode => "chmod",
+            Change::Owner => "chown",
+            Change::Times => "set the times of",
+            Change::Xattr => "change an extended attribute of",
+        }
+    }
+}
+
+/// What the system call acts on.
+#[derive(Debug, Clone, Copy)]
+enum Target {
+    /// A path relative to `dirfd`; an empty path means `dirfd` itself when
+    /// `empty_is_dir` (`AT_EMPTY_PATH`).
+    Path {
+        dirfd: i32,
+        addr: u64,
+        follow: bool,
+        empty_is_dir: bool,
+    },
+    /// An open descriptor (`AT_FDCWD`: the working directory).
+    Fd(i32),
+}
+
+/// A decoded metadata system call.
+#[derive(Debug, Clone, Copy)]
+pub struct Request {
+    /// What it changes.
+    pub change: Change,
+    target: Target,
+}
+
+/// Decodes `n` if it is a metadata system call.
+pub fn decode(n: &Notif) -> Option<Request> {
+    let a = n.args;
+    let path = |dirfd: u64, addr: u64, flags: u64| Target::Path {
+        dirfd: dirfd as i32,
+        addr,
+        follow: flags as i32 & libc::AT_SYMLINK_NOFOLLOW == 0,
+        empty_is_dir: flags as i32 & libc::AT_EMPTY_PATH != 0,
+    };
+    let cwd = |addr: u64, follow: bool| Target::Path {
+        dirfd: libc::AT_FDCWD,
+        addr,
+        follow,
+        empty_is_dir: false,
+    };
+    let (change, target) = match n.nr {
+        libc::SYS_chmod => (Change::Mode, cwd(a[0], true)),
+        libc::SYS_fchmod => (Change::Mode, Target::Fd(a[0] as i32)),
+        libc::SYS_fchmodat => (Change::Mode, path(a[0], a[1], 0)),
+        libc::SYS_fchmodat2 => (Change::Mode, path(a[0], a[1], a[3])),
+        libc::SYS_chown => (Change::Owner, cwd(a[0], true)),
+        libc::SYS_lchown => (Change::Owner, cwd(a[0], false)),
+        libc::SYS_fchown => (Change::Owner, Target::Fd(a[0] as i32)),
+        libc::SYS_fchownat => (Change::Owner, path(a[0], a[1], a[4])),
+        libc::SYS_utime | libc::SYS_utimes => (Change::Times, cwd(a[0], true)),
+        // A null path acts on the descriptor (how `futimes` used to work).
+        libc::SYS_futimesat | libc::SYS_utimensat if a[1] == 0 => {
+            (Change::Times, Target::Fd(a[0] as i32))
+        }
+        libc::SYS_futimesat => (Change::Times, path(a[0], a[1], 0)),
+        libc::SYS_utimensat => (Change::Times, path(a[0], a[1], a[3])),
+        libc::SYS_setxattr | libc::SYS_removexattr => (Change::Xattr, cwd(a[0], true)),
+        libc::SYS_lsetxattr | libc::SYS_lremovexattr => (Change::Xattr, cwd(a[0], false)),
+        libc::SYS_fsetxattr | libc::SYS_fremovexattr => (Change::Xattr, Target::Fd(a[0] as i32)),
+        SYS_SETXATTRAT | SYS_REMOVEXATTRAT => (Change::Xattr, path(a[0], a[1], a[2])),
+        _ => return None,
+    };
+    Some(Request { change, target })
+}
+
+impl Request {
+    /// The canonical path the change would act on, read now; `cwd` gives the
+    /// caller's working directory. `None` when there is nothing on the file
+    /// system to judge (a missing path, a pipe, a deleted file): the kernel
+    /// then fails the call or acts on something no path reaches.
+    pub fn resolve(&self, pid: u32, cwd: impl FnOnce() -> Option<PathBuf>) -> Option<PathBuf> {
+        match self.target {
+            Target::Fd(fd) => descriptor_path(pid, fd, cwd),
+            Target::Path {
+                dirfd,
+                addr,
+                follow,
+                empty_is_dir,
+            } => {
+                let raw = read_cstring(pid, addr).ok()?;
+                if raw.is_empty() {
+                    return if empty_is_dir {
+                        descriptor_path(pid, dirfd, cwd)
+                    } else {
+                        None
+                    };
+                }
+                let raw = Path::new(std::ffi::OsStr::from_bytes(&raw));
+                let absolute = if raw.is_absolute() {
+                    raw.to_path_buf()
+                } else {
+                    descriptor_path(pid, dirfd, cwd)?.join(raw)
+                };
+                kernel_path(&absolute, follow)
+            }
+        }
+    }
+}
+
+/// The path of descriptor `fd` of `pid` (`AT_FDCWD`: its working directory).
+fn descriptor_path(pid: u32, fd: i32, cwd: impl FnOnce() -> Option<PathBuf>) -> Option<PathBuf> {
+    let path = if fd == libc::AT_FDCWD {
+        cwd()?
+    } else {
+        fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok()?
+    };
+    // Pipes, sockets and anonymous inodes read as `pipe:[…]` and the like.
+    let bytes = path.as_os_str().as_bytes();
+    (bytes.starts_with(b"/") && !bytes.ends_with(b" (deleted)")).then_some(path)
+}
+
+/// Where `path` leads, resolved by the kernel.
+fn kernel_path(path: &Path, follow: bool) -> Option<PathBuf> {
+    let c = CString::new(path.as_os_str().as_bytes()).ok()?;
+    let flags = libc::O_PATH | libc::O_CLOEXEC | if follow { 0 } else { libc::O_NOFOLLOW };
+    // SAFETY: `c` is NUL-terminated and outlives the call.
+    let fd = unsafe { libc::open(c.as_ptr(), flags) };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: `open` just returned this descriptor; we own it.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_path_follows_only_when_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(dir.path()).unwrap();
+        fs::write(root.join("file"), "").unwrap();
+        std::os::unix::fs::symlink(root.join("file"), root.join("link")).unwrap();
+        assert_eq!(
+            kernel_path(&root.join("link"), true),
+            Some(root.join("file"))
+        );
+        assert_eq!(
+            kernel_path(&root.join("link"), false),
+            Some(root.join("link"))
+        );
+        assert_eq!(
+            kernel_path(&root.join("sub/../file"), true),
+            None,
+            "a missing component fails as in the kernel"
+        );
+        assert_eq!(kernel_path(&root.join("missing"), true), None);
+    }
+
+    #[test]
+    fn descriptor_paths_skip_pipes() {
+        let me = std::process::id();
+        let (reader, _writer) = std::io::pipe().unwrap();
+        use std::os::fd::AsRawFd as _;
+        assert_eq!(descriptor_path(me, reader.as_raw_fd(), || None), None);
+        let file = fs::File::open("/proc/self/exe").unwrap();
+        assert!(descriptor_path(me, file.as_raw_fd(), || None).is_some());
+        assert_eq!(
+            descriptor_path(me, libc::AT_FDCWD, || Some(PathBuf::from("/w"))),
+            Some(PathBuf::from("/w"))
+        );
+    }
+}
