@@ -85,6 +85,9 @@ const GLOB_META: &[char] = &['*', '?', '[', ']', '{', '}', '\\'];
 /// `globset::escape` covers `*?[]{}` but not `\`, which would otherwise
 /// escape the next character instead of matching itself.
 pub fn escape_glob_literal(literal: &str) -> String {
+    if !literal.contains(GLOB_META) {
+        return literal.to_string();
+    }
     let mut out = String::with_capacity(literal.len());
     for c in literal.chars() {
         match c {
@@ -177,6 +180,47 @@ impl PrefixResolver {
     }
 }
 
+/// The components of the rule `text` made absolute and lexically normal, as
+/// [`canon::normalize_lexically`] of `cwd.join(canon::expand_tilde(text, home))`
+/// gives them, but without building the intermediate paths.
+fn normal_components<'a>(text: &'a str, cwd: &'a Path, home: &'a Path) -> Vec<&'a [u8]> {
+    let tilde_rest = if text == "~" {
+        Some("")
+    } else {
+        text.strip_prefix("~/")
+    };
+    // What `expand_tilde` gives, as pieces joined in order (`join` of an
+    // absolute piece starts over, as `Path::join` does).
+    let mut pieces: Vec<&[u8]> = Vec::with_capacity(3);
+    match tilde_rest {
+        Some(rest) if rest.starts_with('/') => pieces.push(rest.as_bytes()),
+        Some(rest) => {
+            pieces.push(home.as_os_str().as_bytes());
+            pieces.push(rest.as_bytes());
+        }
+        None => pieces.push(text.as_bytes()),
+    }
+    if !pieces[0].starts_with(b"/") {
+        pieces.insert(0, cwd.as_os_str().as_bytes());
+    }
+    let mut parts: Vec<&[u8]> = Vec::with_capacity(16);
+    for piece in pieces {
+        if piece.starts_with(b"/") {
+            parts.clear();
+        }
+        for part in piece.split(|&b| b == b'/') {
+            match part {
+                b"" | b"." => {}
+                b".." => {
+                    parts.pop();
+                }
+                _ => parts.push(part),
+            }
+        }
+    }
+    parts
+}
+
 /// [`absolute_glob`], resolving through a shared [`PrefixResolver`].
 pub(crate) fn absolute_glob_in(
     text: &str,
@@ -184,34 +228,21 @@ pub(crate) fn absolute_glob_in(
     home: &Path,
     resolver: &mut PrefixResolver,
 ) -> String {
-    let expanded = canon::expand_tilde(text, home);
-    let absolute = if expanded.is_absolute() {
-        expanded
-    } else {
-        cwd.join(expanded)
-    };
-    let normalized = canon::normalize_lexically(&absolute);
-    // `normalized` is `/` or `/a/b/…`: split it where the first pattern component starts.
-    let bytes = normalized.as_os_str().as_bytes();
-    let mut literal_end = 1;
-    let mut rest_start = bytes.len();
-    let mut start = 1;
-    while start < bytes.len() {
-        let end = bytes[start..]
-            .iter()
-            .position(|&b| b == b'/')
-            .map_or(bytes.len(), |p| start + p);
-        if bytes[start..end]
-            .iter()
-            .any(|b| GLOB_META.contains(&char::from(*b)))
-        {
-            rest_start = start;
-            break;
-        }
-        literal_end = end;
-        start = end + 1;
+    let parts = normal_components(text, cwd, home);
+    // The literal prefix ends where the first pattern component starts.
+    let literal_count = parts
+        .iter()
+        .position(|part| part.iter().any(|b| GLOB_META.contains(&char::from(*b))))
+        .unwrap_or(parts.len());
+    let mut literal_bytes = Vec::with_capacity(text.len() + 64);
+    for part in &parts[..literal_count] {
+        literal_bytes.push(b'/');
+        literal_bytes.extend_from_slice(part);
     }
-    let literal = Path::new(OsStr::from_bytes(&bytes[..literal_end]));
+    if literal_bytes.is_empty() {
+        literal_bytes.push(b'/');
+    }
+    let literal = Path::new(OsStr::from_bytes(&literal_bytes));
     let canonical = match resolver.resolve(literal, cwd, home) {
         Some(p) => match p.into_os_string().into_string() {
             Ok(s) => s,
@@ -220,11 +251,11 @@ pub(crate) fn absolute_glob_in(
         None => literal.to_string_lossy().into_owned(),
     };
     let mut glob = escape_glob_literal(&canonical);
-    if rest_start < bytes.len() {
+    for part in &parts[literal_count..] {
         if !glob.ends_with('/') {
             glob.push('/');
         }
-        glob.push_str(&String::from_utf8_lossy(&bytes[rest_start..]));
+        glob.push_str(&String::from_utf8_lossy(part));
     }
     // Keep a trailing `/` of the rule (`dir/`), which means the directory itself.
     if text.ends_with('/') && !glob.ends_with('/') {
@@ -681,6 +712,42 @@ mod tests {
         }
         assert!(absolute_glob("~/link/real/**", &cwd, &home)
             .starts_with(&*root.join("data/real").to_string_lossy()));
+    }
+
+    #[test]
+    fn normal_components_equal_the_path_functions() {
+        let cwd = Path::new("/work/a b/cwd");
+        let home = Path::new("/home/me");
+        for text in [
+            "",
+            "~",
+            "~/",
+            "~//etc/passwd",
+            "~/x/../../..",
+            "~user/x",
+            "./src/**/*.rs",
+            "src/./a//b/",
+            "../..",
+            "../../../../../../x",
+            "/",
+            "//a///b/",
+            "/a/./b/../c/*.key",
+            "a/[x]/../b",
+            ".",
+            "..",
+            "~/.ssh/**",
+        ] {
+            let expected = canon::normalize_lexically(&cwd.join(canon::expand_tilde(text, home)));
+            let mut got = String::new();
+            for part in normal_components(text, cwd, home) {
+                got.push('/');
+                got.push_str(std::str::from_utf8(part).unwrap());
+            }
+            if got.is_empty() {
+                got.push('/');
+            }
+            assert_eq!(Path::new(&got), expected, "{text:?}");
+        }
     }
 
     #[test]

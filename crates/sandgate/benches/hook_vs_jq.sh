@@ -52,9 +52,20 @@ export HOME="$work/home" SANDGATE_AUDIT=off SANDGATE_MANAGED_CONFIG="$work/none.
 # Warm the cache once (what every call after the first finds).
 "$bin" hook claude < "$work/bash.json" > /dev/null
 
-hyperfine --warmup 20 --runs "$runs" --export-markdown "$work/result.md" \
+hyperfine --warmup 20 --runs "$runs" --export-markdown "$work/result.md" --export-json "$work/result.json" \
   -n "sandgate hook claude (Bash, 1,000 rules, cached)" "$bin hook claude < $work/bash.json" \
   -n "sandgate hook claude (Read, 1,000 rules, cached)" "$bin hook claude < $work/read.json" \
   -n "jq one-liner hook" "jq -c '$jq_filter' < $work/bash.json" \
-  -n "sandgate hook claude (Bash, 1,000 rules, SANDGATE_CACHE=off)" "SANDGATE_CACHE=off $bin hook claude < $work/bash.json"
+  -n "sandgate hook claude (Bash, 1,000 rules, SANDGATE_CACHE=off)" "SANDGATE_CACHE=off $bin hook claude < $work/bash.json" \
+  -n "sandgate --version (process start alone)" "$bin --version"
 cat "$work/result.md"
+# Medians, and each command's ratio to the jq hook.
+python3 - "$work/result.json" <<'PY'
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+jq = next(r["median"] for r in results if r["command"].startswith("jq"))
+print("| command | median | ratio to jq |")
+print("| --- | --- | --- |")
+for r in results:
+    print(f"| {r['command']} | {r['median'] * 1000:.2f} ms | {r['median'] / jq:.3f} |")
+PY
