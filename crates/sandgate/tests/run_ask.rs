@@ -326,3 +326,27 @@ fn the_terminal_is_restored_when_the_program_ends_during_a_question() {
     );
     assert!(!e.out.join("late.txt").exists());
 }
+
+#[test]
+fn a_metadata_change_outside_is_asked_about_and_applied_in_place() {
+    use std::os::unix::fs::PermissionsExt;
+    if !supported() {
+        return;
+    }
+    let e = env();
+    let target = e.path("mode.txt");
+    fs::write(&target, "x").unwrap();
+    fs::set_permissions(&target, fs::Permissions::from_mode(0o644)).unwrap();
+    let mut s = e.spawn(
+        "chmod 600 \"$OUT/mode.txt\" && echo CHMOD1; chmod 666 \"$OUT/mode.txt\" || echo FAILED2",
+    );
+    answer(&mut s, &target, "chmod", "1");
+    answer(&mut s, &target, "chmod", "3");
+    let (text, code) = finish(s);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("FAILED2"), "{text}");
+    // The allowed change landed (the question was answered in place), the
+    // rejected one did not.
+    let mode = fs::metadata(&target).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+}

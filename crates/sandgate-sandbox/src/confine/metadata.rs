@@ -63,8 +63,8 @@ impl Change {
         match self {
             Change::Mode => "chmod",
             Change::Owner => "chown",
-            Change::Times => "set the times of",
-            Change::Xattr => "change an extended attribute of",
+            Change::Times => "touch",
+            Change::Xattr => "setxattr",
         }
     }
 }
@@ -195,6 +195,108 @@ fn kernel_path(path: &Path, follow: bool) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn notif(nr: libc::c_long, args: [u64; 6]) -> Notif {
+        Notif {
+            id: 1,
+            pid: 1,
+            nr: i64::from(nr as i32),
+            args,
+        }
+    }
+
+    #[test]
+    fn decode_table() {
+        let at = libc::AT_FDCWD as u32 as u64;
+        let nofollow = libc::AT_SYMLINK_NOFOLLOW as u64;
+        let empty = libc::AT_EMPTY_PATH as u64;
+        let cases: [(libc::c_long, [u64; 6], Change, &str); 10] = [
+            (
+                libc::SYS_chmod,
+                [9, 0o600, 0, 0, 0, 0],
+                Change::Mode,
+                "path cwd follow",
+            ),
+            (
+                libc::SYS_fchmod,
+                [3, 0o600, 0, 0, 0, 0],
+                Change::Mode,
+                "fd 3",
+            ),
+            (
+                libc::SYS_lchown,
+                [9, 0, 0, 0, 0, 0],
+                Change::Owner,
+                "path cwd nofollow",
+            ),
+            (
+                libc::SYS_fchownat,
+                [4, 9, 0, 0, nofollow, 0],
+                Change::Owner,
+                "path 4 nofollow",
+            ),
+            (
+                libc::SYS_fchownat,
+                [4, 9, 0, 0, empty, 0],
+                Change::Owner,
+                "path 4 follow empty",
+            ),
+            (
+                libc::SYS_utimensat,
+                [5, 0, 0, 0, 0, 0],
+                Change::Times,
+                "fd 5",
+            ),
+            (
+                libc::SYS_utimensat,
+                [at, 9, 0, nofollow, 0, 0],
+                Change::Times,
+                "path cwd nofollow",
+            ),
+            (
+                libc::SYS_lsetxattr,
+                [9, 0, 0, 0, 0, 0],
+                Change::Xattr,
+                "path cwd nofollow",
+            ),
+            (
+                libc::SYS_fremovexattr,
+                [6, 0, 0, 0, 0, 0],
+                Change::Xattr,
+                "fd 6",
+            ),
+            (
+                SYS_SETXATTRAT,
+                [7, 9, nofollow, 0, 0, 0],
+                Change::Xattr,
+                "path 7 nofollow",
+            ),
+        ];
+        for (nr, args, change, want) in cases {
+            let request = decode(&notif(nr, args)).unwrap();
+            assert_eq!(request.change, change, "{nr}");
+            let got = match request.target {
+                Target::Fd(fd) => format!("fd {fd}"),
+                Target::Path {
+                    dirfd,
+                    follow,
+                    empty_is_dir,
+                    ..
+                } => format!(
+                    "path {} {}{}",
+                    if dirfd == libc::AT_FDCWD {
+                        "cwd".to_string()
+                    } else {
+                        dirfd.to_string()
+                    },
+                    if follow { "follow" } else { "nofollow" },
+                    if empty_is_dir { " empty" } else { "" }
+                ),
+            };
+            assert_eq!(got, want, "{nr}");
+        }
+        assert!(decode(&notif(libc::SYS_openat, [0; 6])).is_none());
+    }
 
     #[test]
     fn kernel_path_follows_only_when_asked() {
