@@ -16,7 +16,12 @@
 //!   again. Renaming or removing a directory can change the path of some
 //!   working directory: every cached one is forgotten.
 //! - `set*id`, `setgroups`, `capset` change the calling thread's credentials:
-//!   every cached credential is forgotten.
+//!   every cached credential is forgotten. (`execve` can also lower the
+//!   effective capabilities, after the bounding or ambient set was narrowed;
+//!   it is not intercepted, because the program's own first `execve` runs
+//!   before the supervisor does. Such a program keeps the capabilities it
+//!   had for the emulated file-mode check of writes sandgate performs for
+//!   it, which only ever happen inside the allowed set.)
 //!
 //! A thread id can be reused once its thread has exited, so each entry holds
 //! a pidfd of the thread it describes; an entry whose thread has exited is
