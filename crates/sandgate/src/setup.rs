@@ -15,7 +15,8 @@ pub struct Loaded {
     pub ctx: Context,
 }
 
-/// Build the context and load the policy, or print why not and give exit code 2.
+/// Build the context and load the policy (through the compiled-policy cache,
+/// which never changes a decision), or print why not and give exit code 2.
 /// Prints the sandbox-off warning when the gate is off.
 pub fn load(global: &GlobalArgs) -> Result<Loaded, ExitCode> {
     let ctx = context(global)?;
@@ -26,7 +27,7 @@ pub fn load(global: &GlobalArgs) -> Result<Loaded, ExitCode> {
         &ctx.cwd,
         &ctx.home,
     );
-    let policy = Policy::load(&sources, &ctx).map_err(|e| {
+    let policy = sandgate_policy::cache::load(&sources, &ctx).map_err(|e| {
         eprintln!("sandgate: {e}");
         ExitCode::from(EXIT_CANNOT_CHECK)
     })?;
