@@ -1,12 +1,14 @@
 //! The common case without the parser: a line of plain words joined by `;`,
 //! `&&`, `||` or `|` (`git status && ls -la 'my dir' | grep -n "foo bar"`).
 //!
-//! A plain line has no expansion, redirection, pattern, comment or keyword. Its
-//! words may hold simple quoting, whose removal is unambiguous: single quotes,
-//! double quotes without `$`, `` ` `` or an escaping backslash, and a backslash
-//! before a printable character outside quotes. Splitting such a line by hand
-//! gives exactly what the parser would (a property test and the fuzz target
-//! check it); anything else returns `None` and goes to tree-sitter-bash.
+//! A plain line has no expansion, pattern, comment or keyword. Its words may
+//! hold simple quoting, whose removal is unambiguous: single quotes, double
+//! quotes without `$`, `` ` `` or an escaping backslash, and a backslash before
+//! a printable character outside quotes. A command may end in redirections that
+//! write such a word (`>`, `>>`, `N>`, `N>>`) or copy a descriptor (`N>&M`).
+//! Splitting such a line by hand gives exactly what the parser would (a
+//! property test and the fuzz target check it); anything else returns `None`
+//! and goes to tree-sitter-bash.
 
 use std::borrow::Cow;
 
