@@ -1,5 +1,6 @@
 //! The shell analyser must never panic, whatever the input; its shortcut for
-//! lines of plain words must agree with tree-sitter-bash.
+//! common lines (plain words, simple quoting, trailing redirections) must agree
+//! with tree-sitter-bash.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
