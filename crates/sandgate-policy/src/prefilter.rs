@@ -3,9 +3,8 @@
 //!
 //! For each regex we find a set of *required literals*: strings of which every
 //! match must contain at least one. A rule with no such set is always a
-//! candidate. A table of the literals' first two bytes (or, for thousands of
-//! literals, one Aho-Corasick automaton) then names the candidate rules of a
-//! command in a single pass. The prefilter only ever
+//! candidate. A trie of the literals (or, for thousands of literals, one
+//! Aho-Corasick automaton) then names the candidate rules of a command. The prefilter only ever
 //! removes rules that cannot match, so it never changes which rules match.
 
 use std::collections::HashMap;
@@ -155,17 +154,15 @@ fn keep_better(best: &mut Option<Vec<Vec<u8>>>, candidate: Vec<Vec<u8>>) {
     }
 }
 
-/// Distinct literals above which the index also builds an Aho-Corasick
-/// automaton. Below it, a table of each literal's first two bytes finds the
-/// candidates of a short command about as fast, and costs almost nothing to
-/// build: a process that decides one call (a hook) builds it for every call.
+/// Distinct literals from which the index builds an Aho-Corasick automaton.
+/// Below it, a plain trie walked from each position finds the candidates of a
+/// short command about as fast, and costs almost nothing to build: a process
+/// that decides one call (a hook) builds it for every call.
 const AUTOMATON_MIN_LITERALS: usize = 2048;
 
 /// Which rules can match a haystack, from their required literals.
 #[derive(Debug, Clone)]
 pub(crate) struct LiteralIndex {
-    /// Every distinct literal, ASCII-lowercased.
-    patterns: Vec<Vec<u8>>,
     /// For each pattern, the rules that require it.
     pattern_rules: Vec<Vec<u32>>,
     /// How patterns are found in a haystack.
@@ -177,20 +174,68 @@ pub(crate) struct LiteralIndex {
 
 #[derive(Debug, Clone)]
 enum Finder {
-    /// Patterns by their first two bytes (one-byte patterns by `0x1_0000 | byte`).
-    Table(HashMap<u32, Vec<u32>, foldhash::fast::RandomState>),
+    /// A trie of the patterns, walked from each position of the haystack.
+    Trie(Trie),
     /// One automaton over every pattern (ASCII case-insensitive).
     Automaton(AhoCorasick),
     /// Every rule is a candidate (the automaton could not be built).
     Everything,
 }
 
-/// The table key of a pattern or haystack position: its first two bytes.
-fn table_key(bytes: &[u8]) -> Option<u32> {
-    match bytes {
-        [] => None,
-        [a] => Some(0x1_0000 | u32::from(*a)),
-        [a, b, ..] => Some(u32::from(*a) << 8 | u32::from(*b)),
+/// A trie of lowercased patterns: one hash-map entry per edge, so building it
+/// costs a few instructions per pattern byte.
+#[derive(Debug, Clone)]
+struct Trie {
+    /// `(node << 8) | byte` → child node; the root is node 0.
+    edges: HashMap<u64, u32, foldhash::fast::RandomState>,
+    /// For each node, the pattern that ends there, or [`Trie::NONE`].
+    ends: Vec<u32>,
+}
+
+impl Trie {
+    const NONE: u32 = u32::MAX;
+
+    fn new(patterns: &[Vec<u8>]) -> Trie {
+        let mut trie = Trie {
+            edges: HashMap::with_capacity_and_hasher(
+                patterns.iter().map(Vec::len).sum(),
+                Default::default(),
+            ),
+            ends: vec![Self::NONE],
+        };
+        for (id, pattern) in patterns.iter().enumerate() {
+            let mut node = 0u32;
+            for &b in pattern {
+                let next = trie.ends.len() as u32;
+                node = *trie
+                    .edges
+                    .entry(u64::from(node) << 8 | u64::from(b))
+                    .or_insert(next);
+                if node == next {
+                    trie.ends.push(Self::NONE);
+                }
+            }
+            trie.ends[node as usize] = id as u32;
+        }
+        trie
+    }
+
+    /// Call `found` with every pattern that starts at some position of `haystack`.
+    fn find(&self, haystack: &[u8], mut found: impl FnMut(u32)) {
+        for at in 0..haystack.len() {
+            let mut node = 0u32;
+            for &b in &haystack[at..] {
+                let key = u64::from(node) << 8 | u64::from(b.to_ascii_lowercase());
+                let Some(&child) = self.edges.get(&key) else {
+                    break;
+                };
+                node = child;
+                let end = self.ends[node as usize];
+                if end != Self::NONE {
+                    found(end);
+                }
+            }
+        }
     }
 }
 
@@ -228,16 +273,14 @@ impl LiteralIndex {
             }
         }
         let finder = if patterns.len() < min_literals {
-            let mut table: HashMap<u32, Vec<u32>, _> = HashMap::default();
+            // Literals are never empty (see `literals_of`); an empty one would
+            // match everywhere, so its rules are always candidates.
             for (id, pattern) in patterns.iter().enumerate() {
-                // Literals are never empty (see `literals_of`); an empty one
-                // would match everywhere, so its rules are always candidates.
-                match table_key(pattern) {
-                    Some(key) => table.entry(key).or_default().push(id as u32),
-                    None => always.extend(&pattern_rules[id]),
+                if pattern.is_empty() {
+                    always.extend(&pattern_rules[id]);
                 }
             }
-            Finder::Table(table)
+            Finder::Trie(Trie::new(&patterns))
         } else {
             match AhoCorasickBuilder::new()
                 .ascii_case_insensitive(true)
@@ -253,7 +296,6 @@ impl LiteralIndex {
         always.sort_unstable();
         always.dedup();
         LiteralIndex {
-            patterns,
             pattern_rules,
             finder,
             always,
@@ -263,42 +305,31 @@ impl LiteralIndex {
 
     /// The rules that can match `haystack`, in rule order.
     pub(crate) fn candidates(&self, haystack: &[u8]) -> Vec<usize> {
-        let mut hit = vec![false; self.rule_count];
-        for &r in &self.always {
-            hit[r as usize] = true;
-        }
-        let mut mark = |pattern: usize| {
-            for &r in &self.pattern_rules[pattern] {
-                hit[r as usize] = true;
-            }
-        };
+        let mut hits: Vec<u32> = self.always.clone();
+        let mut mark = |pattern: u32| hits.extend(&self.pattern_rules[pattern as usize]);
         match &self.finder {
-            Finder::Table(table) => {
-                let lower = haystack.to_ascii_lowercase();
-                for at in 0..lower.len() {
-                    let rest = &lower[at..];
-                    let one = table_key(&rest[..1]);
-                    let two = (rest.len() >= 2).then(|| table_key(rest)).flatten();
-                    for key in [one, two].into_iter().flatten() {
-                        let Some(ids) = table.get(&key) else { continue };
-                        for &id in ids {
-                            if rest.starts_with(&self.patterns[id as usize]) {
-                                mark(id as usize);
-                            }
-                        }
-                    }
-                }
-            }
+            Finder::Trie(trie) => trie.find(haystack, &mut mark),
             Finder::Automaton(ac) => {
                 for m in ac.find_overlapping_iter(haystack) {
-                    mark(m.pattern().as_usize());
+                    mark(m.pattern().as_usize() as u32);
                 }
             }
-            Finder::Everything => hit.iter_mut().for_each(|h| *h = true),
+            Finder::Everything => return (0..self.rule_count).collect(),
         }
-        hit.iter()
+        if hits.len() <= 32 {
+            hits.sort_unstable();
+            hits.dedup();
+            return hits.into_iter().map(|r| r as usize).collect();
+        }
+        // Many hits: a flag per rule is cheaper than sorting them.
+        let mut flags = vec![false; self.rule_count];
+        for r in hits {
+            flags[r as usize] = true;
+        }
+        flags
+            .iter()
             .enumerate()
-            .filter_map(|(i, &h)| h.then_some(i))
+            .filter_map(|(i, &f)| f.then_some(i))
             .collect()
     }
 }
@@ -346,7 +377,7 @@ mod tests {
     }
 
     #[test]
-    fn table_and_automaton_name_the_same_candidates() {
+    fn trie_and_automaton_name_the_same_candidates() {
         let words = [
             "git", "rm", "curl", "x", "-rf", "push", "a", "ssh", "sudo", "npm run",
         ];
@@ -361,9 +392,9 @@ mod tests {
                 ]),
             })
             .collect();
-        let table = LiteralIndex::with_automaton_from(&literals, usize::MAX);
+        let trie = LiteralIndex::with_automaton_from(&literals, usize::MAX);
         let automaton = LiteralIndex::with_automaton_from(&literals, 0);
-        assert!(matches!(table.finder, Finder::Table(_)));
+        assert!(matches!(trie.finder, Finder::Trie(_)));
         assert!(matches!(automaton.finder, Finder::Automaton(_)));
         for haystack in [
             "",
@@ -375,7 +406,7 @@ mod tests {
             "aaaaaaaa",
             "push12 a",
         ] {
-            let t = table.candidates(haystack.as_bytes());
+            let t = trie.candidates(haystack.as_bytes());
             assert_eq!(t, automaton.candidates(haystack.as_bytes()), "{haystack}");
             // Every rule without literals, and only a few others, are candidates.
             assert!(t.iter().filter(|&&i| i % 7 == 0).count() == 3000 / 7 + 1);
