@@ -195,29 +195,32 @@ struct Trie {
 impl Trie {
     const NONE: u32 = u32::MAX;
 
-    fn new(patterns: &[Vec<u8>]) -> Trie {
-        let mut trie = Trie {
-            edges: HashMap::with_capacity_and_hasher(
-                patterns.iter().map(Vec::len).sum(),
-                Default::default(),
-            ),
+    fn with_capacity(edges: usize) -> Trie {
+        Trie {
+            edges: HashMap::with_capacity_and_hasher(edges, Default::default()),
             ends: vec![Self::NONE],
-        };
-        for (id, pattern) in patterns.iter().enumerate() {
-            let mut node = 0u32;
-            for &b in pattern {
-                let next = trie.ends.len() as u32;
-                node = *trie
-                    .edges
-                    .entry(u64::from(node) << 8 | u64::from(b))
-                    .or_insert(next);
-                if node == next {
-                    trie.ends.push(Self::NONE);
-                }
-            }
-            trie.ends[node as usize] = id as u32;
         }
-        trie
+    }
+
+    /// Insert `pattern` (ASCII-lowercased on the way) and give its id: `next_id`
+    /// if it is new, else the id it was inserted with before.
+    fn insert(&mut self, pattern: &[u8], next_id: u32) -> u32 {
+        let mut node = 0u32;
+        for &b in pattern {
+            let next = self.ends.len() as u32;
+            node = *self
+                .edges
+                .entry(u64::from(node) << 8 | u64::from(b.to_ascii_lowercase()))
+                .or_insert(next);
+            if node == next {
+                self.ends.push(Self::NONE);
+            }
+        }
+        let end = &mut self.ends[node as usize];
+        if *end == Self::NONE {
+            *end = next_id;
+        }
+        *end
     }
 
     /// Call `found` with every pattern that starts at some position of `haystack`.
@@ -247,9 +250,11 @@ impl LiteralIndex {
 
     /// [`LiteralIndex::new`], building the automaton from `min_literals` distinct literals on.
     fn with_automaton_from(literals: &[Option<Vec<Vec<u8>>>], min_literals: usize) -> LiteralIndex {
-        let mut patterns: Vec<Vec<u8>> = Vec::new();
+        let mut patterns: Vec<&[u8]> = Vec::new();
         let mut pattern_rules: Vec<Vec<u32>> = Vec::new();
-        let mut seen: HashMap<Vec<u8>, usize, foldhash::fast::RandomState> = Default::default();
+        let edges = literals.iter().flatten().flatten().map(Vec::len).sum();
+        // The trie also names each distinct literal (ASCII case-insensitively) once.
+        let mut trie = Trie::with_capacity(edges);
         let mut always = Vec::new();
         for (rule, set) in literals.iter().enumerate() {
             let rule = rule as u32;
@@ -257,16 +262,11 @@ impl LiteralIndex {
                 None => always.push(rule),
                 Some(set) => {
                     for lit in set {
-                        let key = lit.to_ascii_lowercase();
-                        let id = match seen.get(&key) {
-                            Some(&id) => id,
-                            None => {
-                                seen.insert(key.clone(), patterns.len());
-                                patterns.push(key);
-                                pattern_rules.push(Vec::new());
-                                patterns.len() - 1
-                            }
-                        };
+                        let id = trie.insert(lit, patterns.len() as u32) as usize;
+                        if id == patterns.len() {
+                            patterns.push(lit);
+                            pattern_rules.push(Vec::new());
+                        }
                         pattern_rules[id].push(rule);
                     }
                 }
@@ -280,7 +280,7 @@ impl LiteralIndex {
                     always.extend(&pattern_rules[id]);
                 }
             }
-            Finder::Trie(Trie::new(&patterns))
+            Finder::Trie(trie)
         } else {
             match AhoCorasickBuilder::new()
                 .ascii_case_insensitive(true)
