@@ -165,8 +165,13 @@ impl Callers {
     }
 
     /// The entry of `pid`, created if need be (`None`: cannot cache). An
-    /// existing entry is not checked: see [`Callers::verify`].
+    /// entry left by an exited thread whose id was reused is replaced: even
+    /// where a stale path could only make a write fail under the Landlock
+    /// floor, it would fail without the question it deserves.
     fn entry(state: &mut State, pid: u32) -> Option<&mut Caller> {
+        if state.callers.get(&pid).is_some_and(Caller::exited) {
+            state.callers.remove(&pid);
+        }
         if !state.callers.contains_key(&pid) {
             if state.callers.len() >= SWEEP_AT {
                 state.callers.retain(|_, c| !c.exited());
@@ -188,21 +193,6 @@ impl Callers {
             );
         }
         state.callers.get_mut(&pid)
-    }
-
-    /// Whether what is cached for `pid` describes the thread now using that
-    /// id; when not, the entry is dropped. Checked before the cache decides
-    /// where a write lands (a write the supervisor performs); a write the
-    /// kernel performs under the Landlock floor needs no such check.
-    pub fn verify(&self, pid: u32) -> bool {
-        let mut state = self.lock();
-        match state.callers.get(&pid) {
-            Some(caller) if caller.exited() => {
-                state.callers.remove(&pid);
-                false
-            }
-            _ => true,
-        }
     }
 
     /// The working directory of `pid`; `fresh` reads it from `/proc` even
@@ -330,8 +320,8 @@ mod tests {
         assert!(callers.creds(pid).is_some());
         child.kill().unwrap();
         child.wait().unwrap();
-        assert!(!callers.verify(pid));
-        assert!(!callers.lock().callers.contains_key(&pid));
+        assert!(callers.lock().callers.get(&pid).unwrap().exited());
         assert!(callers.creds(pid).is_none());
+        assert!(!callers.lock().callers.contains_key(&pid));
     }
 }

@@ -366,11 +366,6 @@ fn fast(shared: &Shared, notif: &Notif, op: &Op) -> bool {
     if !targets.iter().all(|(p, _)| plan.is_allowed(p, &grants)) {
         return false;
     }
-    // The paths rest on the cached working directory: the thread it was
-    // cached for must be the caller.
-    if !shared.callers.verify(notif.pid) {
-        return false;
-    }
     let creds = creds_of(shared, notif.pid);
     if let Some((path, _)) = targets
         .iter()
