@@ -65,7 +65,8 @@ pub struct PathRules {
     /// Globs whose literal prefix holds no `/`: checked against every path.
     unfiled: Vec<usize>,
     /// Each glob's matcher, built on first use; `None` if it cannot be built.
-    matchers: Vec<OnceLock<Option<GlobMatcher>>>,
+    /// Boxed: most are never built, and an empty slot stays small.
+    matchers: Vec<OnceLock<Option<Box<GlobMatcher>>>>,
     /// For each glob, the index of its rule.
     glob_to_rule: Vec<usize>,
     rules: Vec<RuleRef>,
@@ -370,8 +371,11 @@ impl PathRules {
     /// cannot be parsed (which `compile` rules out) fails closed: a deny or
     /// floor rule matches, an allow rule does not.
     fn glob_matches(&self, g: usize, path: &Path) -> bool {
-        let matcher = self.matchers[g]
-            .get_or_init(|| build_glob(&self.globs[g]).ok().map(|g| g.compile_matcher()));
+        let matcher = self.matchers[g].get_or_init(|| {
+            build_glob(&self.globs[g])
+                .ok()
+                .map(|g| Box::new(g.compile_matcher()))
+        });
         match matcher {
             Some(m) => m.is_match(path),
             None => self.list != crate::List::Allow,
