@@ -132,8 +132,13 @@ fn plain_line() -> impl Strategy<Value = String> {
     );
     let command = (prefix, prop::collection::vec(word, 1..4))
         .prop_map(|(p, w)| format!("{p}{}", w.join(" ")));
+    joined(move || command.clone())
+}
+
+/// One to three commands of `command()` joined by list and pipeline operators.
+fn joined<S: Strategy<Value = String>>(command: impl Fn() -> S) -> impl Strategy<Value = String> {
     let op = prop::sample::select(&[";", " ; ", "&&", " && ", "||", " | ", "|"][..]);
-    (command.clone(), prop::collection::vec((op, command), 0..3)).prop_map(|(first, rest)| {
+    (command(), prop::collection::vec((op, command()), 0..3)).prop_map(|(first, rest)| {
         let mut line = first;
         for (op, c) in rest {
             line.push_str(op);
@@ -222,19 +227,7 @@ fn quoted_command() -> impl Strategy<Value = String> {
 
 /// A line of simple commands whose arguments hold quoting.
 fn quoted_line() -> impl Strategy<Value = String> {
-    let op = prop::sample::select(&[";", " ; ", "&&", " && ", "||", " | ", "|"][..]);
-    (
-        quoted_command(),
-        prop::collection::vec((op, quoted_command()), 0..3),
-    )
-        .prop_map(|(first, rest)| {
-            let mut line = first;
-            for (op, c) in rest {
-                line.push_str(op);
-                line.push_str(&c);
-            }
-            line
-        })
+    joined(quoted_command)
 }
 
 proptest! {
