@@ -5,10 +5,11 @@
 //! The cache is keyed by a SHA-256 over the sandgate version and the path and
 //! content of every policy file (a missing file counts too). A cache file is
 //! used only when its magic line, format, version, key and body checksum all
-//! match (the header is text, the body binary: `postcard`); anything else (stale, corrupt, written by another version) is
-//! ignored and rebuilt. Only what depends on the files' content is cached:
-//! path rules are resolved against the working directory and the filesystem on
-//! every load, exactly as without the cache.
+//! match (the header is text, the body binary: `postcard`); anything else
+//! (stale, corrupt, written by another version) is ignored and rebuilt. Only
+//! what depends on the files' content is cached: path rules are resolved
+//! against the working directory and the filesystem on every load, exactly as
+//! without the cache.
 //!
 //! Location: `$SANDGATE_CACHE_DIR`, else `$XDG_CACHE_HOME/sandgate`, else
 //! `~/.cache/sandgate`. `SANDGATE_CACHE=off` turns it off.

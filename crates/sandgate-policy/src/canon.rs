@@ -6,9 +6,10 @@
 //! link into `~/.ssh` is judged as `~/.ssh`.
 
 use std::collections::VecDeque;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 /// How many symlinks one path may pass through before it is refused (as the kernel's `ELOOP`).
@@ -80,17 +81,31 @@ pub fn canonicalize(path: &str, cwd: &Path, home: &Path) -> Result<PathBuf, Cano
 
 /// Collapse `.` and `..` without touching the file system.
 pub fn normalize_lexically(path: &Path) -> PathBuf {
+    let mut parts = Vec::new();
+    push_normal(&mut parts, path.as_os_str().as_bytes());
     let mut out = PathBuf::from("/");
-    for component in path.components() {
-        match component {
-            Component::Normal(name) => out.push(name),
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
-        }
+    for part in parts {
+        out.push(OsStr::from_bytes(part));
     }
     out
+}
+
+/// Add the components of `piece` to `parts` as [`normalize_lexically`] reads
+/// them: empty parts and `.` are dropped, `..` drops the part before it (never
+/// above the root). An absolute piece starts over, as `Path::join` does.
+pub(crate) fn push_normal<'a>(parts: &mut Vec<&'a [u8]>, piece: &'a [u8]) {
+    if piece.starts_with(b"/") {
+        parts.clear();
+    }
+    for part in piece.split(|&b| b == b'/') {
+        match part {
+            b"" | b"." => {}
+            b".." => {
+                parts.pop();
+            }
+            _ => parts.push(part),
+        }
+    }
 }
 
 /// Let the kernel resolve a path that exists: open it with `O_PATH` (which

@@ -4,8 +4,9 @@
 //! For each regex we find a set of *required literals*: strings of which every
 //! match must contain at least one. A rule with no such set is always a
 //! candidate. A trie of the literals (or, for thousands of literals, one
-//! Aho-Corasick automaton) then names the candidate rules of a command. The prefilter only ever
-//! removes rules that cannot match, so it never changes which rules match.
+//! Aho-Corasick automaton) then names the candidate rules of a command. The
+//! prefilter only ever removes rules that cannot match, so it never changes
+//! which rules match.
 
 use std::collections::HashMap;
 

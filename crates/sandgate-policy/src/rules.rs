@@ -125,6 +125,8 @@ pub(crate) struct PrefixResolver {
 impl PrefixResolver {
     /// The canonical form of an absolute, lexically normal `literal` (no `.`/`..`).
     fn resolve(&mut self, literal: &Path, cwd: &Path, home: &Path) -> Option<PathBuf> {
+        // Once a symlink or an error is met, the walk defers to `canonicalize`.
+        let fallback = || canon::canonicalize(&literal.to_string_lossy(), cwd, home).ok();
         let bytes = literal.as_os_str().as_bytes();
         let mut parent: Option<&[u8]> = None;
         let mut start = 1;
@@ -140,9 +142,7 @@ impl PrefixResolver {
                     Some(parent) => match self.memo.get(parent) {
                         Some(Some((path, exists))) => (path.clone(), *exists),
                         // A parent that needs `canonicalize` returned below.
-                        _ => {
-                            return canon::canonicalize(&literal.to_string_lossy(), cwd, home).ok()
-                        }
+                        _ => return fallback(),
                     },
                 };
                 let candidate = parent_path.join(OsStr::from_bytes(&bytes[start..end]));
@@ -166,7 +166,7 @@ impl PrefixResolver {
                 self.memo.insert(key.into(), state);
             }
             if let Some(None) = self.memo.get(key) {
-                return canon::canonicalize(&literal.to_string_lossy(), cwd, home).ok();
+                return fallback();
             }
             parent = Some(key);
             start = end + 1;
@@ -175,7 +175,7 @@ impl PrefixResolver {
             None => Some(PathBuf::from("/")),
             Some(key) => match self.memo.get(key) {
                 Some(Some((path, _))) => Some(path.clone()),
-                _ => canon::canonicalize(&literal.to_string_lossy(), cwd, home).ok(),
+                _ => fallback(),
             },
         }
     }
@@ -206,18 +206,7 @@ fn normal_components<'a>(text: &'a str, cwd: &'a Path, home: &'a Path) -> Vec<&'
     }
     let mut parts: Vec<&[u8]> = Vec::with_capacity(16);
     for piece in pieces {
-        if piece.starts_with(b"/") {
-            parts.clear();
-        }
-        for part in piece.split(|&b| b == b'/') {
-            match part {
-                b"" | b"." => {}
-                b".." => {
-                    parts.pop();
-                }
-                _ => parts.push(part),
-            }
-        }
+        canon::push_normal(&mut parts, piece);
     }
     parts
 }
