@@ -7,119 +7,24 @@
 //! compared the same way over a generated table of commands and paths, and a
 //! property test compares the literal prefilter with plain regex matching.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 use sandgate_policy::cache::{self, CacheStatus};
 use sandgate_policy::rules::{CommandRules, SourceRule};
 use sandgate_policy::{Context, Decision, List, Origin, Policy, Sources, ToolCall};
-use serde::Deserialize;
 
-#[derive(Debug, Deserialize)]
-struct CorpusFile {
-    cases: Vec<Case>,
-}
+#[path = "../../../tests/support/corpus.rs"]
+mod corpus;
 
-#[derive(Debug, Clone, Deserialize)]
-struct Case {
-    name: String,
-    #[serde(default)]
-    managed: Option<String>,
-    #[serde(default)]
-    central: Option<String>,
-    #[serde(default)]
-    local: Option<String>,
-    #[serde(default)]
-    layout: Layout,
-    #[serde(default)]
-    cwd: Option<String>,
-    #[serde(default)]
-    args: Vec<String>,
-    #[serde(default)]
-    request: Option<serde_json::Value>,
-}
+use corpus::build_root;
 
-#[derive(Debug, Clone, Default, Deserialize)]
-struct Layout {
-    #[serde(default)]
-    dirs: Vec<String>,
-    #[serde(default)]
-    files: BTreeMap<String, String>,
-    #[serde(default)]
-    symlinks: BTreeMap<String, String>,
-}
-
-fn corpus_cases() -> Vec<Case> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("tests/corpus exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("yaml"))
-        .collect();
-    paths.sort();
-    let mut cases = Vec::new();
-    for path in paths {
-        let text = std::fs::read_to_string(&path).unwrap();
-        let file: CorpusFile =
-            serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        cases.extend(file.cases);
-    }
-    cases
-}
-
-struct Root {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-    home: PathBuf,
-    cwd: PathBuf,
-}
-
-impl Root {
-    fn expand(&self, s: &str) -> String {
-        s.replace("{root}", &self.root.to_string_lossy())
-            .replace("{home}", &self.home.to_string_lossy())
-            .replace("{cwd}", &self.cwd.to_string_lossy())
-    }
-}
-
-fn build_root(case: &Case) -> Root {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = std::fs::canonicalize(tmp.path()).unwrap();
-    let home = root.join("home");
-    let cwd = root.join(case.cwd.as_deref().unwrap_or("home/projects/app"));
-    std::fs::create_dir_all(&home).unwrap();
-    let r = Root {
-        _tmp: tmp,
-        root,
-        home,
-        cwd,
-    };
-    for d in &case.layout.dirs {
-        std::fs::create_dir_all(r.root.join(d)).unwrap();
-    }
-    for (f, content) in &case.layout.files {
-        let p = r.root.join(f);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, content).unwrap();
-    }
-    for (link, target) in &case.layout.symlinks {
-        let p = r.root.join(link);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::os::unix::fs::symlink(r.expand(target), p).unwrap();
-    }
-    std::fs::create_dir_all(&r.cwd).unwrap();
-    for (file, content) in [
-        (r.root.join("etc/sandgate/permissions.yaml"), &case.managed),
-        (r.home.join(".sandgate/permissions.yaml"), &case.central),
-        (r.cwd.join(".sandgate/permissions.yaml"), &case.local),
-    ] {
-        if let Some(content) = content {
-            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-            std::fs::write(file, r.expand(content)).unwrap();
-        }
-    }
-    r
+/// Every case of the golden corpus.
+fn corpus_cases() -> Vec<corpus::Case> {
+    corpus::load_cases()
+        .into_iter()
+        .map(|(_, case)| case)
+        .collect()
 }
 
 /// The three ways to load, and their decisions on `calls`; panics on any difference.
