@@ -22,6 +22,7 @@ mod landlock;
 mod metadata;
 mod onbehalf;
 mod plan;
+pub mod preload;
 mod seccomp;
 mod settings;
 mod spawn;
@@ -30,6 +31,7 @@ mod supervisor;
 pub use metadata::Change;
 pub use onbehalf::Op;
 pub use plan::{AllowKind, Allowed, Grants, Plan, PlanInputs, Rule, Standing, DEFAULT_STATE_DIRS};
+pub use seccomp::{Listener, Notif, Ready};
 pub use settings::{ListKind, SandboxFile, SandboxSettings, SettingsError, FILE_NAME, STATE_DIR};
 pub use spawn::{clear_umask, forward_signals, Confined, FORWARDED};
 pub use supervisor::{Answer, Asker, DenyReason, Event, Question, Reporter, Supervisor};
@@ -98,6 +100,8 @@ pub fn spawn(cmd: &mut Command, plan: &Plan) -> Result<Confined, ConfineError> {
         return Err(ConfineError::NoLandlock);
     }
     let ruleset = landlock::build(&plan.rules, abi).map_err(ConfineError::Ruleset)?;
+    // Without the library the program is just as confined, only slower.
+    preload::arm(cmd, plan);
     spawn::spawn(cmd, &ruleset).map_err(|source| ConfineError::Spawn {
         program: cmd.get_program().to_string_lossy().into_owned(),
         source,

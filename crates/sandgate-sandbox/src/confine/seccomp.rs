@@ -3,10 +3,14 @@
 //! the supervisor receives and answers them.
 //!
 //! Opens without a write flag, and every other system call, pass untouched:
-//! reads and execution stay as fast as unconfined.
+//! reads and execution stay as fast as unconfined. So does an `openat`
+//! marked by the preload library (see [`super::preload`]): the Landlock floor
+//! alone decides it, and the library retries a refused one unmarked.
 
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
+
+use super::preload::MARKER;
 
 const RET_ALLOW: u32 = 0x7fff_0000;
 const RET_USER_NOTIF: u32 = 0x7fc0_0000;
@@ -108,17 +112,28 @@ fn arg_low(n: u32) -> u32 {
     16 + 8 * n
 }
 
+/// Offset of argument `n`'s high 32 bits (x86-64 is little-endian).
+fn arg_high(n: u32) -> u32 {
+    arg_low(n) + 4
+}
+
 /// The BPF program. Foreign architectures and the x32 ABI pass through
 /// (the Landlock floor still holds for them, they are just never asked about).
+/// An `openat` whose sixth argument is [`MARKER`] passes too, whatever its
+/// flags: only the preload library's fast path sets it, and a program that
+/// forges it gets the Landlock floor's decision without being asked.
 pub fn program() -> Vec<libc::sock_filter> {
     let n = notified().count();
     // Layout (indices): 0 ld arch, 1 jeq, 2 ld nr, 3 jge x32, 4 jeq open,
     // 5 jeq openat, 6..6+n jeq notified, 6+n ret allow, 7+n ld a1,
-    // 8+n jset, 9+n ld a2, 10+n jset, 11+n ret notif, 12+n ret allow.
-    let allow_end = 12 + n;
-    let notify = 11 + n;
+    // 8+n jset, 9+n ld a5 low, 10+n jeq marker low, 11+n ld a5 high,
+    // 12+n jeq marker high, 13+n ld a2, 14+n jset, 15+n ret notif,
+    // 16+n ret allow.
+    let allow_end = 16 + n;
+    let notify = 15 + n;
     let load_a1 = 7 + n;
-    let load_a2 = 9 + n;
+    let openat = 9 + n;
+    let load_a2 = 13 + n;
     let to = |from: usize, target: usize| target - from - 1;
     let mut prog = vec![
         stmt(LD_W_ABS, 4),
@@ -126,7 +141,7 @@ pub fn program() -> Vec<libc::sock_filter> {
         stmt(LD_W_ABS, 0),
         jump(JGE_K, X32_SYSCALL_BIT, to(3, allow_end), 0),
         jump(JEQ_K, libc::SYS_open as u32, to(4, load_a1), 0),
-        jump(JEQ_K, libc::SYS_openat as u32, to(5, load_a2), 0),
+        jump(JEQ_K, libc::SYS_openat as u32, to(5, openat), 0),
     ];
     for (i, nr) in notified().enumerate() {
         prog.push(jump(JEQ_K, nr as u32, to(6 + i, notify), 0));
@@ -139,12 +154,16 @@ pub fn program() -> Vec<libc::sock_filter> {
         to(8 + n, notify),
         to(8 + n, allow_end),
     ));
+    prog.push(stmt(LD_W_ABS, arg_low(5)));
+    prog.push(jump(JEQ_K, MARKER as u32, 0, to(10 + n, load_a2)));
+    prog.push(stmt(LD_W_ABS, arg_high(5)));
+    prog.push(jump(JEQ_K, (MARKER >> 32) as u32, to(12 + n, allow_end), 0));
     prog.push(stmt(LD_W_ABS, arg_low(2)));
     prog.push(jump(
         JSET_K,
         WRITE_OPEN_FLAGS,
-        to(10 + n, notify),
-        to(10 + n, allow_end),
+        to(14 + n, notify),
+        to(14 + n, allow_end),
     ));
     prog.push(stmt(RET_K, RET_USER_NOTIF));
     prog.push(stmt(RET_K, RET_ALLOW));
@@ -391,6 +410,156 @@ mod tests {
             }
         }
         assert_eq!(prog.last().map(|i| i.k), Some(RET_ALLOW));
+    }
+
+    /// Runs the filter on one system call, as the kernel's BPF interpreter
+    /// does for the instructions the filter uses.
+    fn verdict(prog: &[libc::sock_filter], arch: u32, nr: i64, args: [u64; 6]) -> u32 {
+        let mut data = Vec::with_capacity(64);
+        data.extend_from_slice(&(nr as i32).to_le_bytes());
+        data.extend_from_slice(&arch.to_le_bytes());
+        data.extend_from_slice(&0u64.to_le_bytes()); // instruction pointer
+        for arg in args {
+            data.extend_from_slice(&arg.to_le_bytes());
+        }
+        let word = |at: u32| {
+            let at = at as usize;
+            u32::from_le_bytes(data[at..at + 4].try_into().unwrap())
+        };
+        let (mut pc, mut acc) = (0usize, 0u32);
+        loop {
+            let ins = prog[pc];
+            let taken = match ins.code {
+                LD_W_ABS => {
+                    acc = word(ins.k);
+                    pc += 1;
+                    continue;
+                }
+                RET_K => return ins.k,
+                JEQ_K => acc == ins.k,
+                JGE_K => acc >= ins.k,
+                JSET_K => acc & ins.k != 0,
+                other => panic!("unexpected instruction {other:#x}"),
+            };
+            pc += 1 + usize::from(if taken { ins.jt } else { ins.jf });
+        }
+    }
+
+    #[test]
+    fn marked_openat_passes_and_everything_else_is_as_before() {
+        let prog = program();
+        let x86 = AUDIT_ARCH_X86_64;
+        let (lo, hi) = (MARKER & 0xffff_ffff, MARKER & !0xffff_ffff);
+        let at = libc::AT_FDCWD as u64;
+        let wr = (libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC) as u64;
+        let rd = libc::O_RDONLY as u64;
+        let openat = libc::SYS_openat;
+        let table: &[(&str, u32, i64, [u64; 6], u32)] = &[
+            (
+                "marked write-open",
+                x86,
+                openat,
+                [at, 0, wr, 0o666, 0, MARKER],
+                RET_ALLOW,
+            ),
+            (
+                "unmarked write-open",
+                x86,
+                openat,
+                [at, 0, wr, 0o666, 0, 0],
+                RET_USER_NOTIF,
+            ),
+            (
+                "low half only",
+                x86,
+                openat,
+                [at, 0, wr, 0, 0, lo],
+                RET_USER_NOTIF,
+            ),
+            (
+                "high half only",
+                x86,
+                openat,
+                [at, 0, wr, 0, 0, hi],
+                RET_USER_NOTIF,
+            ),
+            (
+                "marker in arg 4",
+                x86,
+                openat,
+                [at, 0, wr, 0, MARKER, 0],
+                RET_USER_NOTIF,
+            ),
+            (
+                "unmarked read-open",
+                x86,
+                openat,
+                [at, 0, rd, 0, 0, 0],
+                RET_ALLOW,
+            ),
+            (
+                "marked read-open",
+                x86,
+                openat,
+                [at, 0, rd, 0, 0, MARKER],
+                RET_ALLOW,
+            ),
+            (
+                "open for write",
+                x86,
+                libc::SYS_open,
+                [0, wr, 0, 0, 0, 0],
+                RET_USER_NOTIF,
+            ),
+            (
+                "marked open (no fast path)",
+                x86,
+                libc::SYS_open,
+                [0, wr, 0, 0, 0, MARKER],
+                RET_USER_NOTIF,
+            ),
+            (
+                "open for read",
+                x86,
+                libc::SYS_open,
+                [0, rd, 0, 0, 0, 0],
+                RET_ALLOW,
+            ),
+            (
+                "marked openat2",
+                x86,
+                libc::SYS_openat2,
+                [at, 0, 0, 0, 0, MARKER],
+                RET_USER_NOTIF,
+            ),
+            (
+                "marked mkdir",
+                x86,
+                libc::SYS_mkdir,
+                [0, 0, 0, 0, 0, MARKER],
+                RET_USER_NOTIF,
+            ),
+            ("unlinkat", x86, libc::SYS_unlinkat, [0; 6], RET_USER_NOTIF),
+            ("chdir", x86, libc::SYS_chdir, [0; 6], RET_USER_NOTIF),
+            ("read", x86, libc::SYS_read, [0; 6], RET_ALLOW),
+            (
+                "x32 openat",
+                x86,
+                openat | 0x4000_0000,
+                [at, 0, wr, 0, 0, 0],
+                RET_ALLOW,
+            ),
+            (
+                "foreign arch",
+                0x4000_0003,
+                5,
+                [0, wr, 0, 0, 0, 0],
+                RET_ALLOW,
+            ),
+        ];
+        for (name, arch, nr, args, want) in table {
+            assert_eq!(verdict(&prog, *arch, *nr, *args), *want, "{name}");
+        }
     }
 
     #[test]

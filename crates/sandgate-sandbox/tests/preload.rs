@@ -1,0 +1,171 @@
+//! The preload fast path against the real kernel: programs started through
+//! `confine::spawn` with a listener that counts every notification and lets
+//! the kernel continue (so the Landlock floor decides each call).
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use sandgate_sandbox::confine::{self, preload, Plan, PlanInputs, Ready, SandboxSettings};
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    ws: PathBuf,
+    out: PathBuf,
+    plan: Plan,
+}
+
+/// A workspace with a subdirectory (a Landlock rule of its own), an outside
+/// directory and a home, under Cargo's target tmp dir (outside every allowed
+/// tree).
+fn fixture() -> Option<Fixture> {
+    if confine::Mechanism::probe().landlock_abi == 0 {
+        eprintln!("skipping: this kernel has no Landlock");
+        return None;
+    }
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    fs::create_dir_all(base).unwrap();
+    let tmp = tempfile::tempdir_in(base).unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let (ws, out, home) = (root.join("ws"), root.join("out"), root.join("home"));
+    for d in [&ws.join("sub"), &out, &home] {
+        fs::create_dir_all(d).unwrap();
+    }
+    let plan = Plan::build(&PlanInputs {
+        workspaces: vec![ws.clone()],
+        home,
+        tmpdir: None,
+        settings: SandboxSettings::default(),
+    });
+    Some(Fixture {
+        _tmp: tmp,
+        ws,
+        out,
+        plan,
+    })
+}
+
+/// The calls the listener received: (system call, sixth argument).
+struct Run {
+    output: Output,
+    notified: Vec<(i64, u64)>,
+}
+
+impl Run {
+    fn write_opens(&self) -> usize {
+        self.notified
+            .iter()
+            .filter(|(nr, _)| *nr == libc::SYS_openat || *nr == libc::SYS_open)
+            .count()
+    }
+}
+
+impl Fixture {
+    /// Runs `program args` confined; every notification is continued.
+    fn run(&self, program: &str, args: &[&str]) -> Run {
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .current_dir(&self.ws)
+            .env("OUT", &self.out)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let confined = confine::spawn(&mut cmd, &self.plan).unwrap();
+        let listener = confined.listener;
+        let child = confined.child;
+        let reader = std::thread::spawn(move || child.wait_with_output().unwrap());
+        let mut notified = Vec::new();
+        loop {
+            match listener.wait(100).unwrap() {
+                Ready::Notification => {
+                    let Ok(n) = listener.recv() else { continue };
+                    notified.push((n.nr, n.args[5]));
+                    listener.allow(n.id);
+                }
+                Ready::Gone => break,
+                Ready::Idle => {}
+            }
+        }
+        Run {
+            output: reader.join().unwrap(),
+            notified,
+        }
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+const LOOP: &str = r#"for i in $(seq 200); do echo x > sub/f$i; done; echo "$LD_PRELOAD""#;
+
+#[test]
+fn a_preloaded_shell_loop_inside_the_workspace_is_never_notified() {
+    let Some(f) = fixture() else { return };
+    let run = f.run("sh", &["-c", LOOP]);
+    assert!(run.output.status.success(), "{}", text(&run.output.stderr));
+    let library = f
+        .plan
+        .protected
+        .iter()
+        .find(|p| p.ends_with("home/.sandgate"))
+        .unwrap();
+    let library = library.join("lib").join(preload::file_name());
+    assert_eq!(text(&run.output.stdout).trim(), library.to_str().unwrap());
+    assert_eq!(fs::read_dir(f.ws.join("sub")).unwrap().count(), 200);
+    assert_eq!(run.write_opens(), 0, "notified: {:?}", run.notified);
+}
+
+#[test]
+fn without_the_preload_the_same_loop_is_notified_once_per_write() {
+    let Some(f) = fixture() else { return };
+    let run = f.run("env", &["-u", "LD_PRELOAD", "sh", "-c", LOOP]);
+    assert!(run.output.status.success(), "{}", text(&run.output.stderr));
+    assert_eq!(text(&run.output.stdout).trim(), "");
+    assert_eq!(fs::read_dir(f.ws.join("sub")).unwrap().count(), 200);
+    assert_eq!(run.write_opens(), 200, "notified: {:?}", run.notified);
+}
+
+#[test]
+fn a_write_landlock_refuses_is_retried_unmarked_for_the_supervisor() {
+    let Some(f) = fixture() else { return };
+    let script = r#"for i in 1 2 3; do echo x > "$OUT/g$i" 2>/dev/null || echo refused; done"#;
+    let run = f.run("sh", &["-c", script]);
+    assert_eq!(text(&run.output.stdout), "refused\nrefused\nrefused\n");
+    assert_eq!(fs::read_dir(&f.out).unwrap().count(), 0);
+    assert_eq!(run.write_opens(), 3, "notified: {:?}", run.notified);
+    assert!(
+        run.notified.iter().all(|(_, a5)| *a5 != preload::MARKER),
+        "a marked open reached the supervisor: {:?}",
+        run.notified
+    );
+}
+
+#[test]
+fn a_forged_marker_gets_landlock_s_refusal_without_a_question() {
+    let Some(f) = fixture() else { return };
+    // A raw system call with the marker, from a program without the library.
+    let script = format!(
+        "import ctypes, os\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         L = ctypes.c_long\n\
+         def raw(path, marker):\n    \
+             fd = libc.syscall(L(257), L(-100), ctypes.c_char_p(path.encode()), \
+                 L(os.O_WRONLY | os.O_CREAT), L(0o644), L(0), ctypes.c_ulong(marker))\n    \
+             return 'ok' if fd >= 0 else os.strerror(ctypes.get_errno())\n\
+         print(raw(os.environ['OUT'] + '/forged', {marker}))\n\
+         print(raw('sub/forged', {marker}))\n",
+        marker = preload::MARKER
+    );
+    let run = f.run("env", &["-u", "LD_PRELOAD", "python3", "-c", &script]);
+    assert!(run.output.status.success(), "{}", text(&run.output.stderr));
+    assert_eq!(text(&run.output.stdout), "Permission denied\nok\n");
+    assert!(!f.out.join("forged").exists());
+    assert!(f.ws.join("sub/forged").exists());
+    assert!(
+        !run.notified.iter().any(|(_, a5)| *a5 == preload::MARKER),
+        "{:?}",
+        run.notified
+    );
+}
