@@ -71,6 +71,8 @@ fn compile(library: &PathBuf) {
         "-shared",
         "-fPIC",
         "-O2",
+        // The same bytes (and file name) from debug and release builds.
+        "-g0",
         "-nostdlib",
         "-ffreestanding",
         "-fno-builtin",

@@ -8,7 +8,10 @@
 #
 # The workspace is a fresh directory under the parent dir (default /dev/shm,
 # a tmpfs). Two loops are measured: files in the workspace root (`f$i`) and
-# in a subdirectory (`sub/f$i`).
+# in a subdirectory (`sub/f$i`). Three sides: unconfined, `sandgate run`, and
+# `sandgate run` without the write-open fast path (`env -u LD_PRELOAD` in
+# front of `sh`, so every write-open goes to the supervisor; the extra `env`
+# exec costs about a millisecond).
 set -euo pipefail
 
 bin=${1:-target/release/sandgate}
@@ -35,18 +38,22 @@ median() {
   sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'
 }
 
-printf '%-36s %12s %12s %7s\n' "loop" "unconfined" "sandgate run" "ratio"
+printf '%-22s %12s %12s %7s %14s %7s\n' "loop" "unconfined" "sandgate run" "ratio" "no fast path" "ratio"
+ratio() { awk -v c="$1" -v p="$2" 'BEGIN { printf "%.2f", c / p }'; }
 for target in 'f$i' 'sub/f$i'; do
   loop="for i in \$(seq 1000); do echo x > $target; done"
-  plain=() confined=()
+  plain=() confined=() slow=()
   for ((r = 0; r < runs; r++)); do
     plain+=("$(clock sh -c "$loop")")
     rm -f f* sub/f*
     confined+=("$(clock "$bin" run --no-ui -- sh -c "$loop")")
     rm -f f* sub/f*
+    slow+=("$(clock "$bin" run --no-ui -- env -u LD_PRELOAD sh -c "$loop")")
+    rm -f f* sub/f*
   done
   p=$(printf '%s\n' "${plain[@]}" | median)
   c=$(printf '%s\n' "${confined[@]}" | median)
-  printf '%-36s %9d µs %9d µs %6s×\n' "echo x > $target" "$p" "$c" \
-    "$(awk -v c="$c" -v p="$p" 'BEGIN { printf "%.2f", c / p }')"
+  s=$(printf '%s\n' "${slow[@]}" | median)
+  printf '%-22s %9d µs %9d µs %6s× %11d µs %6s×\n' "echo x > $target" "$p" "$c" \
+    "$(ratio "$c" "$p")" "$s" "$(ratio "$s" "$p")"
 done

@@ -1,0 +1,430 @@
+//! `sandgate run` with the write-open fast path in force (the preload
+//! library in `LD_PRELOAD`): behaviour is the same as without it, for shell
+//! redirections, Python, C and Rust programs, against the real kernel and
+//! the real binary. That the fast path skips the supervisor is shown at the
+//! kernel level in `crates/sandgate-sandbox/tests/preload.rs`.
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use expectrl::process::unix::WaitStatus;
+use expectrl::session::OsSession as Session;
+use expectrl::{Eof, Expect};
+
+/// Whether this kernel can run the confinement (Landlock present); prints why not.
+fn supported() -> bool {
+    let out = Command::new(env!("CARGO_BIN_EXE_sandgate"))
+        .args(["run", "--dry-run", "--json"])
+        .current_dir(env!("CARGO_TARGET_TMPDIR"))
+        .env("SANDGATE_AUDIT", "off")
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    if v["mechanism"]["landlockAbi"].as_u64().unwrap_or(0) == 0 {
+        eprintln!("skipping: this kernel has no Landlock");
+        return false;
+    }
+    true
+}
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    ws: PathBuf,
+    out: PathBuf,
+    home: PathBuf,
+}
+
+fn env() -> Env {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    fs::create_dir_all(base).unwrap();
+    let tmp = tempfile::tempdir_in(base).unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let (ws, out, home) = (root.join("ws"), root.join("outside"), root.join("home"));
+    for d in [&ws.join("sub"), &out, &home] {
+        fs::create_dir_all(d).unwrap();
+    }
+    fs::write(out.join("keep.txt"), "keep\n").unwrap();
+    fs::create_dir_all(ws.join(".sandgate")).unwrap();
+    fs::write(ws.join(".sandgate/sandbox.json"), "{\"enabled\": true}\n").unwrap();
+    Env {
+        _tmp: tmp,
+        root,
+        ws,
+        out,
+        home,
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+impl Env {
+    fn command(&self, script: &str) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_sandgate"));
+        cmd.args(["run", "--no-ui", "--", "sh", "-c", script])
+            .current_dir(&self.ws)
+            .env("HOME", &self.home)
+            .env("OUT", &self.out)
+            .env("BIN", self.root.join("bin"))
+            .env("SANDGATE_AUDIT", "off")
+            .env("SANDGATE_SANDBOX", "1")
+            .env_remove("LD_PRELOAD")
+            .env_remove("TMPDIR")
+            .env_remove("SANDGATE_CONFIG")
+            .env_remove("SANDGATE_LOCAL_CONFIG");
+        cmd
+    }
+
+    /// `sandgate run --no-ui -- sh -c SCRIPT` in the workspace; `$OUT` is
+    /// the outside dir, `$BIN` the directory of the compiled helpers.
+    fn run(&self, script: &str) -> Output {
+        self.command(script).output().unwrap()
+    }
+
+    /// Compiles the C program `source` to `$BIN/name` (outside the
+    /// workspace, so the program under test cannot change it).
+    fn c_program(&self, name: &str, source: &str, extra: &[&str]) -> PathBuf {
+        let dir = self.root.join("bin");
+        fs::create_dir_all(&dir).unwrap();
+        let src = dir.join(format!("{name}.c"));
+        fs::write(&src, source).unwrap();
+        let exe = dir.join(name);
+        let status = Command::new("cc")
+            .arg("-O1")
+            .args(extra)
+            .arg("-o")
+            .arg(&exe)
+            .arg(&src)
+            .status()
+            .expect("a C compiler (`cc`) is installed");
+        assert!(status.success(), "cc failed on {name}.c");
+        exe
+    }
+
+    fn rust_program(&self, name: &str, source: &str) -> PathBuf {
+        let dir = self.root.join("bin");
+        fs::create_dir_all(&dir).unwrap();
+        let src = dir.join(format!("{name}.rs"));
+        fs::write(&src, source).unwrap();
+        let exe = dir.join(name);
+        let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+        let status = Command::new(rustc)
+            .args(["--edition", "2021", "-o"])
+            .arg(&exe)
+            .arg(&src)
+            .status()
+            .expect("rustc is installed (it built this test)");
+        assert!(status.success(), "rustc failed on {name}.rs");
+        exe
+    }
+
+    fn settings(&self) -> String {
+        fs::read_to_string(self.ws.join(".sandgate/sandbox.json")).unwrap()
+    }
+
+    fn library(&self) -> PathBuf {
+        let dir = self.home.join(".sandgate/lib");
+        let mut names: Vec<PathBuf> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+        names.remove(0)
+    }
+}
+
+/// A C program that writes through each wrapped entry point (and `fopen`,
+/// which glibc opens internally, past the library: the slow path).
+const C_WRITER: &str = r#"
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+static int put(int fd, const char *what) {
+    if (fd < 0) { perror(what); return 1; }
+    int bad = write(fd, what, strlen(what)) < 0;
+    return close(fd) || bad;
+}
+int main(int argc, char **argv) {
+    const char *dir = argc > 1 ? argv[1] : ".";
+    char path[4096];
+    int failed = 0;
+    snprintf(path, sizeof path, "%s/c-open.txt", dir);
+    failed |= put(open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644), "open");
+    snprintf(path, sizeof path, "%s/c-openat.txt", dir);
+    failed |= put(openat(AT_FDCWD, path, O_RDWR | O_CREAT, 0600), "openat");
+    snprintf(path, sizeof path, "%s/c-creat.txt", dir);
+    failed |= put(creat(path, 0644), "creat");
+    snprintf(path, sizeof path, "%s/c-fopen.txt", dir);
+    FILE *f = fopen(path, "w");
+    if (!f || fputs("fopen", f) < 0 || fclose(f)) { perror("fopen"); failed = 1; }
+    return failed;
+}
+"#;
+
+const RUST_WRITER: &str = r#"
+fn main() {
+    let dir = std::env::args().nth(1).unwrap_or_else(|| ".".into());
+    match std::fs::write(format!("{dir}/rust.txt"), "rust") {
+        Ok(()) => {}
+        Err(e) => {
+            eprintln!("rust write: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+"#;
+
+#[test]
+fn with_the_preload_writes_inside_the_workspace_land_from_every_kind_of_program() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    e.c_program("cwriter", C_WRITER, &[]);
+    e.c_program(
+        "cwriter-fortified",
+        C_WRITER,
+        &["-O2", "-D_FORTIFY_SOURCE=2"],
+    );
+    e.rust_program("rwriter", RUST_WRITER);
+    let script = r#"set -e
+echo "preload=$LD_PRELOAD"
+grep -q '/.sandgate/lib/preload-' /proc/$$/maps && echo mapped
+echo a > top.txt
+echo b > sub/nested.txt
+echo c >> sub/nested.txt
+python3 -c "open('py.txt','w').write('py'); open('sub/py.txt','w').write('py')"
+"$BIN/cwriter" .
+mkdir fortified && "$BIN/cwriter-fortified" fortified
+"$BIN/cwriter" sub
+"$BIN/rwriter" . && "$BIN/rwriter" sub
+echo done"#;
+    let out = e.run(script);
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "stdout: {stdout} stderr: {}",
+        text(&out.stderr)
+    );
+    let library = e.library();
+    assert!(
+        stdout.contains(&format!("preload={}\n", library.display())),
+        "{stdout}"
+    );
+    assert!(stdout.contains("mapped\n"), "{stdout}");
+    assert!(stdout.contains("done"), "{stdout}");
+    assert_eq!(fs::read_to_string(e.ws.join("top.txt")).unwrap(), "a\n");
+    assert_eq!(
+        fs::read_to_string(e.ws.join("sub/nested.txt")).unwrap(),
+        "b\nc\n"
+    );
+    for dir in [".", "sub"] {
+        let d = e.ws.join(dir);
+        assert_eq!(fs::read_to_string(d.join("py.txt")).unwrap(), "py");
+        assert_eq!(fs::read_to_string(d.join("rust.txt")).unwrap(), "rust");
+        for (name, content) in [
+            ("c-open.txt", "open"),
+            ("c-openat.txt", "openat"),
+            ("c-creat.txt", "creat"),
+            ("c-fopen.txt", "fopen"),
+        ] {
+            assert_eq!(
+                fs::read_to_string(d.join(name)).unwrap(),
+                content,
+                "{dir}/{name}"
+            );
+        }
+    }
+    assert_eq!(
+        fs::read_to_string(e.ws.join("fortified/c-open.txt")).unwrap(),
+        "open"
+    );
+}
+
+#[test]
+fn with_the_preload_writes_outside_and_to_protected_files_are_still_denied() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    e.c_program("cwriter", C_WRITER, &[]);
+    e.rust_program("rwriter", RUST_WRITER);
+    let settings = e.settings();
+    // First run: materialises the library (its bytes are checked below).
+    assert!(e.run("true").status.success());
+    let library = e.library();
+    let bytes = fs::read(&library).unwrap();
+    let attempts = [
+        "echo x > \"$OUT/new.txt\"",
+        "echo x >> \"$OUT/keep.txt\"",
+        "echo x > \"$OUT/keep.txt\"",
+        "python3 -c \"import os; open(os.environ['OUT'] + '/keep.txt', 'w').write('gone')\"",
+        "\"$BIN/cwriter\" \"$OUT\"",
+        "\"$BIN/rwriter\" \"$OUT\"",
+        "echo '{}' > .sandgate/sandbox.json",
+        "python3 -c \"open('.sandgate/sandbox.json', 'w').write('{}')\"",
+        "\"$BIN/cwriter\" .sandgate",
+        "echo x > .sandgate/new.json",
+        // The library itself: a program must not plant code in later runs.
+        "echo x > \"${LD_PRELOAD##*:}\"",
+        "python3 -c \"import os; open(os.environ['LD_PRELOAD'].split(':')[-1], 'wb').write(b'x')\"",
+    ];
+    for attempt in attempts {
+        let out = e.run(attempt);
+        let stderr = text(&out.stderr);
+        assert!(!out.status.success(), "`{attempt}` succeeded: {stderr}");
+        assert!(stderr.contains("sandgate: denied"), "`{attempt}`: {stderr}");
+        assert_eq!(
+            fs::read_to_string(e.out.join("keep.txt")).unwrap(),
+            "keep\n",
+            "`{attempt}`"
+        );
+        let entries: Vec<_> = fs::read_dir(&e.out).unwrap().collect();
+        assert_eq!(entries.len(), 1, "`{attempt}`: {entries:?}");
+        assert_eq!(e.settings(), settings, "`{attempt}`");
+        assert!(!e.ws.join(".sandgate/new.json").exists(), "`{attempt}`");
+        assert_eq!(fs::read(&library).unwrap(), bytes, "`{attempt}`");
+    }
+}
+
+#[test]
+fn an_existing_ld_preload_stays_in_front_and_keeps_wrapping_open() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    // A user's own preload that wraps `open` and hands it on.
+    let other = e.c_program(
+        "other.so",
+        r#"
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <unistd.h>
+static int wrapped(const char *name, const char *path, int flags, int mode) {
+    write(2, "other-open\n", 11);
+    int (*next)(const char *, int, ...) = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, name);
+    return next(path, flags, mode);
+}
+int open(const char *p, int f, ...) { va_list a; va_start(a, f); int m = va_arg(a, int); va_end(a); return wrapped("open", p, f, m); }
+int open64(const char *p, int f, ...) { va_list a; va_start(a, f); int m = va_arg(a, int); va_end(a); return wrapped("open64", p, f, m); }
+"#,
+        &["-shared", "-fPIC", "-ldl"],
+    );
+    let out = e
+        .command("echo \"preload=$LD_PRELOAD\"; echo x > sub/through-both.txt && echo wrote")
+        .env("LD_PRELOAD", &other)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    let library = e.library();
+    let want = format!("preload={}:{}\n", other.display(), library.display());
+    assert!(stdout.contains(&want), "{stdout}");
+    assert!(stdout.contains("wrote"), "{stdout}");
+    assert!(stderr.contains("other-open"), "{stderr}");
+    assert_eq!(
+        fs::read_to_string(e.ws.join("sub/through-both.txt")).unwrap(),
+        "x\n"
+    );
+}
+
+#[test]
+fn an_outside_write_from_a_shell_redirection_is_still_asked_and_lands() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    let target = e.out.join("asked.txt");
+    let mut cmd = e.command(
+        "case \"$LD_PRELOAD\" in */.sandgate/lib/preload-*) echo PRELOADED;; esac; \
+         echo first > \"$OUT/asked.txt\" && echo WROTE",
+    );
+    cmd.env_remove("SANDGATE_SANDBOX")
+        .env_remove("SANDGATE_NO_UI")
+        .env_remove("SANDGATE_PROMPT_LOCK")
+        .env_remove("XDG_RUNTIME_DIR")
+        .env("TERM", "xterm");
+    // The same command in a pty, with the terminal prompt (no `--no-ui`).
+    let args: Vec<_> = cmd
+        .get_args()
+        .filter(|a| *a != "--no-ui")
+        .map(|a| a.to_owned())
+        .collect();
+    let mut pty = Command::new(cmd.get_program());
+    pty.args(args).current_dir(&e.ws);
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => pty.env(k, v),
+            None => pty.env_remove(k),
+        };
+    }
+    let mut s = Session::spawn(pty).expect("spawn in a pty");
+    s.set_expect_timeout(Some(Duration::from_secs(30)));
+    s.expect("PRELOADED").expect("the preload is in force");
+    s.expect(format!("path: {}\r", target.display()))
+        .expect("the question is shown");
+    s.expect("[4] deny always").expect("the menu is shown");
+    s.send("1").unwrap();
+    let rest = s.expect(Eof).expect("the program ends");
+    let rest = String::from_utf8_lossy(rest.as_bytes()).into_owned();
+    let code = match s.get_process().wait().expect("wait") {
+        WaitStatus::Exited(_, code) => code,
+        other => panic!("unexpected end: {other:?}"),
+    };
+    assert_eq!(code, 0, "{rest}");
+    assert!(rest.contains("WROTE"), "{rest}");
+    assert_eq!(fs::read_to_string(&target).unwrap(), "first\n");
+}
+
+#[test]
+fn a_file_mode_refusal_inside_the_workspace_still_gets_the_hint() {
+    if !supported() {
+        return;
+    }
+    let uid = Command::new("id").arg("-u").output().unwrap();
+    if text(&uid.stdout).trim() != "0" {
+        eprintln!("skipping: dropping to another user needs root");
+        return;
+    }
+    let e = env();
+    let mut dir = e.ws.clone();
+    loop {
+        let _ = Command::new("chmod").arg("o+x").arg(&dir).status();
+        if !dir.pop() || dir.as_os_str() == "/" {
+            break;
+        }
+    }
+    // The unprivileged user must be able to load the library: a
+    // `~/.sandgate` the user made traversable (sandgate creates it 0700).
+    fs::create_dir_all(e.home.join(".sandgate")).unwrap();
+    Command::new("chmod")
+        .arg("0711")
+        .arg(e.home.join(".sandgate"))
+        .status()
+        .unwrap();
+    fs::write(e.ws.join("sub/ro.txt"), "ro\n").unwrap();
+    Command::new("chmod")
+        .arg("0444")
+        .arg(e.ws.join("sub/ro.txt"))
+        .status()
+        .unwrap();
+    // A shell redirection as an unprivileged user, with the library loaded.
+    let script = "python3 -c \"import os\nos.setgroups([]); os.setgid(65534); os.setuid(65534)\nos.execvp('sh', ['sh', '-c', 'echo \\\"$LD_PRELOAD\\\"; echo x > sub/ro.txt'])\"";
+    let out = e.run(script);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(!out.status.success(), "{stdout}");
+    assert!(stdout.contains("/.sandgate/lib/preload-"), "{stdout}");
+    assert!(!stderr.contains("cannot be preloaded"), "{stderr}");
+    assert!(stderr.contains("Permission denied"), "{stderr}");
+    assert!(stderr.contains("sandgate: hint:"), "{stderr}");
+    assert!(stderr.contains("file mode or ownership"), "{stderr}");
+    assert!(!stderr.contains("sandgate: denied"), "{stderr}");
+    assert_eq!(fs::read_to_string(e.ws.join("sub/ro.txt")).unwrap(), "ro\n");
+}
