@@ -428,3 +428,67 @@ fn a_file_mode_refusal_inside_the_workspace_still_gets_the_hint() {
     assert!(!stderr.contains("sandgate: denied"), "{stderr}");
     assert_eq!(fs::read_to_string(e.ws.join("sub/ro.txt")).unwrap(), "ro\n");
 }
+
+/// A musl program: reports whether the library is mapped into it, then
+/// writes `argv[1]` through `open`.
+const MUSL_WRITER: &str = r#"
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[4096];
+    int mapped = 0;
+    while (maps && fgets(line, sizeof line, maps))
+        mapped |= strstr(line, "/.sandgate/lib/preload-") != NULL;
+    printf("%s\n", mapped ? "mapped" : "not mapped");
+    fflush(stdout);
+    int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) { perror(argv[1]); return 1; }
+    int bad = write(fd, "musl", 4) != 4;
+    return close(fd) || bad;
+}
+"#;
+
+#[test]
+fn the_library_loads_into_a_musl_program_too() {
+    if !supported() {
+        return;
+    }
+    let have_musl = Command::new("musl-gcc")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have_musl {
+        eprintln!("skipping: no `musl-gcc` (Debian: musl-tools) to build a musl program");
+        return;
+    }
+    let e = env();
+    let dir = e.root.join("bin");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("mwriter.c"), MUSL_WRITER).unwrap();
+    let status = Command::new("musl-gcc")
+        .arg("-o")
+        .arg(dir.join("mwriter"))
+        .arg(dir.join("mwriter.c"))
+        .status()
+        .unwrap();
+    assert!(status.success(), "musl-gcc failed");
+    let out = e.run("\"$BIN/mwriter\" sub/musl.txt && \"$BIN/mwriter\" musl.txt");
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout} {stderr}");
+    assert_eq!(stdout, "mapped\nmapped\n", "{stderr}");
+    assert_eq!(
+        fs::read_to_string(e.ws.join("sub/musl.txt")).unwrap(),
+        "musl"
+    );
+    assert_eq!(fs::read_to_string(e.ws.join("musl.txt")).unwrap(), "musl");
+    // errno reaches musl's own `errno` through `__errno_location`.
+    let out = e.run("\"$BIN/mwriter\" \"$OUT/musl.txt\"");
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("musl.txt: Permission denied"), "{stderr}");
+    assert!(stderr.contains("sandgate: denied"), "{stderr}");
+    assert!(!e.out.join("musl.txt").exists());
+}
