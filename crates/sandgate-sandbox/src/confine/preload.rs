@@ -18,7 +18,7 @@ use std::ffi::{OsStr, OsString};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -63,7 +63,7 @@ pub fn materialise(dir: &Path) -> io::Result<Option<PathBuf>> {
     };
     let path = dir.join(file_name());
     if holds(&path, bytes) {
-        return Ok(Some(path));
+        return private(dir).map(|()| Some(path));
     }
     if let Some(state) = dir.parent() {
         fs::DirBuilder::new()
@@ -75,13 +75,20 @@ pub fn materialise(dir: &Path) -> io::Result<Option<PathBuf>> {
         .recursive(true)
         .mode(0o755)
         .create(dir)?;
+    private(dir)?;
     let temp = dir.join(format!(".{}.{}.tmp", file_name(), std::process::id()));
+    // Left by an earlier sandgate with this pid that did not finish.
+    let _ = fs::remove_file(&temp);
     let written = OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o755)
         .open(&temp)
-        .and_then(|mut file| file.write_all(bytes));
+        .and_then(|mut file| {
+            file.write_all(bytes)?;
+            // Readable by every user the program may switch to, whatever the umask.
+            file.set_permissions(fs::Permissions::from_mode(0o755))
+        });
     // Another sandgate may have put the same bytes there meanwhile: the
     // rename replaces them atomically, so a reader never sees a partial file.
     let renamed = written.and_then(|()| fs::rename(&temp, &path));
@@ -91,7 +98,30 @@ pub fn materialise(dir: &Path) -> io::Result<Option<PathBuf>> {
     renamed.map(|()| Some(path))
 }
 
-/// Whether `path` is a regular file (not a symlink) holding exactly `bytes`.
+/// The effective user id of this process.
+fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Fails unless `dir` is a real directory of this user that no one else
+/// may write: anyone who could would swap the library after the check.
+fn private(dir: &Path) -> io::Result<()> {
+    let meta = fs::symlink_metadata(dir)?;
+    if !meta.is_dir() || meta.uid() != euid() || meta.mode() & 0o022 != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "`{}` is not a directory that only its owner, this user, can write",
+                dir.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `path` is a regular file (not a symlink) of this user, writable
+/// by no one else, holding exactly `bytes`.
 fn holds(path: &Path, bytes: &[u8]) -> bool {
     let Ok(mut file) = OpenOptions::new()
         .read(true)
@@ -100,8 +130,9 @@ fn holds(path: &Path, bytes: &[u8]) -> bool {
     else {
         return false;
     };
-    let same_size =
-        File::metadata(&file).is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64);
+    let same_size = File::metadata(&file).is_ok_and(|m| {
+        m.is_file() && m.uid() == euid() && m.mode() & 0o022 == 0 && m.len() == bytes.len() as u64
+    });
     let mut content = Vec::with_capacity(bytes.len());
     same_size && file.read_to_end(&mut content).is_ok() && content == bytes
 }
@@ -153,7 +184,6 @@ pub fn arm(cmd: &mut Command, plan: &Plan) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
 
     use crate::confine::{PlanInputs, SandboxSettings};
 
@@ -216,6 +246,29 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![OsString::from(file_name())]);
+
+        // A library directory others may write is not used.
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
+        assert_eq!(
+            materialise(&dir).unwrap_err().kind(),
+            io::ErrorKind::PermissionDenied
+        );
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+        // Nor a library file others may write: it is replaced.
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(!holds(&path, bytes));
+        materialise(&dir).unwrap();
+        assert_eq!(
+            fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o755
+        );
+        // A temp file left by an unfinished run with this pid is no obstacle.
+        fs::remove_file(&path).unwrap();
+        let stale = dir.join(format!(".{}.{}.tmp", file_name(), std::process::id()));
+        fs::write(&stale, b"half").unwrap();
+        materialise(&dir).unwrap();
+        assert!(!stale.exists());
+        assert_eq!(fs::read(&path).unwrap(), bytes);
 
         // A symlink in its place is not trusted.
         fs::remove_file(&path).unwrap();
