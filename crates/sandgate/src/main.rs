@@ -14,6 +14,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use crate::cli::GlobalArgs;
+use crate::hook::Agent;
+
 pub use setup::{load, Loaded};
 pub use warn::warn_sandbox_off;
 
@@ -25,6 +28,9 @@ pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_CANNOT_CHECK: u8 = 2;
 
 fn main() -> ExitCode {
+    if let Some((agent, global)) = hook_fast_path() {
+        return hook::run(agent, &global);
+    }
     let cli = cli::Cli::parse();
     let global = cli.global;
     match cli.command {
@@ -39,4 +45,37 @@ fn main() -> ExitCode {
         cli::Command::Detect(args) => cmd::detect::run(&global, args),
         cli::Command::Mcp(args) => cmd::mcp::run(&global, args),
     }
+}
+
+/// The agent hook's command line, recognised before the argument parser is
+/// built: the hook is spawned for every tool call, and building the whole
+/// command tree costs more than the rest of start-up. Only the exact form
+/// `sandgate hook AGENT` with usable `SANDGATE_CONFIG`/`SANDGATE_LOCAL_CONFIG`
+/// values takes this path; anything else (an option, an empty variable)
+/// goes through the parser, which gives the same result or the error.
+fn hook_fast_path() -> Option<(Agent, GlobalArgs)> {
+    let mut args = std::env::args_os().skip(1);
+    if args.next()? != "hook" {
+        return None;
+    }
+    let agent = match args.next()?.to_str()? {
+        "claude" => Agent::Claude,
+        "codex" => Agent::Codex,
+        "gemini" => Agent::Gemini,
+        _ => return None,
+    };
+    if args.next().is_some() {
+        return None;
+    }
+    let path = |name: &str| match std::env::var_os(name) {
+        None => Some(None),
+        Some(value) if value.is_empty() => None,
+        Some(value) => Some(Some(value.into())),
+    };
+    let global = GlobalArgs {
+        config: path("SANDGATE_CONFIG")?,
+        local_config: path("SANDGATE_LOCAL_CONFIG")?,
+        ..GlobalArgs::default()
+    };
+    Some((agent, global))
 }

@@ -197,3 +197,16 @@ fn the_sandbox_off_warning_is_a_red_three_line_frame() {
     assert!(lines[1].contains("sandbox is OFF"));
     assert!(lines[2].contains("--no-sandbox"));
 }
+
+/// The executable is linked without PIE on Linux (see `build.rs`): the loader
+/// then has almost no relocations to apply at each start of the hook.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_executable_is_position_dependent_unless_asked_otherwise() {
+    let bytes = std::fs::read(env!("CARGO_BIN_EXE_sandgate")).unwrap();
+    assert_eq!(&bytes[..4], b"\x7fELF");
+    // e_type, little-endian, at offset 16: 2 = ET_EXEC, 3 = ET_DYN (PIE).
+    let e_type = u16::from_le_bytes([bytes[16], bytes[17]]);
+    let pie_asked = std::env::var_os("SANDGATE_BUILD_PIE").is_some_and(|v| v == "1");
+    assert_eq!(e_type, if pie_asked { 3 } else { 2 });
+}

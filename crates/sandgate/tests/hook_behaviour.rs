@@ -230,3 +230,58 @@ fn every_decision_is_audited_and_the_cache_is_used() {
         "ask"
     );
 }
+
+#[test]
+fn the_hook_reads_its_policy_files_from_the_environment_and_the_options_alike() {
+    let env = Env::new();
+    let payload = env.claude_payload("PreToolUse", "Bash", json!({"command": "git status"}));
+    let decision = |out: &std::process::Output| {
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
+        stdout_json(out)["hookSpecificOutput"]["permissionDecision"].clone()
+    };
+    assert_eq!(decision(&env.hook("claude", &payload.to_string())), "allow");
+
+    // Another central file that denies the same command.
+    let other = env.root.join("other.yaml");
+    std::fs::write(
+        &other,
+        "permissions:\n  commands:\n    deny: ['^git status$']\n",
+    )
+    .unwrap();
+    let run = |cmd: &mut std::process::Command| {
+        use std::io::Write;
+        let mut child = cmd
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.to_string().as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let by_env = run(env
+        .command(&["hook", "claude"])
+        .env("SANDGATE_CONFIG", &other));
+    assert_eq!(decision(&by_env), "deny");
+    let by_option = run(&mut env.command(&["hook", "claude", "--config", other.to_str().unwrap()]));
+    assert_eq!(decision(&by_option), "deny");
+
+    // A local file from the environment is merged too.
+    let local = env.root.join("local.yaml");
+    std::fs::write(&local, "permissions:\n  commands:\n    deny: ['^git']\n").unwrap();
+    let by_local = run(env
+        .command(&["hook", "codex"])
+        .env("SANDGATE_LOCAL_CONFIG", &local));
+    assert_eq!(decision(&by_local), "deny");
+
+    // An empty variable is an error, not "no file": the call is blocked.
+    let empty = run(env.command(&["hook", "claude"]).env("SANDGATE_CONFIG", ""));
+    assert_eq!(empty.status.code(), Some(2));
+    assert!(empty.stdout.is_empty());
+    assert!(stderr(&empty).contains("--config"), "{}", stderr(&empty));
+}
