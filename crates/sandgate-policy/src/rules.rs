@@ -116,13 +116,108 @@ pub fn absolute_glob(text: &str, cwd: &Path, home: &Path) -> String {
 /// of one per component of every rule. It gives what
 /// [`canon::canonicalize`] gives, and defers to it as soon as a symlink (or an
 /// error) is met, so only symlink-free, error-free prefixes are shortcut.
+///
+/// A directory asked about many children (the parent of a rule per project,
+/// per data set) is listed once instead, and answers the rest from the
+/// listing: what `lstat` would have said of each name, without a system call
+/// per rule.
 #[derive(Debug, Default)]
 pub(crate) struct PrefixResolver {
     /// Lexical prefix → (resolved path, exists), or `None`: use `canonicalize`.
     memo: FastMap<Box<[u8]>, Option<(PathBuf, bool)>>,
+    /// Existing directory (its lexical prefix; `/` is empty) → what is known
+    /// of its entries.
+    dirs: FastMap<Box<[u8]>, Listing>,
+}
+
+/// Children of one directory looked up with `lstat` before it is listed.
+const LIST_AFTER: u32 = 8;
+/// A directory with more entries than this is not kept as a listing.
+const LIST_MAX: usize = 4096;
+
+/// What the resolver knows of one existing directory's entries.
+#[derive(Debug)]
+enum Listing {
+    /// How many children `lstat` found or did not find (which also shows
+    /// that the directory can be searched, as `lstat` needs).
+    Looked(u32),
+    /// Entry name → whether it is a symlink.
+    Listed(FastMap<Box<[u8]>, bool>),
+    /// Too large, or could not be read: `lstat` each child.
+    Unlisted,
+}
+
+/// What `lstat` says of a path, as far as the resolver cares.
+enum Entry {
+    Symlink,
+    Present,
+    Missing,
+    /// Some other error: leave it to `canonicalize`.
+    Unknown,
+}
+
+fn lstat(path: &Path) -> Entry {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Entry::Symlink,
+        Ok(_) => Entry::Present,
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            Entry::Missing
+        }
+        Err(_) => Entry::Unknown,
+    }
+}
+
+/// The entries of `dir` with whether each is a symlink, or `None` when it
+/// cannot be read whole or is larger than [`LIST_MAX`].
+fn list(dir: &Path) -> Option<FastMap<Box<[u8]>, bool>> {
+    let mut names = FastMap::default();
+    for entry in std::fs::read_dir(dir).ok()? {
+        let entry = entry.ok()?;
+        // From the directory entry's type where the file system gives it,
+        // else from `lstat`.
+        let symlink = entry.file_type().ok()?.is_symlink();
+        names.insert(entry.file_name().as_bytes().into(), symlink);
+        if names.len() > LIST_MAX {
+            return None;
+        }
+    }
+    Some(names)
 }
 
 impl PrefixResolver {
+    /// What `lstat` says of `parent_path/name`, where `parent_key` is the
+    /// existing directory `parent_path`'s lexical prefix.
+    fn entry(&mut self, parent_key: &[u8], parent_path: &Path, name: &[u8]) -> Entry {
+        let candidate = || parent_path.join(OsStr::from_bytes(name));
+        let listing = self
+            .dirs
+            .entry(parent_key.into())
+            .or_insert(Listing::Looked(0));
+        if let Listing::Looked(n) = listing {
+            if *n < LIST_AFTER {
+                let entry = lstat(&candidate());
+                if matches!(entry, Entry::Present | Entry::Missing | Entry::Symlink) {
+                    *n += 1;
+                }
+                return entry;
+            }
+            *listing = list(parent_path).map_or(Listing::Unlisted, Listing::Listed);
+        }
+        match listing {
+            Listing::Listed(names) => match names.get(name) {
+                Some(true) => Entry::Symlink,
+                Some(false) => Entry::Present,
+                None => Entry::Missing,
+            },
+            _ => lstat(&candidate()),
+        }
+    }
+
     /// The canonical form of an absolute, lexically normal `literal` (no `.`/`..`).
     fn resolve(&mut self, literal: &Path, cwd: &Path, home: &Path) -> Option<PathBuf> {
         // Once a symlink or an error is met, the walk defers to `canonicalize`.
@@ -145,22 +240,15 @@ impl PrefixResolver {
                         _ => return fallback(),
                     },
                 };
-                let candidate = parent_path.join(OsStr::from_bytes(&bytes[start..end]));
+                let name = &bytes[start..end];
+                let candidate = parent_path.join(OsStr::from_bytes(name));
                 let state = if !parent_exists {
                     Some((candidate, false))
                 } else {
-                    match std::fs::symlink_metadata(&candidate) {
-                        Ok(meta) if meta.file_type().is_symlink() => None,
-                        Ok(_) => Some((candidate, true)),
-                        Err(e)
-                            if matches!(
-                                e.kind(),
-                                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-                            ) =>
-                        {
-                            Some((candidate, false))
-                        }
-                        Err(_) => None,
+                    match self.entry(parent.unwrap_or_default(), &parent_path, name) {
+                        Entry::Present => Some((candidate, true)),
+                        Entry::Missing => Some((candidate, false)),
+                        Entry::Symlink | Entry::Unknown => None,
                     }
                 };
                 self.memo.insert(key.into(), state);
@@ -705,6 +793,48 @@ mod tests {
         }
         assert!(absolute_glob("~/link/real/**", &cwd, &home)
             .starts_with(&*root.join("data/real").to_string_lossy()));
+    }
+
+    #[test]
+    fn a_listed_directory_resolves_its_children_as_lstat_does() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let many = root.join("many");
+        std::fs::create_dir_all(root.join("target/inner")).unwrap();
+        std::fs::create_dir_all(&many).unwrap();
+        // Directories, files, symlinks to a directory and dangling ones, and
+        // names that do not exist, far more than `LIST_AFTER`.
+        let mut rules = Vec::new();
+        for i in 0..40 {
+            let name = format!("p{i}");
+            match i % 5 {
+                0 => std::fs::create_dir(many.join(&name)).unwrap(),
+                1 => std::fs::write(many.join(&name), "x").unwrap(),
+                2 => std::os::unix::fs::symlink(root.join("target"), many.join(&name)).unwrap(),
+                3 => std::os::unix::fs::symlink(root.join("gone"), many.join(&name)).unwrap(),
+                _ => {}
+            }
+            rules.push(format!("{}/{name}/inner/**", many.display()));
+            rules.push(format!("{}/{name}/*.txt", many.display()));
+        }
+        let mut shared = PrefixResolver::default();
+        for rule in &rules {
+            let alone = absolute_glob(rule, &root, &root);
+            assert_eq!(
+                alone,
+                absolute_glob_in(rule, &root, &root, &mut shared),
+                "{rule}"
+            );
+        }
+        let key = many.as_os_str().as_bytes();
+        assert!(
+            matches!(shared.dirs.get(key), Some(Listing::Listed(names)) if names.len() == 32),
+            "the directory was listed once: {:?}",
+            shared.dirs.get(key)
+        );
+        // The symlinked children resolved through their target.
+        assert!(absolute_glob(&rules[4], &root, &root)
+            .starts_with(&*root.join("target/inner").to_string_lossy()));
     }
 
     #[test]
