@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -189,79 +189,104 @@ fn list(dir: &Path) -> Option<FastMap<Box<[u8]>, bool>> {
     Some(names)
 }
 
-impl PrefixResolver {
-    /// What `lstat` says of `parent_path/name`, where `parent_key` is the
-    /// existing directory `parent_path`'s lexical prefix.
-    fn entry(&mut self, parent_key: &[u8], parent_path: &Path, name: &[u8]) -> Entry {
-        let candidate = || parent_path.join(OsStr::from_bytes(name));
-        let listing = self
-            .dirs
-            .entry(parent_key.into())
-            .or_insert(Listing::Looked(0));
-        if let Listing::Looked(n) = listing {
-            if *n < LIST_AFTER {
-                let entry = lstat(&candidate());
-                if matches!(entry, Entry::Present | Entry::Missing | Entry::Symlink) {
-                    *n += 1;
-                }
-                return entry;
+/// What `lstat` says of `parent_path/name`, where `parent_key` is the existing
+/// directory `parent_path`'s lexical prefix and `dirs` what is known of it.
+fn entry(
+    dirs: &mut FastMap<Box<[u8]>, Listing>,
+    parent_key: &[u8],
+    parent_path: &Path,
+    name: &[u8],
+) -> Entry {
+    let candidate = || parent_path.join(OsStr::from_bytes(name));
+    let listing = match dirs.get_mut(parent_key) {
+        Some(listing) => listing,
+        None => dirs.entry(parent_key.into()).or_insert(Listing::Looked(0)),
+    };
+    if let Listing::Looked(n) = listing {
+        if *n < LIST_AFTER {
+            let entry = lstat(&candidate());
+            if matches!(entry, Entry::Present | Entry::Missing | Entry::Symlink) {
+                *n += 1;
             }
-            *listing = list(parent_path).map_or(Listing::Unlisted, Listing::Listed);
+            return entry;
         }
-        match listing {
-            Listing::Listed(names) => match names.get(name) {
-                Some(true) => Entry::Symlink,
-                Some(false) => Entry::Present,
-                None => Entry::Missing,
-            },
-            _ => lstat(&candidate()),
-        }
+        *listing = list(parent_path).map_or(Listing::Unlisted, Listing::Listed);
     }
+    match listing {
+        Listing::Listed(names) => match names.get(name) {
+            Some(true) => Entry::Symlink,
+            Some(false) => Entry::Present,
+            None => Entry::Missing,
+        },
+        _ => lstat(&candidate()),
+    }
+}
 
+impl PrefixResolver {
     /// The canonical form of an absolute, lexically normal `literal` (no `.`/`..`).
     fn resolve(&mut self, literal: &Path, cwd: &Path, home: &Path) -> Option<PathBuf> {
         // Once a symlink or an error is met, the walk defers to `canonicalize`.
         let fallback = || canon::canonicalize(&literal.to_string_lossy(), cwd, home).ok();
         let bytes = literal.as_os_str().as_bytes();
-        let mut parent: Option<&[u8]> = None;
-        let mut start = 1;
-        while start < bytes.len() {
-            let end = bytes[start..]
-                .iter()
-                .position(|&b| b == b'/')
-                .map_or(bytes.len(), |p| start + p);
-            let key = &bytes[..end];
-            if !self.memo.contains_key(key) {
-                let (parent_path, parent_exists) = match parent {
-                    None => (PathBuf::from("/"), true),
-                    Some(parent) => match self.memo.get(parent) {
-                        Some(Some((path, exists))) => (path.clone(), *exists),
-                        // A parent that needs `canonicalize` returned below.
-                        _ => return fallback(),
-                    },
-                };
-                let name = &bytes[start..end];
-                let candidate = parent_path.join(OsStr::from_bytes(name));
-                let state = if !parent_exists {
-                    Some((candidate, false))
-                } else {
-                    match self.entry(parent.unwrap_or_default(), &parent_path, name) {
-                        Entry::Present => Some((candidate, true)),
-                        Entry::Missing => Some((candidate, false)),
-                        Entry::Symlink | Entry::Unknown => None,
-                    }
-                };
-                self.memo.insert(key.into(), state);
-            }
-            if let Some(None) = self.memo.get(key) {
-                return fallback();
-            }
-            parent = Some(key);
-            start = end + 1;
+        // Where each component ends: `bytes[..ends[i]]` is the prefix of
+        // components 0..=i.
+        let mut ends: Vec<usize> = bytes
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter(|&(_, &b)| b == b'/')
+            .map(|(i, _)| i)
+            .collect();
+        if bytes.len() > 1 {
+            ends.push(bytes.len());
         }
-        match parent {
+        // Prefixes are remembered top-down and never below one that needs
+        // `canonicalize`, so the deepest remembered prefix (for rules that
+        // share a directory, usually the parent) has only good ancestors:
+        // walk down from there.
+        let mut known = ends.len();
+        while known > 0 && !self.memo.contains_key(&bytes[..ends[known - 1]]) {
+            known -= 1;
+        }
+        for i in known..ends.len() {
+            let parent = i.checked_sub(1).map(|p| &bytes[..ends[p]]);
+            let (parent_path, parent_exists) = match parent {
+                None => (Path::new("/"), true),
+                Some(parent) => match self.memo.get(parent) {
+                    Some(Some((path, exists))) => (path.as_path(), *exists),
+                    _ => return fallback(),
+                },
+            };
+            let name = &bytes[parent.map_or(0, <[u8]>::len) + 1..ends[i]];
+            // `parent_path.join(name)`: the parent is absolute and has no
+            // trailing `/` except the root.
+            let parent_bytes = parent_path.as_os_str().as_bytes();
+            let mut joined = Vec::with_capacity(parent_bytes.len() + 1 + name.len());
+            joined.extend_from_slice(parent_bytes);
+            if parent_bytes != b"/" {
+                joined.push(b'/');
+            }
+            joined.extend_from_slice(name);
+            let candidate = PathBuf::from(std::ffi::OsString::from_vec(joined));
+            let state = if !parent_exists {
+                Some((candidate, false))
+            } else {
+                match entry(
+                    &mut self.dirs,
+                    parent.unwrap_or_default(),
+                    parent_path,
+                    name,
+                ) {
+                    Entry::Present => Some((candidate, true)),
+                    Entry::Missing => Some((candidate, false)),
+                    Entry::Symlink | Entry::Unknown => None,
+                }
+            };
+            self.memo.insert(bytes[..ends[i]].into(), state);
+        }
+        match ends.last() {
             None => Some(PathBuf::from("/")),
-            Some(key) => match self.memo.get(key) {
+            Some(&end) => match self.memo.get(&bytes[..end]) {
                 Some(Some((path, _))) => Some(path.clone()),
                 _ => fallback(),
             },
