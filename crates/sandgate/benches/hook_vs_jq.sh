@@ -55,6 +55,7 @@ export HOME="$work/home" SANDGATE_AUDIT=off SANDGATE_MANAGED_CONFIG="$work/none.
 hyperfine --warmup 20 --runs "$runs" --export-markdown "$work/result.md" --export-json "$work/result.json" \
   -n "sandgate hook claude (Bash, 1,000 rules, cached)" "$bin hook claude < $work/bash.json" \
   -n "sandgate hook claude (Read, 1,000 rules, cached)" "$bin hook claude < $work/read.json" \
+  -n "sandgate hook claude (Read, 1,000 rules, cached, audit log on)" "SANDGATE_AUDIT=on SANDGATE_AUDIT_LOG=$work/audit.jsonl $bin hook claude < $work/read.json" \
   -n "jq one-liner hook" "jq -c '$jq_filter' < $work/bash.json" \
   -n "sandgate hook claude (Bash, 1,000 rules, SANDGATE_CACHE=off)" "SANDGATE_CACHE=off $bin hook claude < $work/bash.json" \
   -n "sandgate --version (process start alone)" "$bin --version"
