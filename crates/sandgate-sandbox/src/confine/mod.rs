@@ -20,6 +20,7 @@
 mod callers;
 mod landlock;
 mod metadata;
+mod mounts;
 mod onbehalf;
 mod plan;
 pub mod preload;
@@ -29,6 +30,9 @@ mod spawn;
 mod supervisor;
 
 pub use metadata::Change;
+pub use mounts::{
+    probe_plan as probe_mounts, Protection, Requested, UnknownProtection, PROTECTION_ENV,
+};
 pub use onbehalf::Op;
 pub use plan::{AllowKind, Allowed, Grants, Plan, PlanInputs, Rule, Standing, DEFAULT_STATE_DIRS};
 pub use seccomp::{Listener, Notif, Ready};
@@ -54,11 +58,19 @@ pub struct Mechanism {
     pub enforcement: &'static str,
     /// Whether answers are applied in place (always true: no restart).
     pub decide_in_place: bool,
+    /// How protected paths inside allowed directories are held: `mount`
+    /// (read-only bind mounts) or `carve` (see [`Protection`]).
+    pub protection: Protection,
 }
 
 impl Mechanism {
-    /// Probes the running kernel.
+    /// Probes the running kernel, for a plan that carves (see [`Plan::build`]).
     pub fn probe() -> Mechanism {
+        Mechanism::probe_for(Protection::Carve)
+    }
+
+    /// Probes the running kernel; `protection` is the one in force.
+    pub fn probe_for(protection: Protection) -> Mechanism {
         let abi = landlock::abi();
         Mechanism {
             name: "landlock+seccomp-notify",
@@ -69,6 +81,7 @@ impl Mechanism {
                 _ => "full",
             },
             decide_in_place: true,
+            protection,
         }
     }
 }
@@ -82,6 +95,9 @@ pub enum ConfineError {
     /// The Landlock ruleset could not be built.
     #[error("cannot build the Landlock ruleset: {0}")]
     Ruleset(io::Error),
+    /// The mount layer could not be made (nothing was started).
+    #[error("cannot hold the protected paths read-only with bind mounts: {0}")]
+    Mounts(io::Error),
     /// The program could not be started.
     #[error("cannot start `{program}`: {source}")]
     Spawn {
@@ -93,7 +109,10 @@ pub enum ConfineError {
 }
 
 /// Starts `cmd` confined by `plan`. The caller then runs a [`Supervisor`] on
-/// the returned listener and waits for the child.
+/// the returned listener and waits for the child. On
+/// [`ConfineError::Mounts`] nothing was started: plan again with
+/// [`Protection::Carve`] and spawn a fresh `Command` (this one keeps the
+/// failed child setup).
 pub fn spawn(cmd: &mut Command, plan: &Plan) -> Result<Confined, ConfineError> {
     let abi = landlock::abi();
     if abi == 0 {
@@ -102,8 +121,12 @@ pub fn spawn(cmd: &mut Command, plan: &Plan) -> Result<Confined, ConfineError> {
     let ruleset = landlock::build(&plan.rules, abi).map_err(ConfineError::Ruleset)?;
     // Without the library the program is just as confined, only slower.
     preload::arm(cmd, plan);
-    spawn::spawn(cmd, &ruleset).map_err(|source| ConfineError::Spawn {
-        program: cmd.get_program().to_string_lossy().into_owned(),
-        source,
+    let mounts = mounts::setup_for(plan, cmd).map_err(ConfineError::Mounts)?;
+    spawn::spawn(cmd, &ruleset, mounts).map_err(|e| match e {
+        spawn::SpawnError::Mounts(e) => ConfineError::Mounts(e),
+        spawn::SpawnError::Start(source) => ConfineError::Spawn {
+            program: cmd.get_program().to_string_lossy().into_owned(),
+            source,
+        },
     })
 }

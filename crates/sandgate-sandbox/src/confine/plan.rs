@@ -10,6 +10,11 @@
 //! which refuses protected names. That is also how a protected directory that
 //! does not exist yet (`.git` before `git init`) stays protected: nothing but
 //! the supervisor can create an entry next to it.
+//!
+//! With the mount layer ([`Protection::Mount`], see [`super::mounts`]) each
+//! protected path that exists when the plan is made is held read-only by a
+//! bind mount in the program's mount namespace instead, so only the missing
+//! ones are carved around: the workspace root then gets a rule of its own.
 
 use std::collections::HashSet;
 use std::fs;
@@ -17,6 +22,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
 
+use super::mounts::Protection;
 use super::settings::{SandboxSettings, STATE_DIR};
 
 /// Temp trees every program may write.
@@ -130,6 +136,12 @@ pub struct Plan {
     pub deny: Vec<PathBuf>,
     /// Whether `.git` is protected.
     pub strict_git: bool,
+    /// How the protected paths are held.
+    pub protection: Protection,
+    /// The protected paths held read-only by the mount layer (those that
+    /// existed when the plan was made, with [`Protection::Mount`]); the
+    /// others are carved around.
+    pub mounted: Vec<PathBuf>,
     /// The Landlock rules.
     pub rules: Vec<Rule>,
     #[serde(skip)]
@@ -142,6 +154,13 @@ impl Plan {
     /// Builds the plan, reading the file system to carve allowed directories
     /// around protected paths.
     pub fn build(inputs: &PlanInputs) -> Plan {
+        Plan::build_with(inputs, Protection::Carve)
+    }
+
+    /// Builds the plan for `protection`: with [`Protection::Mount`], the
+    /// protected paths that exist now (and are not symbolic links) are left to
+    /// the mount layer and only the others are carved around.
+    pub fn build_with(inputs: &PlanInputs, protection: Protection) -> Plan {
         let home = &inputs.home;
         let base = inputs
             .workspaces
@@ -197,9 +216,23 @@ impl Plan {
             .map(|d| resolve(&expand(d, home, &base)))
             .collect();
 
+        let mut mounted: Vec<PathBuf> = Vec::new();
+        if protection == Protection::Mount {
+            for path in &protected {
+                let held = fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_symlink());
+                if held && !mounted.contains(path) {
+                    mounted.push(path.clone());
+                }
+            }
+        }
+        let carved_around: Vec<PathBuf> = protected
+            .iter()
+            .filter(|p| !mounted.contains(p))
+            .cloned()
+            .collect();
         let mut rules = Vec::new();
         for root in allowed.iter().filter(|a| a.exists) {
-            carve(&root.path, &protected, &mut rules);
+            carve(&root.path, &carved_around, &mut rules);
         }
         rules.sort_by(|a, b| a.path.cmp(&b.path));
         rules.dedup();
@@ -219,6 +252,8 @@ impl Plan {
             protected,
             deny,
             strict_git: inputs.settings.strict_git,
+            protection,
+            mounted,
             rules,
             dir_rules,
             file_rules,
@@ -438,6 +473,106 @@ mod tests {
             .rules
             .iter()
             .any(|r| r.path.starts_with(ws.join(".git"))));
+    }
+
+    fn mount_plan_for(ws: &Path, strict_git: bool) -> Plan {
+        Plan::build_with(
+            &PlanInputs {
+                workspaces: vec![ws.to_path_buf()],
+                home: PathBuf::from("/nonexistent-home"),
+                tmpdir: None,
+                settings: SandboxSettings {
+                    strict_git,
+                    ..SandboxSettings::default()
+                },
+            },
+            Protection::Mount,
+        )
+    }
+
+    #[test]
+    fn mount_layer_gives_the_workspace_root_a_rule() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = fs::canonicalize(dir.path()).unwrap();
+        fs::create_dir_all(ws.join(".sandgate")).unwrap();
+        fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        fs::create_dir_all(ws.join("src")).unwrap();
+
+        let plan = mount_plan_for(&ws, true);
+        assert_eq!(plan.protection, Protection::Mount);
+        assert_eq!(plan.mounted, vec![ws.join(".sandgate"), ws.join(".git")]);
+        assert!(plan.rules.contains(&Rule {
+            path: ws.clone(),
+            dir: true
+        }));
+        assert_eq!(plan.carved().count(), 0);
+        let table = [
+            (ws.join("f1"), true, Standing::Covered),
+            (ws.join("f1"), false, Standing::Covered),
+            (ws.join("src/new.rs"), true, Standing::Covered),
+            (
+                ws.join(".sandgate/sandbox.json"),
+                false,
+                Standing::Protected,
+            ),
+            (ws.join(".sandgate"), true, Standing::Protected),
+            (ws.join(".git/hooks/pre-commit"), true, Standing::Protected),
+        ];
+        for (path, entry, want) in table {
+            assert_eq!(
+                plan.standing(&path, entry, &Grants::default()),
+                want,
+                "{path:?}"
+            );
+        }
+        // The same workspace carved: a new entry in the root is the supervisor's.
+        let carved = plan_for(&ws, true);
+        assert_eq!(
+            carved.standing(&ws.join("f1"), true, &Grants::default()),
+            Standing::Allowed
+        );
+        assert!(carved.mounted.is_empty());
+    }
+
+    #[test]
+    fn mount_layer_still_carves_around_missing_protected_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = fs::canonicalize(dir.path()).unwrap();
+        fs::create_dir_all(ws.join(".sandgate")).unwrap();
+        fs::create_dir_all(ws.join("src")).unwrap();
+
+        // strictGit without `.git`: the root stays carved around it.
+        let plan = mount_plan_for(&ws, true);
+        assert_eq!(plan.mounted, vec![ws.join(".sandgate")]);
+        assert!(!plan.rules.iter().any(|r| r.path == ws));
+        assert_eq!(
+            plan.standing(&ws.join(".git"), true, &Grants::default()),
+            Standing::Protected
+        );
+        assert_eq!(
+            plan.standing(&ws.join("f1"), true, &Grants::default()),
+            Standing::Allowed
+        );
+        // `.sandgate` is left to the mount layer: like the root's other
+        // children it gets a rule (the read-only bind is what holds it).
+        assert!(plan.rules.iter().any(|r| r.path == ws.join("src")));
+        assert!(plan.rules.iter().any(|r| r.path == ws.join(".sandgate")));
+
+        // Without strictGit nothing is missing: the root has its rule.
+        let lax = mount_plan_for(&ws, false);
+        assert!(lax.rules.iter().any(|r| r.path == ws));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn mount_layer_never_holds_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = fs::canonicalize(dir.path()).unwrap();
+        fs::create_dir_all(ws.join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink(ws.join("elsewhere"), ws.join(".sandgate")).unwrap();
+        let plan = mount_plan_for(&ws, false);
+        assert!(plan.mounted.is_empty());
+        assert!(!plan.rules.iter().any(|r| r.path == ws));
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Starting the confined program: the child enters the Landlock ruleset and
+//! Starting the confined program: the child makes its mount namespace (with
+//! the mount layer, see [`super::mounts`]), enters the Landlock ruleset and
 //! installs the seccomp filter between `fork` and `exec`, then hands the
 //! listener to the parent over a socket pair.
 
@@ -8,7 +9,12 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 
 use super::landlock::{self, Ruleset};
+use super::mounts::{self, Setup};
 use super::seccomp::{self, Listener};
+
+/// What the child sends instead of a listener when it could not make the
+/// mount layer.
+const NO_MOUNTS: u8 = b'M';
 
 /// A started, confined program.
 #[derive(Debug)]
@@ -103,25 +109,78 @@ fn recv_fd(sock: RawFd) -> io::Result<OwnedFd> {
     }
 }
 
-/// Spawns `cmd` inside `ruleset` and the write filter.
-pub fn spawn(cmd: &mut Command, ruleset: &Ruleset) -> io::Result<Confined> {
+/// Why [`spawn`] failed.
+#[derive(Debug)]
+pub enum SpawnError {
+    /// The child could not make its mount namespace or a bind: nothing was
+    /// started; the caller may plan again without the mount layer.
+    Mounts(io::Error),
+    /// Anything else.
+    Start(io::Error),
+}
+
+impl From<io::Error> for SpawnError {
+    fn from(e: io::Error) -> SpawnError {
+        SpawnError::Start(e)
+    }
+}
+
+/// Spawns `cmd` inside `ruleset` and the write filter, and with `mounts`
+/// in its own mount namespace.
+pub fn spawn(
+    cmd: &mut Command,
+    ruleset: &Ruleset,
+    mounts: Option<Setup>,
+) -> Result<Confined, SpawnError> {
     let (parent_sock, child_sock) = socketpair()?;
     let ruleset_fd = ruleset.raw_fd();
     let child_fd = child_sock.as_raw_fd();
     let prog = seccomp::program();
     // SAFETY: the closure runs between fork and exec. It only makes raw
-    // system calls (prctl, landlock_restrict_self, seccomp, sendmsg, close)
-    // on values prepared before the fork, and allocates nothing.
+    // system calls (unshare, open, write, mount, openat2, open_tree,
+    // mount_setattr, move_mount, chdir, prctl, landlock_restrict_self,
+    // seccomp, send, sendmsg, close) on values prepared before the fork, and
+    // allocates nothing.
     unsafe {
         cmd.pre_exec(move || {
+            if let Some(setup) = &mounts {
+                if let Err(e) = mounts::enter(setup) {
+                    libc::send(child_fd, [NO_MOUNTS].as_ptr().cast(), 1, 0);
+                    return Err(e);
+                }
+            }
             landlock::restrict_self(ruleset_fd)?;
+            if let Some(setup) = &mounts {
+                mounts::install_filter(setup)?;
+            }
             let listener = seccomp::install(&prog)?;
             let sent = send_fd(child_fd, listener);
             libc::close(listener);
             sent
         });
     }
-    let child = cmd.spawn()?;
+    let child = match cmd.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            // The child reported its failure before it ended: the message
+            // is queued already.
+            let mut tag = [0u8; 1];
+            // SAFETY: `tag` has room for the one byte asked for.
+            let got = unsafe {
+                libc::recv(
+                    parent_sock.as_raw_fd(),
+                    tag.as_mut_ptr().cast(),
+                    1,
+                    libc::MSG_DONTWAIT,
+                )
+            };
+            return Err(if got == 1 && tag[0] == NO_MOUNTS {
+                SpawnError::Mounts(e)
+            } else {
+                SpawnError::Start(e)
+            });
+        }
+    };
     drop(child_sock);
     let listener = recv_fd(parent_sock.as_raw_fd())?;
     Ok(Confined {

@@ -352,6 +352,9 @@ fn fast(shared: &Shared, notif: &Notif, op: &Op) -> bool {
             plan.covers_content(p)
         }
     }) {
+        if !plan.mounted.is_empty() && !canonically_covered(plan, &targets) {
+            return false;
+        }
         let creds = creds_of(shared, notif.pid);
         if let Some((path, _)) = targets
             .iter()
@@ -388,6 +391,24 @@ fn fast(shared: &Shared, notif: &Notif, op: &Op) -> bool {
 /// The paths of `op`, each marked as an entry change when the operation may
 /// create, remove or rename it (a creating open counts as one: the parent's
 /// rule then covers the contents too).
+/// Whether the canonical forms of `targets` are covered too. With the mount
+/// layer the workspace root has a rule of its own, so a path through a
+/// symbolic link in it (`ln -s .sandgate sg; echo x > sg/sandbox.json`) can
+/// look covered while the kernel will refuse it (a read-only bind, or
+/// Landlock beyond the link): such a path takes the full way, which reports
+/// the refusal.
+fn canonically_covered(plan: &Plan, targets: &[(PathBuf, bool)]) -> bool {
+    targets.iter().all(|(path, entry)| {
+        let canonical = resolve(path);
+        !plan.is_protected(&canonical)
+            && if *entry {
+                plan.covers_entry(&canonical)
+            } else {
+                plan.covers_content(&canonical)
+            }
+    })
+}
+
 fn lexical_targets(op: &Op) -> Vec<(PathBuf, bool)> {
     match op {
         Op::Open { path, flags, .. } => {

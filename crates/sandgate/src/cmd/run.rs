@@ -15,8 +15,8 @@ use std::time::Duration;
 use clap::Args;
 use sandgate_policy::{Context, Decision, Policy, Sources, Verdict};
 use sandgate_sandbox::confine::{
-    self, Answer, Asker, DenyReason, Event, Mechanism, Plan, PlanInputs, Question, Reporter,
-    SandboxFile, SandboxSettings, Supervisor,
+    self, Answer, Asker, ConfineError, DenyReason, Event, Mechanism, Plan, PlanInputs, Protection,
+    Question, Reporter, Requested, SandboxFile, SandboxSettings, Supervisor,
 };
 use sandgate_tools::resolver::{Answer as ResolverAnswer, Ask, Resolution, Resolver, SubjectKind};
 use serde_json::json;
@@ -121,17 +121,30 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
     } else {
         "off"
     };
-    let plan = Plan::build(&PlanInputs {
+    let requested = match Requested::from_env() {
+        Ok(requested) => requested,
+        Err(e) => return fail(e),
+    };
+    let inputs = PlanInputs {
         workspaces: workspaces.clone(),
         home: ctx.home.clone(),
         tmpdir: std::env::var_os("TMPDIR")
             .filter(|t| !t.is_empty())
             .map(PathBuf::from),
         settings,
-    });
+    };
+    let mut plan = Plan::build_with(&inputs, requested.first_choice());
     let primary = SandboxFile::of(&workspaces[0]);
 
     if args.dry_run {
+        if plan.protection == Protection::Mount {
+            if let Err(e) = confine::probe_mounts(&plan) {
+                if requested == Requested::Mount {
+                    return fail(ConfineError::Mounts(e));
+                }
+                plan = Plan::build_with(&inputs, Protection::Carve);
+            }
+        }
         return dry_run(global.json, armed, armed_by, &plan, &primary);
     }
     let Some((program, program_args)) = args.program.split_first() else {
@@ -139,11 +152,15 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
             "no program to run; usage: sandgate run [--workspace DIR]... -- PROGRAM [ARGS]...",
         );
     };
-    let mut command = Command::new(program);
-    command.args(program_args);
-    if let Some(cwd) = &global.cwd {
-        command.current_dir(cwd);
-    }
+    let new_command = || {
+        let mut command = Command::new(program);
+        command.args(program_args);
+        if let Some(cwd) = &global.cwd {
+            command.current_dir(cwd);
+        }
+        command
+    };
+    let mut command = new_command();
 
     if !armed {
         crate::warn_sandbox_off(&format!(
@@ -173,6 +190,15 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
     }
 
     let confined = match confine::spawn(&mut command, &plan) {
+        // No namespace here (user namespaces disabled or restricted, an old
+        // kernel): nothing started; carve around every protected path.
+        Err(ConfineError::Mounts(_)) if requested == Requested::Auto => {
+            plan = Plan::build_with(&inputs, Protection::Carve);
+            confine::spawn(&mut new_command(), &plan)
+        }
+        spawned => spawned,
+    };
+    let confined = match confined {
         Ok(confined) => confined,
         Err(e) => return fail(e),
     };
@@ -220,7 +246,7 @@ fn exit_code(status: ExitStatus) -> ExitCode {
 }
 
 fn dry_run(json: bool, armed: bool, armed_by: &str, plan: &Plan, file: &SandboxFile) -> ExitCode {
-    let mechanism = Mechanism::probe();
+    let mechanism = Mechanism::probe_for(plan.protection);
     if json {
         let out = json!({
             "armed": armed,
@@ -232,6 +258,8 @@ fn dry_run(json: bool, armed: bool, armed_by: &str, plan: &Plan, file: &SandboxF
             "protected": plan.protected,
             "deny": plan.deny,
             "strictGit": plan.strict_git,
+            "protection": plan.protection,
+            "mounted": plan.mounted,
             "landlockRules": plan.rules.len(),
         });
         println!("{out:#}");
@@ -252,9 +280,22 @@ fn dry_run(json: bool, armed: bool, armed_by: &str, plan: &Plan, file: &SandboxF
             a.path.display()
         );
     }
-    println!("protected (read-only):");
+    println!(
+        "protected (read-only), held by {}:",
+        match plan.protection {
+            Protection::Mount => "read-only bind mounts where they exist, else carving",
+            Protection::Carve => "carving the Landlock rules around them",
+        }
+    );
     for p in &plan.protected {
-        println!("  {}", p.display());
+        let how = if plan.mounted.contains(p) {
+            "  (bind mount)"
+        } else if plan.protection == Protection::Mount {
+            "  (carved)"
+        } else {
+            ""
+        };
+        println!("  {}{how}", p.display());
     }
     if !plan.deny.is_empty() {
         println!("denied without asking:");

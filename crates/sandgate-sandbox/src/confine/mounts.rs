@@ -1,0 +1,525 @@
+//! The mount layer: protected paths held read-only by bind mounts in the
+//! confined program's own mount namespace.
+//!
+//! Landlock rules only add rights to whole subtrees, so without this layer an
+//! allowed directory that contains a protected path is *carved* (see
+//! [`super::plan`]) and every new entry in it costs a round trip to the
+//! supervisor. With it, each protected path that exists at start is a
+//! read-only bind mount of itself, seen only by the program; the plan then
+//! gives the allowed directory a rule of its own, and the kernel alone
+//! decides a write beneath it.
+//!
+//! The child makes the namespace between `fork` and `exec`, before it enters
+//! the Landlock domain ([`enter`]): as root a plain mount namespace (the
+//! program keeps root's view of file ownership); otherwise a user namespace
+//! that maps only the caller's own uid and gid, and in it a mount
+//! namespace. Each bind is made from a descriptor opened without following
+//! any symbolic link (`openat2` with `RESOLVE_NO_SYMLINKS`), cloned with
+//! `open_tree`, made read-only with `mount_setattr` and moved onto that same
+//! descriptor with `move_mount`.
+//!
+//! A Landlock domain forbids changing the mount topology (`mount`,
+//! `umount2`, `pivot_root`, `move_mount`). What it leaves open is closed by a
+//! second, tiny seccomp filter ([`deny_filter`]): `mount_setattr` (it could
+//! clear the read-only flag), `open_tree` (a non-recursive clone of the
+//! workspace mount would not contain the binds), the new mount API and
+//! `open_by_handle_at` (a root program could open a protected file through
+//! another mount). All of them fail with `EPERM`.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::RawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::Serialize;
+
+use super::plan::Plan;
+
+/// The environment variable that chooses the protection: `carve`, `mount`
+/// or `auto` (the default).
+pub const PROTECTION_ENV: &str = "SANDGATE_RUN_PROTECTION";
+
+/// How protected paths inside allowed directories are kept read-only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Protection {
+    /// Existing protected paths are read-only bind mounts in the program's
+    /// mount namespace; the allowed directories get Landlock rules of their
+    /// own. Missing protected paths are still carved.
+    Mount,
+    /// Every protected path is carved out of the Landlock rules, and the
+    /// supervisor creates, removes and renames the entries of the carved
+    /// directories.
+    Carve,
+}
+
+impl Protection {
+    /// The name used in reports: `mount` or `carve`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protection::Mount => "mount",
+            Protection::Carve => "carve",
+        }
+    }
+}
+
+/// The protection the user asked for with [`PROTECTION_ENV`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requested {
+    /// The mount layer where the machine allows it, else carving.
+    Auto,
+    /// The mount layer, or no start at all.
+    Mount,
+    /// Carving only.
+    Carve,
+}
+
+/// A value of [`PROTECTION_ENV`] that means nothing.
+#[derive(Debug, thiserror::Error)]
+#[error("{PROTECTION_ENV}=`{0}` is not a protection; use `auto`, `mount` or `carve`")]
+pub struct UnknownProtection(pub String);
+
+impl Requested {
+    /// Reads [`PROTECTION_ENV`] (unset or empty: [`Requested::Auto`]).
+    pub fn from_env() -> Result<Requested, UnknownProtection> {
+        match std::env::var_os(PROTECTION_ENV) {
+            None => Ok(Requested::Auto),
+            Some(raw) => Requested::parse(&raw.to_string_lossy()),
+        }
+    }
+
+    /// Parses a value of [`PROTECTION_ENV`].
+    pub fn parse(raw: &str) -> Result<Requested, UnknownProtection> {
+        match raw.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => Ok(Requested::Auto),
+            "mount" => Ok(Requested::Mount),
+            "carve" => Ok(Requested::Carve),
+            _ => Err(UnknownProtection(raw.to_string())),
+        }
+    }
+
+    /// The protection to plan with first.
+    pub fn first_choice(self) -> Protection {
+        match self {
+            Requested::Auto | Requested::Mount => {
+                if supported() {
+                    Protection::Mount
+                } else {
+                    Protection::Carve
+                }
+            }
+            Requested::Carve => Protection::Carve,
+        }
+    }
+}
+
+/// Whether this build can make the mount layer at all (its deny filter is
+/// written for x86-64).
+pub fn supported() -> bool {
+    cfg!(target_arch = "x86_64")
+}
+
+const OPEN_TREE_CLONE: libc::c_uint = 1;
+const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x04;
+const MOVE_MOUNT_T_EMPTY_PATH: libc::c_uint = 0x40;
+const MOUNT_ATTR_RDONLY: u64 = 1;
+
+/// `struct mount_attr` of `mount_setattr(2)`.
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+/// Everything the child needs, prepared before the fork (the child must not
+/// allocate).
+#[derive(Debug)]
+pub struct Setup {
+    /// Root: a plain mount namespace, no user namespace.
+    as_root: bool,
+    /// `"UID UID 1\n"` for `/proc/self/uid_map`.
+    uid_map: Vec<u8>,
+    /// `"GID GID 1\n"` for `/proc/self/gid_map`.
+    gid_map: Vec<u8>,
+    /// The paths to hold read-only.
+    targets: Vec<CString>,
+    /// The program's working directory, entered again once the binds are in
+    /// place, so that a working directory inside a protected path goes
+    /// through its bind.
+    cwd: Option<CString>,
+    /// The deny filter.
+    filter: Vec<libc::sock_filter>,
+}
+
+fn c_path(path: &Path) -> io::Result<CString> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("path `{}` contains a NUL byte", path.display()),
+        )
+    })
+}
+
+impl Setup {
+    /// Prepares the binds of `targets` for a program that starts in `cwd`.
+    pub fn new(targets: &[PathBuf], cwd: Option<&Path>) -> io::Result<Setup> {
+        // SAFETY: these calls cannot fail and touch no memory.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        Ok(Setup {
+            as_root: uid == 0,
+            uid_map: format!("{uid} {uid} 1\n").into_bytes(),
+            gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+            targets: targets
+                .iter()
+                .map(|t| c_path(t))
+                .collect::<io::Result<_>>()?,
+            cwd: cwd.map(c_path).transpose()?,
+            filter: deny_filter(),
+        })
+    }
+}
+
+/// The setup for `plan` and the program `cmd`, or `None` when the plan
+/// carves everything.
+pub fn setup_for(plan: &Plan, cmd: &Command) -> io::Result<Option<Setup>> {
+    if plan.protection != Protection::Mount {
+        return Ok(None);
+    }
+    let here = std::env::current_dir()?;
+    let cwd = match cmd.get_current_dir() {
+        Some(dir) => here.join(dir),
+        None => here,
+    };
+    Setup::new(&plan.mounted, Some(&cwd)).map(Some)
+}
+
+/// Whether the mount layer of `plan` can be made on this machine, tried in
+/// a throw-away child (for reports that start nothing).
+pub fn probe_plan(plan: &Plan) -> io::Result<()> {
+    if !supported() {
+        return Err(io::Error::from_raw_os_error(libc::ENOSYS));
+    }
+    probe(&Setup::new(&plan.mounted, None)?)
+}
+
+fn check(rc: libc::c_long) -> io::Result<libc::c_long> {
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(rc)
+    }
+}
+
+/// Writes `text` to the NUL-terminated `path`. No allocation.
+fn write_file(path: &std::ffi::CStr, text: &[u8]) -> io::Result<()> {
+    // SAFETY: `path` is NUL-terminated and outlives the call.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `text` is live for its length; `fd` is ours and closed once.
+    let written = unsafe { libc::write(fd, text.as_ptr().cast(), text.len()) };
+    let result = if written == text.len() as isize {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    };
+    // SAFETY: closing the descriptor opened above.
+    unsafe { libc::close(fd) };
+    result
+}
+
+/// Closes `fd` on drop. No allocation.
+struct Fd(RawFd);
+
+impl Drop for Fd {
+    fn drop(&mut self) {
+        // SAFETY: the descriptor was returned by the kernel to us and is
+        // closed only here.
+        unsafe { libc::close(self.0) };
+    }
+}
+
+/// Makes `path` a read-only bind mount of itself. No allocation.
+fn bind_read_only(path: &std::ffi::CStr) -> io::Result<()> {
+    let empty = c"";
+    // SAFETY: an all-zero open_how is valid; fields are set below.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC) as u64;
+    how.resolve = libc::RESOLVE_NO_SYMLINKS;
+    // SAFETY: `path` is NUL-terminated and `how` is live; the kernel reads both.
+    let target = check(unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    })?;
+    let target = Fd(target as RawFd);
+    // SAFETY: an open descriptor, an empty NUL-terminated path, flags.
+    let tree = check(unsafe {
+        libc::syscall(
+            libc::SYS_open_tree,
+            target.0,
+            empty.as_ptr(),
+            OPEN_TREE_CLONE
+                | libc::O_CLOEXEC as libc::c_uint
+                | libc::AT_RECURSIVE as libc::c_uint
+                | libc::AT_EMPTY_PATH as libc::c_uint,
+        )
+    })?;
+    let tree = Fd(tree as RawFd);
+    let attr = MountAttr {
+        attr_set: MOUNT_ATTR_RDONLY,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: the detached tree's descriptor, an empty path, and a live
+    // `mount_attr` whose size is passed; the kernel only reads it.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            tree.0,
+            empty.as_ptr(),
+            (libc::AT_EMPTY_PATH | libc::AT_RECURSIVE) as libc::c_uint,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    })?;
+    // SAFETY: two open descriptors and empty NUL-terminated paths.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_move_mount,
+            tree.0,
+            empty.as_ptr(),
+            target.0,
+            empty.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH,
+        )
+    })?;
+    Ok(())
+}
+
+/// Enters a new mount namespace (and, unless root, a user namespace) and
+/// makes every target a read-only bind mount of itself. Runs in the forked
+/// child: raw system calls on prepared values only, no allocation.
+pub fn enter(setup: &Setup) -> io::Result<()> {
+    let flags = if setup.as_root {
+        libc::CLONE_NEWNS
+    } else {
+        libc::CLONE_NEWUSER | libc::CLONE_NEWNS
+    };
+    // SAFETY: integer arguments only.
+    if unsafe { libc::unshare(flags) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if !setup.as_root {
+        write_file(c"/proc/self/setgroups", b"deny")?;
+        write_file(c"/proc/self/uid_map", &setup.uid_map)?;
+        write_file(c"/proc/self/gid_map", &setup.gid_map)?;
+    }
+    // Nothing mounted here may reach the caller's namespace.
+    // SAFETY: NUL-terminated literals; null source, type and data are allowed
+    // for a propagation change.
+    let rc = unsafe {
+        libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_SLAVE,
+            std::ptr::null(),
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    for target in &setup.targets {
+        bind_read_only(target)?;
+    }
+    if let Some(cwd) = &setup.cwd {
+        // SAFETY: a NUL-terminated path that outlives the call.
+        if unsafe { libc::chdir(cwd.as_ptr()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Installs the deny filter (the thread must have `no_new_privs`). Runs in
+/// the forked child: no allocation.
+pub fn install_filter(setup: &Setup) -> io::Result<()> {
+    let fprog = libc::sock_fprog {
+        len: setup.filter.len() as libc::c_ushort,
+        filter: setup.filter.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: `fprog` points at the prepared program, which outlives the
+    // call; the kernel copies it.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            SECCOMP_SET_MODE_FILTER,
+            0 as libc::c_ulong,
+            &fprog as *const libc::sock_fprog,
+        )
+    })?;
+    Ok(())
+}
+
+/// Tries [`enter`] in a throw-away child, for reports that start nothing.
+pub fn probe(setup: &Setup) -> io::Result<()> {
+    // SAFETY: the child only runs `enter` (raw system calls on prepared
+    // values, no allocation, no locks) and `_exit`.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if pid == 0 {
+        let code = match enter(setup) {
+            Ok(()) => 0,
+            Err(e) => e.raw_os_error().unwrap_or(libc::EINVAL).clamp(1, 255),
+        };
+        // SAFETY: ends the child without running the parent's exit handlers.
+        unsafe { libc::_exit(code) };
+    }
+    let mut status = 0;
+    // SAFETY: waits for the child forked above; `status` is live.
+    if unsafe { libc::waitpid(pid, &mut status, 0) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
+        Ok(())
+    } else if libc::WIFEXITED(status) {
+        Err(io::Error::from_raw_os_error(libc::WEXITSTATUS(status)))
+    } else {
+        Err(io::Error::other(
+            "the mount namespace probe ended abnormally",
+        ))
+    }
+}
+
+const SECCOMP_SET_MODE_FILTER: libc::c_uint = 1;
+const RET_ALLOW: u32 = 0x7fff_0000;
+const RET_ERRNO: u32 = 0x0005_0000;
+const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
+const AUDIT_ARCH_I386: u32 = 0x4000_0003;
+const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+const LD_W_ABS: u16 = 0x20;
+const JEQ_K: u16 = 0x15;
+const AND_K: u16 = 0x54;
+const RET_K: u16 = 0x06;
+
+/// Mount-changing system calls on x86-64 (and x32, whose numbers are these
+/// plus [`X32_SYSCALL_BIT`]): `mount`, `umount2`, `pivot_root`,
+/// `open_by_handle_at`, `open_tree`, `move_mount`, `fsopen`, `fsconfig`,
+/// `fsmount`, `fspick`, `mount_setattr`, `open_tree_attr`.
+const DENIED_X86_64: &[u32] = &[165, 166, 155, 304, 428, 429, 430, 431, 432, 433, 442, 467];
+/// The same on i386 (`int 0x80` from a 64-bit program), with the old `umount`.
+const DENIED_I386: &[u32] = &[21, 22, 52, 217, 342, 428, 429, 430, 431, 432, 433, 442, 467];
+
+fn stmt(code: u16, k: u32) -> libc::sock_filter {
+    libc::sock_filter {
+        code,
+        jt: 0,
+        jf: 0,
+        k,
+    }
+}
+
+/// The deny filter: the mount-changing calls fail with `EPERM`, everything
+/// else passes (the main filter decides it).
+pub fn deny_filter() -> Vec<libc::sock_filter> {
+    // Layout: ld arch; jeq x86_64 -> X; jeq i386 -> I; ret allow;
+    // X: ld nr; and ~x32; jeq each -> deny; ret allow;
+    // I: ld nr; jeq each -> deny; ret allow; deny: ret errno.
+    let mut prog = vec![stmt(LD_W_ABS, 4)];
+    let x_len = 2 + DENIED_X86_64.len() + 1;
+    let i_len = 1 + DENIED_I386.len() + 1;
+    // Offsets are small (the lists are short): they fit in a u8.
+    let jump = |k: u32, jt: usize, jf: usize| libc::sock_filter {
+        code: JEQ_K,
+        jt: jt as u8,
+        jf: jf as u8,
+        k,
+    };
+    prog.push(jump(AUDIT_ARCH_X86_64, 2, 0));
+    prog.push(jump(AUDIT_ARCH_I386, 1 + x_len, 0));
+    prog.push(stmt(RET_K, RET_ALLOW));
+    let deny_at = prog.len() + x_len + i_len;
+    prog.push(stmt(LD_W_ABS, 0));
+    prog.push(stmt(AND_K, !X32_SYSCALL_BIT));
+    for nr in DENIED_X86_64 {
+        let here = prog.len();
+        prog.push(jump(*nr, deny_at - here - 1, 0));
+    }
+    prog.push(stmt(RET_K, RET_ALLOW));
+    prog.push(stmt(LD_W_ABS, 0));
+    for nr in DENIED_I386 {
+        let here = prog.len();
+        prog.push(jump(*nr, deny_at - here - 1, 0));
+    }
+    prog.push(stmt(RET_K, RET_ALLOW));
+    prog.push(stmt(RET_K, RET_ERRNO | libc::EPERM as u32));
+    prog
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requested_values() {
+        assert_eq!(Requested::parse("").unwrap(), Requested::Auto);
+        assert_eq!(Requested::parse("Carve").unwrap(), Requested::Carve);
+        assert_eq!(Requested::parse(" mount ").unwrap(), Requested::Mount);
+        let err = Requested::parse("bind").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "SANDGATE_RUN_PROTECTION=`bind` is not a protection; use `auto`, `mount` or `carve`"
+        );
+    }
+
+    /// Runs the filter on one (arch, nr) pair, as the kernel would.
+    fn run(prog: &[libc::sock_filter], arch: u32, nr: u32) -> u32 {
+        let mut acc = 0u32;
+        let mut pc = 0usize;
+        loop {
+            let ins = prog[pc];
+            match ins.code {
+                LD_W_ABS => acc = if ins.k == 4 { arch } else { nr },
+                AND_K => acc &= ins.k,
+                JEQ_K => {
+                    pc += usize::from(if acc == ins.k { ins.jt } else { ins.jf });
+                }
+                RET_K => return ins.k,
+                other => panic!("unexpected instruction {other:#x}"),
+            }
+            pc += 1;
+        }
+    }
+
+    #[test]
+    fn filter_denies_mount_calls_on_every_abi() {
+        let prog = deny_filter();
+        let eperm = RET_ERRNO | libc::EPERM as u32;
+        for nr in DENIED_X86_64 {
+            assert_eq!(run(&prog, AUDIT_ARCH_X86_64, *nr), eperm, "x86-64 {nr}");
+            let x32 = nr | X32_SYSCALL_BIT;
+            assert_eq!(run(&prog, AUDIT_ARCH_X86_64, x32), eperm, "x32 {nr}");
+        }
+        for nr in DENIED_I386 {
+            assert_eq!(run(&prog, AUDIT_ARCH_I386, *nr), eperm, "i386 {nr}");
+        }
+        for nr in [0, 1, 2, 257, 59, 272] {
+            assert_eq!(run(&prog, AUDIT_ARCH_X86_64, nr), RET_ALLOW, "x86-64 {nr}");
+        }
+        assert_eq!(run(&prog, AUDIT_ARCH_I386, 5), RET_ALLOW);
+        assert_eq!(run(&prog, 0xdead, 165), RET_ALLOW);
+    }
+}
