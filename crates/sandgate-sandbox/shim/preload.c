@@ -26,6 +26,8 @@
 #define EXPORT __attribute__((visibility("default")))
 
 #define NR_OPENAT 257
+#define NR_CHDIR 80
+#define NR_FCHDIR 81
 #define NR_GETPID 39
 #define NR_GETTID 186
 #define NR_TGKILL 234
@@ -70,20 +72,77 @@ static int needs_mode(int flags)
     return (flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE;
 }
 
-static int open_at(int dirfd, const char *path, int flags, unsigned int mode)
+/* The libc convention: -1 and errno for a failure. */
+static int result(long ret)
 {
-    if (!needs_mode(flags))
-        mode = 0;
-    long ret = syscall6(NR_OPENAT, dirfd, (long)path, flags, mode, 0, (long)SANDGATE_MARKER);
-    if ((flags & WRITE_OPEN_FLAGS) != 0 && (ret == -EACCES || ret == -EPERM || ret == -EROFS))
-        /* Landlock refused it: let the supervisor decide, as without the fast path. */
-        ret = syscall6(NR_OPENAT, dirfd, (long)path, flags, mode, 0, 0);
     if (ret < 0 && ret > -4096) {
         if (__errno_location)
             *__errno_location() = (int)-ret;
         return -1;
     }
     return (int)ret;
+}
+
+/*
+ * Directories where Landlock refused to create a file that the supervisor
+ * then created (a directory carved around a protected path, or one made
+ * during the run): later creations there go to the supervisor directly
+ * instead of failing a marked attempt first. An entry only ever sends an
+ * open down the ordinary path, which is always correct, so a stale entry or
+ * a hash collision costs speed, never behaviour. Keys are hashes of the
+ * directory part of the path; relative ones include a generation that
+ * chdir/fchdir advance. Lock-free: one 64-bit word per slot.
+ */
+#define SLOTS 64
+static unsigned long refused[SLOTS];
+static unsigned long cwd_generation;
+
+/* The key of the directory `path` creates in, or 0 when it has none. */
+static unsigned long dir_key(int dirfd, const char *path)
+{
+    const char *end = path;
+    for (const char *p = path; *p; p++)
+        if (*p == '/')
+            end = p;
+    unsigned long hash = 0xcbf29ce484222325UL;
+    if (path[0] != '/') {
+        if (dirfd != AT_FDCWD)
+            return 0; /* descriptor numbers are reused for other directories */
+        hash ^= __atomic_load_n(&cwd_generation, __ATOMIC_RELAXED) + 1;
+        hash *= 0x100000001b3UL;
+    }
+    for (const char *p = path; p < end; p++) {
+        hash ^= (unsigned char)*p;
+        hash *= 0x100000001b3UL;
+    }
+    return hash ? hash : 1;
+}
+
+static int refused_before(unsigned long key)
+{
+    return key && __atomic_load_n(&refused[key % SLOTS], __ATOMIC_RELAXED) == key;
+}
+
+static int open_at(int dirfd, const char *path, int flags, unsigned int mode)
+{
+    if (!needs_mode(flags))
+        mode = 0;
+    /* Only a plain creation is refused by where it happens, not by the file. */
+    int creates = (flags & O_CREAT) != 0 && (flags & O_TMPFILE) != O_TMPFILE;
+    unsigned long key = creates ? dir_key(dirfd, path) : 0;
+    long ret;
+    if (refused_before(key)) {
+        ret = syscall6(NR_OPENAT, dirfd, (long)path, flags, mode, 0, 0);
+    } else {
+        ret = syscall6(NR_OPENAT, dirfd, (long)path, flags, mode, 0, (long)SANDGATE_MARKER);
+        if ((flags & WRITE_OPEN_FLAGS) != 0 && (ret == -EACCES || ret == -EPERM || ret == -EROFS)) {
+            /* Landlock refused it: let the supervisor decide, as without the fast path. */
+            ret = syscall6(NR_OPENAT, dirfd, (long)path, flags, mode, 0, 0);
+            if (ret >= 0 && key)
+                __atomic_store_n(&refused[key % SLOTS], key, __ATOMIC_RELAXED);
+        }
+    }
+    return result(ret);
 }
 
 /* glibc's fortified opens refuse O_CREAT/O_TMPFILE without a mode: so do these. */
@@ -159,4 +218,22 @@ EXPORT int __openat64_2(int dirfd, const char *path, int flags)
     if (needs_mode(flags))
         invalid_open_call();
     return open_at(dirfd, path, flags, 0);
+}
+
+/* A new working directory gives relative paths a new meaning. */
+
+EXPORT int chdir(const char *path)
+{
+    long ret = syscall6(NR_CHDIR, (long)path, 0, 0, 0, 0, 0);
+    if (ret == 0)
+        __atomic_add_fetch(&cwd_generation, 1, __ATOMIC_RELAXED);
+    return result(ret);
+}
+
+EXPORT int fchdir(int fd)
+{
+    long ret = syscall6(NR_FCHDIR, fd, 0, 0, 0, 0, 0);
+    if (ret == 0)
+        __atomic_add_fetch(&cwd_generation, 1, __ATOMIC_RELAXED);
+    return result(ret);
 }

@@ -169,3 +169,132 @@ fn a_forged_marker_gets_landlock_s_refusal_without_a_question() {
         run.notified
     );
 }
+
+/// Creates `N` files relative to `REFUSED` (where Landlock refuses them),
+/// then `N` relative to `ALLOWED`, changing into each directory first.
+const CREATOR: &str = r#"
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+static int create_in(const char *dir, const char *prefix, int n) {
+    if (chdir(dir)) { perror(dir); return 1; }
+    char name[64];
+    for (int i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "%s%d", prefix, i);
+        int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0) { perror(name); return 1; }
+        if (fd > 2) close(fd);
+    }
+    return 0;
+}
+int main(int argc, char **argv) {
+    int n = atoi(argv[3]);
+    return create_in(argv[1], "refused", n) || create_in(argv[2], "allowed", n);
+}
+"#;
+
+impl Fixture {
+    /// Like [`Fixture::run`], but each notified open "succeeds" with
+    /// descriptor 0 without happening: a supervisor that performs it.
+    fn run_performing(&self, program: &str, args: &[&str]) -> Run {
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .current_dir(&self.ws)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let confined = confine::spawn(&mut cmd, &self.plan).unwrap();
+        let listener = confined.listener;
+        let child = confined.child;
+        let reader = std::thread::spawn(move || child.wait_with_output().unwrap());
+        let mut notified = Vec::new();
+        loop {
+            match listener.wait(100).unwrap() {
+                Ready::Notification => {
+                    let Ok(n) = listener.recv() else { continue };
+                    notified.push((n.nr, n.args[5]));
+                    if n.nr == libc::SYS_openat {
+                        listener.succeed(n.id, 0);
+                    } else {
+                        listener.allow(n.id);
+                    }
+                }
+                Ready::Gone => break,
+                Ready::Idle => {}
+            }
+        }
+        Run {
+            output: reader.join().unwrap(),
+            notified,
+        }
+    }
+}
+
+#[test]
+fn after_one_refusal_creations_there_go_to_the_supervisor_directly_until_chdir() {
+    let Some(f) = fixture() else { return };
+    let bin = f.out.parent().unwrap().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    fs::write(bin.join("creator.c"), CREATOR).unwrap();
+    let status = Command::new("cc")
+        .arg("-o")
+        .arg(bin.join("creator"))
+        .arg(bin.join("creator.c"))
+        .status()
+        .expect("a C compiler (`cc`) is installed");
+    assert!(status.success());
+    let creator = bin.join("creator").to_string_lossy().into_owned();
+    let (out, sub) = (
+        f.out.to_string_lossy().into_owned(),
+        f.ws.join("sub").to_string_lossy().into_owned(),
+    );
+    let have_strace = Command::new("strace").arg("-V").output().is_ok();
+    let run = if have_strace {
+        // The trace goes to stderr: a log file strace opened itself would be
+        // one more (faked) open.
+        let args = [
+            "-f",
+            "-qq",
+            "-e",
+            "trace=openat",
+            &creator,
+            &out,
+            &sub,
+            "20",
+        ];
+        f.run_performing("strace", &args)
+    } else {
+        eprintln!("no `strace`: the refused attempts are not counted");
+        f.run_performing(&creator, &[&out, &sub, "20"])
+    };
+    assert!(run.output.status.success(), "{}", text(&run.output.stderr));
+    // The 20 creations in the refused directory reached the supervisor; the
+    // 20 in `sub` after the chdir took the fast path again.
+    let opens: Vec<_> = run
+        .notified
+        .iter()
+        .filter(|(nr, _)| *nr == libc::SYS_openat)
+        .collect();
+    assert_eq!(opens.len(), 20, "{:?}", run.notified);
+    let allowed = fs::read_dir(f.ws.join("sub"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("allowed")
+        })
+        .count();
+    assert_eq!(allowed, 20);
+    if have_strace {
+        // Only the first creation there tried the marked open first.
+        let log = text(&run.output.stderr);
+        let refused = log
+            .lines()
+            .filter(|l| l.contains("\"refused") && l.contains("EACCES"))
+            .count();
+        assert_eq!(refused, 1, "{log}");
+    }
+}
