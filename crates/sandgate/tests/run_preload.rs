@@ -138,6 +138,20 @@ impl Env {
     }
 }
 
+#[test]
+fn the_dry_run_says_the_fast_path_is_built_in() {
+    let e = env();
+    let out = Command::new(env!("CARGO_BIN_EXE_sandgate"))
+        .args(["run", "--dry-run", "--json"])
+        .current_dir(&e.ws)
+        .env("HOME", &e.home)
+        .env("SANDGATE_AUDIT", "off")
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["mechanism"]["writeOpenFastPath"], true, "{v}");
+}
+
 /// A C program that writes through each wrapped entry point (and `fopen`,
 /// which glibc opens internally, past the library: the slow path).
 const C_WRITER: &str = r#"

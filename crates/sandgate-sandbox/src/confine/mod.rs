@@ -61,6 +61,10 @@ pub struct Mechanism {
     /// How protected paths inside allowed directories are held: `mount`
     /// (read-only bind mounts) or `carve` (see [`Protection`]).
     pub protection: Protection,
+    /// Whether this build has the preload library of the write-open fast
+    /// path (x86-64 Linux; see [`preload`]). A run uses it when it can put
+    /// it beneath `~/.sandgate/`.
+    pub write_open_fast_path: bool,
 }
 
 impl Mechanism {
@@ -82,6 +86,7 @@ impl Mechanism {
             },
             decide_in_place: true,
             protection,
+            write_open_fast_path: preload::LIBRARY.is_some(),
         }
     }
 }
