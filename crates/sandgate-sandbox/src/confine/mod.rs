@@ -15,6 +15,10 @@
 //!   or performs it on the program's behalf when the policy allows what the
 //!   floor would not. So an "allow" takes effect in place: no restart.
 //!
+//! Write-opens from dynamically linked programs skip that round trip when
+//! Landlock allows them: the [`preload`] library marks them for the filter,
+//! and retries a refused one unmarked, for the supervisor.
+//!
 //! The plan is data ([`Plan::build`]); applying it is [`spawn`].
 
 mod callers;
