@@ -174,6 +174,10 @@ int main(int argc, char **argv) {
     failed |= put(openat(AT_FDCWD, path, O_RDWR | O_CREAT, 0600), "openat");
     snprintf(path, sizeof path, "%s/c-creat.txt", dir);
     failed |= put(creat(path, 0644), "creat");
+    /* Two arguments and flags the compiler cannot see: `__open_2` when fortified. */
+    int reopen = argc > 5 ? O_RDONLY : O_WRONLY | O_APPEND;
+    snprintf(path, sizeof path, "%s/c-open.txt", dir);
+    failed |= put(open(path, reopen), "-two");
     snprintf(path, sizeof path, "%s/c-fopen.txt", dir);
     FILE *f = fopen(path, "w");
     if (!f || fputs("fopen", f) < 0 || fclose(f)) { perror("fopen"); failed = 1; }
@@ -201,11 +205,19 @@ fn with_the_preload_writes_inside_the_workspace_land_from_every_kind_of_program(
     }
     let e = env();
     e.c_program("cwriter", C_WRITER, &[]);
-    e.c_program(
+    let fortified = e.c_program(
         "cwriter-fortified",
         C_WRITER,
         &["-O2", "-D_FORTIFY_SOURCE=2"],
     );
+    // The fortified build calls the library's `__open_2` (or `__open64_2`).
+    if let Ok(symbols) = Command::new("nm").arg("-D").arg(&fortified).output() {
+        let symbols = text(&symbols.stdout);
+        assert!(
+            symbols.contains(" __open_2@") || symbols.contains(" __open64_2@"),
+            "{symbols}"
+        );
+    }
     e.rust_program("rwriter", RUST_WRITER);
     let script = r#"set -e
 echo "preload=$LD_PRELOAD"
@@ -243,7 +255,7 @@ echo done"#;
         assert_eq!(fs::read_to_string(d.join("py.txt")).unwrap(), "py");
         assert_eq!(fs::read_to_string(d.join("rust.txt")).unwrap(), "rust");
         for (name, content) in [
-            ("c-open.txt", "open"),
+            ("c-open.txt", "open-two"),
             ("c-openat.txt", "openat"),
             ("c-creat.txt", "creat"),
             ("c-fopen.txt", "fopen"),
@@ -257,7 +269,7 @@ echo done"#;
     }
     assert_eq!(
         fs::read_to_string(e.ws.join("fortified/c-open.txt")).unwrap(),
-        "open"
+        "open-two"
     );
 }
 
