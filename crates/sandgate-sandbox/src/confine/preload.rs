@@ -130,11 +130,11 @@ fn holds(path: &Path, bytes: &[u8]) -> bool {
     else {
         return false;
     };
-    let same_size = File::metadata(&file).is_ok_and(|m| {
+    let trusted = File::metadata(&file).is_ok_and(|m| {
         m.is_file() && m.uid() == euid() && m.mode() & 0o022 == 0 && m.len() == bytes.len() as u64
     });
     let mut content = Vec::with_capacity(bytes.len());
-    same_size && file.read_to_end(&mut content).is_ok() && content == bytes
+    trusted && file.read_to_end(&mut content).is_ok() && content == bytes
 }
 
 /// The `LD_PRELOAD` value that adds `library` to `existing`, or `None` when
