@@ -6,18 +6,27 @@
 //! content of every policy file (a missing file counts too). A cache file is
 //! used only when its magic line, format, version, key and body checksum all
 //! match (the header is text, the body binary: `postcard`); anything else
-//! (stale, corrupt, written by another version) is ignored and rebuilt. Only
-//! what depends on the files' content is cached: path rules are resolved
-//! against the working directory and the filesystem on every load, exactly as
-//! without the cache.
+//! (stale, corrupt, written by another version) is ignored and rebuilt.
+//!
+//! Path rules depend on the working directory and the filesystem as well
+//! (symlinks in their literal prefix are resolved). Their absolute globs are
+//! kept in a second file per working directory, with the directories whose
+//! entries the resolution read and, for each, its device, inode, and change
+//! and modification times. The globs are used only if every one of those
+//! directories is unchanged; else the rules are resolved again. Adding,
+//! removing or renaming an entry (a symlink where a directory was) changes
+//! its directory's times. A resolution that met a symlink or an error, or
+//! read a directory changed less than a second before it started (a change
+//! in the same clock tick could leave the times as they were), is not kept.
 //!
 //! Location: `$SANDGATE_CACHE_DIR`, else `$XDG_CACHE_HOME/sandgate`, else
 //! `~/.cache/sandgate`. `SANDGATE_CACHE=off` turns it off.
 
 use std::io::Write;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -28,7 +37,7 @@ use crate::error::LoadError;
 use crate::load::{parse_policy, LoadedFile, Sources, MAX_POLICY_BYTES};
 use crate::policy::{IgnoredRule, Merged, Policy, Settings};
 use crate::request::Context;
-use crate::rules::SourceRule;
+use crate::rules::{PrefixResolver, SourceRule};
 
 const MAGIC: &str = "sandgate-policy-cache";
 const FORMAT: &str = "3";
@@ -90,9 +99,12 @@ pub fn load_with(
     };
     let key = content_key(sources, &inputs);
     let file = dir.join(entry_name(sources));
-    if let Some(entry) = read_entry(&file, &key) {
+    if let Some(entry) = read_entry::<Entry>(&file, &key) {
         if let Some((merged, literals)) = entry.into_parts() {
-            if let Ok(policy) = Policy::from_merged(sources.clone(), merged, Some(literals), ctx) {
+            let globs = resolved_globs(dir, &key, &merged, ctx);
+            if let Ok(policy) =
+                Policy::from_checked(sources.clone(), merged, Some(literals), Some(globs), ctx)
+            {
                 return Ok((policy, CacheStatus::Hit));
             }
         }
@@ -191,7 +203,7 @@ fn entry_name(sources: &Sources) -> String {
 const HEADER_LINES: usize = 5;
 
 /// Read and validate an entry: magic, format, version, key and body checksum.
-fn read_entry(file: &Path, key: &str) -> Option<Entry> {
+fn read_entry<T: serde::de::DeserializeOwned>(file: &Path, key: &str) -> Option<T> {
     let bytes = std::fs::read(file).ok()?;
     let mut rest = bytes.as_slice();
     let mut header = [""; HEADER_LINES];
@@ -211,7 +223,7 @@ fn read_entry(file: &Path, key: &str) -> Option<Entry> {
 }
 
 /// Write an entry atomically (temporary file, then rename).
-fn write_entry(dir: &Path, file: &Path, key: &str, entry: &Entry) -> std::io::Result<()> {
+fn write_entry<T: Serialize>(dir: &Path, file: &Path, key: &str, entry: &T) -> std::io::Result<()> {
     let body = postcard::to_allocvec(entry).map_err(std::io::Error::other)?;
     let checksum = hex(&Sha256::digest(&body));
     std::fs::create_dir_all(dir)?;
@@ -509,4 +521,109 @@ impl Entry {
         };
         Some((merged, (self.deny_literals, self.allow_literals)))
     }
+}
+
+/// A directory's entries were read during resolution less than this after its
+/// last change: the resolution is not kept (see the module documentation).
+const RACY: Duration = Duration::from_secs(1);
+
+/// The path rules' absolute globs for one working directory, with what they
+/// depend on.
+#[derive(Serialize, Deserialize)]
+struct Resolution {
+    /// Each directory read, with its stamp when it was read.
+    dirs: Vec<(PathBuf, Stamp)>,
+    deny: Vec<String>,
+    allow: Vec<String>,
+}
+
+/// What tells that a directory's entries are as they were.
+#[derive(Serialize, Deserialize, PartialEq, Eq, Debug)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    ctime: (i64, i64),
+    mtime: (i64, i64),
+}
+
+/// The stamp of the directory `dir` itself (not a symlink to one).
+fn stamp(dir: &Path) -> Option<Stamp> {
+    let meta = std::fs::symlink_metadata(dir).ok()?;
+    meta.is_dir().then(|| Stamp {
+        dev: meta.dev(),
+        ino: meta.ino(),
+        ctime: (meta.ctime(), meta.ctime_nsec()),
+        mtime: (meta.mtime(), meta.mtime_nsec()),
+    })
+}
+
+/// Whether a stamp's times are both earlier than `before`.
+fn settled(stamp: &Stamp, before: SystemTime) -> bool {
+    let Ok(before) = before.duration_since(SystemTime::UNIX_EPOCH) else {
+        return false;
+    };
+    let earlier = |(secs, nanos): (i64, i64)| {
+        u64::try_from(secs)
+            .ok()
+            .zip(u32::try_from(nanos).ok())
+            .is_some_and(|(s, n)| Duration::new(s, n) < before)
+    };
+    earlier(stamp.ctime) && earlier(stamp.mtime)
+}
+
+/// The absolute globs of `merged`'s path rules (deny, allow) for `ctx`: from
+/// the resolution file in `dir` when every directory it depends on is
+/// unchanged, else resolved now (and kept when that is safe).
+fn resolved_globs(
+    dir: &Path,
+    key: &str,
+    merged: &Merged,
+    ctx: &Context,
+) -> (Vec<String>, Vec<String>) {
+    let mut h = Sha256::new();
+    for part in [
+        key.as_bytes(),
+        ctx.cwd.as_os_str().as_encoded_bytes(),
+        ctx.home.as_os_str().as_encoded_bytes(),
+    ] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part);
+    }
+    let resolution_key = hex(&h.finalize());
+    let file = dir.join(format!("paths-{}.cache", &resolution_key[..32]));
+    if let Some(kept) = read_entry::<Resolution>(&file, &resolution_key) {
+        let unchanged = kept
+            .dirs
+            .iter()
+            .all(|(path, was)| stamp(path).as_ref() == Some(was));
+        if unchanged
+            && kept.deny.len() == merged.path_deny.len()
+            && kept.allow.len() == merged.path_allow.len()
+        {
+            return (kept.deny, kept.allow);
+        }
+    }
+    let started = SystemTime::now();
+    let mut resolver = PrefixResolver::default();
+    let deny = resolver.globs(&merged.path_deny, &ctx.cwd, &ctx.home);
+    let allow = resolver.globs(&merged.path_allow, &ctx.cwd, &ctx.home);
+    let settled_before = started.checked_sub(RACY);
+    let dirs: Option<Vec<(PathBuf, Stamp)>> = resolver.dependencies().and_then(|dirs| {
+        dirs.into_iter()
+            .map(|path| {
+                let stamp = stamp(&path)?;
+                settled(&stamp, settled_before?).then_some((path, stamp))
+            })
+            .collect()
+    });
+    if let Some(dirs) = dirs {
+        let kept = Resolution {
+            dirs,
+            deny: deny.clone(),
+            allow: allow.clone(),
+        };
+        // A failure to write only costs the next load a resolution.
+        let _ = write_entry(dir, &file, &resolution_key, &kept);
+    }
+    (deny, allow)
 }

@@ -211,6 +211,20 @@ impl Policy {
         command_literals: Option<CommandLiterals>,
         ctx: &Context,
     ) -> Result<Policy, LoadError> {
+        Policy::from_checked(sources, merged, command_literals, None, ctx)
+    }
+
+    /// [`Policy::from_merged`], where `path_globs` (deny, allow), if given, are
+    /// the absolute globs a [`crate::rules::PrefixResolver`] gave for the path
+    /// rules and that are known to be still valid for `ctx` (used only with
+    /// `command_literals`, that is for rules checked before).
+    pub(crate) fn from_checked(
+        sources: Sources,
+        merged: Merged,
+        command_literals: Option<CommandLiterals>,
+        path_globs: Option<(Vec<String>, Vec<String>)>,
+        ctx: &Context,
+    ) -> Result<Policy, LoadError> {
         let Merged {
             settings,
             path_deny,
@@ -235,12 +249,24 @@ impl Policy {
         // With the literals of a previous compile, every rule was checked then:
         // nothing is parsed again until a subject needs it.
         let (path_deny, path_allow, command_deny, command_allow) = match command_literals {
-            Some((deny, allow)) => (
-                PathRules::from_checked(&path_deny, List::Deny, &ctx.cwd, &ctx.home),
-                PathRules::from_checked(&path_allow, List::Allow, &ctx.cwd, &ctx.home),
-                CommandRules::from_checked(&command_deny, List::Deny, deny),
-                CommandRules::from_checked(&command_allow, List::Allow, allow),
-            ),
+            Some((deny, allow)) => {
+                let (globs_deny, globs_allow) = match path_globs {
+                    Some((d, a)) => (
+                        PathRules::from_globs(&path_deny, List::Deny, d),
+                        PathRules::from_globs(&path_allow, List::Allow, a),
+                    ),
+                    None => (
+                        PathRules::from_checked(&path_deny, List::Deny, &ctx.cwd, &ctx.home),
+                        PathRules::from_checked(&path_allow, List::Allow, &ctx.cwd, &ctx.home),
+                    ),
+                };
+                (
+                    globs_deny,
+                    globs_allow,
+                    CommandRules::from_checked(&command_deny, List::Deny, deny),
+                    CommandRules::from_checked(&command_allow, List::Allow, allow),
+                )
+            }
             None => (
                 collect(
                     PathRules::compile(&path_deny, List::Deny, &ctx.cwd, &ctx.home),

@@ -128,6 +128,8 @@ pub(crate) struct PrefixResolver {
     /// Existing directory (its lexical prefix; `/` is empty) → what is known
     /// of its entries.
     dirs: FastMap<Box<[u8]>, Listing>,
+    /// Whether some prefix needed `canonicalize` (a symlink, an error).
+    fell_back: bool,
 }
 
 /// Children of one directory looked up with `lstat` before it is listed.
@@ -226,7 +228,48 @@ impl PrefixResolver {
     /// The canonical form of an absolute, lexically normal `literal` (no `.`/`..`).
     fn resolve(&mut self, literal: &Path, cwd: &Path, home: &Path) -> Option<PathBuf> {
         // Once a symlink or an error is met, the walk defers to `canonicalize`.
-        let fallback = || canon::canonicalize(&literal.to_string_lossy(), cwd, home).ok();
+        self.walk(literal).or_else(|| {
+            self.fell_back = true;
+            canon::canonicalize(&literal.to_string_lossy(), cwd, home).ok()
+        })
+    }
+
+    /// The absolute glob of each rule (empty for an empty rule), resolved as
+    /// [`absolute_glob`] resolves it.
+    pub(crate) fn globs(&mut self, rules: &[SourceRule], cwd: &Path, home: &Path) -> Vec<String> {
+        rules
+            .iter()
+            .map(|rule| {
+                if rule.text.trim().is_empty() {
+                    String::new()
+                } else {
+                    absolute_glob_in(&rule.text, cwd, home, self)
+                }
+            })
+            .collect()
+    }
+
+    /// The directories whose entries the answers so far depend on, or `None`
+    /// when some answer also depends on a symlink's target (or an error).
+    /// Each directory is canonical (no symlink was met on the way to it).
+    pub(crate) fn dependencies(&self) -> Option<Vec<PathBuf>> {
+        if self.fell_back {
+            return None;
+        }
+        let mut dirs: Vec<PathBuf> = self
+            .dirs
+            .keys()
+            .map(|key| match key.len() {
+                0 => PathBuf::from("/"),
+                _ => PathBuf::from(OsStr::from_bytes(key)),
+            })
+            .collect();
+        dirs.sort();
+        Some(dirs)
+    }
+
+    /// The walk of [`PrefixResolver::resolve`]: `None` where `canonicalize` must answer.
+    fn walk(&mut self, literal: &Path) -> Option<PathBuf> {
         let bytes = literal.as_os_str().as_bytes();
         // Where each component ends: `bytes[..ends[i]]` is the prefix of
         // components 0..=i.
@@ -254,7 +297,7 @@ impl PrefixResolver {
                 None => (Path::new("/"), true),
                 Some(parent) => match self.memo.get(parent) {
                     Some(Some((path, exists))) => (path.as_path(), *exists),
-                    _ => return fallback(),
+                    _ => return None,
                 },
             };
             let name = &bytes[parent.map_or(0, <[u8]>::len) + 1..ends[i]];
@@ -288,7 +331,7 @@ impl PrefixResolver {
             None => Some(PathBuf::from("/")),
             Some(&end) => match self.memo.get(&bytes[..end]) {
                 Some(Some((path, _))) => Some(path.clone()),
-                _ => fallback(),
+                _ => None,
             },
         }
     }
@@ -399,6 +442,21 @@ impl PathRules {
         Self::resolve(rules, list, cwd, home, false).ok()
     }
 
+    /// Rules that [`PathRules::compile`] accepted before, with the absolute
+    /// glob of each as [`PrefixResolver::globs`] resolved it (still valid: the
+    /// caller checked what it depends on). `None` if the counts differ or a
+    /// rule is empty.
+    pub(crate) fn from_globs(
+        rules: &[SourceRule],
+        list: crate::List,
+        compiled: Vec<String>,
+    ) -> Option<Self> {
+        if compiled.len() != rules.len() {
+            return None;
+        }
+        Self::build(rules, list, compiled, false).ok()
+    }
+
     fn resolve(
         rules: &[SourceRule],
         list: crate::List,
@@ -406,18 +464,24 @@ impl PathRules {
         home: &Path,
         check: bool,
     ) -> Result<Self, Vec<Problem>> {
+        let compiled = PrefixResolver::default().globs(rules, cwd, home);
+        Self::build(rules, list, compiled, check)
+    }
+
+    fn build(
+        rules: &[SourceRule],
+        list: crate::List,
+        compiled: Vec<String>,
+        check: bool,
+    ) -> Result<Self, Vec<Problem>> {
         let mut globs = Vec::with_capacity(rules.len());
         let mut glob_to_rule = Vec::with_capacity(rules.len());
-        let mut resolver = PrefixResolver::default();
         let mut problems = Vec::new();
-        let mut compiled = Vec::with_capacity(rules.len());
-        for (index, rule) in rules.iter().enumerate() {
+        for (index, (rule, glob)) in rules.iter().zip(&compiled).enumerate() {
             if rule.text.trim().is_empty() {
                 problems.push(rule.problem("empty path rule".into(), None));
-                compiled.push(String::new());
                 continue;
             }
-            let glob = absolute_glob_in(&rule.text, cwd, home, &mut resolver);
             // `dir/**` also matches `dir` itself.
             let bare = glob.strip_suffix("/**").map(|dir| {
                 if dir.is_empty() {
@@ -440,7 +504,6 @@ impl PathRules {
                 globs.push(variant);
                 glob_to_rule.push(index);
             }
-            compiled.push(glob);
         }
         if !problems.is_empty() {
             return Err(problems);

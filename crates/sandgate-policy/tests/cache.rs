@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use sandgate_policy::cache::{self, CacheStatus};
 use sandgate_policy::rules::{CommandRules, SourceRule};
-use sandgate_policy::{Context, Decision, List, Origin, Policy, Sources, ToolCall};
+use sandgate_policy::{Context, Decision, List, Origin, Policy, Sources, ToolCall, Verdict};
 
 #[path = "../../../tests/support/corpus.rs"]
 mod corpus;
@@ -268,10 +268,14 @@ fn cached_and_uncached_decisions_agree_on_a_large_policy() {
     // Corrupt or foreign entries are ignored and rewritten.
     let entry = std::fs::read_dir(&cache_dir)
         .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("policy-")
+        })
+        .unwrap();
     let original = std::fs::read(&entry).unwrap();
     let mut corrupt = original.clone();
     let last = corrupt.len() - 10;
@@ -300,6 +304,118 @@ fn cached_and_uncached_decisions_agree_on_a_large_policy() {
             "{what}: the rebuilt entry is used"
         );
     }
+}
+
+fn resolution_files(cache_dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(cache_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("paths-")
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn kept_path_resolutions_follow_the_filesystem() {
+    // A resolution depends on every directory it reads, from `/` down, and is
+    // kept only when none changed in the last second: `/tmp` changes all the
+    // time while tests run, `/var/tmp` hardly ever.
+    let tmp = tempfile::tempdir_in("/var/tmp")
+        .or_else(|_| tempfile::tempdir())
+        .unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let home = root.join("home");
+    let cwd = home.join("work");
+    let secret = root.join("secret");
+    std::fs::create_dir_all(cwd.join("src")).unwrap();
+    std::fs::create_dir_all(&secret).unwrap();
+    std::fs::write(secret.join("key"), "x").unwrap();
+    let central = home.join(".sandgate/permissions.yaml");
+    std::fs::create_dir_all(central.parent().unwrap()).unwrap();
+    // `link` does not exist yet: the deny rule resolves to itself.
+    std::fs::write(
+        &central,
+        "permissions:\n  paths:\n    deny: ['~/work/link/**']\n    allow: ['~/**', './src/**', '/srv/**']\n",
+    )
+    .unwrap();
+    let ctx = Context::new(&cwd, &home).unwrap();
+    let sources = Sources {
+        managed: None,
+        central: Some(central.clone()),
+        local: Some(cwd.join(".sandgate/permissions.yaml")),
+        no_sandbox: false,
+    };
+    let cache_dir = root.join("cache");
+    let read = |path: &Path| ToolCall::new("file_read", serde_json::json!({ "path": path }));
+    // The secret, named by its own path: only a deny rule resolved through
+    // `link` once it exists covers it.
+    let probe = read(&secret.join("key"));
+    let decide = |call: &ToolCall| {
+        let (policy, status) = cache::load_with(&sources, &ctx, Some(&cache_dir)).unwrap();
+        (policy.evaluate(call, &ctx).verdict, status)
+    };
+    let before = Policy::load(&sources, &ctx)
+        .unwrap()
+        .evaluate(&probe, &ctx)
+        .verdict;
+    assert_eq!(before, Verdict::Ask);
+
+    // Directories changed less than a second ago: nothing is kept.
+    assert_eq!(decide(&probe), (Verdict::Ask, CacheStatus::Rebuilt));
+    assert_eq!(decide(&probe), (Verdict::Ask, CacheStatus::Hit));
+    assert!(resolution_files(&cache_dir).is_empty());
+
+    // Once they have settled, the resolution is kept, and then used as is.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert_eq!(decide(&probe), (Verdict::Ask, CacheStatus::Hit));
+    let kept = resolution_files(&cache_dir);
+    assert_eq!(kept.len(), 1, "one resolution for this working directory");
+    let written = std::fs::read(&kept[0]).unwrap();
+    assert_eq!(decide(&probe), (Verdict::Ask, CacheStatus::Hit));
+    assert_eq!(
+        std::fs::read(&kept[0]).unwrap(),
+        written,
+        "used, not rewritten"
+    );
+
+    // A symlink appears where the deny rule's prefix was missing: the kept
+    // resolution is stale and must not be used.
+    std::os::unix::fs::symlink(&secret, cwd.join("link")).unwrap();
+    let uncached = Policy::load(&sources, &ctx).unwrap().evaluate(&probe, &ctx);
+    assert_eq!(
+        uncached.verdict,
+        Verdict::Deny,
+        "the symlink changes the answer"
+    );
+    assert_eq!(decide(&probe).0, Verdict::Deny);
+
+    // A resolution that meets a symlink is never kept.
+    std::fs::remove_file(&kept[0]).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert_eq!(decide(&probe).0, Verdict::Deny);
+    assert!(resolution_files(&cache_dir).is_empty());
+
+    // The symlink goes away: back to the first answer, kept again once settled.
+    std::fs::remove_file(cwd.join("link")).unwrap();
+    assert_eq!(decide(&probe).0, Verdict::Ask);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert_eq!(decide(&probe).0, Verdict::Ask);
+    let kept = resolution_files(&cache_dir);
+    assert_eq!(kept.len(), 1);
+
+    // A corrupt resolution file is ignored (and replaced).
+    let mut bytes = std::fs::read(&kept[0]).unwrap();
+    let last = bytes.len() - 3;
+    bytes[last] ^= 0x20;
+    std::fs::write(&kept[0], &bytes).unwrap();
+    assert_eq!(decide(&probe).0, Verdict::Ask);
+    assert_ne!(std::fs::read(&kept[0]).unwrap(), bytes);
 }
 
 /// The entry as another sandgate version would have written it: the same bytes
