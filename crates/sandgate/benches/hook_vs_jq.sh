@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Whole-process benchmark: `sandgate hook claude` with a 1,000-rule policy
 # (500 path + 500 command rules) against a `jq` one-liner hook doing a trivial
-# match, side by side with hyperfine. Needs: hyperfine, jq, python3, and a
+# match, side by side with hyperfine. Needs: hyperfine (>= 1.16 measures
+# without a shell in between), jq, python3, and a
 # release build (`cargo build --release -p sandgate`).
 #
 #   bash crates/sandgate/benches/hook_vs_jq.sh [RUNS]
@@ -49,24 +50,73 @@ JSON
 jq_filter='if .tool_name == "Bash" and (.tool_input.command | test("^git status")) then {hookSpecificOutput: {hookEventName: "PreToolUse", permissionDecision: "allow"}} else empty end'
 
 export HOME="$work/home" SANDGATE_AUDIT=off SANDGATE_MANAGED_CONFIG="$work/none.yaml" SANDGATE_CACHE_DIR="$work/cache"
-# Warm the cache once (what every call after the first finds).
+# Warm the cache (what every call after the first finds). The path rules'
+# resolution is kept only once the directories it read are a second old.
+"$bin" hook claude < "$work/bash.json" > /dev/null
+sleep 1.2
 "$bin" hook claude < "$work/bash.json" > /dev/null
 
-hyperfine --warmup 20 --runs "$runs" --export-markdown "$work/result.md" --export-json "$work/result.json" \
-  -n "sandgate hook claude (Bash, 1,000 rules, cached)" "$bin hook claude < $work/bash.json" \
-  -n "sandgate hook claude (Read, 1,000 rules, cached)" "$bin hook claude < $work/read.json" \
-  -n "sandgate hook claude (Read, 1,000 rules, cached, audit log on)" "SANDGATE_AUDIT=on SANDGATE_AUDIT_LOG=$work/audit.jsonl $bin hook claude < $work/read.json" \
-  -n "jq one-liner hook" "jq -c '$jq_filter' < $work/bash.json" \
-  -n "sandgate hook claude (Bash, 1,000 rules, SANDGATE_CACHE=off)" "SANDGATE_CACHE=off $bin hook claude < $work/bash.json" \
-  -n "sandgate --version (process start alone)" "$bin --version"
-cat "$work/result.md"
-# Medians, and each command's ratio to the jq hook.
-python3 - "$work/result.json" <<'PY'
+# Without a shell between hyperfine and the program where hyperfine can feed
+# stdin itself (`--input`, hyperfine >= 1.16); else through `sh -c`, which
+# hyperfine calibrates and subtracts, less precisely.
+if hyperfine --help | grep -q -- '--input'; then
+  direct=1
+else
+  direct=0
+  echo "note: this hyperfine has no --input; measuring through a shell" >&2
+fi
+# measure OUT PAYLOAD NAME COMMAND [NAME COMMAND]...: one hyperfine run, every
+# command reading PAYLOAD on stdin.
+measure() {
+  local out="$1" payload="$2" args=()
+  shift 2
+  while (($#)); do
+    if ((direct)); then
+      args+=(-n "$1" "$2")
+    else
+      args+=(-n "$1" "$2 < $payload")
+    fi
+    shift 2
+  done
+  if ((direct)); then
+    # hyperfine's warm-up runs do not get `--input`: warm up by hand.
+    for ((i = 0; i < 20; i++)); do
+      "$bin" hook claude < "$payload" > /dev/null
+      jq -c "$jq_filter" < "$payload" > /dev/null
+    done
+    hyperfine -N --input "$payload" --warmup 0 --runs "$runs" --export-markdown "$out.md" --export-json "$out.json" "${args[@]}"
+  else
+    hyperfine --warmup 20 --runs "$runs" --export-markdown "$out.md" --export-json "$out.json" "${args[@]}"
+  fi
+}
+
+# The comparison the issue asks for, side by side: each run has the jq hook.
+measure "$work/result-bash" "$work/bash.json" \
+  "sandgate hook claude (Bash, 1,000 rules, cached)" "$bin hook claude" \
+  "jq one-liner hook" "jq -c '$jq_filter'" \
+  "sandgate --version (process start alone)" "$bin --version"
+measure "$work/result-read" "$work/read.json" \
+  "sandgate hook claude (Read, 1,000 rules, cached)" "$bin hook claude" \
+  "jq one-liner hook" "jq -c '$jq_filter'"
+# Settings that change the work: each through `env`, so all pay its exec.
+measure "$work/result-variants" "$work/read.json" \
+  "Read, cached (through env)" "env SANDGATE_AUDIT=off $bin hook claude" \
+  "Read, cached, audit log on (through env)" "env SANDGATE_AUDIT=on SANDGATE_AUDIT_LOG=$work/audit.jsonl $bin hook claude" \
+  "Read, SANDGATE_CACHE=off (through env)" "env SANDGATE_CACHE=off $bin hook claude"
+cat "$work/result-bash.md" "$work/result-read.md" "$work/result-variants.md"
+# Medians, and each hook's ratio to the jq hook of the same run.
+python3 - "$work/result-bash.json" "$work/result-read.json" "$work/result-variants.json" <<'PY'
 import json, sys
-results = json.load(open(sys.argv[1]))["results"]
-jq = next(r["median"] for r in results if r["command"].startswith("jq"))
-print("| command | median | ratio to jq |")
+print("| command | median | ratio to jq (same run) |")
 print("| --- | --- | --- |")
-for r in results:
-    print(f"| {r['command']} | {r['median'] * 1000:.2f} ms | {r['median'] / jq:.3f} |")
+for path in sys.argv[1:3]:
+    results = json.load(open(path))["results"]
+    jq = next(r["median"] for r in results if r["command"].startswith("jq"))
+    for r in results:
+        print(f"| {r['command']} | {r['median'] * 1000:.2f} ms | {r['median'] / jq:.3f} |")
+print()
+print("| variant | median |")
+print("| --- | --- |")
+for r in json.load(open(sys.argv[3]))["results"]:
+    print(f"| {r['command']} | {r['median'] * 1000:.2f} ms |")
 PY
