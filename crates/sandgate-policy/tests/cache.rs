@@ -266,16 +266,7 @@ fn cached_and_uncached_decisions_agree_on_a_large_policy() {
     assert_same_decisions(&sources, &ctx, &cache_dir, &calls, "large policy, edited");
 
     // Corrupt or foreign entries are ignored and rewritten.
-    let entry = std::fs::read_dir(&cache_dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("policy-")
-        })
-        .unwrap();
+    let entry = cache_files(&cache_dir, "policy-").remove(0);
     let original = std::fs::read(&entry).unwrap();
     let mut corrupt = original.clone();
     let last = corrupt.len() - 10;
@@ -306,19 +297,20 @@ fn cached_and_uncached_decisions_agree_on_a_large_policy() {
     }
 }
 
-fn resolution_files(cache_dir: &Path) -> Vec<PathBuf> {
+/// The files in `cache_dir` whose name starts with `prefix`: `policy-` for the
+/// rules, `paths-` for the kept path resolutions.
+fn cache_files(cache_dir: &Path, prefix: &str) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(cache_dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("paths-")
-        })
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
         .collect();
     files.sort();
     files
+}
+
+fn resolution_files(cache_dir: &Path) -> Vec<PathBuf> {
+    cache_files(cache_dir, "paths-")
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 mod hook_common;
 
-use hook_common::{stdout_json, Env};
+use hook_common::{run_with_stdin, stdout_json, Env};
 use serde_json::json;
 
 fn stderr(out: &std::process::Output) -> String {
@@ -248,22 +248,8 @@ fn the_hook_reads_its_policy_files_from_the_environment_and_the_options_alike() 
         "permissions:\n  commands:\n    deny: ['^git status$']\n",
     )
     .unwrap();
-    let run = |cmd: &mut std::process::Command| {
-        use std::io::Write;
-        let mut child = cmd
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload.to_string().as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
-    };
+    let payload = payload.to_string();
+    let run = |cmd: &mut std::process::Command| run_with_stdin(cmd, &payload);
     let by_env = run(env
         .command(&["hook", "claude"])
         .env("SANDGATE_CONFIG", &other));

@@ -17,6 +17,24 @@ pub struct Env {
     pub work: PathBuf,
 }
 
+/// Run `cmd` with `payload` on stdin, collecting its output.
+pub fn run_with_stdin(cmd: &mut std::process::Command, payload: &str) -> Output {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
 /// The test policy; `{root}` stands for the root.
 pub const POLICY: &str = r#"permissions:
   paths:
@@ -76,21 +94,7 @@ impl Env {
 
     /// Run `sandgate hook AGENT` with `payload` on stdin.
     pub fn hook(&self, agent: &str, payload: &str) -> Output {
-        use std::io::Write;
-        let mut child = self
-            .command(&["hook", agent])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
+        run_with_stdin(&mut self.command(&["hook", agent]), payload)
     }
 
     /// A Claude Code / Codex CLI payload as those agents send it.
