@@ -292,6 +292,11 @@ impl Plan {
         self.file_rules.contains(path) || path.ancestors().any(|a| self.dir_rules.contains(a))
     }
 
+    /// The deepest directory rule at or above `path`.
+    pub fn rule_dir_of<'a>(&self, path: &'a Path) -> Option<&'a Path> {
+        path.ancestors().find(|a| self.dir_rules.contains(*a))
+    }
+
     /// Whether Landlock lets the program create, remove or rename the entry `path`.
     pub fn covers_entry(&self, path: &Path) -> bool {
         path.parent()
