@@ -41,7 +41,7 @@ pub use onbehalf::Op;
 pub use plan::{AllowKind, Allowed, Grants, Plan, PlanInputs, Rule, Standing, DEFAULT_STATE_DIRS};
 pub use seccomp::{Listener, Notif, Ready};
 pub use settings::{ListKind, SandboxFile, SandboxSettings, SettingsError, FILE_NAME, STATE_DIR};
-pub use spawn::{clear_umask, forward_signals, Confined, FORWARDED};
+pub use spawn::{clear_umask, forward_signals, hold_forwarded, Confined, FORWARDED};
 pub use supervisor::{Answer, Asker, DenyReason, Event, Question, Reporter, Supervisor};
 
 use std::io;

@@ -205,6 +205,32 @@ fn forwarded_set() -> libc::sigset_t {
     }
 }
 
+/// Blocks the [`FORWARDED`] signals in the calling thread, so that one sent
+/// between starting `cmd` and [`forward_signals`] waits for the forwarding
+/// thread instead of ending sandgate and orphaning the program, and has
+/// `cmd` unblock them in its child before `exec` (a child inherits the
+/// mask). Call before spawning `cmd` and before starting any thread.
+pub fn hold_forwarded(cmd: &mut Command) -> io::Result<()> {
+    let set = forwarded_set();
+    // SAFETY: the closure runs between fork and exec and only makes one
+    // async-signal-safe call on a set prepared before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            let rc = libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            if rc != 0 {
+                return Err(io::Error::from_raw_os_error(rc));
+            }
+            Ok(())
+        });
+    }
+    // SAFETY: `set` is an initialised sigset; the old mask is not wanted.
+    let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    Ok(())
+}
+
 /// Passes [`FORWARDED`] signals that another process sends to sandgate
 /// (`kill`, a service manager, a parent shell) on to `child`, so that it can
 /// end on its own terms while the supervisor still answers its last writes;

@@ -167,6 +167,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
             "sandgate run is not armed: set \"enabled\": true in {} or SANDGATE_SANDBOX=1",
             primary.path().display()
         ));
+        hold_signals(&mut command);
         let mut child = match command.spawn() {
             Ok(child) => child,
             Err(e) => {
@@ -189,12 +190,15 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         };
     }
 
+    hold_signals(&mut command);
     let confined = match confine::spawn(&mut command, &plan) {
         // No namespace here (user namespaces disabled or restricted, an old
         // kernel): nothing started; carve around every protected path.
         Err(ConfineError::Mounts(_)) if requested == Requested::Auto => {
             plan = Plan::build_with(&inputs, Protection::Carve);
-            confine::spawn(&mut new_command(), &plan)
+            let mut command = new_command();
+            hold_signals(&mut command);
+            confine::spawn(&mut command, &plan)
         }
         spawned => spawned,
     };
@@ -233,6 +237,15 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
             eprintln!("sandgate: cannot wait for the program: {e}");
             ExitCode::from(EXIT_FAILED)
         }
+    }
+}
+
+/// Holds the signals that are forwarded to the program until
+/// [`confine::forward_signals`] takes them: one sent right after the start
+/// must not end sandgate and orphan the program.
+fn hold_signals(command: &mut Command) {
+    if let Err(e) = confine::hold_forwarded(command) {
+        eprintln!("sandgate: signals sent to sandgate right at the start may end it: {e}");
     }
 }
 
