@@ -148,6 +148,12 @@ pub struct Plan {
     dir_rules: HashSet<PathBuf>,
     #[serde(skip)]
     file_rules: HashSet<PathBuf>,
+    /// The rules carving around every protected path would give (the same
+    /// as `dir_rules` and `file_rules` when carving).
+    #[serde(skip)]
+    carved_dir_rules: HashSet<PathBuf>,
+    #[serde(skip)]
+    carved_file_rules: HashSet<PathBuf>,
 }
 
 impl Plan {
@@ -236,16 +242,29 @@ impl Plan {
         }
         rules.sort_by(|a, b| a.path.cmp(&b.path));
         rules.dedup();
-        let dir_rules = rules
+        let dir_rules: HashSet<PathBuf> = rules
             .iter()
             .filter(|r| r.dir)
             .map(|r| r.path.clone())
             .collect();
-        let file_rules = rules
+        let file_rules: HashSet<PathBuf> = rules
             .iter()
             .filter(|r| !r.dir)
             .map(|r| r.path.clone())
             .collect();
+        let (carved_dir_rules, carved_file_rules) = if mounted.is_empty() {
+            (dir_rules.clone(), file_rules.clone())
+        } else {
+            let mut carved = Vec::new();
+            for root in allowed.iter().filter(|a| a.exists) {
+                carve(&root.path, &protected, &mut carved);
+            }
+            let (dirs, files): (Vec<Rule>, Vec<Rule>) = carved.into_iter().partition(|r| r.dir);
+            (
+                dirs.into_iter().map(|r| r.path).collect(),
+                files.into_iter().map(|r| r.path).collect(),
+            )
+        };
         Plan {
             workspaces,
             allowed,
@@ -257,6 +276,8 @@ impl Plan {
             rules,
             dir_rules,
             file_rules,
+            carved_dir_rules,
+            carved_file_rules,
         }
     }
 
@@ -290,6 +311,12 @@ impl Plan {
     /// Whether Landlock lets the program write the contents of `path`.
     pub fn covers_content(&self, path: &Path) -> bool {
         self.file_rules.contains(path) || path.ancestors().any(|a| self.dir_rules.contains(a))
+    }
+
+    /// Whether carving around every protected path would give `path` a rule
+    /// of its own (a directory rule, or with `content` a file rule).
+    pub fn carving_covers(&self, path: &Path, content: bool) -> bool {
+        self.carved_dir_rules.contains(path) || (content && self.carved_file_rules.contains(path))
     }
 
     /// The deepest directory rule at or above `path`.
@@ -511,6 +538,10 @@ mod tests {
             dir: true
         }));
         assert_eq!(plan.carved().count(), 0);
+        // What carving would have covered, for the supervisor's shortcut.
+        assert!(plan.carving_covers(&ws.join("src"), false));
+        assert!(!plan.carving_covers(&ws, false));
+        assert!(!plan.carving_covers(&ws.join("f1"), true));
         let table = [
             (ws.join("f1"), true, Standing::Covered),
             (ws.join("f1"), false, Standing::Covered),

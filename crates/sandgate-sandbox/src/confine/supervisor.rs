@@ -388,22 +388,30 @@ fn fast(shared: &Shared, notif: &Notif, op: &Op) -> bool {
     try_perform(&shared.listener, &shared.anchors, notif.id, op, umask)
 }
 
-/// Whether no symbolic link lies between `targets` and the rules that
-/// cover them. With the mount layer the workspace root has a rule of its
+/// Whether `targets` may take the shortcut with the mount layer as they
+/// would when carving. The mount layer gives the workspace root a rule of its
 /// own, so a path through a symbolic link in it (`ln -s .sandgate sg`, then
-/// `echo x > sg/sandbox.json`) can look covered while the kernel will refuse it (a
-/// read-only bind, or Landlock beyond the link): such a path takes the full
-/// way, which reports the refusal. It costs one `lstat` per component below
-/// the rule, where a canonical path would cost one per component.
+/// `echo x > sg/sandbox.json`) looks covered while the kernel will refuse it
+/// (a read-only bind, or Landlock beyond the link); carving would have sent
+/// it the full way, which reports the refusal. So each component below the
+/// rule is checked with `lstat`, down to the first one that carving would
+/// have given a rule (which it trusts on its literal path too).
 fn plainly_covered(plan: &Plan, targets: &[(PathBuf, bool)]) -> bool {
-    targets.iter().all(|(path, _)| {
+    targets.iter().all(|(path, entry)| {
         let Some(rule) = plan.rule_dir_of(path) else {
             // A file rule: Landlock holds it on the file itself.
             return plan.covers_content(path);
         };
-        path.ancestors()
-            .take_while(|p| *p != rule)
-            .all(|p| !fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()))
+        let below: Vec<&Path> = path.ancestors().take_while(|p| *p != rule).collect();
+        for component in below.into_iter().rev() {
+            if plan.carving_covers(component, !*entry && component == path.as_path()) {
+                return true;
+            }
+            if fs::symlink_metadata(component).is_ok_and(|m| m.file_type().is_symlink()) {
+                return false;
+            }
+        }
+        true
     })
 }
 
