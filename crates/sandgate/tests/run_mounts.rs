@@ -373,3 +373,55 @@ fn an_unprivileged_user_gets_the_binds_in_its_own_user_namespace() {
     assert_eq!(fs::read_to_string(e.ws.join("f1")).unwrap(), "x\n");
     assert_eq!(e.settings(), "{}\n", "stderr: {}", text(&out.stderr));
 }
+
+/// A `sandgate run` inside another one cannot make its mount namespace (the
+/// outer Landlock domain refuses `mount`): a real case of the fallback.
+#[test]
+fn without_a_mount_namespace_the_start_falls_back_to_carving() {
+    let e = env();
+    if !mount_layer(&e) {
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_sandgate");
+    // The inner workspace has its own settings (the outer one's are read-only).
+    let ws = e.ws.join("inner");
+    fs::create_dir_all(ws.join(".sandgate")).unwrap();
+    fs::write(ws.join(".sandgate/sandbox.json"), "{}\n").unwrap();
+    let inner = |protection: &str, args: &str| {
+        let script = format!("cd inner && SANDGATE_RUN_PROTECTION={protection} {bin} run {args}");
+        e.run(None, &script)
+    };
+    let out = inner("auto", "--dry-run --json");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    assert_eq!(v["protection"], "carve", "{}", text(&out.stderr));
+    assert_eq!(v["mounted"], serde_json::json!([]));
+
+    let out = inner("mount", "--dry-run --json");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("cannot hold the protected paths read-only with bind mounts"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // A real start: the mount attempt fails and the carving attempt is the
+    // one whose outcome is reported (nested, it stops at its seccomp
+    // listener, `EBUSY`: the kernel gives one per process tree).
+    let out = inner("auto", "--no-ui -- sh -c 'echo started > started.txt'");
+    let stderr = text(&out.stderr);
+    assert!(
+        !stderr.contains("bind mounts"),
+        "the mount failure leaked: {stderr}"
+    );
+    let started = ws.join("started.txt").exists();
+    assert!(
+        started || stderr.contains("cannot start `sh`"),
+        "neither started nor refused: {stderr}"
+    );
+    let out = inner(
+        "mount",
+        "--no-ui -- sh -c 'echo started > started-mount.txt'",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!ws.join("started-mount.txt").exists());
+}
