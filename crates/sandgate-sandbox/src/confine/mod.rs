@@ -19,6 +19,11 @@
 //! Landlock allows them: the [`preload`] library marks them for the filter,
 //! and retries a refused one unmarked, for the supervisor.
 //!
+//! The protected paths that exist at start are read-only bind mounts in the
+//! program's own mount namespace ([`Protection::Mount`]), so the directories
+//! around them keep Landlock rules of their own; where no namespace can be
+//! made they are carved around instead ([`Protection::Carve`]).
+//!
 //! The plan is data ([`Plan::build`]); applying it is [`spawn`].
 
 mod callers;

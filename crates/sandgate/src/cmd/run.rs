@@ -296,7 +296,7 @@ fn dry_run(json: bool, armed: bool, armed_by: &str, plan: &Plan, file: &SandboxF
     println!(
         "protected (read-only), held by {}:",
         match plan.protection {
-            Protection::Mount => "read-only bind mounts where they exist, else carving",
+            Protection::Mount => "bind mounts where they exist, else by carving",
             Protection::Carve => "carving the Landlock rules around them",
         }
     );
