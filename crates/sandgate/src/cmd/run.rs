@@ -134,6 +134,11 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         settings,
     };
     let mut plan = Plan::build_with(&inputs, requested.first_choice());
+    if requested == Requested::Mount && plan.protection != Protection::Mount {
+        return fail(
+            "SANDGATE_RUN_PROTECTION=mount: this build has no mount layer (x86-64 only); use `auto` or `carve`",
+        );
+    }
     let primary = SandboxFile::of(&workspaces[0]);
 
     if args.dry_run {
