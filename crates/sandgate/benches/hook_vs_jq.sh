@@ -13,7 +13,10 @@ runs="${1:-300}"
 bin="${SANDGATE_BIN:-$PWD/target/release/sandgate}"
 [ -x "$bin" ] || { echo "build first: cargo build --release -p sandgate" >&2; exit 2; }
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+# Results go elsewhere: a new file in a directory the rules' resolution read
+# would make the kept resolution stale (see README, the compiled-policy cache).
+results="$(mktemp -d)"
+trap 'rm -rf "$work" "$results"' EXIT
 mkdir -p "$work/home/.sandgate" "$work/project"
 
 # 250 rules in each of paths.deny, paths.allow, commands.deny, commands.allow.
@@ -91,21 +94,21 @@ measure() {
 }
 
 # The comparison the issue asks for, side by side: each run has the jq hook.
-measure "$work/result-bash" "$work/bash.json" \
+measure "$results/result-bash" "$work/bash.json" \
   "sandgate hook claude (Bash, 1,000 rules, cached)" "$bin hook claude" \
   "jq one-liner hook" "jq -c '$jq_filter'" \
   "sandgate --version (process start alone)" "$bin --version"
-measure "$work/result-read" "$work/read.json" \
+measure "$results/result-read" "$work/read.json" \
   "sandgate hook claude (Read, 1,000 rules, cached)" "$bin hook claude" \
   "jq one-liner hook" "jq -c '$jq_filter'"
 # Settings that change the work: each through `env`, so all pay its exec.
-measure "$work/result-variants" "$work/read.json" \
+measure "$results/result-variants" "$work/read.json" \
   "Read, cached (through env)" "env SANDGATE_AUDIT=off $bin hook claude" \
   "Read, cached, audit log on (through env)" "env SANDGATE_AUDIT=on SANDGATE_AUDIT_LOG=$work/audit.jsonl $bin hook claude" \
   "Read, SANDGATE_CACHE=off (through env)" "env SANDGATE_CACHE=off $bin hook claude"
-cat "$work/result-bash.md" "$work/result-read.md" "$work/result-variants.md"
+cat "$results/result-bash.md" "$results/result-read.md" "$results/result-variants.md"
 # Medians, and each hook's ratio to the jq hook of the same run.
-python3 - "$work/result-bash.json" "$work/result-read.json" "$work/result-variants.json" <<'PY'
+python3 - "$results/result-bash.json" "$results/result-read.json" "$results/result-variants.json" <<'PY'
 import json, sys
 print("| command | median | ratio to jq (same run) |")
 print("| --- | --- | --- |")
