@@ -3,56 +3,21 @@
 //! real kernel and the real binary.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use expectrl::process::unix::WaitStatus;
 use expectrl::session::OsSession as Session;
 use expectrl::{Eof, Expect};
+use run_common::{supported, Tree as Env};
+
+mod run_common;
 
 const MENU: &str = "[4] deny always";
 
-struct Env {
-    _tmp: tempfile::TempDir,
-    ws: PathBuf,
-    out: PathBuf,
-    home: PathBuf,
-}
-
 fn env() -> Env {
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    fs::create_dir_all(base).unwrap();
-    let tmp = tempfile::tempdir_in(base).unwrap();
-    let root = tmp.path().canonicalize().unwrap();
-    let (ws, out, home) = (root.join("ws"), root.join("outside"), root.join("home"));
-    for d in [&ws, &out, &home] {
-        fs::create_dir_all(d).unwrap();
-    }
-    fs::create_dir_all(ws.join(".sandgate")).unwrap();
-    fs::write(ws.join(".sandgate/sandbox.json"), "{\"enabled\": true}\n").unwrap();
-    Env {
-        _tmp: tmp,
-        ws,
-        out,
-        home,
-    }
-}
-
-/// Whether this kernel has Landlock; prints why not.
-fn supported() -> bool {
-    let out = Command::new(env!("CARGO_BIN_EXE_sandgate"))
-        .args(["run", "--dry-run", "--json"])
-        .current_dir(env!("CARGO_TARGET_TMPDIR"))
-        .env("SANDGATE_AUDIT", "off")
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-    if v["mechanism"]["landlockAbi"].as_u64().unwrap_or(0) == 0 {
-        eprintln!("skipping: this kernel has no Landlock");
-        return false;
-    }
-    true
+    Env::new().armed()
 }
 
 impl Env {

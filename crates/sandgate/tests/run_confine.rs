@@ -8,55 +8,19 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// Whether this kernel can run the confinement (Landlock present); prints why not.
-fn supported() -> bool {
-    let out = Command::new(env!("CARGO_BIN_EXE_sandgate"))
-        .args(["run", "--dry-run", "--json"])
-        .current_dir(env!("CARGO_TARGET_TMPDIR"))
-        .env("SANDGATE_AUDIT", "off")
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-    if v["mechanism"]["landlockAbi"].as_u64().unwrap_or(0) == 0 {
-        eprintln!(
-            "skipping: this kernel has no Landlock ({})",
-            text(&out.stderr)
-        );
-        return false;
-    }
-    true
-}
+mod run_common;
 
-struct Env {
-    _tmp: tempfile::TempDir,
-    ws: PathBuf,
-    out: PathBuf,
-    home: PathBuf,
-}
+use run_common::{supported, text, Tree as Env};
 
 fn env() -> Env {
     env_in(Path::new(env!("CARGO_TARGET_TMPDIR")))
 }
 
 fn env_in(base: &Path) -> Env {
-    fs::create_dir_all(base).unwrap();
-    let tmp = tempfile::tempdir_in(base).unwrap();
-    let root = tmp.path().canonicalize().unwrap();
-    let ws = root.join("ws");
-    let out = root.join("outside");
-    let home = root.join("home");
-    for d in [&ws, &out, &home] {
-        fs::create_dir_all(d).unwrap();
-    }
-    fs::create_dir_all(ws.join("src")).unwrap();
-    fs::write(ws.join("src/main.txt"), "main\n").unwrap();
-    fs::write(out.join("keep.txt"), "keep\n").unwrap();
-    Env {
-        _tmp: tmp,
-        ws,
-        out,
-        home,
-    }
+    let e = Env::new_in(base);
+    fs::create_dir_all(e.ws.join("src")).unwrap();
+    fs::write(e.ws.join("src/main.txt"), "main\n").unwrap();
+    e
 }
 
 impl Env {
@@ -99,10 +63,6 @@ impl Env {
         names.sort();
         names
     }
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 #[test]

@@ -8,40 +8,25 @@
 //! without the supervisor's second look.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
+use run_common::{text, Tree as Env};
 use sandgate_sandbox::confine::preload::MARKER;
 
-struct Env {
-    _tmp: tempfile::TempDir,
-    ws: PathBuf,
-    home: PathBuf,
-}
+mod run_common;
 
 fn env() -> Env {
     env_in(Path::new(env!("CARGO_TARGET_TMPDIR")))
 }
 
 fn env_in(base: &Path) -> Env {
-    fs::create_dir_all(base).unwrap();
-    let tmp = tempfile::tempdir_in(base).unwrap();
-    let root = tmp.path().canonicalize().unwrap();
-    let ws = root.join("ws");
-    let home = root.join("home");
-    fs::create_dir_all(ws.join(".sandgate")).unwrap();
-    fs::create_dir_all(home.join(".sandgate")).unwrap();
-    fs::write(ws.join(".sandgate/sandbox.json"), "{}\n").unwrap();
-    fs::write(home.join(".sandgate/keep"), "keep\n").unwrap();
-    Env {
-        _tmp: tmp,
-        ws,
-        home,
-    }
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    let e = Env::new_in(base);
+    fs::create_dir_all(e.ws.join(".sandgate")).unwrap();
+    fs::create_dir_all(e.home.join(".sandgate")).unwrap();
+    fs::write(e.ws.join(".sandgate/sandbox.json"), "{}\n").unwrap();
+    fs::write(e.home.join(".sandgate/keep"), "keep\n").unwrap();
+    e
 }
 
 impl Env {

@@ -6,61 +6,21 @@
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::Duration;
 
 use expectrl::process::unix::WaitStatus;
 use expectrl::session::OsSession as Session;
 use expectrl::{Eof, Expect};
+use run_common::{supported, text, Tree as Env};
 
-/// Whether this kernel can run the confinement (Landlock present); prints why not.
-fn supported() -> bool {
-    let out = Command::new(env!("CARGO_BIN_EXE_sandgate"))
-        .args(["run", "--dry-run", "--json"])
-        .current_dir(env!("CARGO_TARGET_TMPDIR"))
-        .env("SANDGATE_AUDIT", "off")
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-    if v["mechanism"]["landlockAbi"].as_u64().unwrap_or(0) == 0 {
-        eprintln!("skipping: this kernel has no Landlock");
-        return false;
-    }
-    true
-}
-
-struct Env {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-    ws: PathBuf,
-    out: PathBuf,
-    home: PathBuf,
-}
+mod run_common;
 
 fn env() -> Env {
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    fs::create_dir_all(base).unwrap();
-    let tmp = tempfile::tempdir_in(base).unwrap();
-    let root = tmp.path().canonicalize().unwrap();
-    let (ws, out, home) = (root.join("ws"), root.join("outside"), root.join("home"));
-    for d in [&ws.join("sub"), &out, &home] {
-        fs::create_dir_all(d).unwrap();
-    }
-    fs::write(out.join("keep.txt"), "keep\n").unwrap();
-    fs::create_dir_all(ws.join(".sandgate")).unwrap();
-    fs::write(ws.join(".sandgate/sandbox.json"), "{\"enabled\": true}\n").unwrap();
-    Env {
-        _tmp: tmp,
-        root,
-        ws,
-        out,
-        home,
-    }
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    let e = Env::new().armed();
+    fs::create_dir_all(e.ws.join("sub")).unwrap();
+    e
 }
 
 impl Env {
