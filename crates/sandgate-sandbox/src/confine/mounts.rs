@@ -36,6 +36,9 @@ use std::process::Command;
 use serde::Serialize;
 
 use super::plan::Plan;
+use super::seccomp::{
+    self, jump, stmt, AUDIT_ARCH_X86_64, JEQ_K, LD_W_ABS, RET_ALLOW, RET_K, X32_SYSCALL_BIT,
+};
 
 /// The environment variable that chooses the protection: `carve`, `mount`
 /// or `auto` (the default).
@@ -355,21 +358,7 @@ pub fn enter(setup: &Setup) -> io::Result<()> {
 /// Installs the deny filter (the thread must have `no_new_privs`). Runs in
 /// the forked child: no allocation.
 pub fn install_filter(setup: &Setup) -> io::Result<()> {
-    let fprog = libc::sock_fprog {
-        len: setup.filter.len() as libc::c_ushort,
-        filter: setup.filter.as_ptr() as *mut libc::sock_filter,
-    };
-    // SAFETY: `fprog` points at the prepared program, which outlives the
-    // call; the kernel copies it.
-    check(unsafe {
-        libc::syscall(
-            libc::SYS_seccomp,
-            SECCOMP_SET_MODE_FILTER,
-            0 as libc::c_ulong,
-            &fprog as *const libc::sock_fprog,
-        )
-    })?;
-    Ok(())
+    seccomp::load(&setup.filter, 0).map(drop)
 }
 
 /// Tries [`enter`] in a throw-away child, for reports that start nothing.
@@ -404,16 +393,9 @@ pub fn probe(setup: &Setup) -> io::Result<()> {
     }
 }
 
-const SECCOMP_SET_MODE_FILTER: libc::c_uint = 1;
-const RET_ALLOW: u32 = 0x7fff_0000;
 const RET_ERRNO: u32 = 0x0005_0000;
-const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
 const AUDIT_ARCH_I386: u32 = 0x4000_0003;
-const X32_SYSCALL_BIT: u32 = 0x4000_0000;
-const LD_W_ABS: u16 = 0x20;
-const JEQ_K: u16 = 0x15;
 const AND_K: u16 = 0x54;
-const RET_K: u16 = 0x06;
 
 /// Mount-changing system calls on x86-64 (and x32, whose numbers are these
 /// plus [`X32_SYSCALL_BIT`]): `mount`, `umount2`, `pivot_root`,
@@ -422,15 +404,6 @@ const RET_K: u16 = 0x06;
 const DENIED_X86_64: &[u32] = &[165, 166, 155, 304, 428, 429, 430, 431, 432, 433, 442, 467];
 /// The same on i386 (`int 0x80` from a 64-bit program), with the old `umount`.
 const DENIED_I386: &[u32] = &[21, 22, 52, 217, 342, 428, 429, 430, 431, 432, 433, 442, 467];
-
-fn stmt(code: u16, k: u32) -> libc::sock_filter {
-    libc::sock_filter {
-        code,
-        jt: 0,
-        jf: 0,
-        k,
-    }
-}
 
 /// The deny filter: the mount-changing calls fail with `EPERM`, everything
 /// else passes (the main filter decides it).
@@ -442,12 +415,7 @@ pub fn deny_filter() -> Vec<libc::sock_filter> {
     let x_len = 2 + DENIED_X86_64.len() + 1;
     let i_len = 1 + DENIED_I386.len() + 1;
     // Offsets are small (the lists are short): they fit in a u8.
-    let jump = |k: u32, jt: usize, jf: usize| libc::sock_filter {
-        code: JEQ_K,
-        jt: jt as u8,
-        jf: jf as u8,
-        k,
-    };
+    let jump = |k: u32, jt: usize, jf: usize| jump(JEQ_K, k, jt, jf);
     prog.push(jump(AUDIT_ARCH_X86_64, 2, 0));
     prog.push(jump(AUDIT_ARCH_I386, 1 + x_len, 0));
     prog.push(stmt(RET_K, RET_ALLOW));

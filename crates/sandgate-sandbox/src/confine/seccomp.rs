@@ -12,11 +12,11 @@ use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
 use super::preload::MARKER;
 
-const RET_ALLOW: u32 = 0x7fff_0000;
+pub(super) const RET_ALLOW: u32 = 0x7fff_0000;
 const RET_USER_NOTIF: u32 = 0x7fc0_0000;
-const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
-const X32_SYSCALL_BIT: u32 = 0x4000_0000;
-const SET_MODE_FILTER: libc::c_uint = 1;
+pub(super) const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
+pub(super) const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+pub(super) const SET_MODE_FILTER: libc::c_uint = 1;
 const FILTER_FLAG_NEW_LISTENER: libc::c_ulong = 1 << 3;
 const USER_NOTIF_FLAG_CONTINUE: u32 = 1;
 const ADDFD_FLAG_SEND: u32 = 1 << 1;
@@ -30,11 +30,11 @@ const IOCTL_NOTIF_SET_FLAGS: libc::c_ulong = 0x4008_2104;
 /// the supervisor wake each other on the waker's CPU.
 const USER_NOTIF_FD_SYNC_WAKE_UP: u64 = 1;
 
-const LD_W_ABS: u16 = 0x20;
-const JEQ_K: u16 = 0x15;
+pub(super) const LD_W_ABS: u16 = 0x20;
+pub(super) const JEQ_K: u16 = 0x15;
 const JGE_K: u16 = 0x35;
 const JSET_K: u16 = 0x45;
-const RET_K: u16 = 0x06;
+pub(super) const RET_K: u16 = 0x06;
 
 /// Open flags that make an open a write.
 pub const WRITE_OPEN_FLAGS: u32 =
@@ -88,7 +88,7 @@ fn notified() -> impl Iterator<Item = libc::c_long> {
         .copied()
 }
 
-fn stmt(code: u16, k: u32) -> libc::sock_filter {
+pub(super) fn stmt(code: u16, k: u32) -> libc::sock_filter {
     libc::sock_filter {
         code,
         jt: 0,
@@ -97,7 +97,7 @@ fn stmt(code: u16, k: u32) -> libc::sock_filter {
     }
 }
 
-fn jump(code: u16, k: u32, jt: usize, jf: usize) -> libc::sock_filter {
+pub(super) fn jump(code: u16, k: u32, jt: usize, jf: usize) -> libc::sock_filter {
     // Offsets are bounded by the program length (< 64), checked in tests.
     libc::sock_filter {
         code,
@@ -174,24 +174,32 @@ pub fn program() -> Vec<libc::sock_filter> {
 /// and returns the listener descriptor. Runs in the forked child: raw
 /// system calls only, no allocation.
 pub fn install(prog: &[libc::sock_filter]) -> io::Result<RawFd> {
+    let fd = load(prog, FILTER_FLAG_NEW_LISTENER)?;
+    RawFd::try_from(fd).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))
+}
+
+/// Installs `prog` in the calling thread with `flags` and returns what the
+/// kernel returns (the listener with `FILTER_FLAG_NEW_LISTENER`, else 0).
+/// One raw system call: safe between fork and exec.
+pub(super) fn load(prog: &[libc::sock_filter], flags: libc::c_ulong) -> io::Result<libc::c_long> {
     let fprog = libc::sock_fprog {
         len: prog.len() as libc::c_ushort,
         filter: prog.as_ptr() as *mut libc::sock_filter,
     };
     // SAFETY: `fprog` points at `prog`, which outlives the call; the kernel
     // copies the program.
-    let fd = unsafe {
+    let rc = unsafe {
         libc::syscall(
             libc::SYS_seccomp,
             SET_MODE_FILTER,
-            FILTER_FLAG_NEW_LISTENER,
+            flags,
             &fprog as *const libc::sock_fprog,
         )
     };
-    if fd < 0 {
+    if rc < 0 {
         return Err(io::Error::last_os_error());
     }
-    RawFd::try_from(fd).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))
+    Ok(rc)
 }
 
 /// One system call waiting for the supervisor.
