@@ -64,6 +64,18 @@ impl Run {
 impl Fixture {
     /// Runs `program args` confined; every notification is continued.
     fn run(&self, program: &str, args: &[&str]) -> Run {
+        self.run_answering(program, args, |_| false)
+    }
+
+    /// Like [`Fixture::run`], but each notified open "succeeds" with
+    /// descriptor 0 without happening: a supervisor that performs it.
+    fn run_performing(&self, program: &str, args: &[&str]) -> Run {
+        self.run_answering(program, args, |nr| nr == libc::SYS_openat)
+    }
+
+    /// Runs `program args` confined: a notified call whose number `perform`
+    /// picks succeeds with descriptor 0 without happening, the rest continue.
+    fn run_answering(&self, program: &str, args: &[&str], perform: impl Fn(i64) -> bool) -> Run {
         let mut cmd = Command::new(program);
         cmd.args(args)
             .current_dir(&self.ws)
@@ -81,7 +93,11 @@ impl Fixture {
                 Ready::Notification => {
                     let Ok(n) = listener.recv() else { continue };
                     notified.push((n.nr, n.args[5]));
-                    listener.allow(n.id);
+                    if perform(n.nr) {
+                        listener.succeed(n.id, 0);
+                    } else {
+                        listener.allow(n.id);
+                    }
                 }
                 Ready::Gone => break,
                 Ready::Idle => {}
@@ -193,43 +209,6 @@ int main(int argc, char **argv) {
     return create_in(argv[1], "refused", n) || create_in(argv[2], "allowed", n);
 }
 "#;
-
-impl Fixture {
-    /// Like [`Fixture::run`], but each notified open "succeeds" with
-    /// descriptor 0 without happening: a supervisor that performs it.
-    fn run_performing(&self, program: &str, args: &[&str]) -> Run {
-        let mut cmd = Command::new(program);
-        cmd.args(args)
-            .current_dir(&self.ws)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let confined = confine::spawn(&mut cmd, &self.plan).unwrap();
-        let listener = confined.listener;
-        let child = confined.child;
-        let reader = std::thread::spawn(move || child.wait_with_output().unwrap());
-        let mut notified = Vec::new();
-        loop {
-            match listener.wait(100).unwrap() {
-                Ready::Notification => {
-                    let Ok(n) = listener.recv() else { continue };
-                    notified.push((n.nr, n.args[5]));
-                    if n.nr == libc::SYS_openat {
-                        listener.succeed(n.id, 0);
-                    } else {
-                        listener.allow(n.id);
-                    }
-                }
-                Ready::Gone => break,
-                Ready::Idle => {}
-            }
-        }
-        Run {
-            output: reader.join().unwrap(),
-            notified,
-        }
-    }
-}
 
 #[test]
 fn after_one_refusal_creations_there_go_to_the_supervisor_directly_until_chdir() {
