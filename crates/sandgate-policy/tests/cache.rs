@@ -179,6 +179,20 @@ fn big_policy(n: usize) -> String {
     out
 }
 
+/// `text` as the central policy in `home`, and the sources of a load from `cwd`.
+fn central_policy(home: &Path, cwd: &Path, text: &str) -> (PathBuf, Sources) {
+    let central = home.join(".sandgate/permissions.yaml");
+    std::fs::create_dir_all(central.parent().unwrap()).unwrap();
+    std::fs::write(&central, text).unwrap();
+    let sources = Sources {
+        managed: None,
+        central: Some(central.clone()),
+        local: Some(cwd.join(".sandgate/permissions.yaml")),
+        no_sandbox: false,
+    };
+    (central, sources)
+}
+
 #[test]
 fn cached_and_uncached_decisions_agree_on_a_large_policy() {
     let tmp = tempfile::tempdir().unwrap();
@@ -186,16 +200,8 @@ fn cached_and_uncached_decisions_agree_on_a_large_policy() {
     let home = root.join("home");
     let cwd = home.join("work");
     std::fs::create_dir_all(cwd.join("src/mod2")).unwrap();
-    let central = home.join(".sandgate/permissions.yaml");
-    std::fs::create_dir_all(central.parent().unwrap()).unwrap();
-    std::fs::write(&central, big_policy(120)).unwrap();
+    let (central, sources) = central_policy(&home, &cwd, &big_policy(120));
     let ctx = Context::new(&cwd, &home).unwrap();
-    let sources = Sources {
-        managed: None,
-        central: Some(central.clone()),
-        local: Some(cwd.join(".sandgate/permissions.yaml")),
-        no_sandbox: false,
-    };
     let words = [
         "git", "GIT", "cargo", "npm", "make", "docker", "kubectl", "ls", "cat", "sed", "rm",
         "sudo git",
@@ -328,21 +334,13 @@ fn kept_path_resolutions_follow_the_filesystem() {
     std::fs::create_dir_all(cwd.join("src")).unwrap();
     std::fs::create_dir_all(&secret).unwrap();
     std::fs::write(secret.join("key"), "x").unwrap();
-    let central = home.join(".sandgate/permissions.yaml");
-    std::fs::create_dir_all(central.parent().unwrap()).unwrap();
     // `link` does not exist yet: the deny rule resolves to itself.
-    std::fs::write(
-        &central,
+    let (_, sources) = central_policy(
+        &home,
+        &cwd,
         "permissions:\n  paths:\n    deny: ['~/work/link/**']\n    allow: ['~/**', './src/**', '/srv/**']\n",
-    )
-    .unwrap();
+    );
     let ctx = Context::new(&cwd, &home).unwrap();
-    let sources = Sources {
-        managed: None,
-        central: Some(central.clone()),
-        local: Some(cwd.join(".sandgate/permissions.yaml")),
-        no_sandbox: false,
-    };
     let cache_dir = root.join("cache");
     let read = |path: &Path| ToolCall::new("file_read", serde_json::json!({ "path": path }));
     // The secret, named by its own path: only a deny rule resolved through
