@@ -208,6 +208,21 @@ impl Driver {
             .to_string()
     }
 
+    /// The text of `css` once the page shows it (after a click, the page
+    /// writes its answer when the server has replied), for up to 20 s.
+    fn text_when_shown(&self, css: &str) -> String {
+        let path = format!("/session/{}/element", self.session);
+        let query = json!({"using": "css selector", "value": css});
+        for _ in 0..200 {
+            let reply = http(self.port, "POST", &path, Some(&query)).unwrap();
+            if !reply["value"]["error"].is_string() {
+                return self.text(css);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        self.text(css)
+    }
+
     fn text(&self, css: &str) -> String {
         let id = self.element(css);
         self.call("GET", &format!("/element/{id}/text"), None)
@@ -335,7 +350,7 @@ fn approve_writes_the_grant_and_cancel_writes_nothing() {
     assert_eq!(driver.text("#checkpoints"), "before publishing <a release>");
     assert!(!settings.exists(), "nothing is written before Approve");
     driver.click("#approve");
-    assert_eq!(driver.text("#result"), "Approved");
+    assert_eq!(driver.text_when_shown("#result"), "Approved");
     let (code, stdout) = wait_for(&mut child);
     assert_eq!(code, 0, "{stdout}");
     assert!(
@@ -364,7 +379,7 @@ fn approve_writes_the_grant_and_cancel_writes_nothing() {
     let (mut child, url) = start_review(dir.path(), &untouched);
     driver.goto(&url);
     driver.click("#cancel");
-    assert_eq!(driver.text("#result"), "Cancelled");
+    assert_eq!(driver.text_when_shown("#result"), "Cancelled");
     let (code, _) = wait_for(&mut child);
     assert_eq!(code, 1);
     assert!(!untouched.exists());
