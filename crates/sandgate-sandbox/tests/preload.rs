@@ -36,6 +36,7 @@ fn fixture() -> Option<Fixture> {
         workspaces: vec![ws.clone()],
         home,
         tmpdir: None,
+        policy_cache: None,
         settings: SandboxSettings::default(),
     });
     Some(Fixture {

@@ -665,3 +665,69 @@ fn bad_settings_file_is_a_clear_error() {
     let stderr = text(&out.stderr);
     assert!(stderr.contains("sandbox.json`:1:"), "{stderr}");
 }
+
+#[test]
+fn the_policy_cache_the_hooks_trust_is_read_only_to_the_program() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    let cache = e.home.join(".cache/sandgate");
+    let run = |script: &str| {
+        e.sandgate()
+            .env("C", &cache)
+            .env("SANDGATE_CACHE_DIR", &cache)
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("SANDGATE_CACHE")
+            .args(["run", "--no-ui", "--", "sh", "-c", script])
+            .output()
+            .unwrap()
+    };
+    // sandgate makes the directory and writes the policy's entry before the
+    // program starts; the rest of `~/.cache` stays writable.
+    let out = run("echo ok > \"$HOME/.cache/tool.txt\" && echo done");
+    assert!(text(&out.stdout).contains("done"), "{}", text(&out.stderr));
+    let entries = |dir: &Path| {
+        let mut names: Vec<(String, Vec<u8>)> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    fs::read(e.path()).unwrap(),
+                )
+            })
+            .collect();
+        names.sort();
+        names
+    };
+    // sandgate itself may add a kept path resolution (`paths-…`) at a start:
+    // compare the policy entries, and look for the program's forgeries.
+    let policy_entries = |dir: &Path| -> Vec<(String, Vec<u8>)> {
+        entries(dir)
+            .into_iter()
+            .filter(|(name, _)| name.starts_with("policy-"))
+            .collect()
+    };
+    let before = policy_entries(&cache);
+    assert_eq!(before.len(), 1, "{:?}", entries(&cache));
+    for attempt in [
+        "echo forged > \"$C/policy-forged.cache\"",
+        "for f in \"$C\"/policy-*; do echo forged > \"$f\"; done; false",
+        "python3 -c \"import glob; [open(f, 'w').write('forged') for f in glob.glob('$C/policy-*')]\"",
+        "rm -rf \"$C\"",
+        "mv \"$C\" \"$C.old\"",
+        "mv \"$C\" \"$C.old\" ; mkdir -p \"$C\" && echo forged > \"$C/policy-x.cache\"",
+    ] {
+        let out = run(attempt);
+        assert!(!out.status.success(), "`{attempt}` succeeded");
+        assert_eq!(policy_entries(&cache), before, "`{attempt}`");
+        assert!(
+            entries(&cache)
+                .iter()
+                .all(|(_, bytes)| !bytes.windows(6).any(|w| w == b"forged")),
+            "`{attempt}` wrote into the cache"
+        );
+        assert!(!e.home.join(".cache/sandgate.old").exists(), "`{attempt}`");
+    }
+}

@@ -106,6 +106,9 @@ pub struct PlanInputs {
     pub tmpdir: Option<PathBuf>,
     /// The merged settings of the workspaces.
     pub settings: SandboxSettings,
+    /// sandgate's compiled-policy cache directory, read-only to the program
+    /// like `~/.sandgate` (the hooks trust what they find there).
+    pub policy_cache: Option<PathBuf>,
 }
 
 /// Where a path stands for a write.
@@ -215,6 +218,9 @@ impl Plan {
             }
         }
         protected.push(resolve(&home.join(".sandgate")));
+        if let Some(cache) = &inputs.policy_cache {
+            protected.push(resolve(cache));
+        }
         let deny = inputs
             .settings
             .deny
@@ -457,6 +463,7 @@ mod tests {
             workspaces: vec![ws.to_path_buf()],
             home: PathBuf::from("/nonexistent-home"),
             tmpdir: None,
+            policy_cache: None,
             settings: SandboxSettings {
                 strict_git,
                 allow: vec!["/opt/granted".into()],
@@ -513,6 +520,7 @@ mod tests {
                 workspaces: vec![ws.to_path_buf()],
                 home: PathBuf::from("/nonexistent-home"),
                 tmpdir: None,
+                policy_cache: None,
                 settings: SandboxSettings {
                     strict_git,
                     ..SandboxSettings::default()

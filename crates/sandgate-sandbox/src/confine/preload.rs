@@ -291,6 +291,7 @@ mod tests {
                 workspaces: vec![ws.clone()],
                 home: home.to_path_buf(),
                 tmpdir: None,
+                policy_cache: None,
                 settings: SandboxSettings {
                     allow: vec!["~".into()],
                     ..SandboxSettings::default()

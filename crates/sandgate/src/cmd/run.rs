@@ -5,6 +5,7 @@
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, ExitStatus};
@@ -13,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use sandgate_policy::{Context, Decision, Policy, Sources, Verdict};
+use sandgate_policy::{Context, Decision, Sources, Verdict};
 use sandgate_sandbox::confine::{
     self, Answer, Asker, ConfineError, DenyReason, Event, Mechanism, Plan, PlanInputs, Protection,
     Question, Reporter, Requested, SandboxFile, SandboxSettings, Supervisor,
@@ -125,6 +126,15 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         Ok(requested) => requested,
         Err(e) => return fail(e),
     };
+    // The hooks trust the compiled-policy cache: the program may not write it.
+    // It is made now if missing, so that the mount layer can hold it.
+    let policy_cache = sandgate_policy::cache::cache_dir(&ctx.home);
+    if let Some(dir) = &policy_cache {
+        let _ = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir);
+    }
     let inputs = PlanInputs {
         workspaces: workspaces.clone(),
         home: ctx.home.clone(),
@@ -132,6 +142,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
             .filter(|t| !t.is_empty())
             .map(PathBuf::from),
         settings,
+        policy_cache,
     };
     let mut plan = Plan::build_with(&inputs, requested.first_choice());
     if requested == Requested::Mount && plan.protection != Protection::Mount {
@@ -194,6 +205,17 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
             }
         };
     }
+
+    // The policy's cache entry, written now: the program cannot write the
+    // cache, and hooks that run inside it find the entry ready.
+    let sources = Sources::discover(
+        global.config.clone(),
+        global.local_config.clone(),
+        false,
+        &ctx.cwd,
+        &ctx.home,
+    );
+    let _ = sandgate_policy::cache::load(&sources, &ctx);
 
     hold_signals(&mut command);
     let confined = match confine::spawn(&mut command, &plan) {
@@ -436,7 +458,7 @@ impl Asker for Terminal {
 /// default when the policy does not load (`run` does not otherwise use it).
 fn prompt_timeout(config: Option<PathBuf>, local: Option<PathBuf>, ctx: &Context) -> Duration {
     let sources = Sources::discover(config, local, false, &ctx.cwd, &ctx.home);
-    Policy::load(&sources, ctx)
+    sandgate_policy::cache::load(&sources, ctx)
         .map(|p| p.settings().prompt_timeout)
         .unwrap_or(Duration::from_secs(25))
 }
