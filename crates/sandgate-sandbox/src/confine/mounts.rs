@@ -37,7 +37,7 @@ use serde::Serialize;
 
 use super::plan::Plan;
 use super::seccomp::{
-    self, jump, stmt, AUDIT_ARCH_X86_64, JEQ_K, LD_W_ABS, RET_ALLOW, RET_K, X32_SYSCALL_BIT,
+    self, jump, stmt, AND_K, AUDIT_ARCH_X86_64, JEQ_K, LD_W_ABS, RET_ALLOW, RET_K, X32_SYSCALL_BIT,
 };
 
 /// The environment variable that chooses the protection: `carve`, `mount`
@@ -395,7 +395,6 @@ pub fn probe(setup: &Setup) -> io::Result<()> {
 
 const RET_ERRNO: u32 = 0x0005_0000;
 const AUDIT_ARCH_I386: u32 = 0x4000_0003;
-const AND_K: u16 = 0x54;
 
 /// Mount-changing system calls on x86-64 (and x32, whose numbers are these
 /// plus [`X32_SYSCALL_BIT`]): `mount`, `umount2`, `pivot_root`,
@@ -453,23 +452,8 @@ mod tests {
         );
     }
 
-    /// Runs the filter on one (arch, nr) pair, as the kernel would.
     fn run(prog: &[libc::sock_filter], arch: u32, nr: u32) -> u32 {
-        let mut acc = 0u32;
-        let mut pc = 0usize;
-        loop {
-            let ins = prog[pc];
-            match ins.code {
-                LD_W_ABS => acc = if ins.k == 4 { arch } else { nr },
-                AND_K => acc &= ins.k,
-                JEQ_K => {
-                    pc += usize::from(if acc == ins.k { ins.jt } else { ins.jf });
-                }
-                RET_K => return ins.k,
-                other => panic!("unexpected instruction {other:#x}"),
-            }
-            pc += 1;
-        }
+        seccomp::verdict(prog, arch, i64::from(nr), [0; 6])
     }
 
     #[test]

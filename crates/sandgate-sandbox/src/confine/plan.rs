@@ -458,8 +458,8 @@ pub fn normalize(path: &Path) -> PathBuf {
 mod tests {
     use super::*;
 
-    fn plan_for(ws: &Path, strict_git: bool) -> Plan {
-        Plan::build(&PlanInputs {
+    fn inputs_for(ws: &Path, strict_git: bool) -> PlanInputs {
+        PlanInputs {
             workspaces: vec![ws.to_path_buf()],
             home: PathBuf::from("/nonexistent-home"),
             tmpdir: None,
@@ -470,7 +470,22 @@ mod tests {
                 deny: vec!["/srv/never".into()],
                 ..SandboxSettings::default()
             },
-        })
+        }
+    }
+
+    fn plan_for(ws: &Path, strict_git: bool) -> Plan {
+        Plan::build(&inputs_for(ws, strict_git))
+    }
+
+    /// Each (path, entry, standing) of `table` holds in `plan`.
+    fn assert_standings(plan: &Plan, table: &[(PathBuf, bool, Standing)]) {
+        for (path, entry, want) in table {
+            assert_eq!(
+                plan.standing(path, *entry, &Grants::default()),
+                *want,
+                "{path:?}"
+            );
+        }
     }
 
     #[test]
@@ -500,13 +515,7 @@ mod tests {
             (PathBuf::from("/opt/granted/x"), true, Standing::Allowed),
             (PathBuf::from("/etc/passwd"), false, Standing::Outside),
         ];
-        for (path, entry, want) in table {
-            assert_eq!(
-                plan.standing(&path, entry, &Grants::default()),
-                want,
-                "{path:?}"
-            );
-        }
+        assert_standings(&plan, &table);
         assert!(!plan.rules.iter().any(|r| r.path == ws));
         assert!(!plan
             .rules
@@ -515,19 +524,7 @@ mod tests {
     }
 
     fn mount_plan_for(ws: &Path, strict_git: bool) -> Plan {
-        Plan::build_with(
-            &PlanInputs {
-                workspaces: vec![ws.to_path_buf()],
-                home: PathBuf::from("/nonexistent-home"),
-                tmpdir: None,
-                policy_cache: None,
-                settings: SandboxSettings {
-                    strict_git,
-                    ..SandboxSettings::default()
-                },
-            },
-            Protection::Mount,
-        )
+        Plan::build_with(&inputs_for(ws, strict_git), Protection::Mount)
     }
 
     #[test]
@@ -562,13 +559,7 @@ mod tests {
             (ws.join(".sandgate"), true, Standing::Protected),
             (ws.join(".git/hooks/pre-commit"), true, Standing::Protected),
         ];
-        for (path, entry, want) in table {
-            assert_eq!(
-                plan.standing(&path, entry, &Grants::default()),
-                want,
-                "{path:?}"
-            );
-        }
+        assert_standings(&plan, &table);
         // The same workspace carved: a new entry in the root is the supervisor's.
         let carved = plan_for(&ws, true);
         assert_eq!(

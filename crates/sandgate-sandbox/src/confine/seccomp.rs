@@ -35,6 +35,7 @@ pub(super) const JEQ_K: u16 = 0x15;
 const JGE_K: u16 = 0x35;
 const JSET_K: u16 = 0x45;
 pub(super) const RET_K: u16 = 0x06;
+pub(super) const AND_K: u16 = 0x54;
 
 /// Open flags that make an open a write.
 pub const WRITE_OPEN_FLAGS: u32 =
@@ -402,6 +403,45 @@ pub fn read_cstring(pid: u32, addr: u64) -> io::Result<Vec<u8>> {
     Err(io::Error::from_raw_os_error(libc::ENAMETOOLONG))
 }
 
+/// Runs `prog` on one system call as the kernel would (the instructions these
+/// filters use), for the tests of this module and of the mount layer's filter.
+#[cfg(test)]
+pub(super) fn verdict(prog: &[libc::sock_filter], arch: u32, nr: i64, args: [u64; 6]) -> u32 {
+    let mut data = Vec::with_capacity(64);
+    data.extend_from_slice(&(nr as i32).to_le_bytes());
+    data.extend_from_slice(&arch.to_le_bytes());
+    data.extend_from_slice(&0u64.to_le_bytes()); // instruction pointer
+    for arg in args {
+        data.extend_from_slice(&arg.to_le_bytes());
+    }
+    let word = |at: u32| {
+        let at = at as usize;
+        u32::from_le_bytes(data[at..at + 4].try_into().unwrap())
+    };
+    let (mut pc, mut acc) = (0usize, 0u32);
+    loop {
+        let ins = prog[pc];
+        let taken = match ins.code {
+            LD_W_ABS => {
+                acc = word(ins.k);
+                pc += 1;
+                continue;
+            }
+            RET_K => return ins.k,
+            JEQ_K => acc == ins.k,
+            JGE_K => acc >= ins.k,
+            JSET_K => acc & ins.k != 0,
+            AND_K => {
+                acc &= ins.k;
+                pc += 1;
+                continue;
+            }
+            other => panic!("unexpected instruction {other:#x}"),
+        };
+        pc += 1 + usize::from(if taken { ins.jt } else { ins.jf });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -422,36 +462,6 @@ mod tests {
 
     /// Runs the filter on one system call, as the kernel's BPF interpreter
     /// does for the instructions the filter uses.
-    fn verdict(prog: &[libc::sock_filter], arch: u32, nr: i64, args: [u64; 6]) -> u32 {
-        let mut data = Vec::with_capacity(64);
-        data.extend_from_slice(&(nr as i32).to_le_bytes());
-        data.extend_from_slice(&arch.to_le_bytes());
-        data.extend_from_slice(&0u64.to_le_bytes()); // instruction pointer
-        for arg in args {
-            data.extend_from_slice(&arg.to_le_bytes());
-        }
-        let word = |at: u32| {
-            let at = at as usize;
-            u32::from_le_bytes(data[at..at + 4].try_into().unwrap())
-        };
-        let (mut pc, mut acc) = (0usize, 0u32);
-        loop {
-            let ins = prog[pc];
-            let taken = match ins.code {
-                LD_W_ABS => {
-                    acc = word(ins.k);
-                    pc += 1;
-                    continue;
-                }
-                RET_K => return ins.k,
-                JEQ_K => acc == ins.k,
-                JGE_K => acc >= ins.k,
-                JSET_K => acc & ins.k != 0,
-                other => panic!("unexpected instruction {other:#x}"),
-            };
-            pc += 1 + usize::from(if taken { ins.jt } else { ins.jf });
-        }
-    }
 
     #[test]
     fn marked_openat_passes_and_everything_else_is_as_before() {
