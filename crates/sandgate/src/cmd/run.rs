@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use sandgate_policy::{Context, Decision, Sources, Verdict};
+use sandgate_policy::{Decision, Sources, Verdict};
 use sandgate_sandbox::confine::{
     self, Answer, Asker, ConfineError, DenyReason, Event, Mechanism, Plan, PlanInputs, Protection,
     Question, Reporter, Requested, SandboxFile, SandboxSettings, Supervisor,
@@ -215,7 +215,11 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         &ctx.cwd,
         &ctx.home,
     );
-    let _ = sandgate_policy::cache::load(&sources, &ctx);
+    // The prompt timeout (`permissions.prompt.timeout`) comes from the same
+    // load, or its default when the policy does not load.
+    let timeout = sandgate_policy::cache::load(&sources, &ctx)
+        .map(|p| p.settings().prompt_timeout)
+        .unwrap_or(Duration::from_secs(25));
 
     hold_signals(&mut command);
     let confined = match confine::spawn(&mut command, &plan) {
@@ -248,7 +252,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         listener,
         plan,
         primary,
-        asker(args.no_ui, global, &ctx, &asking),
+        asker(args.no_ui, timeout, &asking),
         Arc::new(Log::default()),
     );
     let status = child.wait();
@@ -383,12 +387,7 @@ impl TerminalMode {
 /// Chooses who answers questions: the terminal prompt, or nobody when
 /// `--no-ui` (or `SANDGATE_NO_UI=1`) is given or there is no terminal.
 /// `asking` is set while a question is on screen.
-fn asker(
-    no_ui: bool,
-    global: &GlobalArgs,
-    ctx: &Context,
-    asking: &Arc<AtomicBool>,
-) -> Box<dyn Asker> {
+fn asker(no_ui: bool, timeout: Duration, asking: &Arc<AtomicBool>) -> Box<dyn Asker> {
     let no_terminal = OpenOptions::new()
         .read(true)
         .write(true)
@@ -399,9 +398,7 @@ fn asker(
     }
     Box::new(Terminal {
         prompt: TerminalPrompt::new(false),
-        timeout: None,
-        sources: (global.config.clone(), global.local_config.clone()),
-        ctx: ctx.clone(),
+        timeout,
         asking: Arc::clone(asking),
     })
 }
@@ -418,10 +415,8 @@ impl Asker for Nobody {
 /// The terminal prompt (one question at a time, with a countdown).
 struct Terminal {
     prompt: TerminalPrompt,
-    /// Read from the policy at the first question, not at start.
-    timeout: Option<Duration>,
-    sources: (Option<PathBuf>, Option<PathBuf>),
-    ctx: Context,
+    /// The policy's prompt timeout.
+    timeout: Duration,
     /// Set while a question is on screen.
     asking: Arc<AtomicBool>,
 }
@@ -436,9 +431,7 @@ impl Asker for Terminal {
                 "{} [pid {}] tries to {} outside the allowed set; it waits for your answer",
                 question.process, question.pid, question.operation
             ),
-            timeout: *self.timeout.get_or_insert_with(|| {
-                prompt_timeout(self.sources.0.clone(), self.sources.1.clone(), &self.ctx)
-            }),
+            timeout: self.timeout,
         };
         self.asking.store(true, Ordering::SeqCst);
         let resolution = self.prompt.resolve(&ask);
@@ -452,15 +445,6 @@ impl Asker for Terminal {
             Resolution::Unavailable { .. } => Answer::NoTerminal,
         }
     }
-}
-
-/// The prompt timeout of the policy (`permissions.prompt.timeout`), or its
-/// default when the policy does not load (`run` does not otherwise use it).
-fn prompt_timeout(config: Option<PathBuf>, local: Option<PathBuf>, ctx: &Context) -> Duration {
-    let sources = Sources::discover(config, local, false, &ctx.cwd, &ctx.home);
-    sandgate_policy::cache::load(&sources, ctx)
-        .map(|p| p.settings().prompt_timeout)
-        .unwrap_or(Duration::from_secs(25))
 }
 
 /// Reports the supervisor's events on stderr and in the audit log.
