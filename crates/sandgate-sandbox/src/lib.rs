@@ -32,7 +32,6 @@
 #![deny(missing_docs)]
 
 pub mod bwrap;
-pub mod confine;
 pub mod custom;
 pub mod enforcement;
 mod isolation;

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use run_common::{text, Tree as Env};
-use sandgate_sandbox::confine::preload::MARKER;
+use sandgate_confine::preload::MARKER;
 
 mod run_common;
 

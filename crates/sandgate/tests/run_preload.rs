@@ -2,7 +2,7 @@
 //! library in `LD_PRELOAD`): behaviour is the same as without it, for shell
 //! redirections, Python, C and Rust programs, against the real kernel and
 //! the real binary. That the fast path skips the supervisor is shown at the
-//! kernel level in `crates/sandgate-sandbox/tests/preload.rs`.
+//! kernel level in `crates/sandgate-confine/tests/preload.rs`.
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 
 use std::fs;

@@ -14,11 +14,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use sandgate_policy::{Decision, Sources, Verdict};
-use sandgate_sandbox::confine::{
-    self, Answer, Asker, ConfineError, DenyReason, Event, Mechanism, Plan, PlanInputs, Protection,
-    Question, Reporter, Requested, SandboxFile, SandboxSettings, Supervisor,
+use sandgate_confine::{
+    self as confine, Answer, Asker, ConfineError, DenyReason, Event, Mechanism, Plan, PlanInputs,
+    Protection, Question, Reporter, Requested, SandboxFile, SandboxSettings, Supervisor,
 };
+use sandgate_policy::{Decision, Sources, Verdict};
 use sandgate_tools::resolver::{Answer as ResolverAnswer, Ask, Resolution, Resolver, SubjectKind};
 use serde_json::json;
 

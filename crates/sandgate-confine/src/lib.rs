@@ -26,6 +26,8 @@
 //!
 //! The plan is data ([`Plan::build`]); applying it is [`spawn`].
 
+#![deny(missing_docs)]
+
 mod callers;
 mod landlock;
 mod metadata;

@@ -185,7 +185,7 @@ pub fn arm(cmd: &mut Command, plan: &Plan) -> Option<PathBuf> {
 mod tests {
     use super::*;
 
-    use crate::confine::{PlanInputs, SandboxSettings};
+    use crate::{PlanInputs, SandboxSettings};
 
     #[test]
     fn the_variable_keeps_an_existing_preload_first() {

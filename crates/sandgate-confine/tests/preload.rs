@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use sandgate_sandbox::confine::{self, preload, Plan, PlanInputs, Ready, SandboxSettings};
+use sandgate_confine::{self as confine, preload, Plan, PlanInputs, Ready, SandboxSettings};
 
 struct Fixture {
     _tmp: tempfile::TempDir,

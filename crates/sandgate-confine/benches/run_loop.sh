@@ -4,7 +4,7 @@
 # median of each side is printed with the ratio.
 #
 #   cargo build --release -p sandgate
-#   crates/sandgate-sandbox/benches/run_loop.sh [path/to/sandgate] [runs] [parent dir]
+#   crates/sandgate-confine/benches/run_loop.sh [path/to/sandgate] [runs] [parent dir]
 #
 # The workspace is a fresh directory under the parent dir (default /dev/shm,
 # a tmpfs). Two loops are measured: files in the workspace root (`f$i`) and
