@@ -4,7 +4,7 @@
 //! Two layers:
 //!
 //! - **Landlock** (the hard floor) denies every write-class access except
-//!   beneath the plan's rules ([`Plan::rules`]). It is inherited by every
+//!   beneath the plan's rules ([`RunPlan::rules`]). It is inherited by every
 //!   descendant and cannot be lifted.
 //! - **seccomp user notification** hands each write-class system call
 //!   (write-opens, `mkdir`, `unlink`, `rename`, `link`, `symlink`,
@@ -24,7 +24,7 @@
 //! around them keep Landlock rules of their own; where no namespace can be
 //! made they are carved around instead ([`Protection::Carve`]).
 //!
-//! The plan is data ([`Plan::build`]); applying it is [`spawn`].
+//! The plan is data ([`RunPlan::build`]); applying it is [`spawn`].
 
 #![deny(missing_docs)]
 
@@ -45,7 +45,9 @@ pub use mounts::{
     probe_plan as probe_mounts, Protection, Requested, UnknownProtection, PROTECTION_ENV,
 };
 pub use onbehalf::Op;
-pub use plan::{AllowKind, Allowed, Grants, Plan, PlanInputs, Rule, Standing, DEFAULT_STATE_DIRS};
+pub use plan::{
+    AllowKind, Allowed, Rule, RunAnswers, RunPlan, RunPlanInputs, Standing, DEFAULT_STATE_DIRS,
+};
 pub use seccomp::{Listener, Notif, Ready};
 pub use settings::{ListKind, SandboxFile, SandboxSettings, SettingsError, FILE_NAME, STATE_DIR};
 pub use spawn::{clear_umask, forward_signals, hold_forwarded, Confined, FORWARDED};
@@ -79,7 +81,7 @@ pub struct Mechanism {
 }
 
 impl Mechanism {
-    /// Probes the running kernel, for a plan that carves (see [`Plan::build`]).
+    /// Probes the running kernel, for a plan that carves (see [`RunPlan::build`]).
     pub fn probe() -> Mechanism {
         Mechanism::probe_for(Protection::Carve)
     }
@@ -129,7 +131,7 @@ pub enum ConfineError {
 /// [`ConfineError::Mounts`] nothing was started: plan again with
 /// [`Protection::Carve`] and spawn a fresh `Command` (this one keeps the
 /// failed child setup).
-pub fn spawn(cmd: &mut Command, plan: &Plan) -> Result<Confined, ConfineError> {
+pub fn spawn(cmd: &mut Command, plan: &RunPlan) -> Result<Confined, ConfineError> {
     let abi = landlock::abi();
     if abi == 0 {
         return Err(ConfineError::NoLandlock);

@@ -137,7 +137,7 @@ impl Request {
     /// caller's working directory. `None` when there is nothing on the file
     /// system to judge (a missing path, a pipe, a deleted file): the kernel
     /// then fails the call or acts on something no path reaches.
-    pub fn resolve(&self, pid: u32, cwd: impl FnOnce() -> Option<PathBuf>) -> Option<PathBuf> {
+    pub fn target_path(&self, pid: u32, cwd: impl FnOnce() -> Option<PathBuf>) -> Option<PathBuf> {
         match self.target {
             Target::Fd(fd) => descriptor_path(pid, fd, cwd),
             Target::Path {

@@ -35,7 +35,7 @@ use std::process::Command;
 
 use serde::Serialize;
 
-use super::plan::Plan;
+use super::plan::RunPlan;
 use super::seccomp::{
     self, jump, stmt, AND_K, AUDIT_ARCH_X86_64, JEQ_K, LD_W_ABS, RET_ALLOW, RET_K, X32_SYSCALL_BIT,
 };
@@ -188,7 +188,7 @@ impl Setup {
 
 /// The setup for `plan` and the program `cmd`, or `None` when the plan
 /// carves everything.
-pub fn setup_for(plan: &Plan, cmd: &Command) -> io::Result<Option<Setup>> {
+pub fn setup_for(plan: &RunPlan, cmd: &Command) -> io::Result<Option<Setup>> {
     if plan.protection != Protection::Mount {
         return Ok(None);
     }
@@ -202,7 +202,7 @@ pub fn setup_for(plan: &Plan, cmd: &Command) -> io::Result<Option<Setup>> {
 
 /// Whether the mount layer of `plan` can be made on this machine, tried in
 /// a throw-away child (for reports that start nothing).
-pub fn probe_plan(plan: &Plan) -> io::Result<()> {
+pub fn probe_plan(plan: &RunPlan) -> io::Result<()> {
     if !supported() {
         return Err(io::Error::from_raw_os_error(libc::ENOSYS));
     }

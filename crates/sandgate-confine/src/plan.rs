@@ -97,7 +97,7 @@ pub struct Rule {
 
 /// What the plan is built from.
 #[derive(Debug, Clone)]
-pub struct PlanInputs {
+pub struct RunPlanInputs {
     /// The workspace roots (absolute).
     pub workspaces: Vec<PathBuf>,
     /// The home directory.
@@ -128,7 +128,7 @@ pub enum Standing {
 
 /// The confinement plan.
 #[derive(Debug, Clone, Serialize)]
-pub struct Plan {
+pub struct RunPlan {
     /// The workspace roots (canonical).
     pub workspaces: Vec<PathBuf>,
     /// The allowed set.
@@ -159,27 +159,31 @@ pub struct Plan {
     carved_file_rules: HashSet<PathBuf>,
 }
 
-impl Plan {
+impl RunPlan {
     /// Builds the plan, reading the file system to carve allowed directories
     /// around protected paths.
-    pub fn build(inputs: &PlanInputs) -> Plan {
-        Plan::build_with(inputs, Protection::Carve)
+    pub fn build(inputs: &RunPlanInputs) -> RunPlan {
+        RunPlan::build_with(inputs, Protection::Carve)
     }
 
     /// Builds the plan for `protection`: with [`Protection::Mount`], the
     /// protected paths that exist now (and are not symbolic links) are left to
     /// the mount layer and only the others are carved around.
-    pub fn build_with(inputs: &PlanInputs, protection: Protection) -> Plan {
+    pub fn build_with(inputs: &RunPlanInputs, protection: Protection) -> RunPlan {
         let home = &inputs.home;
         let base = inputs
             .workspaces
             .first()
             .cloned()
             .unwrap_or_else(|| PathBuf::from("/"));
-        let workspaces: Vec<PathBuf> = inputs.workspaces.iter().map(|w| resolve(w)).collect();
+        let workspaces: Vec<PathBuf> = inputs
+            .workspaces
+            .iter()
+            .map(|w| canonical_or_lexical(w))
+            .collect();
         let mut allowed = Vec::new();
         let mut add = |path: PathBuf, kind: AllowKind| {
-            let path = resolve(&path);
+            let path = canonical_or_lexical(&path);
             if !allowed.iter().any(|a: &Allowed| a.path == path) {
                 let exists = fs::symlink_metadata(&path).is_ok();
                 allowed.push(Allowed { path, kind, exists });
@@ -217,15 +221,15 @@ impl Plan {
                 protected.push(ws.join(".git"));
             }
         }
-        protected.push(resolve(&home.join(".sandgate")));
+        protected.push(canonical_or_lexical(&home.join(".sandgate")));
         if let Some(cache) = &inputs.policy_cache {
-            protected.push(resolve(cache));
+            protected.push(canonical_or_lexical(cache));
         }
         let deny = inputs
             .settings
             .deny
             .iter()
-            .map(|d| resolve(&expand(d, home, &base)))
+            .map(|d| canonical_or_lexical(&expand(d, home, &base)))
             .collect();
 
         let mut mounted: Vec<PathBuf> = Vec::new();
@@ -271,7 +275,7 @@ impl Plan {
                 files.into_iter().map(|r| r.path).collect(),
             )
         };
-        Plan {
+        RunPlan {
             workspaces,
             allowed,
             protected,
@@ -338,11 +342,11 @@ impl Plan {
 
     /// Where the canonical `path` stands; `entry` says whether the operation
     /// changes the entry (create, remove, rename) rather than the contents.
-    pub fn standing(&self, path: &Path, entry: bool, grants: &Grants) -> Standing {
+    pub fn standing(&self, path: &Path, entry: bool, answers: &RunAnswers) -> Standing {
         if self.is_protected(path) {
             return Standing::Protected;
         }
-        if self.is_allowed(path, &grants.allow) {
+        if self.is_allowed(path, &answers.allow) {
             let covered = if entry {
                 self.covers_entry(path)
             } else {
@@ -354,7 +358,7 @@ impl Plan {
                 Standing::Allowed
             };
         }
-        if self.is_denied(path, &grants.deny) {
+        if self.is_denied(path, &answers.deny) {
             return Standing::Denied;
         }
         Standing::Outside
@@ -363,7 +367,7 @@ impl Plan {
 
 /// Answers given during a run, on top of the plan.
 #[derive(Debug, Clone, Default)]
-pub struct Grants {
+pub struct RunAnswers {
     /// Paths allowed "always" during this run.
     pub allow: Vec<PathBuf>,
     /// Paths rejected "always" during this run.
@@ -417,7 +421,7 @@ fn expand(raw: &str, home: &Path, base: &Path) -> PathBuf {
 
 /// The canonical form of `path` when it exists, else its lexically
 /// normalised form below its longest existing (canonical) ancestor.
-pub fn resolve(path: &Path) -> PathBuf {
+pub fn canonical_or_lexical(path: &Path) -> PathBuf {
     if let Ok(canonical) = fs::canonicalize(path) {
         return canonical;
     }
@@ -458,8 +462,8 @@ pub fn normalize(path: &Path) -> PathBuf {
 mod tests {
     use super::*;
 
-    fn inputs_for(ws: &Path, strict_git: bool) -> PlanInputs {
-        PlanInputs {
+    fn inputs_for(ws: &Path, strict_git: bool) -> RunPlanInputs {
+        RunPlanInputs {
             workspaces: vec![ws.to_path_buf()],
             home: PathBuf::from("/nonexistent-home"),
             tmpdir: None,
@@ -473,15 +477,15 @@ mod tests {
         }
     }
 
-    fn plan_for(ws: &Path, strict_git: bool) -> Plan {
-        Plan::build(&inputs_for(ws, strict_git))
+    fn plan_for(ws: &Path, strict_git: bool) -> RunPlan {
+        RunPlan::build(&inputs_for(ws, strict_git))
     }
 
     /// Each (path, entry, standing) of `table` holds in `plan`.
-    fn assert_standings(plan: &Plan, table: &[(PathBuf, bool, Standing)]) {
+    fn assert_standings(plan: &RunPlan, table: &[(PathBuf, bool, Standing)]) {
         for (path, entry, want) in table {
             assert_eq!(
-                plan.standing(path, *entry, &Grants::default()),
+                plan.standing(path, *entry, &RunAnswers::default()),
                 *want,
                 "{path:?}"
             );
@@ -523,8 +527,8 @@ mod tests {
             .any(|r| r.path.starts_with(ws.join(".git"))));
     }
 
-    fn mount_plan_for(ws: &Path, strict_git: bool) -> Plan {
-        Plan::build_with(&inputs_for(ws, strict_git), Protection::Mount)
+    fn mount_plan_for(ws: &Path, strict_git: bool) -> RunPlan {
+        RunPlan::build_with(&inputs_for(ws, strict_git), Protection::Mount)
     }
 
     #[test]
@@ -563,7 +567,7 @@ mod tests {
         // The same workspace carved: a new entry in the root is the supervisor's.
         let carved = plan_for(&ws, true);
         assert_eq!(
-            carved.standing(&ws.join("f1"), true, &Grants::default()),
+            carved.standing(&ws.join("f1"), true, &RunAnswers::default()),
             Standing::Allowed
         );
         assert!(carved.mounted.is_empty());
@@ -581,11 +585,11 @@ mod tests {
         assert_eq!(plan.mounted, vec![ws.join(".sandgate")]);
         assert!(!plan.rules.iter().any(|r| r.path == ws));
         assert_eq!(
-            plan.standing(&ws.join(".git"), true, &Grants::default()),
+            plan.standing(&ws.join(".git"), true, &RunAnswers::default()),
             Standing::Protected
         );
         assert_eq!(
-            plan.standing(&ws.join("f1"), true, &Grants::default()),
+            plan.standing(&ws.join("f1"), true, &RunAnswers::default()),
             Standing::Allowed
         );
         // `.sandgate` is left to the mount layer: like the root's other
@@ -616,12 +620,12 @@ mod tests {
         let ws = fs::canonicalize(dir.path()).unwrap();
         let strict = plan_for(&ws, true);
         assert_eq!(
-            strict.standing(&ws.join(".git"), true, &Grants::default()),
+            strict.standing(&ws.join(".git"), true, &RunAnswers::default()),
             Standing::Protected
         );
         let lax = plan_for(&ws, false);
         assert_ne!(
-            lax.standing(&ws.join(".git/config"), true, &Grants::default()),
+            lax.standing(&ws.join(".git/config"), true, &RunAnswers::default()),
             Standing::Protected
         );
     }
@@ -630,14 +634,14 @@ mod tests {
     fn session_grants_widen_and_narrow() {
         let dir = tempfile::tempdir().unwrap();
         let plan = plan_for(dir.path(), false);
-        let grants = Grants {
+        let answers = RunAnswers {
             allow: vec![PathBuf::from("/etc/app")],
             deny: vec![PathBuf::from("/etc/other")],
         };
         let p = Path::new("/etc/app/x.conf");
-        assert_eq!(plan.standing(p, true, &grants), Standing::Allowed);
+        assert_eq!(plan.standing(p, true, &answers), Standing::Allowed);
         let q = Path::new("/etc/other/y");
-        assert_eq!(plan.standing(q, true, &grants), Standing::Denied);
+        assert_eq!(plan.standing(q, true, &answers), Standing::Denied);
     }
 
     #[test]

@@ -22,7 +22,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsE
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::plan::Plan;
+use super::plan::RunPlan;
 use super::settings::STATE_DIR;
 
 include!(concat!(env!("OUT_DIR"), "/preload.rs"));
@@ -38,7 +38,7 @@ pub fn file_name() -> String {
 
 /// The directory for the library: `lib/` in the protected state directory
 /// of the home (`~/.sandgate/`), never one the program may write.
-pub fn library_dir(plan: &Plan) -> Option<PathBuf> {
+pub fn library_dir(plan: &RunPlan) -> Option<PathBuf> {
     let in_workspace = |p: &Path| plan.workspaces.iter().any(|w| *p == w.join(STATE_DIR));
     let state_dirs = || {
         plan.protected
@@ -169,7 +169,7 @@ pub fn variable(library: &Path, existing: Option<&OsStr>) -> Option<OsString> {
 /// returns the library's path; `None` (and `cmd` untouched) when the library
 /// cannot be put in place: the program then runs without the fast path,
 /// which is just as confined, only slower.
-pub fn arm(cmd: &mut Command, plan: &Plan) -> Option<PathBuf> {
+pub fn arm(cmd: &mut Command, plan: &RunPlan) -> Option<PathBuf> {
     let dir = library_dir(plan)?;
     let library = materialise(&dir).ok()??;
     let existing: Option<OsString> = match cmd.get_envs().find(|(k, _)| *k == VARIABLE) {
@@ -185,7 +185,7 @@ pub fn arm(cmd: &mut Command, plan: &Plan) -> Option<PathBuf> {
 mod tests {
     use super::*;
 
-    use crate::{PlanInputs, SandboxSettings};
+    use crate::{RunPlanInputs, SandboxSettings};
 
     #[test]
     fn the_variable_keeps_an_existing_preload_first() {
@@ -287,7 +287,7 @@ mod tests {
         fs::create_dir_all(&ws).unwrap();
         fs::create_dir_all(&home).unwrap();
         let plan_with = |home: &Path| {
-            Plan::build(&PlanInputs {
+            RunPlan::build(&RunPlanInputs {
                 workspaces: vec![ws.clone()],
                 home: home.to_path_buf(),
                 tmpdir: None,

@@ -1,5 +1,5 @@
-//! `<workspace>/.sandgate/sandbox.json`: the per-workspace switch, the grants
-//! and the refusals that `sandgate run` persists.
+//! `<workspace>/.sandgate/sandbox.json`: the per-workspace switch, the allowed
+//! and the denied paths that `sandgate run` persists.
 //!
 //! The file is JSON (it is written by sandgate, read by people). Keys sandgate
 //! does not know are kept when it rewrites the file.

@@ -21,7 +21,7 @@ use std::thread::{self, JoinHandle};
 use super::callers::{Callers, Creds};
 use super::metadata;
 use super::onbehalf::{perform, try_perform, Anchors, Op};
-use super::plan::{normalize, resolve, Grants, Plan, Standing};
+use super::plan::{canonical_or_lexical, normalize, RunAnswers, RunPlan, Standing};
 use super::seccomp::{read_cstring, read_memory, Listener, Notif, Ready, WRITE_OPEN_FLAGS};
 use super::settings::{ListKind, SandboxFile};
 
@@ -112,8 +112,8 @@ pub trait Reporter: Send + Sync {
 }
 
 struct Shared {
-    plan: Plan,
-    grants: Mutex<Grants>,
+    plan: RunPlan,
+    answers: Mutex<RunAnswers>,
     hinted: Mutex<HashSet<PathBuf>>,
     callers: Callers,
     anchors: Anchors,
@@ -139,7 +139,7 @@ impl Supervisor {
     /// Starts supervising `listener` with `plan`; "always" answers go to `file`.
     pub fn start(
         listener: Listener,
-        plan: Plan,
+        plan: RunPlan,
         file: SandboxFile,
         asker: Box<dyn Asker>,
         reporter: Arc<dyn Reporter>,
@@ -147,7 +147,7 @@ impl Supervisor {
         let anchors = Anchors::open(plan.carved().map(Path::to_path_buf).collect::<Vec<_>>());
         let shared = Arc::new(Shared {
             plan,
-            grants: Mutex::new(Grants::default()),
+            answers: Mutex::new(RunAnswers::default()),
             hinted: Mutex::new(HashSet::new()),
             callers: Callers::default(),
             anchors,
@@ -234,7 +234,7 @@ fn handle(shared: &Arc<Shared>, notif: Notif, asks: &Sender<Pending>) {
     }
     let op = if let Some(meta) = metadata::decode(&notif) {
         let cwd = || shared.callers.cwd(notif.pid, true);
-        let Some(path) = meta.resolve(notif.pid, cwd) else {
+        let Some(path) = meta.target_path(notif.pid, cwd) else {
             listener.allow(notif.id);
             return;
         };
@@ -253,12 +253,12 @@ fn handle(shared: &Arc<Shared>, notif: Notif, asks: &Sender<Pending>) {
             // A directory may move or go: some working directory with it.
             shared.callers.paths_change();
         }
-        if let Some(op) = request.resolve_lexically(&shared.callers, notif.pid) {
+        if let Some(op) = request.read_op_lexically(&shared.callers, notif.pid) {
             if fast(shared, &notif, &op) {
                 return;
             }
         }
-        let Some(op) = request.resolve(&shared.callers, notif.pid) else {
+        let Some(op) = request.read_op(&shared.callers, notif.pid) else {
             listener.allow(notif.id);
             return;
         };
@@ -275,12 +275,12 @@ fn handle(shared: &Arc<Shared>, notif: Notif, asks: &Sender<Pending>) {
 fn decide(shared: &Arc<Shared>, notif: Notif, op: Op, asks: &Sender<Pending>) {
     let listener = &shared.listener;
     let targets = targets(&op);
-    let grants = lock(&shared.grants).clone();
+    let answers = lock(&shared.answers).clone();
     let standings: Vec<(PathBuf, Standing)> = targets
         .iter()
-        .map(|(path, entry)| (path.clone(), shared.plan.standing(path, *entry, &grants)))
+        .map(|(path, entry)| (path.clone(), shared.plan.standing(path, *entry, &answers)))
         .collect();
-    drop(grants);
+    drop(answers);
     if let Some((path, standing)) = standings
         .iter()
         .find(|(_, s)| matches!(s, Standing::Protected | Standing::Denied))
@@ -365,8 +365,8 @@ fn fast(shared: &Shared, notif: &Notif, op: &Op) -> bool {
         shared.listener.allow(notif.id);
         return true;
     }
-    let grants = lock(&shared.grants).allow.clone();
-    if !targets.iter().all(|(p, _)| plan.is_allowed(p, &grants)) {
+    let answers = lock(&shared.answers).allow.clone();
+    if !targets.iter().all(|(p, _)| plan.is_allowed(p, &answers)) {
         return false;
     }
     let creds = creds_of(shared, notif.pid);
@@ -396,7 +396,7 @@ fn fast(shared: &Shared, notif: &Notif, op: &Op) -> bool {
 /// it the full way, which reports the refusal. So each component below the
 /// rule is checked with `lstat`, down to the first one that carving would
 /// have given a rule (which it trusts on its literal path too).
-fn plainly_covered(plan: &Plan, targets: &[(PathBuf, bool)]) -> bool {
+fn plainly_covered(plan: &RunPlan, targets: &[(PathBuf, bool)]) -> bool {
     targets.iter().all(|(path, entry)| {
         let Some(rule) = plan.rule_dir_of(path) else {
             // A file rule: Landlock holds it on the file itself.
@@ -475,7 +475,7 @@ fn ask_loop(shared: &Shared, mut asker: Box<dyn Asker>, rx: &Receiver<Pending>) 
                 .is_some_and(|(_, e)| e);
             let standing = shared
                 .plan
-                .standing(path, entry, &lock(&shared.grants).clone());
+                .standing(path, entry, &lock(&shared.answers).clone());
             match standing {
                 Standing::Covered | Standing::Allowed => continue,
                 Standing::Denied | Standing::Protected => {
@@ -523,10 +523,10 @@ fn ask_loop(shared: &Shared, mut asker: Box<dyn Asker>, rx: &Receiver<Pending>) 
 /// Records an "always" answer for this run and in `sandbox.json`.
 fn remember(shared: &Shared, list: ListKind, path: &Path) {
     {
-        let mut grants = lock(&shared.grants);
+        let mut answers = lock(&shared.answers);
         match list {
-            ListKind::Allow => grants.allow.push(path.to_path_buf()),
-            ListKind::Deny => grants.deny.push(path.to_path_buf()),
+            ListKind::Allow => answers.allow.push(path.to_path_buf()),
+            ListKind::Deny => answers.deny.push(path.to_path_buf()),
         }
     }
     let entry = path.to_string_lossy();
@@ -693,7 +693,7 @@ fn decode(n: &Notif) -> Option<Request> {
 impl Request {
     /// Reads the paths from the caller and makes them canonical. `None` when
     /// they cannot be read (the Landlock floor then decides alone).
-    fn resolve(&self, callers: &Callers, pid: u32) -> Option<Op> {
+    fn read_op(&self, callers: &Callers, pid: u32) -> Option<Op> {
         let path = |arg: PathArg, follow: bool| locate(callers, pid, arg, follow);
         Some(match *self {
             Request::Open(arg, flags, mode) => {
@@ -742,7 +742,7 @@ impl Request {
     /// Reads the paths and makes them absolute without touching the file
     /// system (the working directory as cached); `None` when a path has a
     /// `..` (or cannot be read).
-    fn resolve_lexically(&self, callers: &Callers, pid: u32) -> Option<Op> {
+    fn read_op_lexically(&self, callers: &Callers, pid: u32) -> Option<Op> {
         let path = |arg: PathArg| {
             let path = absolute(callers, pid, arg, false)?;
             (!path
@@ -814,12 +814,12 @@ fn locate(callers: &Callers, pid: u32, arg: PathArg, follow: bool) -> Option<Pat
 /// Resolves every symlink of `path` except (unless `follow`) the last one.
 fn land(path: &Path, follow: bool, depth: u32) -> PathBuf {
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
-        return resolve(path);
+        return canonical_or_lexical(path);
     };
     if name == ".." || name == "." {
-        return resolve(path);
+        return canonical_or_lexical(path);
     }
-    let here = resolve(parent).join(name);
+    let here = canonical_or_lexical(parent).join(name);
     if !follow || depth > 40 {
         return here;
     }

@@ -7,13 +7,13 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use sandgate_confine::{self as confine, preload, Plan, PlanInputs, Ready, SandboxSettings};
+use sandgate_confine::{self as confine, preload, Ready, RunPlan, RunPlanInputs, SandboxSettings};
 
 struct Fixture {
     _tmp: tempfile::TempDir,
     ws: PathBuf,
     out: PathBuf,
-    plan: Plan,
+    plan: RunPlan,
 }
 
 /// A workspace with a subdirectory (a Landlock rule of its own), an outside
@@ -32,7 +32,7 @@ fn fixture() -> Option<Fixture> {
     for d in [&ws.join("sub"), &out, &home] {
         fs::create_dir_all(d).unwrap();
     }
-    let plan = Plan::build(&PlanInputs {
+    let plan = RunPlan::build(&RunPlanInputs {
         workspaces: vec![ws.clone()],
         home,
         tmpdir: None,

@@ -100,7 +100,7 @@ pub fn run_detectors(
         .scripts()
         .map(|(name, script)| {
             let command = script.command.value.clone();
-            let program = resolve(&command, loop_dir);
+            let program = program_path(&command, loop_dir);
             let result = Command::new(&program)
                 .args(&script.args)
                 .current_dir(loop_dir)
@@ -227,7 +227,7 @@ fn drain(
     (buffer, handle)
 }
 
-fn resolve(command: &str, loop_dir: &Path) -> PathBuf {
+fn program_path(command: &str, loop_dir: &Path) -> PathBuf {
     let path = Path::new(command);
     if command.contains('/') && path.is_relative() {
         loop_dir.join(path)
@@ -268,9 +268,15 @@ mod tests {
     #[test]
     fn relative_paths_resolve_against_the_loop_dir_and_bare_names_do_not() {
         let dir = Path::new("/loops/a");
-        assert_eq!(resolve("./check.sh", dir), Path::new("/loops/a/./check.sh"));
-        assert_eq!(resolve("scripts/x", dir), Path::new("/loops/a/scripts/x"));
-        assert_eq!(resolve("cargo", dir), Path::new("cargo"));
-        assert_eq!(resolve("/bin/true", dir), Path::new("/bin/true"));
+        assert_eq!(
+            program_path("./check.sh", dir),
+            Path::new("/loops/a/./check.sh")
+        );
+        assert_eq!(
+            program_path("scripts/x", dir),
+            Path::new("/loops/a/scripts/x")
+        );
+        assert_eq!(program_path("cargo", dir), Path::new("cargo"));
+        assert_eq!(program_path("/bin/true", dir), Path::new("/bin/true"));
     }
 }

@@ -5,6 +5,7 @@ mod audit;
 mod cli;
 mod cmd;
 mod hook;
+mod import;
 mod mcp;
 mod prompt;
 mod setup;

@@ -27,7 +27,7 @@ pub struct DetectArgs {
 
 /// Run `detect`.
 pub fn run(global: &GlobalArgs, args: DetectArgs) -> ExitCode {
-    let loop_path = super::grant::resolve(global, &args.loop_config);
+    let loop_path = super::grant::against_cwd(global, &args.loop_config);
     let config = match sandgate_grant::load(&loop_path) {
         Ok(c) => c,
         Err(e) => {

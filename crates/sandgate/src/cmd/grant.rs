@@ -72,7 +72,7 @@ pub fn run(global: &GlobalArgs, args: GrantArgs) -> ExitCode {
         eprintln!("sandgate: grant needs a loop config: `sandgate grant LOOP.yaml`");
         return ExitCode::from(EXIT_CANNOT_CHECK);
     };
-    let loop_path = resolve(global, loop_path);
+    let loop_path = against_cwd(global, loop_path);
     let config = match sandgate_grant::load(&loop_path) {
         Ok(c) => c,
         Err(e) => {
@@ -83,14 +83,14 @@ pub fn run(global: &GlobalArgs, args: GrantArgs) -> ExitCode {
     let rules = sandgate_grant::required(&config);
 
     if args.review {
-        let target = resolve(
+        let target = against_cwd(
             global,
             args.write.as_deref().unwrap_or(Path::new(DEFAULT_SETTINGS)),
         );
         return review(global, &args, &loop_path, &config, rules, target);
     }
     if let Some(target) = args.write.as_deref() {
-        let target = resolve(global, target);
+        let target = against_cwd(global, target);
         return match sandgate_grant::merge_into(&target, &rules, args.force) {
             Ok(outcome) => {
                 report_written(global, &outcome);
@@ -208,7 +208,7 @@ fn merge_failed(error: &MergeError) -> ExitCode {
 }
 
 /// Relative paths resolve against `--cwd` when it is given.
-pub fn resolve(global: &GlobalArgs, path: &Path) -> PathBuf {
+pub fn against_cwd(global: &GlobalArgs, path: &Path) -> PathBuf {
     match &global.cwd {
         Some(cwd) if path.is_relative() => cwd.join(path),
         _ => path.to_path_buf(),

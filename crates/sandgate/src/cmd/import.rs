@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use crate::cli::GlobalArgs;
-use crate::hook::import;
+use crate::import;
 use crate::EXIT_CANNOT_CHECK;
 
 /// Where the rules come from.

@@ -15,8 +15,9 @@ use std::time::Duration;
 
 use clap::Args;
 use sandgate_confine::{
-    self as confine, Answer, Asker, ConfineError, DenyReason, Event, Mechanism, Plan, PlanInputs,
-    Protection, Question, Reporter, Requested, SandboxFile, SandboxSettings, Supervisor,
+    self as confine, Answer, Asker, ConfineError, DenyReason, Event, Mechanism, Protection,
+    Question, Reporter, Requested, RunPlan, RunPlanInputs, SandboxFile, SandboxSettings,
+    Supervisor,
 };
 use sandgate_policy::{Decision, Sources, Verdict};
 use sandgate_tools::resolver::{Answer as ResolverAnswer, Ask, Resolution, Resolver, SubjectKind};
@@ -135,7 +136,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
             .mode(0o700)
             .create(dir);
     }
-    let inputs = PlanInputs {
+    let inputs = RunPlanInputs {
         workspaces: workspaces.clone(),
         home: ctx.home.clone(),
         tmpdir: std::env::var_os("TMPDIR")
@@ -144,7 +145,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         settings,
         policy_cache,
     };
-    let mut plan = Plan::build_with(&inputs, requested.first_choice());
+    let mut plan = RunPlan::build_with(&inputs, requested.first_choice());
     if requested == Requested::Mount && plan.protection != Protection::Mount {
         return fail(
             "SANDGATE_RUN_PROTECTION=mount: this build has no mount layer (x86-64 only); use `auto` or `carve`",
@@ -158,7 +159,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
                 if requested == Requested::Mount {
                     return fail(ConfineError::Mounts(e));
                 }
-                plan = Plan::build_with(&inputs, Protection::Carve);
+                plan = RunPlan::build_with(&inputs, Protection::Carve);
             }
         }
         return dry_run(global.json, armed, armed_by, &plan, &primary);
@@ -226,7 +227,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         // No namespace here (user namespaces disabled or restricted, an old
         // kernel): nothing started; carve around every protected path.
         Err(ConfineError::Mounts(_)) if requested == Requested::Auto => {
-            plan = Plan::build_with(&inputs, Protection::Carve);
+            plan = RunPlan::build_with(&inputs, Protection::Carve);
             let mut command = new_command();
             hold_signals(&mut command);
             confine::spawn(&mut command, &plan)
@@ -289,7 +290,13 @@ fn exit_code(status: ExitStatus) -> ExitCode {
     ExitCode::from(u8::try_from(code).unwrap_or(EXIT_FAILED))
 }
 
-fn dry_run(json: bool, armed: bool, armed_by: &str, plan: &Plan, file: &SandboxFile) -> ExitCode {
+fn dry_run(
+    json: bool,
+    armed: bool,
+    armed_by: &str,
+    plan: &RunPlan,
+    file: &SandboxFile,
+) -> ExitCode {
     let mechanism = Mechanism::probe_for(plan.protection);
     if json {
         let out = json!({

@@ -7,7 +7,6 @@
 
 pub mod claude;
 pub mod gemini;
-pub mod import;
 pub mod install;
 pub mod map;
 
