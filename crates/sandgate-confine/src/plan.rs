@@ -20,6 +20,7 @@ use std::collections::HashSet;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
+use sandgate_policy::floor;
 use serde::Serialize;
 
 use super::mounts::Protection;
@@ -135,6 +136,9 @@ pub struct RunPlan {
     pub allowed: Vec<Allowed>,
     /// Read-only paths (each with everything beneath it), whether or not they exist.
     pub protected: Vec<PathBuf>,
+    /// The built-in floor's directories beneath the home directory
+    /// ([`sandgate_policy::floor`]), canonical, whether or not they exist.
+    pub floor: Vec<PathBuf>,
     /// Paths whose writes fail without asking.
     pub deny: Vec<PathBuf>,
     /// Whether `.git` is protected.
@@ -221,7 +225,11 @@ impl RunPlan {
                 protected.push(ws.join(".git"));
             }
         }
-        protected.push(canonical_or_lexical(&home.join(".sandgate")));
+        protected.push(canonical_or_lexical(&home.join(floor::SANDGATE_DIR)));
+        let floor = floor::dirs(home)
+            .iter()
+            .map(|dir| canonical_or_lexical(dir))
+            .collect();
         if let Some(cache) = &inputs.policy_cache {
             protected.push(canonical_or_lexical(cache));
         }
@@ -279,6 +287,7 @@ impl RunPlan {
             workspaces,
             allowed,
             protected,
+            floor,
             deny,
             strict_git: inputs.settings.strict_git,
             protection,
@@ -490,6 +499,15 @@ mod tests {
                 "{path:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_plan_reads_the_floor_from_the_policy_crate() {
+        let ws = tempfile::tempdir().unwrap();
+        let plan = plan_for(ws.path(), false);
+        let home = Path::new("/nonexistent-home");
+        assert_eq!(plan.floor, floor::dirs(home));
+        assert!(plan.protected.contains(&home.join(floor::SANDGATE_DIR)));
     }
 
     #[test]

@@ -22,8 +22,8 @@ use regex_syntax::hir::{HirKind, Look};
 
 use crate::decision::{Origin, Tier};
 use crate::error::LoadError;
+use crate::floor;
 use crate::load::{read_policy_files, source_rules, LoadedFile, Sources};
-use crate::policy::FLOOR;
 use crate::request::Context;
 use crate::rules::{absolute_glob, SourceRule};
 
@@ -100,14 +100,7 @@ pub fn lint(sources: &Sources, ctx: &Context) -> Result<Vec<Warning>, LoadError>
     let files = read_policy_files(sources)?;
     let mut warnings = Vec::new();
     let lists = collect(&files);
-    let floor: Vec<SourceRule> = FLOOR
-        .iter()
-        .map(|g| SourceRule {
-            text: (*g).to_string(),
-            origin: Origin::Builtin,
-            column: 0,
-        })
-        .collect();
+    let floor = floor::source_rules();
     let path_deny: Vec<(&SourceRule, String)> = floor
         .iter()
         .chain(&lists.path_deny)

@@ -5,14 +5,12 @@ use std::time::Duration;
 
 use crate::canon;
 use crate::config::{AskFallback, IsolationConfig, IsolationMode};
-use crate::decision::{Decision, List, Origin, RuleRef, Tier, Verdict};
+use crate::decision::{Decision, List, RuleRef, Tier, Verdict};
 use crate::error::{LoadError, Problem};
+use crate::floor;
 use crate::load::{read_policy_files, source_rules, LoadedFile, Sources};
 use crate::request::{tool_kind, Context, ToolCall, ToolKind};
 use crate::rules::{CommandRules, PathRules, SourceRule};
-
-/// The built-in deny floor: credentials and sandgate's own files. No rule overrides it.
-pub const FLOOR: &[&str] = &["~/.ssh/**", "~/.aws/**", "~/.gnupg/**", "~/.sandgate/**"];
 
 /// Seconds an unanswered prompt waits before it is a DENY.
 pub const DEFAULT_PROMPT_TIMEOUT_SECS: u64 = 25;
@@ -233,14 +231,7 @@ impl Policy {
             command_allow,
             ignored,
         } = merged;
-        let floor: Vec<SourceRule> = FLOOR
-            .iter()
-            .map(|g| SourceRule {
-                text: (*g).to_string(),
-                origin: Origin::Builtin,
-                column: 0,
-            })
-            .collect();
+        let floor = floor::source_rules();
         let mut problems: Vec<Problem> = Vec::new();
         let floor = collect(
             PathRules::compile(&floor, List::Floor, &ctx.cwd, &ctx.home),

@@ -9,10 +9,8 @@
 use std::path::{Component, Path, PathBuf};
 
 use sandgate_policy::config::IsolationConfig;
+use sandgate_policy::floor;
 use serde::Serialize;
-
-/// The built-in deny floor, relative to the home directory.
-pub const FLOOR_DIRS: [&str; 4] = [".ssh", ".aws", ".gnupg", ".sandgate"];
 
 /// Where the plan's inputs come from, besides the isolation settings.
 #[derive(Debug, Clone)]
@@ -33,7 +31,7 @@ pub struct PlanInput<'a> {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "pattern")]
 pub enum DenySource {
-    /// The built-in deny floor.
+    /// The built-in floor ([`sandgate_policy::floor`]).
     Floor,
     /// A directory-like `paths.deny` pattern.
     PathsDeny(String),
@@ -98,10 +96,10 @@ pub fn build(input: &PlanInput<'_>) -> Result<Plan, PlanError> {
     let config = input.config;
     let workdir = resolve(config.workdir.as_deref().unwrap_or("./"), input);
 
-    let mut denied: Vec<DeniedDir> = FLOOR_DIRS
+    let mut denied: Vec<DeniedDir> = floor::dirs(input.home)
         .iter()
         .map(|d| DeniedDir {
-            path: normalize(&input.home.join(d)),
+            path: normalize(d),
             source: DenySource::Floor,
         })
         .collect();

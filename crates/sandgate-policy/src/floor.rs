@@ -1,0 +1,140 @@
+//! The built-in floor: the paths no rule, no answer and no mode opens.
+//!
+//! This is the one definition. The gate ([`crate::Policy::evaluate`], used by
+//! `sandgate check`, the agent hooks and the MCP tools) compiles it into deny
+//! rules that come before every list; exec isolation denies its directories to
+//! an isolated command; `sandgate run` reads it into its plan; `sandgate policy
+//! lint` checks rules against it. Each entry says why it is there.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::decision::Origin;
+use crate::rules::SourceRule;
+
+/// One directory of the floor, relative to the home directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct FloorEntry {
+    /// The directory, relative to the home directory (`.ssh`).
+    pub dir: &'static str,
+    /// Why it is on the floor, in words.
+    pub why: &'static str,
+}
+
+/// The name of sandgate's own directory beneath the home directory: its
+/// policy, its compiled-policy cache and its audit log. It is on the floor.
+pub const SANDGATE_DIR: &str = ".sandgate";
+
+/// The floor, in the order its rules are reported.
+pub const FLOOR: &[FloorEntry] = &[
+    FloorEntry {
+        dir: ".ssh",
+        why: "SSH private keys and the hosts they open (authorized_keys, config)",
+    },
+    FloorEntry {
+        dir: ".aws",
+        why: "cloud credentials",
+    },
+    FloorEntry {
+        dir: ".gnupg",
+        why: "GnuPG private keys and trust",
+    },
+    FloorEntry {
+        dir: SANDGATE_DIR,
+        why: "sandgate's own policy, cache and audit log: whoever writes them lifts every rule",
+    },
+];
+
+impl FloorEntry {
+    /// The entry as a path rule: `~/<dir>/**`.
+    pub fn glob(&self) -> String {
+        format!("~/{}/**", self.dir)
+    }
+
+    /// The directory beneath `home`.
+    pub fn path(&self, home: &Path) -> PathBuf {
+        home.join(self.dir)
+    }
+}
+
+/// The floor's path rules (`~/.ssh/**`, …), in order.
+pub fn globs() -> Vec<String> {
+    FLOOR.iter().map(FloorEntry::glob).collect()
+}
+
+/// The floor's directories beneath `home`, in order.
+pub fn dirs(home: &Path) -> Vec<PathBuf> {
+    FLOOR.iter().map(|entry| entry.path(home)).collect()
+}
+
+/// The floor's entry whose directory is `path` or holds it, for `home`.
+pub fn entry_for(path: &Path, home: &Path) -> Option<&'static FloorEntry> {
+    FLOOR
+        .iter()
+        .find(|entry| path.starts_with(entry.path(home)))
+}
+
+/// The floor as built-in source rules, for compiling and linting.
+pub(crate) fn source_rules() -> Vec<SourceRule> {
+    FLOOR
+        .iter()
+        .map(|entry| SourceRule {
+            text: entry.glob(),
+            origin: Origin::Builtin,
+            column: 0,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_entry_says_why_and_is_one_plain_directory() {
+        for entry in FLOOR {
+            assert!(!entry.why.is_empty(), "{entry:?}");
+            assert!(entry.dir.starts_with('.'), "{entry:?}");
+            assert!(!entry.dir.contains('/'), "{entry:?}");
+        }
+        let mut names: Vec<_> = FLOOR.iter().map(|e| e.dir).collect();
+        names.dedup();
+        assert_eq!(names.len(), FLOOR.len());
+    }
+
+    #[test]
+    fn globs_dirs_and_rules_come_from_the_same_entries() {
+        let home = Path::new("/home/ann");
+        assert_eq!(
+            globs(),
+            ["~/.ssh/**", "~/.aws/**", "~/.gnupg/**", "~/.sandgate/**"]
+        );
+        assert_eq!(
+            dirs(home),
+            [
+                home.join(".ssh"),
+                home.join(".aws"),
+                home.join(".gnupg"),
+                home.join(".sandgate")
+            ]
+        );
+        let texts: Vec<String> = source_rules().into_iter().map(|r| r.text).collect();
+        assert_eq!(texts, globs());
+    }
+
+    #[test]
+    fn entry_for_finds_the_directory_and_what_is_beneath_it_only() {
+        let home = Path::new("/home/ann");
+        assert_eq!(
+            entry_for(Path::new("/home/ann/.ssh/id_ed25519"), home).map(|e| e.dir),
+            Some(".ssh")
+        );
+        assert_eq!(
+            entry_for(Path::new("/home/ann/.sandgate"), home).map(|e| e.dir),
+            Some(SANDGATE_DIR)
+        );
+        assert_eq!(entry_for(Path::new("/home/ann/.sshrc"), home), None);
+        assert_eq!(entry_for(Path::new("/home/bob/.ssh"), home), None);
+    }
+}
