@@ -12,33 +12,54 @@ fn tree() -> Option<Tree> {
 }
 
 /// The command sandgate allows runs; the denied and the unmatched ones do not,
-/// and the model is told why.
+/// and the model is told why: in the default mode and with bypassPermissions.
 #[test]
 fn commands_allowed_denied_unmatched() {
     let Some(t) = tree() else { return };
     t.install_hook(&[]);
-    let run = t.run(
-        &Script::new(vec![
-            Step::shell(Agent::Claude, "touch allowed.txt"),
-            Step::shell(Agent::Claude, "touch denied.txt"),
-            Step::shell(Agent::Claude, "touch unmatched.txt"),
-        ]),
-        &RunOpts::mode(Mode::Default),
-    );
-    assert!(run.status.success(), "{}", run.describe());
-    assert!(t.work.join("allowed.txt").exists(), "{}", run.describe());
-    assert!(!t.work.join("denied.txt").exists(), "{}", run.describe());
-    assert!(!t.work.join("unmatched.txt").exists(), "{}", run.describe());
-    let results = run.tool_results();
-    assert_eq!(results.len(), 3, "{}", run.describe());
-    assert!(
-        results[1].contains("sandgate") && results[1].contains("^touch denied"),
-        "the model is told which rule denied it: {}",
-        results[1]
-    );
-    assert_eq!(t.audit_for("touch allowed.txt")[0]["verdict"], "allow");
-    assert_eq!(t.audit_for("touch denied.txt")[0]["verdict"], "deny");
-    assert_eq!(t.audit_for("touch unmatched.txt")[0]["verdict"], "ask");
+    for mode in [Mode::Default, Mode::Bypass] {
+        let _ = std::fs::remove_file(t.work.join("allowed.txt"));
+        let run = t.run(
+            &Script::new(vec![
+                Step::shell(Agent::Claude, "touch allowed.txt"),
+                Step::shell(Agent::Claude, "touch denied.txt"),
+                Step::shell(Agent::Claude, "touch unmatched.txt"),
+            ]),
+            &RunOpts::mode(mode),
+        );
+        assert!(run.status.success(), "{}", run.describe());
+        assert!(
+            t.work.join("allowed.txt").exists(),
+            "{mode:?}: {}",
+            run.describe()
+        );
+        assert!(
+            !t.work.join("denied.txt").exists(),
+            "{mode:?}: {}",
+            run.describe()
+        );
+        assert!(
+            !t.work.join("unmatched.txt").exists(),
+            "{mode:?}: {}",
+            run.describe()
+        );
+        let results = run.tool_results();
+        assert_eq!(results.len(), 3, "{}", run.describe());
+        assert!(
+            results[1].contains("sandgate") && results[1].contains("^touch denied"),
+            "the model is told which rule denied it: {}",
+            results[1]
+        );
+    }
+    let verdicts = |s: &str| -> Vec<String> {
+        t.audit_for(s)
+            .iter()
+            .map(|r| r["verdict"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    assert_eq!(verdicts("touch allowed.txt"), ["allow", "allow"]);
+    assert_eq!(verdicts("touch denied.txt"), ["deny", "deny"]);
+    assert_eq!(verdicts("touch unmatched.txt"), ["ask", "ask"]);
     for r in t.audit() {
         assert_eq!(r["surface"], "hook claude", "{r}");
     }
@@ -101,4 +122,127 @@ fn floor_read_without_hook_reaches_the_model() {
         &RunOpts::mode(Mode::Bypass),
     );
     assert!(run.model_saw(&t.secret), "{}", run.describe());
+}
+
+/// Writes through `Write`, `Edit` (creating a file) and the shell: inside the
+/// project they land; outside it (no rule) and into `~/.ssh` (the floor) they
+/// do not, in either mode.
+#[test]
+fn writes_inside_and_outside() {
+    let Some(t) = tree() else { return };
+    t.install_hook(&[]);
+    let keys = t.home.join(".ssh/authorized_keys");
+    for (i, mode) in [Mode::Default, Mode::Bypass].into_iter().enumerate() {
+        let inside = t.work.join(format!("inside{i}.txt"));
+        let outside = t.outside.join(format!("outside{i}.txt"));
+        let edited = t.outside.join(format!("edited{i}.txt"));
+        let run = t.run(
+            &Script::new(vec![
+                Step::call("Write", json!({"file_path": inside, "content": "in\n"})),
+                Step::call("Write", json!({"file_path": outside, "content": "out\n"})),
+                Step::call(
+                    "Write",
+                    json!({"file_path": keys, "content": "ssh-ed25519 AAAA k\n"}),
+                ),
+                Step::call(
+                    "Edit",
+                    json!({"file_path": edited, "old_string": "", "new_string": "x\n"}),
+                ),
+            ]),
+            &RunOpts::mode(mode),
+        );
+        assert!(run.status.success(), "{}", run.describe());
+        assert_eq!(run.tool_results().len(), 4, "{}", run.describe());
+        assert!(inside.exists(), "{mode:?}: {}", run.describe());
+        assert!(!outside.exists(), "{mode:?}: {}", run.describe());
+        assert!(!keys.exists(), "{mode:?}: {}", run.describe());
+        assert!(!edited.exists(), "{mode:?}: {}", run.describe());
+    }
+    let keys = keys.to_string_lossy();
+    let floor = t.audit_for(&keys);
+    assert_eq!(floor.len(), 2, "{:#?}", t.audit());
+    assert!(floor.iter().all(|r| r["verdict"] == "deny"), "{floor:#?}");
+    for r in t.audit_for(&t.outside.to_string_lossy()) {
+        assert_ne!(r["verdict"], "allow", "{r}");
+    }
+}
+
+/// `sandgate mcp` registered with `--mcp-config`: `file_read` denies
+/// `~/.ssh/id_rsa`; `exec_run` runs the allowed command and not the denied one.
+#[test]
+fn mcp_exec_run_and_floor_read() {
+    let Some(t) = tree() else { return };
+    let config = t.register_mcp();
+    let run = t.run(
+        &Script::new(vec![
+            t.mcp_call("file_read", json!({"path": t.home.join(".ssh/id_rsa")})),
+            t.mcp_call("exec_run", json!({"command": "touch allowed.txt"})),
+            t.mcp_call("exec_run", json!({"command": "touch denied.txt"})),
+        ]),
+        &mcp_opts(&config),
+    );
+    assert!(run.status.success(), "{}", run.describe());
+    let results = run.tool_results();
+    assert_eq!(results.len(), 3, "{}", run.describe());
+    t.assert_secret_kept(&run);
+    assert!(results[0].contains("built-in floor"), "{}", results[0]);
+    assert!(t.work.join("allowed.txt").exists(), "{}", run.describe());
+    assert!(!t.work.join("denied.txt").exists(), "{}", run.describe());
+    assert!(results[2].contains("^touch denied"), "{}", results[2]);
+    let mcp: Vec<_> = t
+        .audit()
+        .into_iter()
+        .filter(|r| r["surface"] == "mcp")
+        .collect();
+    let verdicts: Vec<_> = mcp
+        .iter()
+        .map(|r| r["verdict"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(verdicts, ["deny", "allow", "deny"], "{mcp:#?}");
+}
+
+fn mcp_opts(config: &std::path::Path) -> RunOpts {
+    RunOpts::mode(Mode::Default)
+        .arg("--mcp-config")
+        .arg(config.to_str().unwrap())
+        .arg("--allowedTools")
+        .arg("mcp__sandgate")
+}
+
+/// The settings file of the test below, as a user wrote it.
+const USER_SETTINGS: &str = "{\n  \"env\": {\"FOO\": \"bar\"},\n  \"permissions\": {\n    \"allow\": [\"Bash(ls:*)\"]\n  },\n  \"hooks\": {\n    \"PostToolUse\": [{\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"true\"}]}]\n  }\n}\n";
+
+/// `sandgate hook install claude` into a settings file of the user's, then
+/// `uninstall`: in between the hook gates the calls, after it the settings are
+/// as they were (same keys, order and values) and nothing is gated.
+#[test]
+fn install_then_uninstall_restores_the_settings() {
+    let Some(t) = tree() else { return };
+    let file = t.settings_file();
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, USER_SETTINGS).unwrap();
+    t.install_hook(&[]);
+    let installed = std::fs::read_to_string(&file).unwrap();
+    assert!(installed.contains("hook claude"), "{installed}");
+    let script = Script::new(vec![Step::shell(Agent::Claude, "touch denied.txt")]);
+    let run = t.run(&script, &RunOpts::mode(Mode::Bypass));
+    assert!(!t.work.join("denied.txt").exists(), "{}", run.describe());
+    let out = t.sandgate(&["hook", "uninstall", "claude"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let parsed = |s: &str| {
+        serde_json::from_str::<serde_json::Value>(s)
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        parsed(&std::fs::read_to_string(&file).unwrap()),
+        parsed(USER_SETTINGS)
+    );
+    let run = t.run(&script, &RunOpts::mode(Mode::Bypass));
+    assert!(t.work.join("denied.txt").exists(), "{}", run.describe());
+    assert_eq!(t.audit_for("touch denied.txt").len(), 1, "{:#?}", t.audit());
 }

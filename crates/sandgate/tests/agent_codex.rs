@@ -9,6 +9,7 @@
 mod agents_common;
 
 use agents_common::{Agent, Mode, RunOpts, Script, Step, Tree};
+use serde_json::json;
 
 fn tree() -> Option<Tree> {
     Tree::new(Agent::Codex)
@@ -75,4 +76,62 @@ fn without_hook_the_denied_command_runs() {
         &RunOpts::mode(Mode::Bypass),
     );
     assert!(t.work.join("denied.txt").exists(), "{}", run.describe());
+}
+
+/// `sandgate mcp` in `config.toml` as the README says: `exec_run` runs the
+/// allowed command and not the denied one; `file_read` denies `~/.ssh/id_rsa`.
+#[test]
+fn mcp_exec_run_and_floor_read() {
+    let Some(t) = tree() else { return };
+    t.register_mcp();
+    let run = t.run(
+        &Script::new(vec![
+            t.mcp_call("file_read", json!({"path": t.home.join(".ssh/id_rsa")})),
+            t.mcp_call("exec_run", json!({"command": "touch allowed.txt"})),
+            t.mcp_call("exec_run", json!({"command": "touch denied.txt"})),
+        ]),
+        &RunOpts::mode(Mode::Default),
+    );
+    assert!(run.status.success(), "{}", run.describe());
+    let results = run.tool_results();
+    assert_eq!(results.len(), 3, "{}", run.describe());
+    t.assert_secret_kept(&run);
+    assert!(results[0].contains("built-in floor"), "{}", results[0]);
+    assert!(t.work.join("allowed.txt").exists(), "{}", run.describe());
+    assert!(!t.work.join("denied.txt").exists(), "{}", run.describe());
+    assert!(results[2].contains("^touch denied"), "{}", results[2]);
+    let mcp: Vec<_> = t
+        .audit()
+        .into_iter()
+        .filter(|r| r["surface"] == "mcp")
+        .collect();
+    let verdicts: Vec<_> = mcp
+        .iter()
+        .map(|r| r["verdict"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(verdicts, ["deny", "allow", "deny"], "{mcp:#?}");
+}
+
+/// A patch, as Codex's `apply_patch` takes it.
+fn patch(body: &str) -> String {
+    format!("*** Begin Patch\n{body}*** End Patch\n")
+}
+
+/// Control: with no hook, the same patch into `~/.ssh` lands (so the test
+/// above can fail).
+#[test]
+fn apply_patch_without_hook_lands() {
+    let Some(t) = tree() else { return };
+    let keys = t.home.join(".ssh/authorized_keys");
+    let run = t.run(
+        &Script::new(vec![Step::custom(
+            "apply_patch",
+            &patch(&format!(
+                "*** Add File: {}\n+ssh-ed25519 AAAA k\n",
+                keys.display()
+            )),
+        )]),
+        &RunOpts::mode(Mode::Bypass).model("gpt-5.5"),
+    );
+    assert!(keys.exists(), "{}", run.describe());
 }

@@ -101,3 +101,134 @@ fn floor_read_without_hook_reaches_the_model() {
     );
     assert!(run.model_saw(&t.secret), "{}", run.describe());
 }
+
+/// Let Gemini's own workspace check pass the whole tree, so that sandgate is
+/// what decides about paths outside the project.
+fn wide(t: &Tree, mode: Mode) -> RunOpts {
+    RunOpts::mode(mode)
+        .arg("--include-directories")
+        .arg(t.root.to_str().unwrap())
+}
+
+/// Writes through `write_file` and `replace`: inside the project they land;
+/// outside it (no rule: `hooks.gemini.ask` denies) and into `~/.ssh` (the
+/// floor) nothing changes, with `auto_edit` and with `--yolo`.
+#[test]
+fn writes_inside_and_outside() {
+    let Some(t) = tree() else { return };
+    t.install_hook(&[]);
+    let keys = t.home.join(".ssh/authorized_keys");
+    let existing = t.outside.join("existing.txt");
+    std::fs::write(&existing, "old text\n").unwrap();
+    for (i, mode) in [Mode::Default, Mode::Bypass].into_iter().enumerate() {
+        let inside = t.work.join(format!("inside{i}.txt"));
+        let outside = t.outside.join(format!("outside{i}.txt"));
+        let run = t.run(
+            &Script::new(vec![
+                Step::call("write_file", json!({"file_path": inside, "content": "in\n"})),
+                Step::call("write_file", json!({"file_path": outside, "content": "out\n"})),
+                Step::call("write_file", json!({"file_path": keys, "content": "ssh-ed25519 AAAA k\n"})),
+                Step::call(
+                    "replace",
+                    json!({"file_path": existing, "old_string": "old text", "new_string": "new text", "instruction": "change it"}),
+                ),
+            ]),
+            &wide(&t, mode),
+        );
+        assert!(run.status.success(), "{}", run.describe());
+        assert_eq!(run.tool_results().len(), 4, "{}", run.describe());
+        assert!(inside.exists(), "{mode:?}: {}", run.describe());
+        assert!(!outside.exists(), "{mode:?}: {}", run.describe());
+        assert!(!keys.exists(), "{mode:?}: {}", run.describe());
+        assert_eq!(
+            std::fs::read_to_string(&existing).unwrap(),
+            "old text\n",
+            "{}",
+            run.describe()
+        );
+    }
+    let floor = t.audit_for(&keys.to_string_lossy());
+    assert_eq!(floor.len(), 2, "{:#?}", t.audit());
+    assert!(floor.iter().all(|r| r["verdict"] == "deny"), "{floor:#?}");
+}
+
+/// Control: with no hook, `grep_search` hands the model the key's line.
+#[test]
+fn grep_search_without_hook_reaches_the_model() {
+    let Some(t) = tree() else { return };
+    let run = t.run(
+        &Script::new(vec![Step::call(
+            "grep_search",
+            json!({"pattern": "SECRET", "dir_path": t.home.join(".ssh")}),
+        )]),
+        &wide(&t, Mode::Bypass),
+    );
+    assert!(run.model_saw(&t.secret), "{}", run.describe());
+}
+
+/// `sandgate mcp` in `~/.gemini/settings.json` as the README says: `exec_run`
+/// runs the allowed command and not the denied one; `file_read` denies
+/// `~/.ssh/id_rsa` and gives the model the lines of a project file.
+#[test]
+fn mcp_file_read_and_exec_run() {
+    let Some(t) = tree() else { return };
+    t.register_mcp();
+    std::fs::write(t.work.join("notes.txt"), "first line\nNOTES-MARKER-LINE\n").unwrap();
+    let run = t.run(
+        &Script::new(vec![
+            t.mcp_call("file_read", json!({"path": t.home.join(".ssh/id_rsa")})),
+            t.mcp_call("exec_run", json!({"command": "touch allowed.txt"})),
+            t.mcp_call("exec_run", json!({"command": "touch denied.txt"})),
+            t.mcp_call("file_read", json!({"path": t.work.join("notes.txt")})),
+        ]),
+        &RunOpts::mode(Mode::Bypass),
+    );
+    assert!(run.status.success(), "{}", run.describe());
+    let results = run.tool_results();
+    assert_eq!(results.len(), 4, "{}", run.describe());
+    t.assert_secret_kept(&run);
+    assert!(results[0].contains("built-in floor"), "{}", results[0]);
+    assert!(t.work.join("allowed.txt").exists(), "{}", run.describe());
+    assert!(!t.work.join("denied.txt").exists(), "{}", run.describe());
+    assert!(results[2].contains("^touch denied"), "{}", results[2]);
+    assert!(results[3].contains("NOTES-MARKER-LINE"), "{}", results[3]);
+    let mcp: Vec<_> = t
+        .audit()
+        .into_iter()
+        .filter(|r| r["surface"] == "mcp")
+        .collect();
+    let verdicts: Vec<_> = mcp
+        .iter()
+        .map(|r| r["verdict"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(verdicts, ["deny", "allow", "deny", "allow"], "{mcp:#?}");
+}
+
+/// `sandgate hook install gemini` then `uninstall`: in between the calls are
+/// gated, after it the settings are as they were and nothing is gated.
+#[test]
+fn install_then_uninstall_restores_the_settings() {
+    let Some(t) = tree() else { return };
+    let file = t.settings_file();
+    let original = std::fs::read_to_string(&file).unwrap();
+    t.install_hook(&[]);
+    assert!(std::fs::read_to_string(&file)
+        .unwrap()
+        .contains("hook gemini"));
+    let script = Script::new(vec![Step::shell(Agent::Gemini, "touch denied.txt")]);
+    let run = t.run(&script, &RunOpts::mode(Mode::Bypass));
+    assert!(!t.work.join("denied.txt").exists(), "{}", run.describe());
+    let out = t.sandgate(&["hook", "uninstall", "gemini"]);
+    assert!(out.status.success(), "{out:?}");
+    let parsed = |s: &str| {
+        serde_json::from_str::<serde_json::Value>(s)
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        parsed(&std::fs::read_to_string(&file).unwrap()),
+        parsed(&original)
+    );
+    let run = t.run(&script, &RunOpts::mode(Mode::Bypass));
+    assert!(t.work.join("denied.txt").exists(), "{}", run.describe());
+}

@@ -781,3 +781,52 @@ fn start_server(root: &Path) -> Server {
         record,
     }
 }
+
+impl Tree {
+    /// Register `sandgate mcp` with the agent as its README says (for Claude
+    /// Code, a file for `--mcp-config`, returned).
+    pub fn register_mcp(&self) -> PathBuf {
+        let exe = env!("CARGO_BIN_EXE_sandgate");
+        match self.agent {
+            Agent::Claude => {
+                let file = self.root.join("mcp.json");
+                let config = json!({"mcpServers": {"sandgate": {"type": "stdio", "command": exe, "args": ["mcp"]}}});
+                std::fs::write(&file, serde_json::to_string_pretty(&config).unwrap()).unwrap();
+                file
+            }
+            Agent::Codex => {
+                let file = self.codex_home().join("config.toml");
+                let mut text = std::fs::read_to_string(&file).unwrap();
+                text.push_str(&format!(
+                    "\n[mcp_servers.sandgate]\ncommand = {}\nargs = [\"mcp\"]\ndefault_tools_approval_mode = \"approve\"\n",
+                    Value::from(exe)
+                ));
+                std::fs::write(&file, text).unwrap();
+                file
+            }
+            Agent::Gemini => {
+                let file = self.home.join(".gemini/settings.json");
+                let mut v: Value =
+                    serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+                v["mcpServers"] = json!({"sandgate": {"command": exe, "args": ["mcp"]}});
+                std::fs::write(&file, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+                file
+            }
+        }
+    }
+
+    /// A call of `sandgate mcp`'s tool `tool`, as the agent offers it to the
+    /// model: `mcp__sandgate__TOOL` (Claude Code), `TOOL` in the namespace
+    /// `mcp__sandgate` (Codex CLI), `mcp_sandgate_TOOL` (Gemini CLI).
+    pub fn mcp_call(&self, tool: &str, args: Value) -> Step {
+        match self.agent {
+            Agent::Claude => Step::call(&format!("mcp__sandgate__{tool}"), args),
+            Agent::Codex => {
+                let mut step = Step::call(tool, args);
+                step.0["namespace"] = json!("mcp__sandgate");
+                step
+            }
+            Agent::Gemini => Step::call(&format!("mcp_sandgate_{tool}"), args),
+        }
+    }
+}
