@@ -31,7 +31,7 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::config::{AskFallback, IsolationConfig, IsolationMode};
+use crate::config::{AskFallback, ClaudeAsk, IsolationConfig, IsolationMode};
 use crate::decision::{Origin, RuleRef, Tier};
 use crate::error::LoadError;
 use crate::load::{parse_policy, LoadedFile, Sources, MAX_POLICY_BYTES};
@@ -40,7 +40,7 @@ use crate::request::Context;
 use crate::rules::{PrefixResolver, SourceRule};
 
 const MAGIC: &str = "sandgate-policy-cache";
-const FORMAT: &str = "3";
+const FORMAT: &str = "4";
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The one reason the merge gives for an ignored rule (see `Policy::merge`).
 const IGNORED_WHY: &str = "allow rules of a tighten-only file are ignored";
@@ -277,6 +277,7 @@ struct CachedSettings {
     prompt_timeout: (u64, u32),
     isolation: Option<(CachedIsolation, u8)>,
     gemini_ask: AskFallback,
+    claude_ask: ClaudeAsk,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -380,6 +381,7 @@ impl Entry {
             prompt_timeout,
             isolation,
             gemini_ask,
+            claude_ask,
         } = &merged.settings;
         let isolation = isolation.as_ref().map(|(iso, tier)| {
             let IsolationConfig {
@@ -420,6 +422,7 @@ impl Entry {
                 prompt_timeout: (prompt_timeout.as_secs(), prompt_timeout.subsec_nanos()),
                 isolation,
                 gemini_ask: *gemini_ask,
+                claude_ask: *claude_ask,
             },
             path_deny,
             path_allow,
@@ -458,6 +461,7 @@ impl Entry {
             prompt_timeout,
             isolation,
             gemini_ask,
+            claude_ask,
         } = self.settings;
         let isolation = match isolation {
             None => None,
@@ -512,6 +516,7 @@ impl Entry {
                 prompt_timeout: Duration::new(prompt_timeout.0, prompt_timeout.1),
                 isolation,
                 gemini_ask,
+                claude_ask,
             },
             path_deny: rules(self.path_deny)?,
             path_allow: rules(self.path_allow)?,

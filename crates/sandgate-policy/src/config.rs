@@ -122,9 +122,47 @@ pub struct IsolationConfig {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HooksConfig {
+    /// Claude Code.
+    #[serde(default)]
+    pub claude: ClaudeHookConfig,
     /// Gemini CLI.
     #[serde(default)]
     pub gemini: GeminiHookConfig,
+}
+
+/// What an ASK becomes for Claude Code, whose own permission system may ask too.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Deserialize, serde::Serialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum ClaudeAsk {
+    /// No opinion: Claude Code's own rules and mode decide, and its dialog asks
+    /// (default). Only where Claude Code really asks: see the README.
+    #[default]
+    Defer,
+    /// Answer `ask`: Claude Code shows its dialog, even where its own rules allow.
+    Ask,
+    /// Block the call, naming the rule that would allow it.
+    Deny,
+}
+
+impl ClaudeAsk {
+    /// The word in the policy file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClaudeAsk::Defer => "defer",
+            ClaudeAsk::Ask => "ask",
+            ClaudeAsk::Deny => "deny",
+        }
+    }
+}
+
+/// `hooks.claude`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClaudeHookConfig {
+    /// What an ASK becomes.
+    pub ask: Option<ClaudeAsk>,
 }
 
 /// What an ASK becomes for Gemini CLI, which has no ask.

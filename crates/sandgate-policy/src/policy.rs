@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::canon;
-use crate::config::{AskFallback, IsolationConfig, IsolationMode};
+use crate::config::{AskFallback, ClaudeAsk, IsolationConfig, IsolationMode};
 use crate::decision::{Decision, List, RuleRef, Tier, Verdict};
 use crate::error::{LoadError, Problem};
 use crate::floor;
@@ -30,6 +30,8 @@ pub struct Settings {
     pub isolation: Option<(IsolationConfig, Tier)>,
     /// What an ASK becomes for Gemini CLI.
     pub gemini_ask: AskFallback,
+    /// What an ASK becomes for Claude Code.
+    pub claude_ask: ClaudeAsk,
 }
 
 /// A rule of a tighten-only file that the merge ignored (allow rules of local and managed files).
@@ -84,6 +86,7 @@ fn default_settings() -> Settings {
         prompt_timeout: Duration::from_secs(DEFAULT_PROMPT_TIMEOUT_SECS),
         isolation: None,
         gemini_ask: AskFallback::Deny,
+        claude_ask: ClaudeAsk::Defer,
     }
 }
 
@@ -140,6 +143,9 @@ impl Policy {
             if let Some(ask) = central.file.hooks.gemini.ask {
                 settings.gemini_ask = ask;
             }
+            if let Some(ask) = central.file.hooks.claude.ask {
+                settings.claude_ask = ask;
+            }
         }
         for file in &files {
             let p = &file.file.permissions;
@@ -182,6 +188,10 @@ impl Policy {
             }
             if file.file.hooks.gemini.ask == Some(AskFallback::Deny) {
                 settings.gemini_ask = AskFallback::Deny;
+            }
+            // Tighten only: `ask` over `defer`, `deny` over both.
+            if let Some(ask) = file.file.hooks.claude.ask {
+                settings.claude_ask = settings.claude_ask.max(ask);
             }
         }
         settings.isolation = merge_isolation(&files);

@@ -27,31 +27,58 @@ pub enum ToolKind {
     OutOfScope,
 }
 
-/// The gated file tools, without the optional `client_` prefix.
-pub const FILE_TOOLS: &[&str] = &[
-    "file_read",
-    "file_write",
-    "file_edit",
-    "file_list",
-    "file_grep",
-    "file_find",
-    "file_count",
-    "file_head_tail",
+/// A tool the gate judges, as named by sandgate's MCP server and `sandgate check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GatedTool {
+    /// The name, e.g. `file_read`.
+    pub name: &'static str,
+    /// Which gate it goes through.
+    pub kind: ToolKind,
+    /// What it does to its subject, as words before it: "reading", "the command".
+    pub action: &'static str,
+    /// Whether it walks a directory tree (its results are filtered by the policy).
+    pub walks: bool,
+}
+
+/// Every gated tool, once: the hooks, the MCP server, `check` and the policy
+/// engine all read this table.
+pub const GATED_TOOLS: &[GatedTool] = &[
+    GatedTool::file("file_read", "reading", false),
+    GatedTool::file("file_write", "writing", false),
+    GatedTool::file("file_edit", "editing", false),
+    GatedTool::file("file_list", "listing", true),
+    GatedTool::file("file_grep", "searching", true),
+    GatedTool::file("file_find", "finding files in", true),
+    GatedTool::file("file_count", "counting files in", true),
+    GatedTool::file("file_head_tail", "reading", false),
+    GatedTool {
+        name: "exec_run",
+        kind: ToolKind::Exec,
+        action: "the command",
+        walks: false,
+    },
 ];
 
-/// The gated exec tools, without the optional `client_` prefix.
-pub const EXEC_TOOLS: &[&str] = &["exec_run"];
+impl GatedTool {
+    const fn file(name: &'static str, action: &'static str, walks: bool) -> GatedTool {
+        GatedTool {
+            name,
+            kind: ToolKind::File,
+            action,
+            walks,
+        }
+    }
+}
+
+/// The gated tool `tool` names (`client_file_*` and `client_exec_run` are accepted too).
+pub fn gated_tool(tool: &str) -> Option<&'static GatedTool> {
+    let name = tool.strip_prefix("client_").unwrap_or(tool);
+    GATED_TOOLS.iter().find(|t| t.name == name)
+}
 
 /// Classify a tool name (`client_file_*` and `client_exec_run` are accepted too).
 pub fn tool_kind(tool: &str) -> ToolKind {
-    let name = tool.strip_prefix("client_").unwrap_or(tool);
-    if FILE_TOOLS.contains(&name) {
-        ToolKind::File
-    } else if EXEC_TOOLS.contains(&name) {
-        ToolKind::Exec
-    } else {
-        ToolKind::OutOfScope
-    }
+    gated_tool(tool).map_or(ToolKind::OutOfScope, |t| t.kind)
 }
 
 /// Why a request cannot be checked at all (exit code 2, never a decision).

@@ -257,11 +257,10 @@ pub fn specs() -> Vec<ToolSpec> {
 
 /// The sentence appended to every gated tool's description.
 pub fn gate_note(name: &str) -> Option<String> {
-    let walking = matches!(name, "file_list" | "file_grep" | "file_find" | "file_count");
-    match sandgate_policy::request::tool_kind(name) {
-        sandgate_policy::ToolKind::OutOfScope => None,
-        _ if walking => Some(format!("{GATE_NOTE} {}", walk_note())),
-        _ => Some(GATE_NOTE.to_string()),
+    match sandgate_policy::request::gated_tool(name) {
+        None => None,
+        Some(tool) if tool.walks => Some(format!("{GATE_NOTE} {}", walk_note())),
+        Some(_) => Some(GATE_NOTE.to_string()),
     }
 }
 

@@ -27,6 +27,25 @@ struct Record<'a> {
     list: Option<&'a str>,
     origin: Option<String>,
     reason: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    became: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    answered_by: Option<&'a str>,
+}
+
+/// What a verdict became for the agent or client that asked, and who settled it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    /// What the agent was told, in words: `allowed`, `denied`, `asked in the
+    /// agent`, `deferred to the agent's own permissions`, `denied by
+    /// hooks.gemini.ask`, ….
+    pub became: &'static str,
+    /// Who settles it: `policy` (a rule or the floor), `setting` (a
+    /// `hooks.*.ask` setting), `agent` (the agent's own dialog or rules; sandgate
+    /// does not see the answer), `human`, `client declined` (an MCP client
+    /// declined the question without an answer from sandgate's side),
+    /// `timeout`, `headless` (nobody to ask).
+    pub answered_by: &'static str,
 }
 
 /// Where the log is written, or `None` when it is off.
@@ -43,6 +62,11 @@ pub fn log_path() -> Option<PathBuf> {
 
 /// Append `decision` about `tool`, made through `surface` (`check`, `hook claude`, `mcp`, …).
 pub fn record(surface: &str, tool: &str, decision: &Decision) {
+    record_outcome(surface, tool, decision, None);
+}
+
+/// Append `decision`, and what it became (see [`Outcome`]).
+pub fn record_outcome(surface: &str, tool: &str, decision: &Decision, outcome: Option<Outcome>) {
     let Some(path) = log_path() else { return };
     let record = Record {
         time: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
@@ -54,6 +78,8 @@ pub fn record(surface: &str, tool: &str, decision: &Decision) {
         list: decision.rule.as_ref().map(|r| r.list.as_str()),
         origin: decision.rule.as_ref().map(|r| r.origin.to_string()),
         reason: &decision.reason,
+        became: outcome.map(|o| o.became),
+        answered_by: outcome.map(|o| o.answered_by),
     };
     if let Err(e) = append(&path, &record) {
         if !WARNED.swap(true, Ordering::Relaxed) {

@@ -72,40 +72,82 @@ fn table(env: &Env) -> Vec<(&'static str, Value, &'static str)> {
     rows
 }
 
+/// What sandgate answers at `PreToolUse` for `verdict`, by agent and
+/// Claude Code permission mode (`hooks.claude.ask` at its default, `defer`):
+/// `None` is no output.
+fn expected(agent: &str, tool: &str, mode: &str, verdict: &str) -> Option<&'static str> {
+    const PROMPTED: &[&str] = &["Bash", "Write", "Edit", "MultiEdit", "NotebookEdit"];
+    const ASKING_MODES: &[&str] = &["default", "acceptEdits", "plan", "dontAsk"];
+    match (agent, verdict) {
+        (_, "deny") => Some("deny"),
+        ("codex", "allow") => None,
+        ("codex", _) => Some("deny"),
+        (_, "allow") => Some("allow"),
+        _ if PROMPTED.contains(&tool) && ASKING_MODES.contains(&mode) => None,
+        _ => Some("ask"),
+    }
+}
+
 #[test]
 fn pre_tool_use_answers_validate_and_carry_the_verdict() {
     let env = Env::new();
     let output_schema =
         jsonschema::validator_for(&schema("pre-tool-use.command.output.schema.json")).unwrap();
     for agent in ["claude", "codex"] {
-        for (tool, input, verdict) in table(&env) {
-            let payload = env.claude_payload("PreToolUse", tool, input.clone());
-            let out = env.hook(agent, &payload.to_string());
-            assert_eq!(
-                out.status.code(),
-                Some(0),
-                "{agent} {tool} {input}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let answer = stdout_json(&out);
-            let errors: Vec<String> = output_schema
-                .iter_errors(&answer)
-                .map(|e| e.to_string())
-                .collect();
-            assert!(
-                errors.is_empty(),
-                "{agent} {tool}: {answer} does not validate: {errors:?}"
-            );
-            let specific = &answer["hookSpecificOutput"];
-            assert_eq!(specific["hookEventName"], "PreToolUse");
-            assert_eq!(
-                specific["permissionDecision"], verdict,
-                "{agent} {tool} {input}: {answer}"
-            );
-            let reason = specific["permissionDecisionReason"].as_str().unwrap();
-            assert!(reason.contains("sandgate"), "{reason}");
-            if verdict == "deny" {
-                assert!(reason.contains("choose a different approach"), "{reason}");
+        for mode in [
+            "default",
+            "acceptEdits",
+            "plan",
+            "dontAsk",
+            "bypassPermissions",
+        ] {
+            for (tool, input, verdict) in table(&env) {
+                let mut payload = env.claude_payload("PreToolUse", tool, input.clone());
+                payload["permission_mode"] = json!(mode);
+                let out = env.hook(agent, &payload.to_string());
+                assert_eq!(
+                    out.status.code(),
+                    Some(0),
+                    "{agent} {tool} {input}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                let Some(want) = expected(agent, tool, mode, verdict) else {
+                    assert!(
+                        out.stdout.is_empty(),
+                        "{agent} {mode} {tool} {input} ({verdict}): no output, got {}",
+                        String::from_utf8_lossy(&out.stdout)
+                    );
+                    continue;
+                };
+                let answer = stdout_json(&out);
+                let errors: Vec<String> = output_schema
+                    .iter_errors(&answer)
+                    .map(|e| e.to_string())
+                    .collect();
+                assert!(
+                    errors.is_empty(),
+                    "{agent} {tool}: {answer} does not validate: {errors:?}"
+                );
+                let specific = &answer["hookSpecificOutput"];
+                assert_eq!(specific["hookEventName"], "PreToolUse");
+                assert_eq!(
+                    specific["permissionDecision"], want,
+                    "{agent} {mode} {tool} {input} ({verdict}): {answer}"
+                );
+                let reason = specific["permissionDecisionReason"].as_str().unwrap();
+                assert!(reason.contains("sandgate"), "{reason}");
+                if verdict == "deny" {
+                    assert!(reason.contains("choose a different approach"), "{reason}");
+                }
+                if verdict == "ask" && want == "deny" {
+                    // Codex: the reason names the rule that would allow the call.
+                    assert!(
+                        reason.contains("cannot ask")
+                            && (reason.contains("commands.allow: '")
+                                || reason.contains("paths.allow: '")),
+                        "{reason}"
+                    );
+                }
             }
         }
     }

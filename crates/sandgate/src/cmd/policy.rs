@@ -73,6 +73,7 @@ fn show(global: &GlobalArgs) -> ExitCode {
             "prompt_timeout_secs": s.prompt_timeout.as_secs(),
             "isolation": isolation,
             "gemini_ask": s.gemini_ask,
+            "claude_ask": s.claude_ask,
             "floor": policy.floor_rules().iter().map(rule_json).collect::<Vec<_>>(),
             "paths": {"deny": path_deny.iter().map(rule_json).collect::<Vec<_>>(),
                       "allow": path_allow.iter().map(rule_json).collect::<Vec<_>>()},

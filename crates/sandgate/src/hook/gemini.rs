@@ -8,7 +8,9 @@ use sandgate_policy::config::AskFallback;
 use sandgate_policy::{Decision, ToolCall, Verdict};
 use serde_json::{json, Value};
 
-use super::{deny_reason, describe, suggested_rule, InputError};
+use super::claude::{Answer, Decided};
+use super::{ask_denied_reason, deny_reason, describe, InputError};
+use crate::audit::Outcome;
 
 /// Only `BeforeTool` is a gate.
 pub fn check_event(name: &str) -> Result<(), InputError> {
@@ -26,32 +28,55 @@ pub fn no_opinion() -> Value {
     json!({})
 }
 
-/// The answer for a decision; `ask` is the policy's fallback for ASK.
-pub fn render(call: &ToolCall, decision: &Decision, ask: AskFallback) -> Value {
+/// The answer for a decision; `ask` is the policy's fallback for ASK, `asks`
+/// every ASK of the call.
+pub fn render(call: &ToolCall, decision: &Decision, ask: AskFallback, asks: &[Decided]) -> Answer {
     match (decision.verdict, ask) {
-        (Verdict::Allow, _) => json!({ "decision": "allow" }),
-        (Verdict::Deny, _) => json!({ "decision": "deny", "reason": deny_reason(call, decision) }),
-        (Verdict::Ask, AskFallback::Allow) => json!({
-            "decision": "allow",
-            "systemMessage": format!(
-                "sandgate: no rule allows {} ({}); allowed because `hooks.gemini.ask` is `allow`",
-                describe(call, decision),
-                decision.reason
-            ),
-        }),
+        (Verdict::Allow, _) => Answer {
+            output: Some(json!({ "decision": "allow" })),
+            outcome: Outcome {
+                became: "allowed",
+                answered_by: "policy",
+            },
+        },
+        (Verdict::Deny, _) => Answer {
+            output: Some(json!({ "decision": "deny", "reason": deny_reason(call, decision) })),
+            outcome: Outcome {
+                became: "denied",
+                answered_by: "policy",
+            },
+        },
+        (Verdict::Ask, AskFallback::Allow) => Answer {
+            output: Some(json!({
+                "decision": "allow",
+                "systemMessage": format!(
+                    "sandgate: no rule allows {} ({}); allowed because `hooks.gemini.ask` is `allow`",
+                    describe(call, decision),
+                    decision.reason
+                ),
+            })),
+            outcome: Outcome {
+                became: "allowed by hooks.gemini.ask",
+                answered_by: "setting",
+            },
+        },
         (Verdict::Ask, AskFallback::Deny) => {
-            let how = match suggested_rule(call, decision) {
-                Some(rule) => format!("add `{rule}` to ~/.sandgate/permissions.yaml"),
-                None => "add an allow rule for it to ~/.sandgate/permissions.yaml".to_string(),
-            };
-            let reason = format!(
-                "sandgate would ask the user before {} ({}), and Gemini CLI hooks cannot ask, \
-                 so it is blocked. Tell the user: to allow it, {how}, \
-                 or set `hooks.gemini.ask: allow` to let every such call run",
-                describe(call, decision),
-                decision.reason
+            let reason = ask_denied_reason(
+                asks,
+                "Gemini CLI hooks cannot ask",
+                Some("or set `hooks.gemini.ask: allow` to let every such call run"),
             );
-            json!({ "decision": "deny", "reason": reason, "systemMessage": format!("sandgate: {reason}") })
+            Answer {
+                output: Some(json!({
+                    "decision": "deny",
+                    "reason": reason,
+                    "systemMessage": format!("sandgate: {reason}"),
+                })),
+                outcome: Outcome {
+                    became: "denied by hooks.gemini.ask",
+                    answered_by: "setting",
+                },
+            }
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod claude;
 pub mod gemini;
 pub mod install;
 pub mod map;
+pub mod trust;
 
 use std::fmt;
 use std::io::{Read, Write};
@@ -83,6 +84,8 @@ pub struct Payload {
     pub input: Map<String, Value>,
     /// `cwd`: relative paths resolve against it.
     pub cwd: String,
+    /// `permission_mode` (Claude Code, Codex CLI), if the agent sent one.
+    pub mode: Option<String>,
 }
 
 /// Parse a payload; every field sandgate needs must be there with the right type.
@@ -91,6 +94,15 @@ pub fn parse_payload(text: &str) -> Result<Payload, InputError> {
         .map_err(|e| InputError::new(format!("the hook payload is not valid JSON: {e}")))?;
     let Value::Object(mut obj) = value else {
         return Err(InputError::new("the hook payload must be a JSON object"));
+    };
+    let mode = match obj.remove("permission_mode") {
+        Some(Value::String(m)) => Some(m),
+        Some(Value::Null) | None => None,
+        Some(_) => {
+            return Err(InputError::new(
+                "the hook payload's `permission_mode` must be a string",
+            ))
+        }
     };
     let mut string = |key: &str| match obj.remove(key) {
         Some(Value::String(s)) => Ok(s),
@@ -121,6 +133,7 @@ pub fn parse_payload(text: &str) -> Result<Payload, InputError> {
         tool,
         input,
         cwd,
+        mode,
     })
 }
 
@@ -141,15 +154,9 @@ pub fn strictest(decisions: Vec<(ToolCall, Decision)>) -> Option<(ToolCall, Deci
 /// What the gated call is, in words: "the command `ls`", "reading `/etc/x`".
 pub fn describe(call: &ToolCall, decision: &Decision) -> String {
     let subject = &decision.subject;
-    match call.tool.as_str() {
-        "exec_run" => format!("the command `{subject}`"),
-        "file_read" => format!("reading `{subject}`"),
-        "file_write" => format!("writing `{subject}`"),
-        "file_edit" => format!("editing `{subject}`"),
-        "file_list" => format!("listing `{subject}`"),
-        "file_grep" => format!("searching `{subject}`"),
-        "file_find" => format!("finding files in `{subject}`"),
-        _ => format!("`{}` on `{subject}`", call.tool),
+    match sandgate_policy::request::gated_tool(&call.tool) {
+        Some(tool) => format!("{} `{subject}`", tool.action),
+        None => format!("`{}` on `{subject}`", call.tool),
     }
 }
 
@@ -172,6 +179,36 @@ pub fn deny_reason(call: &ToolCall, decision: &Decision) -> String {
          choose a different approach, or ask the user to change the sandgate policy",
         describe(call, decision),
         decision.reason
+    )
+}
+
+/// The reason given when an ASK is turned into a deny: what would have been
+/// asked, why it is blocked, and the exact rule that would allow each asked
+/// part of the call.
+pub fn ask_denied_reason(asks: &[(ToolCall, Decision)], why: &str, also: Option<&str>) -> String {
+    let what: Vec<String> = asks
+        .iter()
+        .map(|(call, decision)| format!("{} ({})", describe(call, decision), decision.reason))
+        .collect();
+    let mut rules: Vec<String> = asks
+        .iter()
+        .filter_map(|(call, decision)| suggested_rule(call, decision))
+        .map(|rule| format!("`{rule}`"))
+        .collect();
+    rules.dedup();
+    let how = if rules.is_empty() || rules.len() < asks.len() {
+        "add an allow rule for it to ~/.sandgate/permissions.yaml".to_string()
+    } else {
+        format!(
+            "add {} to ~/.sandgate/permissions.yaml",
+            rules.join(" and ")
+        )
+    };
+    let also = also.map(|a| format!(", {a}")).unwrap_or_default();
+    format!(
+        "sandgate would ask the user before {}, and {why}, so it is blocked. \
+         Tell the user: to allow it, {how}{also}",
+        what.join("; ")
     )
 }
 
@@ -213,51 +250,74 @@ fn respond(agent: Agent, text: &str, global: &GlobalArgs) -> Result<Option<Strin
         Agent::Claude | Agent::Codex => {
             let event = claude::Event::parse(&payload.event, agent)?;
             let gate = map::claude(&payload.tool, &payload.input, &payload.cwd)?;
-            let Some((call, decision)) = decide(gate, &payload, global, &surface)? else {
+            let Some(decided) = decide(gate, &payload, global)? else {
                 return Ok(None);
             };
-            Ok(claude::render(event, &call, &decision).map(|v| v.to_string()))
+            let asked = claude::Asked {
+                agent,
+                event,
+                tool: &payload.tool,
+                mode: payload.mode.as_deref(),
+                claude_ask: decided.settings.claude_ask,
+            };
+            let (call, decision) = &decided.strictest;
+            let answer = claude::answer(&asked, call, decision, &decided.asks);
+            decided.record(&surface, answer.outcome);
+            Ok(answer.output.map(|v| v.to_string()))
         }
         Agent::Gemini => {
             gemini::check_event(&payload.event)?;
             let gate = map::gemini(&payload.tool, &payload.input, &payload.cwd)?;
-            let Some(((call, decision), ask)) =
-                decide_with_settings(gate, &payload, global, &surface)?
-            else {
+            let Some(decided) = decide(gate, &payload, global)? else {
                 return Ok(Some(gemini::no_opinion().to_string()));
             };
-            Ok(Some(gemini::render(&call, &decision, ask).to_string()))
+            let (call, decision) = &decided.strictest;
+            let answer = gemini::render(call, decision, decided.settings.gemini_ask, &decided.asks);
+            decided.record(&surface, answer.outcome);
+            Ok(answer.output.map(|v| v.to_string()))
         }
     }
 }
 
 type Decided = (ToolCall, Decision);
 
+/// Every decision of one agent tool call.
+struct Decisions {
+    /// Each call and its decision, in order.
+    all: Vec<Decided>,
+    /// The strictest (the first of that verdict).
+    strictest: Decided,
+    /// The calls that were ASK.
+    asks: Vec<Decided>,
+    /// The policy's settings.
+    settings: sandgate_policy::Settings,
+}
+
+impl Decisions {
+    /// Audit every decision with what the answer made of the call.
+    fn record(&self, surface: &str, outcome: crate::audit::Outcome) {
+        for (call, decision) in &self.all {
+            crate::audit::record_outcome(surface, &call.tool, decision, Some(outcome));
+        }
+    }
+}
+
+/// Load the policy for the payload's CWD and decide every call of `gate`, each
+/// in its own working directory.
 fn decide(
     gate: map::Gate,
     payload: &Payload,
     global: &GlobalArgs,
-    surface: &str,
-) -> Result<Option<Decided>, InputError> {
-    Ok(decide_with_settings(gate, payload, global, surface)?.map(|(d, _)| d))
-}
-
-/// Load the policy for the payload's CWD and decide every call of `gate`.
-/// Returns the strictest decision and the Gemini ask fallback of the policy.
-fn decide_with_settings(
-    gate: map::Gate,
-    payload: &Payload,
-    global: &GlobalArgs,
-    surface: &str,
-) -> Result<Option<(Decided, sandgate_policy::config::AskFallback)>, InputError> {
-    let map::Gate::Calls(calls) = gate else {
+) -> Result<Option<Decisions>, InputError> {
+    let map::Gate::Calls(checks) = gate else {
         return Ok(None);
     };
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .ok_or_else(|| InputError::new("`HOME` is not set, so `~` cannot be expanded"))?;
-    let ctx = Context::new(Path::new(&payload.cwd), Path::new(&home))
-        .map_err(|e| InputError::new(e.to_string()))?;
+    let home = Path::new(&home);
+    let ctx =
+        Context::new(Path::new(&payload.cwd), home).map_err(|e| InputError::new(e.to_string()))?;
     let sources = Sources::discover(
         global.config.clone(),
         global.local_config.clone(),
@@ -270,17 +330,60 @@ fn decide_with_settings(
     if !policy.settings().sandbox {
         crate::warn_sandbox_off(&policy.settings().sandbox_reason);
     }
-    let decisions: Vec<Decided> = calls
-        .into_iter()
-        .map(|call| {
-            let decision = policy.evaluate(&call, &ctx);
-            crate::audit::record(surface, &call.tool, &decision);
-            (call, decision)
-        })
-        .collect();
-    let ask = policy.settings().gemini_ask;
+    let mut all: Vec<Decided> = Vec::with_capacity(checks.len());
+    for check in checks {
+        let decision = match &check.cwd {
+            None => policy.evaluate(&check.call, &ctx),
+            Some(dir) => {
+                let dir = expand_dir(dir, &ctx);
+                let dir_ctx = Context::new(&dir, &ctx.home).map_err(|e| {
+                    InputError::new(format!(
+                        "the command's working directory (`tool_input.dir_path`): {e}"
+                    ))
+                })?;
+                policy.evaluate(&check.call, &dir_ctx)
+            }
+        };
+        let decision = match &check.unknown_tool {
+            Some(tool) => Decision {
+                reason: format!(
+                    "`{tool}` is a tool sandgate does not know, gated as a read and a write of its path: {}",
+                    decision.reason
+                ),
+                ..decision
+            },
+            None => decision,
+        };
+        all.push((check.call, decision));
+    }
+    let settings = policy.settings().clone();
     // The process ends after this one answer: freeing a thousand rules one by
     // one would only delay it.
     std::mem::forget(policy);
-    Ok(strictest(decisions).map(|d| (d, ask)))
+    let asks: Vec<Decided> = all
+        .iter()
+        .filter(|(_, d)| d.verdict == sandgate_policy::Verdict::Ask)
+        .cloned()
+        .collect();
+    let Some(strictest) = strictest(all.clone()) else {
+        return Ok(None);
+    };
+    Ok(Some(Decisions {
+        all,
+        strictest,
+        asks,
+        settings,
+    }))
+}
+
+/// A working directory from a tool's parameter: `~` is the home, a relative
+/// one is relative to the payload's `cwd`.
+fn expand_dir(dir: &str, ctx: &Context) -> std::path::PathBuf {
+    if dir == "~" {
+        ctx.home.clone()
+    } else if let Some(rest) = dir.strip_prefix("~/") {
+        ctx.home.join(rest)
+    } else {
+        ctx.cwd.join(dir)
+    }
 }
