@@ -355,25 +355,31 @@ fn a_project_install_is_portable_and_warns_about_untrusted_folders() {
     }
 }
 
-/// The Codex CLI binary, as the real-agent tests find it.
+/// The Codex CLI binary, found as the real-agent tests find it
+/// (`crates/sandgate/tests/agents_common`): `$SANDGATE_CODEX_BIN`, or the pinned
+/// version of `.ci/agents.txt` under `$SANDGATE_AGENTS_DIR` (default
+/// `/opt/sandgate-agents`).
 fn codex_binary() -> Option<std::path::PathBuf> {
-    if let Some(bin) = std::env::var_os("SANDGATE_CODEX_BIN") {
+    if let Some(bin) = std::env::var_os("SANDGATE_CODEX_BIN").filter(|b| !b.is_empty()) {
         return Some(bin.into());
     }
     let dir = std::env::var_os("SANDGATE_AGENTS_DIR")
+        .filter(|d| !d.is_empty())
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| "/opt/sandgate-agents".into());
     let pins = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/agents.txt"),
     )
     .ok()?;
-    let version = pins
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("@openai/codex@"))?
-        .trim()
-        .to_string();
+    let version = pins.lines().find_map(|l| {
+        let mut words = l.split_whitespace();
+        (words.next() == Some("@openai/codex"))
+            .then(|| words.next())
+            .flatten()
+            .map(str::to_string)
+    })?;
     let bin = dir
-        .join(format!("@openai/codex-{version}"))
+        .join(format!("codex-{version}"))
         .join("node_modules/.bin/codex");
     bin.exists().then_some(bin)
 }
