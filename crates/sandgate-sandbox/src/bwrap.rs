@@ -4,6 +4,14 @@
 //! with `allow_tmp`) read-write, and an empty read-only tmpfs is laid over
 //! every denied directory. Mounts apply in order, so a denied directory
 //! inside the workdir stays hidden.
+//!
+//! The command keeps nothing it does not need, whoever runs it (root
+//! included): it gets its own user namespace that maps only the caller's uid
+//! and gid and forbids nested ones, its own PID namespace with a fresh
+//! `/proc` (processes outside are invisible, so they cannot be signalled,
+//! traced or entered through `/proc/PID/cwd`), no capabilities, a new
+//! session (no terminal to type into), and the [`crate::harden`] filters,
+//! which `bwrap` installs right before it runs the command.
 
 use std::path::{Path, PathBuf};
 
@@ -27,14 +35,34 @@ fn is_executable(path: &Path) -> bool {
         .unwrap_or(false)
 }
 
+/// What `--dry-run` shows in place of the descriptor numbers of the filters,
+/// which exist only once the command is prepared.
+pub const FILTER_FD_PLACEHOLDER: &str = "FD";
+
+/// The options that drop what the command does not need, in front of the mounts.
+pub const HARDENING: [&str; 7] = [
+    "--unshare-user",
+    "--disable-userns",
+    "--unshare-pid",
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+];
+
 /// The `bwrap` options for `plan`, up to and including the `--` before the
 /// command. `exists` decides which denied directories need a tmpfs (a
-/// missing one cannot be mounted over, and cannot be created read-only).
-pub fn options(plan: &Plan, cwd: &Path, exists: &dyn Fn(&Path) -> bool) -> Vec<String> {
-    let mut args: Vec<String> = ["--die-with-parent", "--new-session", "--ro-bind", "/", "/"]
-        .map(String::from)
-        .to_vec();
-    args.extend(["--dev", "/dev", "--proc", "/proc"].map(String::from));
+/// missing one cannot be mounted over, and cannot be created read-only);
+/// `filter_fds` are the descriptors of the [`crate::harden`] programs, in
+/// the order they are installed.
+pub fn options(
+    plan: &Plan,
+    cwd: &Path,
+    exists: &dyn Fn(&Path) -> bool,
+    filter_fds: &[String],
+) -> Vec<String> {
+    let mut args: Vec<String> = HARDENING.map(String::from).to_vec();
+    args.extend(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"].map(String::from));
     for dir in &plan.writable {
         let dir = dir.display().to_string();
         args.extend(["--bind".to_string(), dir.clone(), dir]);
@@ -53,6 +81,9 @@ pub fn options(plan: &Plan, cwd: &Path, exists: &dyn Fn(&Path) -> bool) -> Vec<S
     }
     if !plan.network {
         args.push("--unshare-net".to_string());
+    }
+    for fd in filter_fds {
+        args.extend(["--add-seccomp-fd".to_string(), fd.clone()]);
     }
     args.extend(["--chdir".to_string(), cwd.display().to_string()]);
     args.push("--".to_string());
@@ -84,19 +115,23 @@ mod tests {
         })
         .unwrap();
         let exists = |p: &Path| p != Path::new("/home/ann/.aws");
-        let args = options(&plan, Path::new("/home/ann/my proj"), &exists).join(" ");
+        let fds = ["3".to_string(), "4".to_string()];
+        let args = options(&plan, Path::new("/home/ann/my proj"), &exists, &fds).join(" ");
         assert_eq!(
             args,
-            "--die-with-parent --new-session --ro-bind / / --dev /dev --proc /proc \
+            "--unshare-user --disable-userns --unshare-pid --die-with-parent --new-session \
+             --cap-drop ALL --ro-bind / / --dev /dev --proc /proc \
              --bind /home/ann/my proj /home/ann/my proj --bind /tmp /tmp \
              --tmpfs /home/ann/.gnupg --remount-ro /home/ann/.gnupg \
              --tmpfs /home/ann/.sandgate --remount-ro /home/ann/.sandgate \
              --tmpfs /home/ann/.ssh --remount-ro /home/ann/.ssh \
              --tmpfs /srv/secret --remount-ro /srv/secret \
-             --unshare-net --chdir /home/ann/my proj --"
+             --unshare-net --add-seccomp-fd 3 --add-seccomp-fd 4 --chdir /home/ann/my proj --"
         );
         let mut open = plan.clone();
         open.network = true;
-        assert!(!options(&open, Path::new("/"), &exists).contains(&"--unshare-net".to_string()));
+        assert!(
+            !options(&open, Path::new("/"), &exists, &fds).contains(&"--unshare-net".to_string())
+        );
     }
 }

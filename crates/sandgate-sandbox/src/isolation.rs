@@ -1,6 +1,7 @@
 //! The one entry point callers use: settings in, a ready-to-spawn command out.
 
 use std::fmt;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -11,7 +12,7 @@ use crate::custom::Template;
 use crate::enforcement::{Enforcement, EnforcementLevel};
 use crate::landlock::{Grants, RealTree};
 use crate::plan::{self, Plan, PlanError, PlanInput};
-use crate::{bwrap, landlock, seatbelt, seccomp, sys};
+use crate::{bwrap, harden, landlock, seatbelt, seccomp, sys};
 
 /// The shell every mode runs the command with.
 pub const SHELL: &str = "/bin/sh";
@@ -104,6 +105,9 @@ pub enum IsolationError {
     /// The seccomp filter could not be built.
     #[error(transparent)]
     Seccomp(#[from] seccomp::SeccompError),
+    /// The seccomp filter could not be handed to `bwrap`.
+    #[error("cannot pass the seccomp filter to `bwrap`: {0}")]
+    Filter(std::io::Error),
 }
 
 #[derive(Debug, Clone)]
@@ -219,6 +223,11 @@ impl Isolation {
             (IsolationMode::Landlock, _) => {
                 let grants = landlock::grants(&plan, &RealTree);
                 let mut enforcement = landlock::assess(&plan, abi);
+                enforcement.notes.push(
+                    "every capability is dropped before the command starts (ambient, permitted, effective; the bounding set too when the caller may)"
+                        .to_string(),
+                );
+                enforcement.notes.extend(harden_notes());
                 if !grants.unlistable.is_empty() {
                     let dirs: Vec<String> = grants
                         .unlistable
@@ -245,10 +254,7 @@ impl Isolation {
                         bwrap::PACKAGE
                     ));
                 }
-                enforcement.notes.push(
-                    "connecting to unix sockets by path is not confined (e.g. a docker or ssh-agent socket)"
-                        .to_string(),
-                );
+                enforcement.notes.extend(bwrap_notes());
                 (Mechanism::Bwrap(found), enforcement)
             }
             (IsolationMode::Seatbelt, _) => {
@@ -327,8 +333,14 @@ impl Isolation {
         &self.notices
     }
 
-    /// The argv that runs `command`.
+    /// The argv that runs `command` (for `bwrap`, with [`bwrap::FILTER_FD_PLACEHOLDER`]
+    /// where the descriptors of the filters go).
     pub fn argv(&self, command: &str) -> Vec<String> {
+        let placeholders = [bwrap::FILTER_FD_PLACEHOLDER; 2].map(String::from);
+        self.argv_with(command, &placeholders)
+    }
+
+    fn argv_with(&self, command: &str, filter_fds: &[String]) -> Vec<String> {
         let shell = || vec![SHELL.to_string(), "-c".to_string(), command.to_string()];
         match &self.mechanism {
             Mechanism::None | Mechanism::Landlock { .. } => shell(),
@@ -347,12 +359,23 @@ impl Isolation {
                     .unwrap_or_else(|| "bwrap".to_string());
                 let mut argv = vec![program];
                 if let Some(plan) = &self.plan {
-                    argv.extend(bwrap::options(plan, &self.cwd, &|p: &Path| p.exists()));
+                    argv.extend(bwrap::options(
+                        plan,
+                        &self.cwd,
+                        &|p: &Path| p.exists(),
+                        filter_fds,
+                    ));
                 }
                 argv.extend(shell());
                 argv
             }
             Mechanism::Seatbelt(profile) => seatbelt::argv(profile, command),
+        }
+    }
+
+    fn harden_spec(&self) -> harden::HardenSpec {
+        harden::HardenSpec {
+            unix_sockets: false,
         }
     }
 
@@ -394,22 +417,36 @@ impl Isolation {
     /// The caller sets stdio and environment, then spawns it.
     pub fn command(&self, command: &str) -> Result<Command, IsolationError> {
         self.ensure_startable()?;
-        let mut argv = self.argv(command).into_iter();
+        let mut fds = Vec::new();
+        if let Mechanism::Bwrap(_) = self.mechanism {
+            for program in harden::programs(self.harden_spec())? {
+                let fd = sys::memfd_with(c"sandgate-seccomp", &harden::to_bytes(&program))
+                    .map_err(IsolationError::Filter)?;
+                fds.push(fd);
+            }
+        }
+        let fd_args: Vec<String> = fds.iter().map(|fd| fd.as_raw_fd().to_string()).collect();
+        let mut argv = self.argv_with(command, &fd_args).into_iter();
         // Every mechanism yields at least the shell or the wrapper program.
         let program = argv.next().unwrap_or_else(|| SHELL.to_string());
         let mut cmd = Command::new(program);
         cmd.args(argv).current_dir(&self.cwd);
+        if !fds.is_empty() {
+            sys::inherit_fds(&mut cmd, fds);
+        }
         if let (Mechanism::Landlock { abi, grants }, Some(plan)) = (&self.mechanism, &self.plan) {
             let ruleset = landlock::ruleset(plan, grants, *abi)?;
-            let filter = seccomp::program(seccomp::FilterSpec {
+            let mut filters = vec![seccomp::program(seccomp::FilterSpec {
                 deny_network: !plan.network,
-            })?;
+            })?];
+            filters.extend(harden::programs(self.harden_spec())?);
             sys::confine_child(
                 &mut cmd,
                 sys::ChildConfinement {
                     no_new_privs: plan.no_new_privs,
                     landlock: ruleset,
-                    seccomp: Some(filter),
+                    drop_capabilities: true,
+                    seccomp: filters,
                 },
             );
         }
@@ -458,6 +495,26 @@ impl fmt::Display for IsolationReport<'_> {
         }
         Ok(())
     }
+}
+
+/// What the bwrap preset holds beyond the plan, for `--dry-run`.
+fn bwrap_notes() -> Vec<String> {
+    let mut notes = vec![
+        "own user namespace (only the caller's uid and gid mapped, no nested ones), own PID namespace with a fresh /proc, no capabilities, a new session".to_string(),
+    ];
+    notes.extend(harden_notes());
+    notes
+}
+
+/// What the hardening filters hold, for `--dry-run`.
+fn harden_notes() -> Vec<String> {
+    vec![
+        format!(
+            "seccomp refuses {}, clone and unshare of new namespaces, and the TIOCSTI and TIOCLINUX ioctls",
+            harden::REFUSED.join(", ")
+        ),
+        "unix sockets cannot be created, so nothing connects to a listener by path (socket pairs work)".to_string(),
+    ]
 }
 
 fn mode_name(mode: IsolationMode) -> &'static str {

@@ -29,7 +29,8 @@ const FS_ABI: ABI = ABI::V5;
 pub enum Rights {
     /// Read and execute files, list directories.
     Read,
-    /// Everything: read, write, create, remove, rename, truncate, device ioctl.
+    /// Everything but making device nodes: read, write, create, remove,
+    /// rename, truncate, device ioctl.
     ReadWrite,
     /// Read, write and truncate one file, and use device ioctls on it.
     File,
@@ -39,7 +40,10 @@ impl Rights {
     fn access(self) -> BitFlags<AccessFs> {
         match self {
             Rights::Read => AccessFs::from_read(FS_ABI),
-            Rights::ReadWrite => AccessFs::from_all(FS_ABI),
+            // Device nodes are never made, not even in the workdir.
+            Rights::ReadWrite => {
+                AccessFs::from_all(FS_ABI) & !(AccessFs::MakeChar | AccessFs::MakeBlock)
+            }
             Rights::File => {
                 AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev
             }
@@ -190,13 +194,9 @@ pub fn assess(plan: &Plan, abi: u32) -> Enforcement {
         if !plan.network && abi >= 4 {
             notes.push("Landlock also denies TCP bind and connect".to_string());
         }
-        if !plan.network && abi >= 6 {
+        if abi >= 6 {
             notes.push("abstract unix sockets outside the sandbox are blocked".to_string());
         }
-        notes.push(
-            "connecting to unix sockets by path is not confined (e.g. a docker or ssh-agent socket)"
-                .to_string(),
-        );
     }
     if !plan.network {
         notes.push(
@@ -245,10 +245,9 @@ pub fn ruleset(plan: &Plan, grants: &Grants, abi: u32) -> Result<Option<OwnedFd>
         ruleset = ruleset.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?;
     }
     if abi >= 6 {
-        ruleset = ruleset.scope(Scope::Signal)?;
-        if !plan.network {
-            ruleset = ruleset.scope(Scope::AbstractUnixSocket)?;
-        }
+        ruleset = ruleset
+            .scope(Scope::Signal)?
+            .scope(Scope::AbstractUnixSocket)?;
     }
     let mut created = ruleset.create()?;
     for grant in &grants.grants {

@@ -34,6 +34,7 @@
 pub mod bwrap;
 pub mod custom;
 pub mod enforcement;
+pub mod harden;
 mod isolation;
 pub mod landlock;
 pub mod plan;

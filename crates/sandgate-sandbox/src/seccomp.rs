@@ -83,7 +83,7 @@ pub fn program(spec: FilterSpec) -> Result<Vec<libc::sock_filter>, SeccompError>
 /// `socket`. This prefix fails every x32 call (and kills a foreign arch, as
 /// the compiled filter does too). Jumps in BPF are relative, so prefixing
 /// leaves the compiled program intact.
-fn x32_guard() -> Vec<libc::sock_filter> {
+pub(crate) fn x32_guard() -> Vec<libc::sock_filter> {
     if !cfg!(target_arch = "x86_64") {
         return Vec::new();
     }

@@ -37,26 +37,33 @@ pub struct ChildConfinement {
     pub no_new_privs: bool,
     /// A Landlock ruleset to restrict the child with.
     pub landlock: Option<OwnedFd>,
-    /// A classic BPF seccomp program to install.
-    pub seccomp: Option<Vec<libc::sock_filter>>,
+    /// Drop every capability (ambient, bounding when allowed, permitted,
+    /// effective, inheritable) after Landlock.
+    pub drop_capabilities: bool,
+    /// Classic BPF seccomp programs to install, in order.
+    pub seccomp: Vec<Vec<libc::sock_filter>>,
 }
 
 /// Installs `confinement` as a `pre_exec` hook of `command`: the child
 /// restricts itself after `fork` and before `exec`, in this order:
-/// `no_new_privs`, Landlock, seccomp (last, so that its filter does not see
-/// the set-up calls).
+/// `no_new_privs`, Landlock, the capabilities, seccomp (last, so that its
+/// filters do not see the set-up calls).
 pub fn confine_child(command: &mut Command, confinement: ChildConfinement) {
     let ChildConfinement {
         no_new_privs,
         landlock,
+        drop_capabilities: drop_caps,
         seccomp,
     } = confinement;
-    let program = seccomp.map(|filters| {
-        let len = u16::try_from(filters.len()).unwrap_or(u16::MAX);
-        (filters, len)
-    });
+    let programs: Vec<(Vec<libc::sock_filter>, u16)> = seccomp
+        .into_iter()
+        .map(|filters| {
+            let len = u16::try_from(filters.len()).unwrap_or(u16::MAX);
+            (filters, len)
+        })
+        .collect();
     // Seccomp filters need `no_new_privs` from callers without CAP_SYS_ADMIN.
-    let no_new_privs = no_new_privs || program.is_some();
+    let no_new_privs = no_new_privs || !programs.is_empty();
     let hook = move || -> io::Result<()> {
         if no_new_privs {
             set_no_new_privs()?;
@@ -64,7 +71,10 @@ pub fn confine_child(command: &mut Command, confinement: ChildConfinement) {
         if let Some(fd) = &landlock {
             landlock_restrict_self(fd)?;
         }
-        if let Some((filters, len)) = &program {
+        if drop_caps {
+            drop_capabilities()?;
+        }
+        for (filters, len) in &programs {
             install_seccomp(filters, *len)?;
         }
         Ok(())
@@ -77,6 +87,73 @@ pub fn confine_child(command: &mut Command, confinement: ChildConfinement) {
     // `io::Error` built from errno, which allocates nothing either.
     unsafe {
         command.pre_exec(hook);
+    }
+}
+
+/// `_LINUX_CAPABILITY_VERSION_3`: 64-bit capability sets in two words.
+const CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+/// Empties the ambient set, the bounding set (when the process may:
+/// `CAP_SETPCAP`; without it the process has no capability it could pass
+/// on, and `no_new_privs` keeps `exec` from granting any), then the
+/// permitted, effective and inheritable sets.
+fn drop_capabilities() -> io::Result<()> {
+    // SAFETY: integer arguments only; touches no memory of ours.
+    let rc = unsafe {
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        )
+    };
+    // EINVAL: a kernel without ambient capabilities, which then has none to clear.
+    if rc != 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL) {
+        return Err(io::Error::last_os_error());
+    }
+    for cap in 0..64 {
+        // SAFETY: integer arguments only.
+        let rc = unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) };
+        if rc != 0 {
+            match io::Error::last_os_error().raw_os_error() {
+                // Past the last capability this kernel knows.
+                Some(libc::EINVAL) => break,
+                // No CAP_SETPCAP: the bounding set stays, nothing can be gained.
+                Some(libc::EPERM) => break,
+                _ => return Err(io::Error::last_os_error()),
+            }
+        }
+    }
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: libc::c_int,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    let header = Header {
+        version: CAPABILITY_VERSION_3,
+        pid: 0,
+    };
+    let data = [Data {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    }; 2];
+    // SAFETY: `header` and `data` are valid for the whole call, laid out as
+    // the kernel's `__user_cap_header_struct` and two `__user_cap_data_struct`
+    // (version 3); the kernel only reads them.
+    let rc = unsafe { libc::syscall(libc::SYS_capset, &header as *const Header, data.as_ptr()) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
 }
 
@@ -130,5 +207,47 @@ fn install_seccomp(filters: &[libc::sock_filter], len: u16) -> io::Result<()> {
         Ok(())
     } else {
         Err(io::Error::last_os_error())
+    }
+}
+
+/// An anonymous memory file holding `bytes`, read from its start, closed on
+/// exec (see [`inherit_fds`] to pass it to one child).
+pub fn memfd_with(name: &std::ffi::CStr, bytes: &[u8]) -> io::Result<OwnedFd> {
+    use std::io::Write;
+    use std::os::fd::FromRawFd;
+    // SAFETY: `name` is a valid NUL-terminated string for the whole call;
+    // the flags are plain integers. The kernel returns a new descriptor or -1.
+    let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just returned by the kernel and is owned by nothing else.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    let mut file = std::fs::File::from(owned);
+    file.write_all(bytes)?;
+    use std::io::Seek;
+    file.rewind()?;
+    Ok(OwnedFd::from(file))
+}
+
+/// Makes `fds` survive the `exec` of `command`'s child (only that child:
+/// in this process they stay close-on-exec), and keeps them open as long as
+/// `command` lives.
+pub fn inherit_fds(command: &mut Command, fds: Vec<OwnedFd>) {
+    let hook = move || -> io::Result<()> {
+        for fd in &fds {
+            // SAFETY: `fd` is open (owned by the closure); F_SETFD with 0
+            // only clears the close-on-exec flag of the child's copy.
+            if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, 0) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    };
+    // SAFETY: the hook runs in the forked child before `exec` and only calls
+    // `fcntl`, which is async-signal-safe, on descriptors the closure owns;
+    // it allocates nothing.
+    unsafe {
+        command.pre_exec(hook);
     }
 }

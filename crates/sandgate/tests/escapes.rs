@@ -1,0 +1,730 @@
+//! Escape attempts against the real binary, for every way sandgate confines a
+//! command (`sandgate exec` under `landlock` and `bwrap`, and `sandgate run`),
+//! as root and as an unprivileged user.
+//!
+//! Every row runs twice on a fresh tree each time: first unconfined (the
+//! same script under `/bin/sh`, as the same user), where the attempt must
+//! succeed, so that a row that cannot fail fails; then confined, where it
+//! must not. The unprivileged user is `sandgate-test` (created by `.ci/run`),
+//! entered with `setpriv --reuid`; its tree lives where that user can reach
+//! it, and the binary is copied there, wherever the checkout is.
+
+use std::fs;
+use std::io::Read;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The unprivileged test user.
+const TEST_USER: &str = "sandgate-test";
+
+/// A `PATH` every user can use (no per-user shims).
+const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn under_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+/// Skips (outside CI) or fails (under CI) with `why`.
+fn missing(why: &str) {
+    assert!(!under_ci(), "{why}");
+    eprintln!("skipping: {why}");
+}
+
+fn is_root() -> bool {
+    // `/proc/self` belongs to the effective uid of the process that looks.
+    fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+fn has(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .env("PATH", PATH)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Who runs an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Who {
+    Root,
+    User { uid: u32, gid: u32 },
+}
+
+fn test_user() -> Option<Who> {
+    let id = |flag: &str| -> Option<u32> {
+        let out = Command::new("id").args([flag, TEST_USER]).output().ok()?;
+        text(&out.stdout).trim().parse().ok()
+    };
+    Some(Who::User {
+        uid: id("-u")?,
+        gid: id("-g")?,
+    })
+}
+
+/// The users this machine can test: root and the test user when the tests
+/// run as root, else only the user running them (as `Root`'s stand-in
+/// there is nobody to switch to).
+fn users() -> Vec<Who> {
+    if !is_root() {
+        missing("the escape tests run as root and as `sandgate-test`; run them as root");
+        return Vec::new();
+    }
+    let mut users = vec![Who::Root];
+    if !has("setpriv") {
+        missing("`setpriv` is not installed (package util-linux)");
+        return users;
+    }
+    match test_user() {
+        Some(user) => users.push(user),
+        None => missing(&format!(
+            "the user `{TEST_USER}` does not exist (`useradd --system {TEST_USER}`; .ci/run creates it)"
+        )),
+    }
+    users
+}
+
+/// How an attempt is confined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Landlock,
+    Bwrap,
+    Run,
+}
+
+impl Mode {
+    fn available(self) -> bool {
+        match self {
+            Mode::Landlock | Mode::Run => {
+                let abi = sandgate_sandbox::landlock_abi();
+                if abi < 6 {
+                    missing(&format!(
+                        "the kernel has Landlock ABI {abi}; these tests need 6"
+                    ));
+                    return false;
+                }
+                true
+            }
+            Mode::Bwrap => {
+                if has("bwrap") {
+                    return true;
+                }
+                missing("`bwrap` is not installed (package bubblewrap)");
+                false
+            }
+        }
+    }
+}
+
+/// The base directory for trees: reachable by every user, outside every
+/// tree `sandgate run` lets a program write (`/tmp`, `/var/tmp`, …), and
+/// wherever the checkout is.
+fn base() -> &'static Path {
+    static BASE: OnceLock<PathBuf> = OnceLock::new();
+    BASE.get_or_init(|| {
+        let base = PathBuf::from("/run/sandgate-escape-tests");
+        fs::create_dir_all(&base).unwrap();
+        fs::set_permissions(&base, fs::Permissions::from_mode(0o755)).unwrap();
+        base
+    })
+}
+
+/// The binary, copied once to where every user can run it.
+fn binary() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let dir = tempfile::Builder::new()
+            .prefix("bin-")
+            .tempdir_in(base())
+            .unwrap()
+            .keep();
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+        let bin = dir.join("sandgate");
+        fs::copy(env!("CARGO_BIN_EXE_sandgate"), &bin).unwrap();
+        fs::set_permissions(&bin, fs::Permissions::from_mode(0o755)).unwrap();
+        bin
+    })
+}
+
+/// `root/home` (with `.ssh/id_rsa`), `root/work` (the workdir or
+/// workspace), `root/outside` (with `file.txt`), `root/bin` (helper
+/// scripts), all owned by the user the attempt runs as.
+struct Tree {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    home: PathBuf,
+    work: PathBuf,
+    outside: PathBuf,
+    who: Who,
+}
+
+const KEY: &str = "SECRET KEY MATERIAL\n";
+
+/// Opens a file by a handle given in hex (`HANDLE`, from `name_to_handle_at`
+/// outside) on the mount at `MOUNT`, and prints it.
+const OPEN_BY_HANDLE_PY: &str = r#"import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+raw = bytes.fromhex(os.environ["HANDLE"])
+buf = ctypes.create_string_buffer(raw, len(raw))
+mount = os.open(os.environ["MOUNT"], os.O_RDONLY)
+fd = libc.open_by_handle_at(mount, buf, os.O_RDONLY)
+if fd < 0:
+    sys.exit("open_by_handle_at: " + os.strerror(ctypes.get_errno()))
+sys.stdout.write(os.read(fd, 4096).decode())
+"#;
+
+/// Prints the handle of `argv[1]` in hex.
+const NAME_TO_HANDLE_PY: &str = r#"import ctypes, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(8 + 128)
+struct.pack_into("I", buf, 0, 128)
+mount_id = ctypes.c_int()
+if libc.name_to_handle_at(-100, sys.argv[1].encode(), buf, ctypes.byref(mount_id), 0) != 0:
+    sys.exit("name_to_handle_at failed")
+size = struct.unpack_from("I", buf, 0)[0]
+print(buf.raw[: 8 + size].hex())
+"#;
+
+/// Attaches to `VICTIM` with ptrace; exits 0 when attached.
+const PTRACE_PY: &str = r#"import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+PTRACE_ATTACH, PTRACE_DETACH = 16, 17
+pid = int(os.environ["VICTIM"])
+if libc.ptrace(PTRACE_ATTACH, pid, 0, 0) != 0:
+    sys.exit("ptrace: " + os.strerror(ctypes.get_errno()))
+os.waitpid(pid, 0)
+libc.ptrace(PTRACE_DETACH, pid, 0, 0)
+print("attached")
+"#;
+
+/// Connects to the UNIX socket at `SOCK`; exits 0 when connected.
+const CONNECT_PY: &str = r#"import os, socket
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(os.environ["SOCK"])
+s.sendall(b"hello from inside\n")
+print("connected")
+"#;
+
+impl Tree {
+    fn new(who: Who) -> Tree {
+        let tmp = tempfile::tempdir_in(base()).unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let (home, work, outside, bin) = (
+            root.join("home"),
+            root.join("work"),
+            root.join("outside"),
+            root.join("bin"),
+        );
+        for d in [&home.join(".ssh"), &work, &outside, &bin] {
+            fs::create_dir_all(d).unwrap();
+        }
+        fs::write(home.join(".ssh/id_rsa"), KEY).unwrap();
+        fs::set_permissions(home.join(".ssh"), fs::Permissions::from_mode(0o700)).unwrap();
+        fs::write(outside.join("file.txt"), "outside\n").unwrap();
+        for (name, body) in [
+            ("open_by_handle.py", OPEN_BY_HANDLE_PY),
+            ("name_to_handle.py", NAME_TO_HANDLE_PY),
+            ("ptrace.py", PTRACE_PY),
+            ("connect.py", CONNECT_PY),
+        ] {
+            fs::write(bin.join(name), body).unwrap();
+        }
+        let policy = "permissions:\n  paths:\n    allow: [\"/**\"]\n  commands:\n    shell: false\n    allow: [\".\"]\n";
+        for mode in ["landlock", "bwrap"] {
+            fs::write(
+                root.join(format!("{mode}.yaml")),
+                format!("{policy}  exec:\n    isolation:\n      mode: {mode}\n"),
+            )
+            .unwrap();
+        }
+        fs::create_dir_all(work.join(".sandgate")).unwrap();
+        fs::write(work.join(".sandgate/sandbox.json"), "{\"enabled\": true}\n").unwrap();
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
+        if let Who::User { uid, gid } = who {
+            let status = Command::new("chown")
+                .arg("-R")
+                .arg(format!("{uid}:{gid}"))
+                .arg(&root)
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+        Tree {
+            _tmp: tmp,
+            root,
+            home,
+            work,
+            outside,
+            who,
+        }
+    }
+
+    fn bin(&self, name: &str) -> String {
+        self.root.join("bin").join(name).display().to_string()
+    }
+
+    /// A command run as this tree's user, in the workdir, with a clean environment.
+    fn command(&self, program: &str) -> Command {
+        let mut cmd = match self.who {
+            Who::Root => Command::new(program),
+            Who::User { uid, gid } => {
+                let mut c = Command::new("setpriv");
+                c.arg(format!("--reuid={uid}"))
+                    .arg(format!("--regid={gid}"))
+                    .arg("--clear-groups")
+                    .arg("--")
+                    .arg(program);
+                c
+            }
+        };
+        cmd.env_clear()
+            .env("PATH", PATH)
+            .env("HOME", &self.home)
+            .env("SANDGATE_NO_UI", "1")
+            .env("SANDGATE_AUDIT", "off")
+            .env("SANDGATE_CACHE_DIR", self.root.join("cache"))
+            .env("OUTSIDE", &self.outside)
+            .env("WORK", &self.work)
+            .current_dir(&self.work)
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// A long-running process outside the sandbox, as this tree's user, in `outside`.
+    fn victim(&self) -> Victim {
+        let mut cmd = self.command("sleep");
+        cmd.arg("60").current_dir(&self.outside);
+        let child = cmd.spawn().unwrap();
+        // `setpriv` execs `sleep`: the pid stays the same.
+        std::thread::sleep(Duration::from_millis(100));
+        Victim(child)
+    }
+}
+
+struct Victim(Child);
+
+impl Victim {
+    fn pid(&self) -> String {
+        self.0.id().to_string()
+    }
+
+    /// Whether the victim ended within `wait`.
+    fn ended_within(&mut self, wait: Duration) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < wait {
+            if self.0.try_wait().unwrap().is_some() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+}
+
+impl Drop for Victim {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs scripts either unconfined or confined by one mode.
+struct Runner<'a> {
+    tree: &'a Tree,
+    mode: Option<Mode>,
+}
+
+impl Runner<'_> {
+    /// Runs `script` with `/bin/sh -c`, confined or not, with extra environment.
+    fn sh_with(&self, script: &str, envs: &[(&str, &str)]) -> Output {
+        let t = self.tree;
+        let mut cmd = match self.mode {
+            None => {
+                let mut c = t.command("/bin/sh");
+                c.arg("-c").arg(script);
+                c
+            }
+            Some(Mode::Landlock | Mode::Bwrap) => {
+                let name = if self.mode == Some(Mode::Landlock) {
+                    "landlock"
+                } else {
+                    "bwrap"
+                };
+                let mut c = t.command(binary().to_str().unwrap());
+                c.arg("--config")
+                    .arg(t.root.join(format!("{name}.yaml")))
+                    .args(["exec", "--"])
+                    .arg(script);
+                c
+            }
+            Some(Mode::Run) => {
+                let mut c = t.command(binary().to_str().unwrap());
+                c.args(["run", "--no-ui", "--", "/bin/sh", "-c"])
+                    .arg(script);
+                c
+            }
+        };
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        if matches!(self.mode, Some(Mode::Landlock | Mode::Bwrap)) {
+            assert!(
+                !text(&out.stderr).contains("sandgate: denied:"),
+                "the gate, not the sandbox, stopped it: {}",
+                text(&out.stderr)
+            );
+        }
+        out
+    }
+
+    fn sh(&self, script: &str) -> Output {
+        self.sh_with(script, &[])
+    }
+
+    /// Like [`Runner::sh`], but unconfined the script first gets its own mount
+    /// namespace prepared by `setup` (root only): the situation a sandbox
+    /// builds with mounts, so that the unconfined run shows what the attempt
+    /// does to it. Nothing of it reaches the host's mounts.
+    fn sh_in_mounts(&self, setup: &str, script: &str) -> Output {
+        match self.mode {
+            None => self.sh_with(
+                "exec unshare --mount --propagation private /bin/sh -c \"$SETUP; $SCRIPT\"",
+                &[("SETUP", setup), ("SCRIPT", script)],
+            ),
+            Some(_) => self.sh(script),
+        }
+    }
+}
+
+/// One escape attempt: prepares what it needs, runs through `runner`, and
+/// returns whether it got out, with what it saw for the failure message.
+type Attempt = fn(&Tree, &Runner) -> (bool, String);
+
+struct Row {
+    name: &'static str,
+    /// Needs root to work even unconfined (`mknod`, `mount`, file handles).
+    root_only: bool,
+    /// The modes that must hold it.
+    held_by: &'static [Mode],
+    attempt: Attempt,
+}
+
+fn seen(out: &Output) -> String {
+    format!(
+        "exit {:?}, stdout `{}`, stderr `{}`",
+        out.status.code(),
+        text(&out.stdout).trim(),
+        text(&out.stderr).trim()
+    )
+}
+
+fn mode_of(path: &Path) -> u32 {
+    fs::symlink_metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+const ALL: &[Mode] = &[Mode::Landlock, Mode::Bwrap, Mode::Run];
+const EXEC: &[Mode] = &[Mode::Landlock, Mode::Bwrap];
+
+fn rows() -> Vec<Row> {
+    vec![
+        Row {
+            name: "write a file outside",
+            root_only: false,
+            held_by: ALL,
+            attempt: |t, r| {
+                let out = r.sh("echo x > \"$OUTSIDE/new.txt\"; echo y >> \"$OUTSIDE/file.txt\"");
+                let got = t.outside.join("new.txt").exists()
+                    || fs::read_to_string(t.outside.join("file.txt")).unwrap() != "outside\n";
+                (got, seen(&out))
+            },
+        },
+        Row {
+            name: "write outside through a symlink in the workdir",
+            root_only: false,
+            held_by: ALL,
+            attempt: |t, r| {
+                std::os::unix::fs::symlink(&t.outside, t.work.join("link")).unwrap();
+                let out = r.sh("echo x > link/via-link.txt");
+                (t.outside.join("via-link.txt").exists(), seen(&out))
+            },
+        },
+        Row {
+            name: "read ~/.ssh/id_rsa",
+            root_only: false,
+            held_by: EXEC,
+            attempt: |_, r| {
+                let out = r.sh("cat \"$HOME/.ssh/id_rsa\"");
+                (text(&out.stdout).contains("SECRET"), seen(&out))
+            },
+        },
+        Row {
+            name: "chmod, chown and touch -d of a file outside, chmod 777 ~/.ssh",
+            root_only: false,
+            held_by: &[Mode::Bwrap, Mode::Run],
+            attempt: |t, r| {
+                let file = t.outside.join("file.txt");
+                let before = fs::metadata(&file).unwrap();
+                let chown = if t.who == Who::Root {
+                    "chown 1:1 \"$OUTSIDE/file.txt\";"
+                } else {
+                    ""
+                };
+                let out = r.sh(&format!(
+                    "chmod 600 \"$OUTSIDE/file.txt\"; {chown} touch -d 2001-01-01 \"$OUTSIDE/file.txt\"; chmod 777 \"$HOME/.ssh\""
+                ));
+                let after = fs::metadata(&file).unwrap();
+                let got = mode_of(&file) == 0o600
+                    || after.uid() != before.uid()
+                    || after.mtime() != before.mtime()
+                    || mode_of(&t.home.join(".ssh")) == 0o777;
+                (got, seen(&out))
+            },
+        },
+        Row {
+            name: "mknod a character device and write to it",
+            root_only: true,
+            held_by: EXEC,
+            attempt: |t, r| {
+                // 1:3 is /dev/null: the device works without leaving a trace.
+                let out = r.sh("mknod ./kd c 1 3 && echo hi > ./kd && echo wrote");
+                use std::os::unix::fs::FileTypeExt;
+                let is_dev = fs::symlink_metadata(t.work.join("kd"))
+                    .is_ok_and(|m| m.file_type().is_char_device());
+                (is_dev && text(&out.stdout).contains("wrote"), seen(&out))
+            },
+        },
+        Row {
+            name: "ptrace attach to a process outside",
+            root_only: false,
+            held_by: ALL,
+            attempt: |t, r| {
+                let victim = t.victim();
+                let out = r.sh_with(
+                    &format!("python3 {}", t.bin("ptrace.py")),
+                    &[("VICTIM", &victim.pid())],
+                );
+                (text(&out.stdout).contains("attached"), seen(&out))
+            },
+        },
+        Row {
+            name: "kill -TERM a process outside",
+            root_only: false,
+            held_by: EXEC,
+            attempt: |t, r| {
+                let mut victim = t.victim();
+                let out = r.sh_with("kill -TERM \"$VICTIM\"", &[("VICTIM", &victim.pid())]);
+                (victim.ended_within(Duration::from_secs(2)), seen(&out))
+            },
+        },
+        Row {
+            name: "write through /proc/PID/cwd of a process outside",
+            root_only: false,
+            held_by: ALL,
+            attempt: |t, r| {
+                let victim = t.victim();
+                let out = r.sh_with(
+                    "echo x > \"/proc/$VICTIM/cwd/via-proc.txt\"",
+                    &[("VICTIM", &victim.pid())],
+                );
+                (t.outside.join("via-proc.txt").exists(), seen(&out))
+            },
+        },
+        Row {
+            name: "remount / read-write, then write outside",
+            root_only: true,
+            held_by: EXEC,
+            attempt: |t, r| {
+                let out = r.sh_in_mounts(
+                    "mount --bind / / && mount -o remount,ro,bind /",
+                    "mount -o remount,rw,bind / ; echo x > \"$OUTSIDE/after-remount.txt\"",
+                );
+                (t.outside.join("after-remount.txt").exists(), seen(&out))
+            },
+        },
+        Row {
+            name: "umount ~/.ssh, then read the key",
+            root_only: true,
+            held_by: EXEC,
+            attempt: |_, r| {
+                let out = r.sh_in_mounts(
+                    "mount -t tmpfs none \"$HOME/.ssh\"",
+                    "umount -l \"$HOME/.ssh\" ; cat \"$HOME/.ssh/id_rsa\"",
+                );
+                (text(&out.stdout).contains("SECRET"), seen(&out))
+            },
+        },
+        Row {
+            name: "open_by_handle_at to read ~/.ssh/id_rsa",
+            root_only: true,
+            held_by: EXEC,
+            attempt: |t, r| {
+                let key = t.home.join(".ssh/id_rsa");
+                let handle = Command::new("python3")
+                    .env("PATH", PATH)
+                    .arg(t.bin("name_to_handle.py"))
+                    .arg(&key)
+                    .output()
+                    .unwrap();
+                assert!(handle.status.success(), "{}", seen(&handle));
+                let handle = text(&handle.stdout).trim().to_string();
+                let mount = mount_point(&key);
+                let out = r.sh_with(
+                    &format!("python3 {}", t.bin("open_by_handle.py")),
+                    &[("HANDLE", &handle), ("MOUNT", mount.to_str().unwrap())],
+                );
+                (text(&out.stdout).contains("SECRET"), seen(&out))
+            },
+        },
+        Row {
+            name: "connect() to a UNIX socket by path, listener outside",
+            root_only: false,
+            held_by: EXEC,
+            attempt: |t, r| {
+                let sock = t.outside.join("listener.sock");
+                let listener = UnixListener::bind(&sock).unwrap();
+                fs::set_permissions(&sock, fs::Permissions::from_mode(0o777)).unwrap();
+                listener.set_nonblocking(true).unwrap();
+                let out = r.sh_with(
+                    &format!("python3 {}", t.bin("connect.py")),
+                    &[("SOCK", sock.to_str().unwrap())],
+                );
+                let mut got = false;
+                if let Ok((mut stream, _)) = listener.accept() {
+                    let mut buf = String::new();
+                    stream.set_nonblocking(false).unwrap();
+                    let _ = stream.read_to_string(&mut buf);
+                    got = buf.contains("hello from inside");
+                }
+                (got, seen(&out))
+            },
+        },
+    ]
+}
+
+/// The mount point of the file system holding `path` (for `open_by_handle_at`).
+fn mount_point(path: &Path) -> PathBuf {
+    let out = Command::new("stat")
+        .args(["-c", "%m"])
+        .arg(path)
+        .output()
+        .unwrap();
+    PathBuf::from(text(&out.stdout).trim())
+}
+
+fn check_row(row: &Row, mode: Mode, who: Who) {
+    if row.root_only && who != Who::Root {
+        return;
+    }
+    let label = format!("{} ({mode:?}, as {who:?})", row.name);
+    let tree = Tree::new(who);
+    let (free, what) = (row.attempt)(
+        &tree,
+        &Runner {
+            tree: &tree,
+            mode: None,
+        },
+    );
+    assert!(
+        free,
+        "{label}: the attempt does not work even unconfined: {what}"
+    );
+    drop(tree);
+    let tree = Tree::new(who);
+    let (escaped, what) = (row.attempt)(
+        &tree,
+        &Runner {
+            tree: &tree,
+            mode: Some(mode),
+        },
+    );
+    assert!(!escaped, "{label}: escaped: {what}");
+}
+
+fn check_mode(mode: Mode) {
+    if !mode.available() || !has("python3") {
+        if !has("python3") {
+            missing("`python3` is not installed");
+        }
+        return;
+    }
+    for who in users() {
+        for row in rows().iter().filter(|r| r.held_by.contains(&mode)) {
+            check_row(row, mode, who);
+        }
+    }
+}
+
+#[test]
+fn exec_landlock_holds_every_row() {
+    check_mode(Mode::Landlock);
+}
+
+#[test]
+fn exec_bwrap_holds_every_row() {
+    check_mode(Mode::Bwrap);
+}
+
+#[test]
+fn run_holds_every_row() {
+    check_mode(Mode::Run);
+}
+
+/// Neither exec mode leaves the command a capability, even as root; both
+/// set no-new-privileges and install their filters; the bwrap preset runs
+/// in its own PID namespace.
+#[test]
+fn exec_modes_drop_every_capability() {
+    for mode in [Mode::Landlock, Mode::Bwrap] {
+        if mode.available() {
+            capabilities_dropped(mode);
+        }
+    }
+}
+
+fn capabilities_dropped(mode: Mode) {
+    for who in users() {
+        let tree = Tree::new(who);
+        let runner = Runner {
+            tree: &tree,
+            mode: Some(mode),
+        };
+        let out = runner.sh("grep -E '^(CapEff|CapPrm|CapBnd|CapAmb|NoNewPrivs|Seccomp):' /proc/self/status; echo pid $$");
+        let stdout = text(&out.stdout);
+        let mut expected = vec![
+            "CapEff:\t0000000000000000",
+            "CapPrm:\t0000000000000000",
+            "CapAmb:\t0000000000000000",
+            "NoNewPrivs:\t1",
+            "Seccomp:\t2",
+        ];
+        // Only a caller with CAP_SETPCAP (root) can empty the bounding set
+        // under Landlock; bwrap empties it inside its user namespace.
+        if who == Who::Root || mode == Mode::Bwrap {
+            expected.push("CapBnd:\t0000000000000000");
+        }
+        for line in expected {
+            assert!(
+                stdout.contains(line),
+                "{mode:?}, {who:?}: {line} in {stdout}"
+            );
+        }
+        if mode == Mode::Landlock {
+            continue;
+        }
+        // The shell is one of the first processes of its own PID namespace.
+        let pid: u32 = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("pid "))
+            .and_then(|p| p.trim().parse().ok())
+            .unwrap();
+        assert!(pid < 10, "{mode:?}, {who:?}: pid {pid}");
+    }
+}
