@@ -4,20 +4,20 @@
 //!
 //! Every path is canonical and has been checked against the plan. The parent
 //! directory is opened with `RESOLVE_NO_SYMLINKS`, and the final component is
-//! used relative to it without following symlinks, so a symlink swapped in
-//! after the check makes the operation fail (`ELOOP`) instead of landing
-//! somewhere else. The directories where this happens most (the workspace
+//! used relative to it without following symlinks ([`sandgate_sandbox::beneath`], the
+//! walk the MCP file tools use too), so a symlink swapped in after the check
+//! makes the operation fail (`ELOOP`) instead of landing somewhere else. The directories where this happens most (the workspace
 //! roots, which have no Landlock rule of their own) are opened once, the
 //! same way, when the supervisor starts ([`Anchors`]).
 
-use std::ffi::CString;
+use std::ffi::OsStr;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::seccomp::Listener;
+use sandgate_sandbox::beneath;
 
 /// A write, with canonical paths.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,56 +112,6 @@ impl Op {
     }
 }
 
-fn cstring(bytes: &[u8]) -> io::Result<CString> {
-    CString::new(bytes).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
-}
-
-fn check(rc: libc::c_int) -> io::Result<libc::c_int> {
-    if rc < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(rc)
-    }
-}
-
-/// `openat2(dirfd, path, flags, mode, RESOLVE_NO_SYMLINKS [| RESOLVE_BENEATH])`.
-fn openat2(dirfd: libc::c_int, path: &[u8], flags: i32, mode: u32) -> io::Result<OwnedFd> {
-    let path = cstring(path)?;
-    let mut how: libc::open_how = open_how_zeroed();
-    how.flags = (flags | libc::O_CLOEXEC) as u64;
-    how.mode = if flags & (libc::O_CREAT | libc::O_TMPFILE) != 0 {
-        u64::from(mode & 0o7777)
-    } else {
-        0
-    };
-    how.resolve = libc::RESOLVE_NO_SYMLINKS;
-    if dirfd != libc::AT_FDCWD {
-        how.resolve |= libc::RESOLVE_BENEATH;
-    }
-    // SAFETY: `path` is NUL-terminated and `how` is a live open_how whose size
-    // we pass; the kernel only reads them.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            dirfd,
-            path.as_ptr(),
-            &how as *const libc::open_how,
-            std::mem::size_of::<libc::open_how>(),
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let fd = libc::c_int::try_from(fd).map_err(io::Error::other)?;
-    // SAFETY: the kernel just returned this descriptor; we own it.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-fn open_how_zeroed() -> libc::open_how {
-    // SAFETY: open_how is plain integers; all-zero is a valid value.
-    unsafe { std::mem::zeroed() }
-}
-
 /// Directories opened once (`O_PATH`, without following any symlink) so
 /// that writes performed in them need not walk their path again.
 #[derive(Debug)]
@@ -176,13 +126,7 @@ impl Anchors {
         let dirs = paths
             .into_iter()
             .filter_map(|path| {
-                let fd = openat2(
-                    libc::AT_FDCWD,
-                    path.as_os_str().as_bytes(),
-                    libc::O_PATH | libc::O_DIRECTORY,
-                    0,
-                )
-                .ok()?;
+                let fd = beneath::open_dir(&path).ok()?;
                 Some((path, fd))
             })
             .collect();
@@ -217,18 +161,18 @@ enum Dir<'a> {
     Opened(OwnedFd),
 }
 
-impl AsRawFd for Dir<'_> {
-    fn as_raw_fd(&self) -> RawFd {
+impl AsFd for Dir<'_> {
+    fn as_fd(&self) -> BorrowedFd<'_> {
         match self {
-            Dir::Anchor(fd) => fd.as_raw_fd(),
-            Dir::Opened(fd) => fd.as_raw_fd(),
+            Dir::Anchor(fd) => *fd,
+            Dir::Opened(fd) => fd.as_fd(),
         }
     }
 }
 
 /// The parent directory of `path`, opened without following any symlink,
 /// and the final component.
-fn parent_of<'a>(anchors: &'a Anchors, path: &Path) -> io::Result<(Dir<'a>, CString)> {
+fn parent_of<'a, 'p>(anchors: &'a Anchors, path: &'p Path) -> io::Result<(Dir<'a>, &'p OsStr)> {
     let parent = path
         .parent()
         .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
@@ -237,14 +181,9 @@ fn parent_of<'a>(anchors: &'a Anchors, path: &Path) -> io::Result<(Dir<'a>, CStr
         .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
     let dir = match anchors.find(parent) {
         Some(fd) => Dir::Anchor(fd),
-        None => Dir::Opened(openat2(
-            libc::AT_FDCWD,
-            parent.as_os_str().as_bytes(),
-            libc::O_PATH | libc::O_DIRECTORY,
-            0,
-        )?),
+        None => Dir::Opened(beneath::open_dir(parent)?),
     };
-    Ok((dir, cstring(name.as_bytes())?))
+    Ok((dir, name))
 }
 
 /// Performs `op` for the program and answers notification `id`: the result
@@ -282,9 +221,9 @@ fn run(
     match op {
         Op::Open { path, flags, mode } => {
             let (dir, name) = parent_of(anchors, path)?;
-            let fd = openat2(
-                dir.as_raw_fd(),
-                name.as_bytes(),
+            let fd = beneath::open_beneath(
+                dir.as_fd(),
+                Path::new(name),
                 flags & !libc::O_CLOEXEC,
                 mode & !umask,
             )?;
@@ -293,71 +232,38 @@ fn run(
         }
         Op::Mkdir { path, mode } => {
             let (dir, name) = parent_of(anchors, path)?;
-            // SAFETY: open directory descriptor and NUL-terminated name.
-            check(unsafe {
-                libc::mkdirat(
-                    dir.as_raw_fd(),
-                    name.as_ptr(),
-                    (mode & !umask & 0o7777) as libc::mode_t,
-                )
-            })?;
+            beneath::mkdir_at(dir.as_fd(), name, mode & !umask)?;
             Ok(Some(0))
         }
         Op::Mknod { path, mode } => {
-            let kind = mode & libc::S_IFMT;
-            if kind != 0 && kind != libc::S_IFREG && kind != libc::S_IFIFO && kind != libc::S_IFSOCK
-            {
-                return Err(io::Error::from_raw_os_error(libc::EPERM));
-            }
             let (dir, name) = parent_of(anchors, path)?;
-            let mode = kind | (mode & !umask & 0o7777);
-            // SAFETY: open directory descriptor and NUL-terminated name; no device.
-            check(unsafe { libc::mknodat(dir.as_raw_fd(), name.as_ptr(), mode, 0) })?;
+            beneath::mknod_at(
+                dir.as_fd(),
+                name,
+                (mode & libc::S_IFMT) | (mode & !umask & 0o7777),
+            )?;
             Ok(Some(0))
         }
         Op::Remove { path, dir: is_dir } => {
             let (dir, name) = parent_of(anchors, path)?;
-            let flags = if *is_dir { libc::AT_REMOVEDIR } else { 0 };
-            // SAFETY: open directory descriptor and NUL-terminated name.
-            check(unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), flags) })?;
+            beneath::remove_at(dir.as_fd(), name, *is_dir)?;
             Ok(Some(0))
         }
         Op::Rename { from, to, flags } => {
             let (from_dir, from_name) = parent_of(anchors, from)?;
             let (to_dir, to_name) = parent_of(anchors, to)?;
-            // SAFETY: open directory descriptors and NUL-terminated names.
-            check(unsafe {
-                libc::renameat2(
-                    from_dir.as_raw_fd(),
-                    from_name.as_ptr(),
-                    to_dir.as_raw_fd(),
-                    to_name.as_ptr(),
-                    *flags,
-                )
-            })?;
+            beneath::rename_at(from_dir.as_fd(), from_name, to_dir.as_fd(), to_name, *flags)?;
             Ok(Some(0))
         }
         Op::Link { from, to } => {
             let (from_dir, from_name) = parent_of(anchors, from)?;
             let (to_dir, to_name) = parent_of(anchors, to)?;
-            // SAFETY: open directory descriptors and NUL-terminated names; flags 0
-            // never follows a symlink.
-            check(unsafe {
-                libc::linkat(
-                    from_dir.as_raw_fd(),
-                    from_name.as_ptr(),
-                    to_dir.as_raw_fd(),
-                    to_name.as_ptr(),
-                    0,
-                )
-            })?;
+            beneath::link_at(from_dir.as_fd(), from_name, to_dir.as_fd(), to_name)?;
             Ok(Some(0))
         }
         Op::Symlink { target, path } => {
             let (dir, name) = parent_of(anchors, path)?;
-            let target = cstring(target)?;
-            // SAFETY: open directory descriptor and NUL-terminated strings.
-            check(unsafe { libc::symlinkat(target.as_ptr(), dir.as_raw_fd(), name.as_ptr()) })?;
+            beneath::symlink_at(target, dir.as_fd(), name)?;
             Ok(Some(0))
         }
         Op::Meta { .. } => {
@@ -366,9 +272,8 @@ fn run(
         }
         Op::Truncate { path, len } => {
             let (dir, name) = parent_of(anchors, path)?;
-            let file = openat2(dir.as_raw_fd(), name.as_bytes(), libc::O_WRONLY, 0)?;
-            // SAFETY: an open, writable descriptor.
-            check(unsafe { libc::ftruncate(file.as_raw_fd(), *len) })?;
+            let file = beneath::open_beneath(dir.as_fd(), Path::new(name), libc::O_WRONLY, 0)?;
+            beneath::truncate(file.as_fd(), *len)?;
             Ok(Some(0))
         }
     }

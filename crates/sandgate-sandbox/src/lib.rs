@@ -12,8 +12,10 @@
 //!
 //! [`Isolation`] ties them together: settings in, a [`std::process::Command`]
 //! out, with the [`Enforcement`] level the caller can inspect and require.
-//! The only `unsafe` code is in the private `sys` module: the `pre_exec` hook
-//! and the raw system calls it makes.
+//! The `unsafe` code of isolation is in the private `sys` module: the
+//! `pre_exec` hook and the raw system calls it makes. [`beneath`] (opening a
+//! judged path without following a symlink, shared by `sandgate run` and the
+//! MCP file tools) holds its own raw system calls.
 //!
 //! ```no_run
 //! use sandgate_sandbox::{Environment, Isolation};
@@ -31,6 +33,7 @@
 
 #![deny(missing_docs)]
 
+pub mod beneath;
 pub mod bwrap;
 pub mod custom;
 pub mod enforcement;

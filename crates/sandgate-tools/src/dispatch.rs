@@ -5,7 +5,7 @@
 //! put an ASK to the [`Resolver`], record the decision, and only then run the
 //! tool — on the canonical path the gate judged.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -17,6 +17,7 @@ use crate::error::ToolError;
 use crate::file;
 use crate::grep::{self, GrepQuery};
 use crate::jobs::{tail_lines, Job, JobState, JobTable};
+use crate::judged::{self, Target};
 use crate::output::ToolOutput;
 use crate::params::Params;
 use crate::resolver::{settle, Resolver};
@@ -293,20 +294,30 @@ impl Dispatcher {
         }
     }
 
-    /// Gate a file tool and return the canonical path to operate on.
+    /// Gate a file tool and return the canonical path it judged, pinned:
+    /// the path is canonicalized and what is there noted before the gate
+    /// runs, and the gate must have judged that same path. The tool then opens
+    /// exactly that path (see [`crate::judged`]).
     fn gate_path(
         &self,
         tool: &str,
         p: &Params<'_>,
         params: &Value,
         resolver: &dyn Resolver,
-    ) -> Result<PathBuf, ToolError> {
+    ) -> Result<Target, ToolError> {
         let raw = p.opt_str("path")?.unwrap_or("");
-        self.gate(tool, params, resolver)?;
-        // The path the gate judged: canonical, with symlinks resolved.
-        self.policy()
-            .canonical_path(raw, &self.ctx)
-            .map_err(|e| ToolError::invalid(format!("the path `{raw}` cannot be used: {e}")))
+        let before = self.policy().canonical_path(raw, &self.ctx);
+        let pinned = before.as_ref().ok().map(|path| Target::pin(path.clone()));
+        let decision = self.gate(tool, params, resolver)?;
+        let canonical = before
+            .map_err(|e| ToolError::invalid(format!("the path `{raw}` cannot be used: {e}")))?;
+        let target = pinned.unwrap_or_else(|| Target::pin(canonical.clone()));
+        // With the sandbox on, the decision's subject is the canonical path
+        // the gate judged; it must be the one pinned.
+        if self.policy().settings().sandbox && Path::new(&decision.subject) != target.path {
+            return Err(judged::changed(&target.path));
+        }
+        Ok(target)
     }
 
     fn exec_run(

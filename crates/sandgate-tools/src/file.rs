@@ -1,17 +1,27 @@
 //! The single-file tools: `file_read`, `file_write`, `file_edit`, `file_head_tail`.
 //!
-//! Each receives the canonical path the gate judged, so a symlink swapped in
-//! after the check is not what gets read or written by name.
+//! Each receives the canonical path the gate judged ([`Target`]) and opens
+//! exactly that, from a held directory descriptor without following any
+//! symlink ([`sandgate_sandbox::beneath`]): a directory swapped for a symlink
+//! after the check makes the call fail, and a read checks that the file it
+//! opened is the one that was judged. A write makes its temporary file in the
+//! judged directory only, through the held descriptor, unnamed where the file
+//! system allows it (`O_TMPFILE`), so that an error or a kill leaves nothing
+//! behind.
 
 use std::collections::VecDeque;
-use std::fs::{self, File};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::fs::PermissionsExt;
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
+use sandgate_sandbox::beneath;
 use serde_json::json;
 
 use crate::error::ToolError;
+use crate::judged::{changed, walk_error, Target};
 use crate::output::ToolOutput;
 
 /// The most text `file_read` returns in one call.
@@ -28,24 +38,28 @@ pub fn looks_binary(head: &[u8]) -> bool {
     head.contains(&0)
 }
 
-fn open_regular(path: &Path) -> Result<(File, u64), ToolError> {
-    let file = File::open(path).map_err(|e| ToolError::io("read", path, &e))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| ToolError::io("read", path, &e))?;
-    if meta.is_dir() {
+fn open_regular(target: &Target) -> Result<(File, u64), ToolError> {
+    let path = &target.path;
+    let (file, st) = target.open_read("read")?;
+    if st.is_dir() {
         return Err(ToolError::failed(format!(
             "`{}` is a directory; use `file_list` to see what it holds",
             path.display()
         )));
     }
-    if !meta.is_file() {
+    if !st.is_file() {
         return Err(ToolError::failed(format!(
             "`{}` is not a regular file",
             path.display()
         )));
     }
-    Ok((file, meta.len()))
+    Ok((file, st.size))
+}
+
+fn rewind(path: &Path, file: &mut File) -> Result<(), ToolError> {
+    file.seek(SeekFrom::Start(0))
+        .map(|_| ())
+        .map_err(|e| ToolError::io("read", path, &e))
 }
 
 fn refuse_binary(path: &Path, file: &mut File, size: u64) -> Result<(), ToolError> {
@@ -79,8 +93,13 @@ pub fn human_bytes(n: u64) -> String {
 }
 
 /// `file_read`: lines `offset..offset+limit` (1-based) of a text file.
-pub fn read(path: &Path, offset: Option<u64>, limit: Option<u64>) -> Result<ToolOutput, ToolError> {
-    let (mut file, size) = open_regular(path)?;
+pub fn read(
+    target: &Target,
+    offset: Option<u64>,
+    limit: Option<u64>,
+) -> Result<ToolOutput, ToolError> {
+    let path = target.path.as_path();
+    let (mut file, size) = open_regular(target)?;
     refuse_binary(path, &mut file, size)?;
     if offset.is_none() && limit.is_none() && size > MAX_READ_BYTES {
         return Err(ToolError::failed(format!(
@@ -94,7 +113,7 @@ pub fn read(path: &Path, offset: Option<u64>, limit: Option<u64>) -> Result<Tool
     }
     let first = offset.unwrap_or(1).max(1);
     let limit = limit.unwrap_or(DEFAULT_READ_LINES);
-    let file = File::open(path).map_err(|e| ToolError::io("read", path, &e))?;
+    rewind(path, &mut file)?;
     let mut reader = BufReader::new(file);
     let mut text = String::new();
     let mut line_no = 0u64;
@@ -151,40 +170,137 @@ pub fn read(path: &Path, offset: Option<u64>, limit: Option<u64>) -> Result<Tool
     ))
 }
 
-/// Write `content` to `path` atomically: a temporary file in the same directory,
-/// flushed to disk, then renamed over the target. Parent directories are created;
-/// an existing file keeps its permission bits.
-pub fn atomic_write(path: &Path, content: &[u8]) -> Result<(), ToolError> {
-    let dir = path.parent().ok_or_else(|| {
-        ToolError::failed(format!("`{}` has no parent directory", path.display()))
-    })?;
-    fs::create_dir_all(dir).map_err(|e| ToolError::io("create the directory", dir, &e))?;
-    let existing = fs::metadata(path).ok();
-    if existing.as_ref().is_some_and(|m| m.is_dir()) {
+/// A temporary file in a held directory: unnamed (`O_TMPFILE`) where the file
+/// system allows it, else named `.sandgate-write-*` and removed again on
+/// every way out but [`Temp::replace`].
+struct Temp<'d> {
+    dir: &'d OwnedFd,
+    file: File,
+    name: Option<String>,
+}
+
+fn temp_name() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!(
+        ".sandgate-write-{}-{:x}{:x}",
+        std::process::id(),
+        nanos,
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+impl<'d> Temp<'d> {
+    fn create(dir: &'d OwnedFd) -> std::io::Result<Temp<'d>> {
+        if let Some(fd) = beneath::tmpfile_in(dir.as_fd(), 0o600)? {
+            return Ok(Temp {
+                dir,
+                file: File::from(fd),
+                name: None,
+            });
+        }
+        loop {
+            let name = temp_name();
+            let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL;
+            match beneath::open_beneath(dir.as_fd(), Path::new(&name), flags, 0o600) {
+                Ok(fd) => {
+                    return Ok(Temp {
+                        dir,
+                        file: File::from(fd),
+                        name: Some(name),
+                    })
+                }
+                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Gives the file its final name `name`, replacing what is there.
+    fn replace(mut self, name: &OsStr) -> std::io::Result<()> {
+        let tmp = match self.name.take() {
+            Some(tmp) => tmp,
+            None => loop {
+                let tmp = temp_name();
+                match beneath::link_anonymous(self.file.as_fd(), self.dir.as_fd(), OsStr::new(&tmp))
+                {
+                    Ok(()) => break tmp,
+                    Err(e) if e.raw_os_error() == Some(libc::EEXIST) => continue,
+                    Err(e) => return Err(e),
+                }
+            },
+        };
+        let renamed = beneath::rename_at(
+            self.dir.as_fd(),
+            OsStr::new(&tmp),
+            self.dir.as_fd(),
+            name,
+            0,
+        );
+        if renamed.is_err() {
+            let _ = beneath::remove_at(self.dir.as_fd(), OsStr::new(&tmp), false);
+        }
+        renamed
+    }
+}
+
+impl Drop for Temp<'_> {
+    fn drop(&mut self) {
+        if let Some(name) = self.name.take() {
+            let _ = beneath::remove_at(self.dir.as_fd(), OsStr::new(&name), false);
+        }
+    }
+}
+
+/// Write `content` to `path` (canonical, as judged) atomically: a temporary
+/// file in the same directory, flushed to disk, then renamed over the target.
+/// Parent directories are created; an existing file keeps its permission
+/// bits. No symlink is followed on the way: one there means the path changed
+/// since it was judged, and nothing is written. Returns whether the file
+/// existed.
+pub fn atomic_write(path: &Path, content: &[u8]) -> Result<bool, ToolError> {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return Err(ToolError::failed(format!(
-            "`{}` is a directory",
+            "`{}` has no parent directory",
             path.display()
         )));
+    };
+    let dir = beneath::create_dirs(parent, 0o777)
+        .map_err(|e| walk_error("create the directory", parent, &e))?;
+    let existing =
+        beneath::stat_at(dir.as_fd(), name).map_err(|e| ToolError::io("read", path, &e))?;
+    match existing {
+        Some(st) if st.is_dir() => {
+            return Err(ToolError::failed(format!(
+                "`{}` is a directory",
+                path.display()
+            )))
+        }
+        // The judged path has no symlink, not even at its end.
+        Some(st) if st.is_symlink() => return Err(changed(path)),
+        _ => {}
     }
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".sandgate-write-")
-        .tempfile_in(dir)
-        .map_err(|e| ToolError::io("create a temporary file in", dir, &e))?;
-    tmp.write_all(content)
-        .and_then(|_| tmp.as_file().sync_all())
-        .map_err(|e| ToolError::io("write", tmp.path(), &e))?;
-    let mode = existing.map(|m| m.permissions().mode()).unwrap_or(0o644);
-    fs::set_permissions(tmp.path(), fs::Permissions::from_mode(mode))
-        .map_err(|e| ToolError::io("set the permissions of", tmp.path(), &e))?;
-    tmp.persist(path)
-        .map_err(|e| ToolError::io("replace", path, &e.error))?;
-    Ok(())
+    let mode = existing.map(|st| st.permissions()).unwrap_or(0o644);
+    let mut tmp =
+        Temp::create(&dir).map_err(|e| ToolError::io("create a temporary file in", parent, &e))?;
+    tmp.file
+        .write_all(content)
+        .and_then(|_| tmp.file.sync_all())
+        .map_err(|e| ToolError::io("write", path, &e))?;
+    beneath::chmod(tmp.file.as_fd(), mode)
+        .map_err(|e| ToolError::io("set the permissions of", path, &e))?;
+    tmp.replace(name)
+        .map_err(|e| walk_error("replace", path, &e))?;
+    Ok(existing.is_some())
 }
 
 /// `file_write`: create or replace a file with `content`.
-pub fn write(path: &Path, content: &str) -> Result<ToolOutput, ToolError> {
-    let existed = path.exists();
-    atomic_write(path, content.as_bytes())?;
+pub fn write(target: &Target, content: &str) -> Result<ToolOutput, ToolError> {
+    let path = target.path.as_path();
+    let existed = atomic_write(path, content.as_bytes())?;
     let verb = if existed { "replaced" } else { "created" };
     Ok(ToolOutput::new(
         format!("{verb} `{}` ({} bytes)", path.display(), content.len()),
@@ -193,7 +309,13 @@ pub fn write(path: &Path, content: &str) -> Result<ToolOutput, ToolError> {
 }
 
 /// `file_edit`: replace `old` by `new`, once (it must be unique) or everywhere.
-pub fn edit(path: &Path, old: &str, new: &str, replace_all: bool) -> Result<ToolOutput, ToolError> {
+pub fn edit(
+    target: &Target,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<ToolOutput, ToolError> {
+    let path = target.path.as_path();
     if old.is_empty() {
         return Err(ToolError::invalid(
             "`old_string` is empty; to create or overwrite a file use `file_write`",
@@ -204,7 +326,7 @@ pub fn edit(path: &Path, old: &str, new: &str, replace_all: bool) -> Result<Tool
             "`old_string` and `new_string` are the same; nothing to change",
         ));
     }
-    let (mut file, size) = open_regular(path)?;
+    let (mut file, size) = open_regular(target)?;
     if size > MAX_EDIT_BYTES {
         return Err(ToolError::failed(format!(
             "`{}` is {}, more than the {} `file_edit` rewrites",
@@ -260,10 +382,11 @@ pub fn edit(path: &Path, old: &str, new: &str, replace_all: bool) -> Result<Tool
 }
 
 /// `file_head_tail`: the first `head` and the last `tail` lines.
-pub fn head_tail(path: &Path, head: u64, tail: u64) -> Result<ToolOutput, ToolError> {
-    let (mut file, size) = open_regular(path)?;
+pub fn head_tail(target: &Target, head: u64, tail: u64) -> Result<ToolOutput, ToolError> {
+    let path = target.path.as_path();
+    let (mut file, size) = open_regular(target)?;
     refuse_binary(path, &mut file, size)?;
-    let file = File::open(path).map_err(|e| ToolError::io("read", path, &e))?;
+    rewind(path, &mut file)?;
     let mut reader = BufReader::new(file);
     let mut first: Vec<String> = Vec::new();
     let mut last: VecDeque<String> = VecDeque::new();
@@ -309,6 +432,12 @@ pub fn head_tail(path: &Path, head: u64, tail: u64) -> Result<ToolOutput, ToolEr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn t(p: &Path) -> Target {
+        Target::pin(fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf()))
+    }
 
     fn tmp_file(text: &[u8]) -> (tempfile::TempDir, std::path::PathBuf) {
         let dir = tempfile::tempdir().unwrap();
@@ -320,25 +449,25 @@ mod tests {
     #[test]
     fn reads_windows_of_lines() {
         let (_d, p) = tmp_file(b"a\nb\nc\nd\n");
-        assert_eq!(read(&p, None, None).unwrap().text, "a\nb\nc\nd\n");
-        let part = read(&p, Some(2), Some(2)).unwrap().text;
+        assert_eq!(read(&t(&p), None, None).unwrap().text, "a\nb\nc\nd\n");
+        let part = read(&t(&p), Some(2), Some(2)).unwrap().text;
         assert_eq!(
             part,
             "b\nc\n[sandgate: showed lines 2–3; the file continues, read on with offset=4]"
         );
-        assert_eq!(read(&p, Some(4), Some(9)).unwrap().text, "d\n");
-        let e = read(&p, Some(9), None).unwrap_err().to_string();
+        assert_eq!(read(&t(&p), Some(4), Some(9)).unwrap().text, "d\n");
+        let e = read(&t(&p), Some(9), None).unwrap_err().to_string();
         assert!(e.contains("past the end"), "{e}");
     }
 
     #[test]
     fn refuses_binary_and_large_files() {
         let (_d, p) = tmp_file(b"ELF\0\x01\x02");
-        let e = read(&p, None, None).unwrap_err().to_string();
+        let e = read(&t(&p), None, None).unwrap_err().to_string();
         assert!(e.contains("is a binary file (6 bytes)"), "{e}");
         let big = "x".repeat(80).repeat(4000) + "\n";
         let (_d2, p2) = tmp_file(big.as_bytes());
-        let e = read(&p2, None, None).unwrap_err().to_string();
+        let e = read(&t(&p2), None, None).unwrap_err().to_string();
         assert!(e.contains("`offset`") && e.contains("`limit`"), "{e}");
     }
 
@@ -346,10 +475,10 @@ mod tests {
     fn writes_atomically_and_keeps_mode() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("new/sub/file.txt");
-        write(&p, "hello").unwrap();
+        write(&t(&p), "hello").unwrap();
         assert_eq!(fs::read_to_string(&p).unwrap(), "hello");
         fs::set_permissions(&p, fs::Permissions::from_mode(0o600)).unwrap();
-        let out = write(&p, "again").unwrap();
+        let out = write(&t(&p), "again").unwrap();
         assert!(out.text.starts_with("replaced"));
         assert_eq!(
             fs::metadata(&p).unwrap().permissions().mode() & 0o777,
@@ -362,12 +491,12 @@ mod tests {
     #[test]
     fn edits_unique_or_all() {
         let (_d, p) = tmp_file(b"one two one\n");
-        let e = edit(&p, "one", "1", false).unwrap_err().to_string();
+        let e = edit(&t(&p), "one", "1", false).unwrap_err().to_string();
         assert!(e.contains("occurs 2 times"), "{e}");
-        let e = edit(&p, "three", "3", false).unwrap_err().to_string();
+        let e = edit(&t(&p), "three", "3", false).unwrap_err().to_string();
         assert!(e.contains("was not found"), "{e}");
-        edit(&p, "two", "2", false).unwrap();
-        edit(&p, "one", "1", true).unwrap();
+        edit(&t(&p), "two", "2", false).unwrap();
+        edit(&t(&p), "one", "1", true).unwrap();
         assert_eq!(fs::read_to_string(&p).unwrap(), "1 2 1\n");
     }
 
@@ -375,11 +504,11 @@ mod tests {
     fn head_and_tail() {
         let text: String = (1..=10).map(|i| format!("{i}\n")).collect();
         let (_d, p) = tmp_file(text.as_bytes());
-        let out = head_tail(&p, 2, 2).unwrap().text;
+        let out = head_tail(&t(&p), 2, 2).unwrap().text;
         assert_eq!(out, "1\n2\n[sandgate: 6 lines omitted]\n9\n10\n");
-        assert_eq!(head_tail(&p, 6, 6).unwrap().text, text);
+        assert_eq!(head_tail(&t(&p), 6, 6).unwrap().text, text);
         assert_eq!(
-            head_tail(&p, 0, 1).unwrap().text,
+            head_tail(&t(&p), 0, 1).unwrap().text,
             "[sandgate: 9 lines omitted]\n10\n"
         );
     }

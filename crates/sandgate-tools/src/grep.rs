@@ -1,9 +1,12 @@
 //! `file_grep`: a regex search over a file or tree, built on ripgrep's crates.
 //!
 //! The walk respects `.gitignore`, follows no symlink, and passes every entry
-//! through the path gate before a byte of it is read.
+//! through the path gate before a byte of it is read. Each file is opened
+//! beneath the walk's held root without following a symlink
+//! ([`crate::judged::Root`]), so a swap during the walk cannot point a read
+//! at another file.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -14,9 +17,10 @@ use ignore::WalkState;
 use serde_json::json;
 
 use crate::error::ToolError;
+use crate::judged::{Root, Target};
 use crate::output::ToolOutput;
 use crate::walk::{
-    glob_matches, name_glob, searching_walker, skipped_note, EntryGate, WalkOptions,
+    changed_note, glob_matches, name_glob, searching_walker, skipped_note, EntryGate, WalkOptions,
 };
 
 /// Characters of one matching line that are returned; the rest is cut.
@@ -46,8 +50,14 @@ struct Hit {
 }
 
 /// Run `file_grep` under `root` (a directory or one file).
-pub fn grep(root: &Path, query: &GrepQuery<'_>, gate: &EntryGate) -> Result<ToolOutput, ToolError> {
-    std::fs::symlink_metadata(root).map_err(|e| ToolError::io("read", root, &e))?;
+pub fn grep(
+    target: &Target,
+    query: &GrepQuery<'_>,
+    gate: &EntryGate,
+) -> Result<ToolOutput, ToolError> {
+    let root = target.path.as_path();
+    let (held, root_stat) = Root::open(target)?;
+    let held = &held;
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(query.ignore_case)
         .build(query.pattern)
@@ -65,6 +75,7 @@ pub fn grep(root: &Path, query: &GrepQuery<'_>, gate: &EntryGate) -> Result<Tool
     let hits: Mutex<Vec<Hit>> = Mutex::new(Vec::new());
     let found = AtomicUsize::new(0);
     let files_searched = AtomicUsize::new(0);
+    let changed = AtomicUsize::new(0);
     let max = query.max_results;
     let walker = searching_walker(root, query.options, gate);
     walker.build_parallel().run(|| {
@@ -77,6 +88,7 @@ pub fn grep(root: &Path, query: &GrepQuery<'_>, gate: &EntryGate) -> Result<Tool
         let hits = &hits;
         let found = &found;
         let files_searched = &files_searched;
+        let changed = &changed;
         Box::new(move |entry| {
             let Ok(entry) = entry else {
                 return WalkState::Continue;
@@ -89,12 +101,29 @@ pub fn grep(root: &Path, query: &GrepQuery<'_>, gate: &EntryGate) -> Result<Tool
                     return WalkState::Continue;
                 }
             }
+            let path = entry.path();
+            let opened = if entry.depth() == 0 {
+                target
+                    .open_read("read")
+                    .ok()
+                    .filter(|(_, st)| st.is_file() && !root_stat.is_dir())
+            } else {
+                match held.open_file(path) {
+                    Ok(Some((file, st))) if Some(st.ino) == entry.ino() => Some((file, st)),
+                    Ok(_) => None,
+                    Err(e) if sandgate_sandbox::beneath::is_swapped(&e) => None,
+                    Err(_) => return WalkState::Continue,
+                }
+            };
+            let Some((file, _)) = opened else {
+                changed.fetch_add(1, Ordering::Relaxed);
+                return WalkState::Continue;
+            };
             files_searched.fetch_add(1, Ordering::Relaxed);
             let mut local = Vec::new();
-            let path = entry.path();
-            let _ = searcher.search_path(
+            let _ = searcher.search_file(
                 &matcher,
-                path,
+                &file,
                 Lossy(|line, text| {
                     if found.fetch_add(1, Ordering::Relaxed) >= max {
                         return Ok(false);
@@ -139,6 +168,8 @@ pub fn grep(root: &Path, query: &GrepQuery<'_>, gate: &EntryGate) -> Result<Tool
         ));
     }
     text.push_str(&skipped_note(gate.skipped()));
+    let changed = changed.load(Ordering::Relaxed);
+    text.push_str(&changed_note(changed));
     let matches: Vec<_> = hits
         .iter()
         .map(|h| json!({"path": h.path, "line": h.line, "text": h.text}))
@@ -150,6 +181,7 @@ pub fn grep(root: &Path, query: &GrepQuery<'_>, gate: &EntryGate) -> Result<Tool
             "matches": matches,
             "files_searched": files_searched.load(Ordering::Relaxed),
             "skipped": gate.skipped(),
+            "changed": changed,
             "truncated": truncated,
         }),
     ))

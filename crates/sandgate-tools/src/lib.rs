@@ -24,6 +24,7 @@ pub mod error;
 pub mod file;
 pub mod grep;
 pub mod jobs;
+pub mod judged;
 pub mod output;
 pub mod params;
 pub mod resolver;

@@ -5,6 +5,12 @@
 //! or deny rule matches are skipped without a word about their content, and
 //! only their number is reported. Symlinks are never followed: a link is
 //! judged by where it points, listed by name at most, and never read.
+//!
+//! The walker goes by name, so every entry it reports is opened again beneath
+//! the walk's held root ([`Root`]) without following any symlink before it is
+//! listed or read: an entry that a concurrent swap put there (a directory
+//! replaced by a symlink while the walk runs) is left out and counted as
+//! changed.
 
 use std::fs::FileType;
 use std::io::Read;
@@ -18,6 +24,7 @@ use sandgate_policy::{Context, Policy, Verdict};
 use serde_json::json;
 
 use crate::error::ToolError;
+use crate::judged::{Root, Target};
 use crate::output::ToolOutput;
 
 /// Entries `file_list` returns at most.
@@ -105,6 +112,15 @@ pub fn searching_walker(root: &Path, options: WalkOptions, gate: &EntryGate) -> 
     builder
 }
 
+/// The note appended when entries changed during the walk.
+pub fn changed_note(changed: usize) -> String {
+    match changed {
+        0 => String::new(),
+        1 => "[sandgate: 1 entry changed during the walk (a symlink took its place) and was left out]\n".into(),
+        n => format!("[sandgate: {n} entries changed during the walk (a symlink took their place) and were left out]\n"),
+    }
+}
+
 /// The note appended when entries were skipped.
 pub fn skipped_note(skipped: usize) -> String {
     match skipped {
@@ -112,10 +128,6 @@ pub fn skipped_note(skipped: usize) -> String {
         1 => "[sandgate: 1 entry was skipped: the policy denies it]\n".into(),
         n => format!("[sandgate: {n} entries were skipped: the policy denies them]\n"),
     }
-}
-
-fn ensure_exists(root: &Path) -> Result<std::fs::Metadata, ToolError> {
-    std::fs::symlink_metadata(root).map_err(|e| ToolError::io("read", root, &e))
 }
 
 fn relative(path: &Path, root: &Path) -> String {
@@ -128,13 +140,14 @@ fn relative(path: &Path, root: &Path) -> String {
 
 /// `file_list`: the entries of a directory down to `depth` levels (1 = its
 /// direct children), directories marked with `/`, links with `@`.
-pub fn list(root: &Path, depth: u64, gate: &EntryGate) -> Result<ToolOutput, ToolError> {
-    let meta = ensure_exists(root)?;
+pub fn list(target: &Target, depth: u64, gate: &EntryGate) -> Result<ToolOutput, ToolError> {
+    let root = target.path.as_path();
+    let (held, meta) = Root::open(target)?;
     if !meta.is_dir() {
-        let text = format!("{} ({} bytes)\n", root.display(), meta.len());
+        let text = format!("{} ({} bytes)\n", root.display(), meta.size);
         return Ok(ToolOutput::new(
             text,
-            json!({"root": root, "entries": [{"path": ".", "kind": "file", "bytes": meta.len()}], "skipped": 0, "truncated": false}),
+            json!({"root": root, "entries": [{"path": ".", "kind": "file", "bytes": meta.size}], "skipped": 0, "truncated": false}),
         ));
     }
     let mut builder = WalkBuilder::new(root);
@@ -149,6 +162,7 @@ pub fn list(root: &Path, depth: u64, gate: &EntryGate) -> Result<ToolOutput, Too
     let mut text = format!("{}/\n", root.display());
     let mut entries = Vec::new();
     let mut truncated = false;
+    let mut changed = 0usize;
     for entry in builder.build() {
         let Ok(entry) = entry else { continue };
         if entry.depth() == 0 {
@@ -158,14 +172,21 @@ pub fn list(root: &Path, depth: u64, gate: &EntryGate) -> Result<ToolOutput, Too
             truncated = true;
             break;
         }
+        let Some(st) = held.confirms(entry.path(), entry.ino()) else {
+            changed += 1;
+            continue;
+        };
         let rel = relative(entry.path(), root);
         let indent = "  ".repeat(entry.depth() - 1);
         let name = entry.file_name().to_string_lossy();
-        let (kind, mark, bytes) = match entry.file_type() {
-            Some(t) if t.is_dir() => ("dir", "/", None),
-            Some(t) if t.is_symlink() => ("symlink", "@", None),
-            Some(t) if t.is_file() => ("file", "", entry.metadata().ok().map(|m| m.len())),
-            _ => ("other", "", None),
+        let (kind, mark, bytes) = if st.is_dir() {
+            ("dir", "/", None)
+        } else if st.is_symlink() {
+            ("symlink", "@", None)
+        } else if st.is_file() {
+            ("file", "", Some(st.size))
+        } else {
+            ("other", "", None)
         };
         match bytes {
             Some(b) => text.push_str(&format!("{indent}{name}{mark} ({b} bytes)\n")),
@@ -179,9 +200,10 @@ pub fn list(root: &Path, depth: u64, gate: &EntryGate) -> Result<ToolOutput, Too
         ));
     }
     text.push_str(&skipped_note(gate.skipped()));
+    text.push_str(&changed_note(changed));
     Ok(ToolOutput::new(
         text,
-        json!({"root": root, "entries": entries, "skipped": gate.skipped(), "truncated": truncated}),
+        json!({"root": root, "entries": entries, "skipped": gate.skipped(), "changed": changed, "truncated": truncated}),
     ))
 }
 
@@ -214,19 +236,25 @@ pub fn glob_matches(matcher: &GlobMatcher, by_path: bool, path: &Path, root: &Pa
 
 /// `file_find`: paths under `root` matching `glob`.
 pub fn find(
-    root: &Path,
+    target: &Target,
     glob: &str,
     max_results: usize,
     options: WalkOptions,
     gate: &EntryGate,
 ) -> Result<ToolOutput, ToolError> {
-    ensure_exists(root)?;
+    let root = target.path.as_path();
+    let (held, _) = Root::open(target)?;
     let (matcher, by_path) = name_glob(glob, "glob")?;
     let mut found: Vec<PathBuf> = Vec::new();
     let mut truncated = false;
+    let mut changed = 0usize;
     for entry in searching_walker(root, options, gate).build() {
         let Ok(entry) = entry else { continue };
         if !glob_matches(&matcher, by_path, entry.path(), root) {
+            continue;
+        }
+        if entry.depth() > 0 && held.confirms(entry.path(), entry.ino()).is_none() {
+            changed += 1;
             continue;
         }
         if found.len() == max_results {
@@ -249,9 +277,10 @@ pub fn find(
         ));
     }
     text.push_str(&skipped_note(gate.skipped()));
+    text.push_str(&changed_note(changed));
     Ok(ToolOutput::new(
         text,
-        json!({"root": root, "matches": found, "skipped": gate.skipped(), "truncated": truncated}),
+        json!({"root": root, "matches": found, "skipped": gate.skipped(), "changed": changed, "truncated": truncated}),
     ))
 }
 
@@ -266,9 +295,8 @@ pub struct Counts {
     pub bytes: u64,
 }
 
-/// Count lines, words and bytes of one file.
-pub fn count_file(path: &Path) -> std::io::Result<Counts> {
-    let mut file = std::fs::File::open(path)?;
+/// Count lines, words and bytes of what `file` holds.
+pub fn count_file(mut file: impl Read) -> std::io::Result<Counts> {
     let mut buf = vec![0u8; 64 * 1024];
     let mut c = Counts::default();
     let mut in_word = false;
@@ -293,10 +321,22 @@ pub fn count_file(path: &Path) -> std::io::Result<Counts> {
 }
 
 /// `file_count`: lines, words and bytes of a file, or summed over a tree.
-pub fn count(root: &Path, options: WalkOptions, gate: &EntryGate) -> Result<ToolOutput, ToolError> {
-    let meta = ensure_exists(root)?;
-    if meta.is_file() {
-        let c = count_file(root).map_err(|e| ToolError::io("read", root, &e))?;
+pub fn count(
+    target: &Target,
+    options: WalkOptions,
+    gate: &EntryGate,
+) -> Result<ToolOutput, ToolError> {
+    let root = target.path.as_path();
+    let (held, meta) = Root::open(target)?;
+    if !meta.is_dir() {
+        let (file, st) = target.open_read("read")?;
+        if !st.is_file() {
+            return Err(ToolError::failed(format!(
+                "`{}` is not a regular file",
+                root.display()
+            )));
+        }
+        let c = count_file(file).map_err(|e| ToolError::io("read", root, &e))?;
         return Ok(ToolOutput::new(
             format!(
                 "{} lines, {} words, {} bytes: {}\n",
@@ -311,12 +351,28 @@ pub fn count(root: &Path, options: WalkOptions, gate: &EntryGate) -> Result<Tool
     let mut total = Counts::default();
     let mut files = 0u64;
     let mut unreadable = 0u64;
+    let mut changed = 0usize;
     for entry in searching_walker(root, options, gate).build() {
         let Ok(entry) = entry else { continue };
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
-        match count_file(entry.path()) {
+        let file = match held.open_file(entry.path()) {
+            Ok(Some((file, st))) if Some(st.ino) == entry.ino() => file,
+            Ok(_) => {
+                changed += 1;
+                continue;
+            }
+            Err(e) if sandgate_sandbox::beneath::is_swapped(&e) => {
+                changed += 1;
+                continue;
+            }
+            Err(_) => {
+                unreadable += 1;
+                continue;
+            }
+        };
+        match count_file(file) {
             Ok(c) => {
                 files += 1;
                 total.lines += c.lines;
@@ -340,9 +396,10 @@ pub fn count(root: &Path, options: WalkOptions, gate: &EntryGate) -> Result<Tool
         ));
     }
     text.push_str(&skipped_note(gate.skipped()));
+    text.push_str(&changed_note(changed));
     Ok(ToolOutput::new(
         text,
-        json!({"root": root, "files": files, "lines": total.lines, "words": total.words, "bytes": total.bytes, "skipped": gate.skipped(), "unreadable": unreadable}),
+        json!({"root": root, "files": files, "lines": total.lines, "words": total.words, "bytes": total.bytes, "skipped": gate.skipped(), "changed": changed, "unreadable": unreadable}),
     ))
 }
 
