@@ -64,7 +64,7 @@ fn bench(c: &mut Criterion) {
         Arc::new(NoHuman {
             reason: "benchmark".into(),
         }),
-        Box::new(|_, _| {}),
+        Box::new(|_, _, _| {}),
     );
     let args = json!({"pattern": "zebra_needle_\\d+", "path": tree, "max_results": 10000});
     let out = tools.call("file_grep", &args).unwrap();

@@ -20,7 +20,7 @@ use crate::jobs::{tail_lines, Job, JobState, JobTable};
 use crate::judged::{self, Target};
 use crate::output::ToolOutput;
 use crate::params::Params;
-use crate::resolver::{settle, Resolver};
+use crate::resolver::{settle, Resolution, Resolver};
 use crate::spec;
 use crate::walk::{self, EntryGate, WalkOptions};
 
@@ -29,8 +29,10 @@ pub const DEFAULT_EXEC_TIMEOUT_S: u64 = 15;
 /// The most output `exec_run` and `exec_tail` return in one answer; older output is cut.
 pub const MAX_EXEC_OUTPUT: usize = 64 * 1024;
 
-/// Called with every gated decision: `(tool, decision)`. The binary appends it to the audit log.
-pub type DecisionSink = Box<dyn Fn(&str, &Decision) + Send + Sync>;
+/// Called with every gated decision: `(tool, decision, resolution)`, the
+/// resolution being how an ASK was settled (for the decision that settled it).
+/// The binary appends it to the audit log.
+pub type DecisionSink = Box<dyn Fn(&str, &Decision, Option<&Resolution>) + Send + Sync>;
 
 /// Runs tool calls behind the gate.
 pub struct Dispatcher {
@@ -277,13 +279,13 @@ impl Dispatcher {
         decision: Decision,
         resolver: &dyn Resolver,
     ) -> Result<Decision, ToolError> {
-        (self.record)(tool, &decision);
+        (self.record)(tool, &decision, None);
         let decision = if decision.verdict == Verdict::Ask {
             let settled = settle(policy, &self.ctx, tool, &decision, resolver);
             if let Some(reloaded) = settled.reloaded {
                 *self.policy.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(reloaded);
             }
-            (self.record)(tool, &settled.decision);
+            (self.record)(tool, &settled.decision, Some(&settled.resolution));
             settled.decision
         } else {
             decision

@@ -12,7 +12,7 @@
 //!     policy,
 //!     ctx,
 //!     Arc::new(NoHuman { reason: "headless".into() }),
-//!     Box::new(|_tool, _decision| {}),
+//!     Box::new(|_tool, _decision, _resolution| {}),
 //! );
 //! let denied = tools.call("file_read", &serde_json::json!({"path": "~/.ssh/id_rsa"}));
 //! assert!(denied.is_err());

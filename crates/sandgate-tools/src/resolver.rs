@@ -140,6 +140,13 @@ pub enum Resolution {
         /// Why, in words, e.g. `no terminal (--no-ui)`.
         reason: String,
     },
+    /// The client declined the question without giving one of the answers
+    /// (an MCP client's `decline`, which some clients send on their own,
+    /// unasked, when they run headless). Always DENY, nothing persisted.
+    Declined {
+        /// Why, in words, e.g. `the MCP client declined the question`.
+        reason: String,
+    },
 }
 
 impl Resolution {
@@ -147,7 +154,20 @@ impl Resolution {
     pub fn verdict(&self) -> Verdict {
         match self {
             Resolution::Answered(a) => a.verdict(),
-            Resolution::TimedOut { .. } | Resolution::Unavailable { .. } => Verdict::Deny,
+            Resolution::TimedOut { .. }
+            | Resolution::Unavailable { .. }
+            | Resolution::Declined { .. } => Verdict::Deny,
+        }
+    }
+
+    /// Who settled the question, for the audit log: `human`, `timeout`,
+    /// `headless` (nobody to ask) or `client declined`.
+    pub fn answered_by(&self) -> &'static str {
+        match self {
+            Resolution::Answered(_) => "human",
+            Resolution::TimedOut { .. } => "timeout",
+            Resolution::Unavailable { .. } => "headless",
+            Resolution::Declined { .. } => "client declined",
         }
     }
 
@@ -264,6 +284,15 @@ pub fn settle(
                 Verdict::Deny,
                 subject,
                 format!("no human to ask ({reason}); {}", asked.reason),
+            ),
+            None,
+            None,
+        ),
+        Resolution::Declined { reason } => (
+            Decision::new(
+                Verdict::Deny,
+                subject,
+                format!("not answered: {reason}; {}", asked.reason),
             ),
             None,
             None,

@@ -55,7 +55,7 @@ fn fixture(policy: &str, resolver: Arc<dyn Resolver>) -> Fixture {
         policy,
         ctx,
         resolver,
-        Box::new(move |tool, d| sink.lock().unwrap().push((tool.to_string(), d.clone()))),
+        Box::new(move |tool, d, _| sink.lock().unwrap().push((tool.to_string(), d.clone()))),
     );
     Fixture {
         _tmp: tmp,

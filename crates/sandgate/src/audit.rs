@@ -48,6 +48,27 @@ pub struct Outcome {
     pub answered_by: &'static str,
 }
 
+/// What became of an MCP decision: `None` for a decision the policy made,
+/// or how an ASK was settled.
+pub fn mcp_outcome(resolution: Option<&sandgate_tools::resolver::Resolution>) -> Option<Outcome> {
+    let resolution = resolution?;
+    let became = match (resolution, resolution.verdict()) {
+        (sandgate_tools::resolver::Resolution::Answered(_), sandgate_policy::Verdict::Allow) => {
+            "allowed by a human"
+        }
+        (sandgate_tools::resolver::Resolution::Answered(_), _) => "denied by a human",
+        (sandgate_tools::resolver::Resolution::TimedOut { .. }, _) => {
+            "denied: nobody answered in time"
+        }
+        (sandgate_tools::resolver::Resolution::Unavailable { .. }, _) => "denied: nobody to ask",
+        (sandgate_tools::resolver::Resolution::Declined { .. }, _) => "denied: the client declined",
+    };
+    Some(Outcome {
+        became,
+        answered_by: resolution.answered_by(),
+    })
+}
+
 /// Where the log is written, or `None` when it is off.
 pub fn log_path() -> Option<PathBuf> {
     if std::env::var("SANDGATE_AUDIT").is_ok_and(|v| v.eq_ignore_ascii_case("off")) {

@@ -424,7 +424,9 @@ fn draw_outcome(out: &mut impl Write, resolution: &Resolution) -> io::Result<()>
     let text = match resolution {
         Resolution::Answered(a) => format!("→ {}", a.label()),
         Resolution::TimedOut { reason } => format!("→ deny ({reason})"),
-        Resolution::Unavailable { reason } => format!("→ deny ({reason})"),
+        Resolution::Unavailable { reason } | Resolution::Declined { reason } => {
+            format!("→ deny ({reason})")
+        }
     };
     queue!(
         out,

@@ -187,6 +187,25 @@ fn lists_the_tools_and_calls_every_one() {
         let (text, is_error, _) = result(&out, i);
         assert!(!is_error, "call {i} failed: {text}");
     }
+    // Every result's structured content carries its text, which is all a
+    // client that forwards only `structuredContent` gives the model.
+    for (i, r) in out["results"].as_array().unwrap().iter().enumerate() {
+        if r["structured"].is_object() {
+            assert_eq!(r["structured"]["text"], r["text"], "call {i}: {r}");
+        }
+    }
+    assert!(result(&out, 1).2["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("two\n"));
+    assert!(
+        result(&out, 15).2["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("denied: "),
+        "{}",
+        result(&out, 15).2
+    );
     // The allowed write happened, and the edit after it.
     assert_eq!(
         std::fs::read_to_string(f.work.join("new/dir/n.txt")).unwrap(),
@@ -334,6 +353,22 @@ fn ask_round(mode: &str) {
     let (text, is_error, _) = result(&out, 0);
     assert!(is_error && text.contains("denied once"), "{text}");
     assert_eq!(out["elicitations"].as_array().map(Vec::len), Some(1));
+
+    // A client that declines gives no answer: a DENY nobody is said to have given.
+    let _ = std::fs::remove_file(f.home.join("audit.jsonl"));
+    let out = f.run(mode, Some("decline"), calls.clone(), false);
+    let (text, is_error, _) = result(&out, 0);
+    assert!(is_error && text.contains("declined"), "{text}");
+    assert!(!text.contains("by a human"), "{text}");
+    let audit = std::fs::read_to_string(f.home.join("audit.jsonl")).unwrap();
+    let last: Value = serde_json::from_str(audit.lines().last().unwrap()).unwrap();
+    assert_eq!(last["verdict"], "deny", "{audit}");
+    assert_eq!(last["answered_by"], "client declined", "{audit}");
+    assert_eq!(last["became"], "denied: the client declined", "{audit}");
+    assert!(
+        !last["reason"].as_str().unwrap().contains("human"),
+        "{audit}"
+    );
 
     // "always" writes the exact rule; the next call is not asked again.
     let twice = json!([

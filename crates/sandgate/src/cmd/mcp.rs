@@ -54,7 +54,14 @@ pub fn run(global: &GlobalArgs, args: McpArgs) -> ExitCode {
         loaded.policy,
         loaded.ctx,
         Arc::clone(&fallback),
-        Box::new(|tool, decision| crate::audit::record("mcp", tool, decision)),
+        Box::new(|tool, decision, resolution| {
+            crate::audit::record_outcome(
+                "mcp",
+                tool,
+                decision,
+                crate::audit::mcp_outcome(resolution),
+            )
+        }),
     );
     let shared = Arc::new(Shared { tools, fallback });
     let runtime = match tokio::runtime::Builder::new_multi_thread()

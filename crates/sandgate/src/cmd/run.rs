@@ -449,7 +449,7 @@ impl Asker for Terminal {
             Resolution::Answered(ResolverAnswer::DenyOnce) => Answer::RejectOnce,
             Resolution::Answered(ResolverAnswer::DenyAlways) => Answer::RejectAlways,
             Resolution::TimedOut { .. } => Answer::TimedOut,
-            Resolution::Unavailable { .. } => Answer::NoTerminal,
+            Resolution::Unavailable { .. } | Resolution::Declined { .. } => Answer::NoTerminal,
         }
     }
 }

@@ -85,8 +85,9 @@ pub fn params(ask: &Ask, version: Option<&ProtocolVersion>) -> Result<ElicitRequ
 }
 
 /// Turn the client's elicitation result into a resolution. Only an accepted
-/// form with one of the four answers is an answer; a decline is "deny once",
-/// and anything else is a DENY without an answer.
+/// form with one of the four answers is an answer; a decline is a DENY the
+/// client gave (not a human's "deny once"), and anything else is a DENY
+/// without an answer.
 pub fn resolution(result: &ElicitResult) -> Resolution {
     match result.action {
         ElicitationAction::Accept => {
@@ -109,7 +110,11 @@ pub fn resolution(result: &ElicitResult) -> Resolution {
                 },
             }
         }
-        ElicitationAction::Decline => Resolution::Answered(Answer::DenyOnce),
+        // Not an answer: Claude Code declines on its own when it runs headless,
+        // so a decline is a DENY that nobody is recorded as having given.
+        ElicitationAction::Decline => Resolution::Declined {
+            reason: "the MCP client declined the question (by itself or by its user; it gave none of the four answers)".into(),
+        },
         _ => Resolution::Unavailable {
             reason: "the question was dismissed in the MCP client".into(),
         },
@@ -240,10 +245,13 @@ mod tests {
             sandgate_policy::Verdict::Deny
         );
         assert!(accept(json!({"answer": "yes"})).answer().is_none());
-        assert_eq!(
-            resolution(&ElicitResult::new(ElicitationAction::Decline)),
-            Resolution::Answered(Answer::DenyOnce)
+        let declined = resolution(&ElicitResult::new(ElicitationAction::Decline));
+        assert!(
+            matches!(declined, Resolution::Declined { .. }),
+            "{declined:?}"
         );
+        assert_eq!(declined.verdict(), sandgate_policy::Verdict::Deny);
+        assert_eq!(declined.answered_by(), "client declined");
         assert!(resolution(&ElicitResult::new(ElicitationAction::Cancel))
             .answer()
             .is_none());

@@ -178,23 +178,40 @@ impl Resolver for Fallback {
     }
 }
 
+/// A tool's result. Clients that receive `structuredContent` (Claude Code,
+/// Codex CLI) give the model that JSON and drop the text blocks, so the
+/// structured content always carries the text too, as `text`: the model gets
+/// the same data either way (for `file_read` and `file_head_tail`, the lines).
 fn success_result(output: ToolOutput) -> CallToolResult {
+    let structured = with_text(output.structured, &output.text);
     let mut result = CallToolResult::success(vec![ContentBlock::text(output.text)]);
-    if output.structured.is_object() {
-        result.structured_content = Some(output.structured);
-    }
+    result.structured_content = Some(structured);
     result
 }
 
+/// `structured` (an object, or nothing) with `text` added.
+fn with_text(structured: Value, text: &str) -> Value {
+    let mut object = match structured {
+        Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    };
+    object.insert("text".into(), Value::String(text.to_string()));
+    Value::Object(object)
+}
+
 fn error_result(error: &ToolError) -> CallToolResult {
-    let mut result = CallToolResult::error(vec![ContentBlock::text(error.to_string())]);
+    let text = error.to_string();
+    let mut result = CallToolResult::error(vec![ContentBlock::text(text.clone())]);
     if let ToolError::Denied(decision) = error {
-        result.structured_content = Some(json!({
-            "verdict": decision.verdict,
-            "subject": decision.subject,
-            "reason": decision.reason,
-            "rule": decision.rule,
-        }));
+        result.structured_content = Some(with_text(
+            json!({
+                "verdict": decision.verdict,
+                "subject": decision.subject,
+                "reason": decision.reason,
+                "rule": decision.rule,
+            }),
+            &text,
+        ));
     }
     result
 }
