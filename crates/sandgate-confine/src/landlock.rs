@@ -25,9 +25,15 @@ const MAKE_SYM: u64 = 1 << 12;
 const REFER: u64 = 1 << 13;
 const TRUNCATE: u64 = 1 << 14;
 
+/// `LANDLOCK_SCOPE_SIGNAL` (ABI 6): no signal leaves the domain.
+const SCOPE_SIGNAL: u64 = 1 << 1;
+
+/// `struct landlock_ruleset_attr`; only its first field before ABI 6.
 #[repr(C)]
 struct RulesetAttr {
     handled_access_fs: u64,
+    handled_access_net: u64,
+    scoped: u64,
 }
 
 #[repr(C, packed)]
@@ -88,16 +94,25 @@ impl Ruleset {
 /// Builds the ruleset for `rules` at `abi` (which must be at least 1).
 pub fn build(rules: &[Rule], abi: u32) -> io::Result<Ruleset> {
     let handled = handled(abi);
+    // From ABI 6, signals to processes outside the confined tree fail
+    // (`EPERM`); an older kernel gets only the first field.
     let attr = RulesetAttr {
         handled_access_fs: handled,
+        handled_access_net: 0,
+        scoped: if abi >= 6 { SCOPE_SIGNAL } else { 0 },
     };
-    // SAFETY: `attr` is a live, properly laid out struct whose size we pass;
-    // the kernel only reads it.
+    let size = if abi >= 6 {
+        std::mem::size_of::<RulesetAttr>()
+    } else {
+        std::mem::size_of::<u64>()
+    };
+    // SAFETY: `attr` is a live, properly laid out struct of at least `size`
+    // bytes; the kernel only reads those.
     let fd = unsafe {
         libc::syscall(
             libc::SYS_landlock_create_ruleset,
             &attr as *const RulesetAttr,
-            std::mem::size_of::<RulesetAttr>(),
+            size,
             0u32,
         )
     };
@@ -127,7 +142,12 @@ pub fn build(rules: &[Rule], abi: u32) -> io::Result<Ruleset> {
         // SAFETY: `open` just returned this descriptor; we own it.
         let target = unsafe { OwnedFd::from_raw_fd(target) };
         let attr = PathBeneathAttr {
-            allowed_access: if rule.dir { handled } else { file_rights },
+            // Device nodes are never made, not even in the workspace.
+            allowed_access: if rule.dir {
+                handled & !(MAKE_CHAR | MAKE_BLOCK)
+            } else {
+                file_rights
+            },
             parent_fd: target.as_raw_fd(),
         };
         // SAFETY: both descriptors are open; `attr` is a live packed struct the

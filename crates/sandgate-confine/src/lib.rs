@@ -28,6 +28,7 @@
 
 #![deny(missing_docs)]
 
+mod callerpath;
 mod callers;
 mod landlock;
 mod metadata;

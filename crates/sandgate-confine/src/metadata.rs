@@ -160,7 +160,8 @@ impl Request {
                 } else {
                     descriptor_path(pid, dirfd, cwd)?.join(raw)
                 };
-                kernel_path(&absolute, follow)
+                // `/proc/self` is the caller's, not ours: resolve it first.
+                kernel_path(&super::callerpath::resolve(&absolute, follow, pid)?, follow)
             }
         }
     }

@@ -18,10 +18,11 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::{self, JoinHandle};
 
+use super::callerpath;
 use super::callers::{Callers, Creds};
 use super::metadata;
 use super::onbehalf::{perform, try_perform, Anchors, Op};
-use super::plan::{canonical_or_lexical, normalize, RunAnswers, RunPlan, Standing};
+use super::plan::{normalize, RunAnswers, RunPlan, Standing};
 use super::seccomp::{read_cstring, read_memory, Listener, Notif, Ready, WRITE_OPEN_FLAGS};
 use super::settings::{ListKind, SandboxFile};
 
@@ -74,6 +75,9 @@ pub enum DenyReason {
     TimedOut,
     /// There was no one to ask.
     NoTerminal,
+    /// A hard link to a file outside the allowed set (it fails with `EXDEV`,
+    /// as across file systems, without a question).
+    LinkFromOutside,
 }
 
 /// What the supervisor reports to the caller (for the terminal and the audit log).
@@ -308,6 +312,20 @@ fn decide(shared: &Arc<Shared>, notif: Notif, op: Op, asks: &Sender<Pending>) {
         // without a question (e.g. `mv`'s `RENAME_NOREPLACE` probe).
         listener.fail(notif.id, errno);
         return;
+    }
+    if let Op::Link { from, to } = &op {
+        if outside.contains(from) && !outside.contains(to) {
+            // A hard link to a file outside would be a name in the allowed
+            // set through which writes change that file. It fails as a link
+            // across file systems does, without a question, so tools copy
+            // instead (`git clone` of a local repository).
+            shared.reporter.report(&Event::Denied {
+                question: question(notif.pid, &op, from),
+                reason: DenyReason::LinkFromOutside,
+            });
+            listener.fail(notif.id, libc::EXDEV);
+            return;
+        }
     }
     if !outside.is_empty() {
         let pending = Pending { notif, op, outside };
@@ -806,30 +824,12 @@ fn absolute(callers: &Callers, pid: u32, arg: PathArg, fresh: bool) -> Option<Pa
     Some(base.join(raw))
 }
 
-/// The canonical path a write to `arg` lands on.
+/// The canonical path a write to `arg` lands on, resolved as the caller
+/// would (every symlink but, unless `follow`, the last one; `/proc/self` is
+/// the caller). `None` when it reaches no path (a pipe through
+/// `/proc/self/fd`): the Landlock floor decides.
 fn locate(callers: &Callers, pid: u32, arg: PathArg, follow: bool) -> Option<PathBuf> {
-    Some(land(&absolute(callers, pid, arg, true)?, follow, 0))
-}
-
-/// Resolves every symlink of `path` except (unless `follow`) the last one.
-fn land(path: &Path, follow: bool, depth: u32) -> PathBuf {
-    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
-        return canonical_or_lexical(path);
-    };
-    if name == ".." || name == "." {
-        return canonical_or_lexical(path);
-    }
-    let here = canonical_or_lexical(parent).join(name);
-    if !follow || depth > 40 {
-        return here;
-    }
-    match fs::read_link(&here) {
-        Ok(target) => {
-            let next = normalize(&here.parent().unwrap_or(Path::new("/")).join(target));
-            land(&next, true, depth + 1)
-        }
-        Err(_) => here,
-    }
+    callerpath::resolve(&absolute(callers, pid, arg, true)?, follow, pid)
 }
 
 /// The current credentials of `pid` (as cached, see [`super::callers`]).

@@ -470,6 +470,9 @@ fn reason_text(reason: DenyReason, path: &Path) -> String {
         DenyReason::Rejected => "rejected".into(),
         DenyReason::TimedOut => "no answer in time".into(),
         DenyReason::NoTerminal => "no terminal to ask (headless or --no-ui)".into(),
+        DenyReason::LinkFromOutside => {
+            "a hard link would give the workspace a name for a file outside; it fails as across file systems, so copy it instead".into()
+        }
     }
 }
 

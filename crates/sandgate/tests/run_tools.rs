@@ -1,0 +1,278 @@
+//! `sandgate run` with the tools that unpack, copy and install into the
+//! workspace: `tar xf`, `cp -a`, `rsync -a`, `unzip`, `pip install` into a
+//! venv, `npm install` from a local tarball and `git clone`. Each one works
+//! inside the workspace, keeping modes and times, with no question and no
+//! denial, while the same program still cannot write outside.
+//!
+//! The inputs are made outside the workspace, unconfined; only the step
+//! under test runs confined.
+
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::process::{Command, Output};
+
+mod run_common;
+
+use run_common::{supported, text, Tree};
+
+/// A `PATH` without per-user shims.
+const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+fn under_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+/// Whether `program` is installed; under CI a missing one fails the test.
+fn has(program: &str, package: &str) -> bool {
+    let found = Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .env("PATH", PATH)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            !under_ci(),
+            "`{program}` is not installed (package `{package}`)"
+        );
+        eprintln!("skipping: `{program}` is not installed (package `{package}`)");
+    }
+    found
+}
+
+fn tree() -> Option<Tree> {
+    if !supported() {
+        return None;
+    }
+    Some(Tree::new().armed())
+}
+
+fn sh(tree: &Tree, dir: &Path, script: &str) -> Output {
+    let out = Command::new("/bin/sh")
+        .args(["-c", script])
+        .current_dir(dir)
+        .env("PATH", PATH)
+        .env("HOME", &tree.home)
+        .env("OUT", &tree.out)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "setup `{script}`: {}",
+        text(&out.stderr)
+    );
+    out
+}
+
+/// `sandgate run --no-ui -- sh -c SCRIPT` in the workspace, which must
+/// succeed without a single denial.
+fn confined(tree: &Tree, script: &str) -> Output {
+    confined_allowing(tree, script, &[])
+}
+
+/// [`confined`], where denial lines containing one of `expected` are fine.
+fn confined_allowing(tree: &Tree, script: &str, expected: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_sandgate"))
+        .args(["run", "--no-ui", "--", "/bin/sh", "-c", script])
+        .current_dir(&tree.ws)
+        .env("PATH", PATH)
+        .env("HOME", &tree.home)
+        .env("OUT", &tree.out)
+        .env("SANDGATE_AUDIT", "off")
+        .env("SANDGATE_SANDBOX", "1")
+        .env_remove("TMPDIR")
+        .env_remove("SANDGATE_CONFIG")
+        .env_remove("SANDGATE_LOCAL_CONFIG")
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    let unexpected = stderr
+        .lines()
+        .any(|l| l.contains("denied") && !expected.iter().any(|e| l.contains(e)));
+    assert!(
+        out.status.success() && !unexpected,
+        "`{script}` under sandgate run: exit {:?}\nstdout: {}\nstderr: {stderr}",
+        out.status.code(),
+        text(&out.stdout)
+    );
+    out
+}
+
+/// `outside/src`: a directory (0750) with a file (0640, an old mtime), a
+/// subdirectory with an executable, and a relative symlink.
+fn source_tree(tree: &Tree) {
+    let src = tree.out.join("src");
+    fs::create_dir_all(src.join("bin")).unwrap();
+    fs::write(src.join("data.txt"), "data\n").unwrap();
+    fs::write(src.join("bin/run.sh"), "#!/bin/sh\necho run\n").unwrap();
+    std::os::unix::fs::symlink("data.txt", src.join("link")).unwrap();
+    fs::set_permissions(src.join("data.txt"), fs::Permissions::from_mode(0o640)).unwrap();
+    fs::set_permissions(src.join("bin/run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+    fs::set_permissions(&src, fs::Permissions::from_mode(0o750)).unwrap();
+    sh(tree, &src, "touch -d 2001-02-03T04:05:06 data.txt bin");
+}
+
+/// The copy of [`source_tree`] at `dst` keeps contents, modes, times and the link.
+fn same_tree(dst: &Path) {
+    assert_eq!(fs::read_to_string(dst.join("data.txt")).unwrap(), "data\n");
+    let mode = |p: &Path| fs::symlink_metadata(p).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode(&dst.join("data.txt")), 0o640, "{}", dst.display());
+    assert_eq!(mode(&dst.join("bin/run.sh")), 0o755);
+    assert_eq!(mode(dst), 0o750);
+    let mtime = fs::metadata(dst.join("data.txt")).unwrap().mtime();
+    assert_eq!(mtime, 981_173_106, "mtime of data.txt kept");
+    assert_eq!(
+        fs::read_link(dst.join("link")).unwrap(),
+        Path::new("data.txt")
+    );
+}
+
+/// Nothing of the tool's work landed outside the workspace.
+fn outside_untouched(tree: &Tree, names: &[&str]) {
+    let mut found: Vec<String> = fs::read_dir(&tree.out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    found.sort();
+    let mut expected: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    expected.sort();
+    assert_eq!(found, expected);
+}
+
+#[test]
+fn tar_xf_unpacks_with_modes_and_times() {
+    let Some(t) = tree() else { return };
+    if !has("tar", "tar") {
+        return;
+    }
+    source_tree(&t);
+    sh(&t, &t.out, "tar cf src.tar src");
+    confined(&t, "tar xf \"$OUT/src.tar\"");
+    same_tree(&t.ws.join("src"));
+    outside_untouched(&t, &["keep.txt", "src", "src.tar"]);
+}
+
+#[test]
+fn cp_a_copies_with_modes_and_times() {
+    let Some(t) = tree() else { return };
+    source_tree(&t);
+    confined(&t, "cp -a \"$OUT/src\" copy");
+    same_tree(&t.ws.join("copy"));
+}
+
+#[test]
+fn rsync_a_copies_with_modes_and_times() {
+    let Some(t) = tree() else { return };
+    if !has("rsync", "rsync") {
+        return;
+    }
+    source_tree(&t);
+    confined(&t, "rsync -a \"$OUT/src/\" mirror/");
+    same_tree(&t.ws.join("mirror"));
+}
+
+#[test]
+fn unzip_unpacks_with_modes_and_times() {
+    let Some(t) = tree() else { return };
+    if !has("unzip", "unzip") || !has("python3", "python3") {
+        return;
+    }
+    source_tree(&t);
+    // A zip with Unix modes, made by Python's zipfile (no `zip` needed).
+    sh(
+        &t,
+        &t.out,
+        "python3 -c 'import zipfile, os\nwith zipfile.ZipFile(\"src.zip\", \"w\") as z:\n    for d, _, fs in os.walk(\"src\"):\n        z.write(d)\n        [z.write(os.path.join(d, f)) for f in fs]\n'",
+    );
+    confined(&t, "unzip -q \"$OUT/src.zip\"");
+    let dst = t.ws.join("src");
+    assert_eq!(fs::read_to_string(dst.join("data.txt")).unwrap(), "data\n");
+    let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&dst.join("data.txt")), 0o640);
+    assert_eq!(mode(&dst.join("bin/run.sh")), 0o755);
+    // zip keeps local times to two seconds.
+    let mtime = fs::metadata(dst.join("data.txt")).unwrap().mtime();
+    assert!((mtime - 981_173_106).abs() <= 2, "mtime {mtime}");
+}
+
+#[test]
+fn pip_installs_a_local_wheel_into_a_venv() {
+    let Some(t) = tree() else { return };
+    if !has("python3", "python3 python3-venv") {
+        return;
+    }
+    // A minimal wheel, built by hand outside the workspace.
+    sh(
+        &t,
+        &t.out,
+        "python3 -c 'import zipfile\nwith zipfile.ZipFile(\"hello_sg-1.0-py3-none-any.whl\", \"w\") as z:\n    z.writestr(\"hello_sg.py\", \"GREETING = \\\"hi from the wheel\\\"\\n\")\n    z.writestr(\"hello_sg-1.0.dist-info/METADATA\", \"Metadata-Version: 2.1\\nName: hello-sg\\nVersion: 1.0\\n\")\n    z.writestr(\"hello_sg-1.0.dist-info/WHEEL\", \"Wheel-Version: 1.0\\nGenerator: hand\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n\")\n    z.writestr(\"hello_sg-1.0.dist-info/RECORD\", \"\")\n'",
+    );
+    let out = confined(
+        &t,
+        "python3 -m venv venv && venv/bin/pip install -q --no-index --disable-pip-version-check \"$OUT/hello_sg-1.0-py3-none-any.whl\" && venv/bin/python -c 'import hello_sg; print(hello_sg.GREETING)'",
+    );
+    assert_eq!(text(&out.stdout).trim(), "hi from the wheel");
+    assert!(t.ws.join("venv/bin/python").exists());
+}
+
+#[test]
+fn npm_installs_a_local_tarball() {
+    let Some(t) = tree() else { return };
+    if !has("npm", "npm") {
+        return;
+    }
+    let pkg = t.out.join("pkg");
+    fs::create_dir_all(&pkg).unwrap();
+    fs::write(
+        pkg.join("package.json"),
+        "{\"name\": \"hello-sg\", \"version\": \"1.0.0\", \"main\": \"index.js\", \"bin\": {\"hello-sg\": \"cli.js\"}}\n",
+    )
+    .unwrap();
+    fs::write(pkg.join("index.js"), "module.exports = 'hi from npm';\n").unwrap();
+    fs::write(
+        pkg.join("cli.js"),
+        "#!/usr/bin/env node\nconsole.log(require('./index.js'));\n",
+    )
+    .unwrap();
+    sh(
+        &t,
+        &pkg,
+        "npm pack --silent --cache \"$HOME/.npm\" >/dev/null",
+    );
+    fs::write(
+        t.ws.join("package.json"),
+        "{\"name\": \"ws\", \"version\": \"0.0.0\"}\n",
+    )
+    .unwrap();
+    let out = confined(
+        &t,
+        "npm install --offline --no-audit --no-fund --silent \"$OUT/pkg/hello-sg-1.0.0.tgz\" && ./node_modules/.bin/hello-sg",
+    );
+    assert_eq!(text(&out.stdout).trim(), "hi from npm");
+}
+
+#[test]
+fn git_clone_makes_a_working_repository() {
+    let Some(t) = tree() else { return };
+    if !has("git", "git") {
+        return;
+    }
+    let repo = t.out.join("repo");
+    fs::create_dir_all(&repo).unwrap();
+    sh(
+        &t,
+        &repo,
+        "git init -q && git config user.email a@b && git config user.name n && echo one > f && git add f && git commit -qm one",
+    );
+    // A local clone tries to hard-link the objects first; the links fail
+    // as across file systems (logged) and git copies them.
+    let out = confined_allowing(
+        &t,
+        "git clone -q \"$OUT/repo\" clone && cd clone && git config user.email a@b && git config user.name n && echo two >> f && git commit -qam two && git log --format=%s",
+        &["a hard link would give the workspace a name for a file outside"],
+    );
+    assert_eq!(text(&out.stdout), "two\none\n");
+    // The source repository is unchanged.
+    let log = sh(&t, &repo, "git log --format=%s");
+    assert_eq!(text(&log.stdout), "one\n");
+}
