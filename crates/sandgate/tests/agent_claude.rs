@@ -246,3 +246,49 @@ fn install_then_uninstall_restores_the_settings() {
     assert!(t.work.join("denied.txt").exists(), "{}", run.describe());
     assert_eq!(t.audit_for("touch denied.txt").len(), 1, "{:#?}", t.audit());
 }
+
+/// A loop config whose only program is `touch`: the grant is `Bash(touch:*)`
+/// (and the file tools).
+const LOOP: &str = "providers:\n  providers:\n    - command: touch\n";
+
+/// Mark the project as trusted in `~/.claude.json`, as Claude Code's trust
+/// dialog does.
+fn trust_project(t: &Tree) {
+    let projects =
+        json!({"projects": {t.work.to_str().unwrap(): {"hasTrustDialogAccepted": true}}});
+    std::fs::write(t.home.join(".claude.json"), projects.to_string()).unwrap();
+}
+
+/// `sandgate grant --write .claude/settings.local.json`, verified in the real
+/// Claude Code: once the folder is trusted, the granted command runs headless
+/// without a prompt and a command outside the grant does not. In a folder
+/// Claude Code has not trusted, the project settings are ignored.
+#[test]
+fn grant_rules_take_effect_in_a_trusted_folder() {
+    let Some(t) = tree() else { return };
+    std::fs::write(t.work.join("loop.yaml"), LOOP).unwrap();
+    let out = t.sandgate(&[
+        "grant",
+        "loop.yaml",
+        "--write",
+        ".claude/settings.local.json",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let written = std::fs::read_to_string(t.work.join(".claude/settings.local.json")).unwrap();
+    assert!(written.contains("Bash(touch:*)"), "{written}");
+    let script = Script::new(vec![
+        Step::shell(Agent::Claude, "touch granted.txt"),
+        Step::shell(Agent::Claude, "mkdir not-granted"),
+    ]);
+    let run = t.run(&script, &RunOpts::mode(Mode::Default));
+    assert!(
+        !t.work.join("granted.txt").exists(),
+        "untrusted: {}",
+        run.describe()
+    );
+    trust_project(&t);
+    let run = t.run(&script, &RunOpts::mode(Mode::Default));
+    assert!(run.status.success(), "{}", run.describe());
+    assert!(t.work.join("granted.txt").exists(), "{}", run.describe());
+    assert!(!t.work.join("not-granted").exists(), "{}", run.describe());
+}
