@@ -247,6 +247,65 @@ fn install_then_uninstall_restores_the_settings() {
     assert_eq!(t.audit_for("touch denied.txt").len(), 1, "{:#?}", t.audit());
 }
 
+/// Install and uninstall leave the rest of the file byte for byte as it was,
+/// and install writes a backup beside it.
+#[test]
+fn install_keeps_the_formatting_and_writes_a_backup() {
+    let Some(t) = tree() else { return };
+    let file = t.settings_file();
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, USER_SETTINGS).unwrap();
+    t.install_hook(&[]);
+    let installed = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        installed.contains("\"env\": {\"FOO\": \"bar\"}"),
+        "{installed}"
+    );
+    let backups: Vec<_> = std::fs::read_dir(file.parent().unwrap())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("settings.json.")
+                && std::fs::read_to_string(e.path()).ok().as_deref() == Some(USER_SETTINGS)
+        })
+        .collect();
+    assert!(!backups.is_empty(), "no backup of the settings beside them");
+    let out = t.sandgate(&["hook", "uninstall", "claude"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), USER_SETTINGS);
+}
+
+/// An allow the user gave Claude Code itself stands: with no sandgate rule
+/// for the command, the hook does not override it in the default mode, and
+/// the command runs.
+#[test]
+fn an_allow_in_claude_settings_is_not_overridden() {
+    let Some(t) = tree() else { return };
+    let file = t.settings_file();
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(
+        &file,
+        "{\"permissions\": {\"allow\": [\"Bash(touch unmatched.txt)\"]}}\n",
+    )
+    .unwrap();
+    t.install_hook(&[]);
+    let run = t.run(
+        &Script::new(vec![
+            Step::shell(Agent::Claude, "touch unmatched.txt"),
+            Step::shell(Agent::Claude, "touch other.txt"),
+        ]),
+        &RunOpts::mode(Mode::Default),
+    );
+    assert!(t.work.join("unmatched.txt").exists(), "{}", run.describe());
+    assert!(!t.work.join("other.txt").exists(), "{}", run.describe());
+}
+
 /// A loop config whose only program is `touch`: the grant is `Bash(touch:*)`
 /// (and the file tools).
 const LOOP: &str = "providers:\n  providers:\n    - command: touch\n";

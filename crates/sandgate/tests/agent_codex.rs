@@ -112,9 +112,131 @@ fn mcp_exec_run_and_floor_read() {
     assert_eq!(verdicts, ["deny", "allow", "deny"], "{mcp:#?}");
 }
 
+/// A command no rule decides does not run, in either mode, and the model is
+/// told which rule would allow it.
+#[test]
+fn unmatched_command_does_not_run() {
+    let Some(t) = tree() else { return };
+    t.install_hook(&[]);
+    for mode in [Mode::Default, Mode::Bypass] {
+        let run = t.run(
+            &Script::new(vec![Step::shell(Agent::Codex, "touch unmatched.txt")]),
+            &hooked(mode),
+        );
+        assert!(
+            !t.work.join("unmatched.txt").exists(),
+            "{mode:?}: {}",
+            run.describe()
+        );
+        let results = run.tool_results();
+        assert_eq!(results.len(), 1, "{}", run.describe());
+        assert!(results[0].contains("sandgate"), "{}", results[0]);
+    }
+    assert_eq!(
+        t.audit_for("touch unmatched.txt").len(),
+        2,
+        "{:#?}",
+        t.audit()
+    );
+}
+
+/// `~/.ssh/id_rsa` through the shell never reaches the model, in either mode.
+#[test]
+fn floor_read_through_the_shell() {
+    let Some(t) = tree() else { return };
+    t.install_hook(&[]);
+    for mode in [Mode::Default, Mode::Bypass] {
+        let run = t.run(
+            &Script::new(vec![
+                Step::shell(Agent::Codex, "cat ~/.ssh/id_rsa"),
+                Step::shell(
+                    Agent::Codex,
+                    &format!("cd {} && cat id_rsa", t.home.join(".ssh").display()),
+                ),
+            ]),
+            &hooked(mode),
+        );
+        assert_eq!(run.tool_results().len(), 2, "{}", run.describe());
+        t.assert_secret_kept(&run);
+    }
+    for r in t.audit_for("id_rsa") {
+        assert_ne!(r["verdict"], "allow", "{r}");
+    }
+}
+
 /// A patch, as Codex's `apply_patch` takes it.
 fn patch(body: &str) -> String {
     format!("*** Begin Patch\n{body}*** End Patch\n")
+}
+
+/// `apply_patch` (offered to models Codex knows): each file a patch adds,
+/// updates, deletes or moves to is judged. Inside the project it lands;
+/// outside it, and into `~/.ssh`, nothing changes.
+#[test]
+fn apply_patch_is_gated() {
+    let Some(t) = tree() else { return };
+    t.install_hook(&[]);
+    let existing = t.outside.join("existing.txt");
+    std::fs::write(&existing, "old\n").unwrap();
+    std::fs::write(t.work.join("moved.txt"), "move me\n").unwrap();
+    let keys = t.home.join(".ssh/authorized_keys");
+    let run = t.run(
+        &Script::new(vec![
+            Step::custom("apply_patch", &patch("*** Add File: inside.txt\n+in\n")),
+            Step::custom(
+                "apply_patch",
+                &patch(&format!(
+                    "*** Add File: {}\n+ssh-ed25519 AAAA k\n",
+                    keys.display()
+                )),
+            ),
+            Step::custom(
+                "apply_patch",
+                &patch(&format!(
+                    "*** Add File: {}\n+out\n",
+                    t.outside.join("added.txt").display()
+                )),
+            ),
+            Step::custom(
+                "apply_patch",
+                &patch(&format!(
+                    "*** Update File: {}\n@@\n-old\n+new\n",
+                    existing.display()
+                )),
+            ),
+            Step::custom(
+                "apply_patch",
+                &patch(&format!("*** Delete File: {}\n", existing.display())),
+            ),
+            Step::custom(
+                "apply_patch",
+                &patch(&format!(
+                    "*** Update File: moved.txt\n*** Move to: {}\n@@\n-move me\n+moved\n",
+                    t.outside.join("moved.txt").display()
+                )),
+            ),
+        ]),
+        &hooked(Mode::Bypass).model("gpt-5.5"),
+    );
+    assert_eq!(run.tool_results().len(), 6, "{}", run.describe());
+    assert!(t.work.join("inside.txt").exists(), "{}", run.describe());
+    assert!(!keys.exists(), "{}", run.describe());
+    assert!(!t.outside.join("added.txt").exists(), "{}", run.describe());
+    assert_eq!(
+        std::fs::read_to_string(&existing).unwrap(),
+        "old\n",
+        "{}",
+        run.describe()
+    );
+    assert!(!t.outside.join("moved.txt").exists(), "{}", run.describe());
+    assert!(t.work.join("moved.txt").exists(), "{}", run.describe());
+    let keys = keys.to_string_lossy();
+    let floor = t.audit_for(&keys);
+    assert!(
+        !floor.is_empty() && floor.iter().all(|r| r["verdict"] == "deny"),
+        "{:#?}",
+        t.audit()
+    );
 }
 
 /// Control: with no hook, the same patch into `~/.ssh` lands (so the test
@@ -134,4 +256,65 @@ fn apply_patch_without_hook_lands() {
         &RunOpts::mode(Mode::Bypass).model("gpt-5.5"),
     );
     assert!(keys.exists(), "{}", run.describe());
+}
+
+/// `sandgate hook install codex --trust`: Codex runs the hook with no review
+/// and no bypass flag; `hook status` says so; `uninstall` takes the hook and
+/// its trust entry away, leaving `config.toml` as it was.
+#[test]
+fn install_with_trust_then_uninstall() {
+    let Some(t) = tree() else { return };
+    let config = t.codex_home().join("config.toml");
+    let original = std::fs::read_to_string(&config).unwrap();
+    t.install_hook(&["--trust"]);
+    let status = t.sandgate(&["hook", "status", "codex"]);
+    let status_text = String::from_utf8_lossy(&status.stdout).to_lowercase();
+    assert!(
+        status.status.success() && status_text.contains("trusted"),
+        "{status:?}"
+    );
+    let script = Script::new(vec![Step::shell(Agent::Codex, "touch denied.txt")]);
+    let run = t.run(&script, &RunOpts::mode(Mode::Bypass));
+    assert!(!t.work.join("denied.txt").exists(), "{}", run.describe());
+    assert_eq!(t.audit_for("touch denied.txt").len(), 1, "{:#?}", t.audit());
+    let out = t.sandgate(&["hook", "uninstall", "codex"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), original);
+    let hooks = std::fs::read_to_string(t.settings_file()).unwrap_or_default();
+    assert!(!hooks.contains("sandgate"), "{hooks}");
+    let run = t.run(&script, &RunOpts::mode(Mode::Bypass));
+    assert!(t.work.join("denied.txt").exists(), "{}", run.describe());
+    // A second install adds no second entry; uninstall then removes them all.
+    t.install_hook(&["--trust"]);
+    let once = std::fs::read_to_string(&config)
+        .unwrap()
+        .matches("trusted_hash")
+        .count();
+    assert!(once >= 1);
+    t.install_hook(&["--trust"]);
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert_eq!(text.matches("trusted_hash").count(), once, "{text}");
+    let hooks = std::fs::read_to_string(t.settings_file()).unwrap();
+    assert_eq!(hooks.matches("hook codex").count(), once, "{hooks}");
+    let out = t.sandgate(&["hook", "uninstall", "codex"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), original);
+}
+
+/// Without `--trust`, install says that Codex will not run the hook until it
+/// is reviewed, and how; `hook status` says it would not run.
+#[test]
+fn install_without_trust_says_the_hook_will_not_run() {
+    let Some(t) = tree() else { return };
+    let said = t.install_hook(&[]).to_lowercase();
+    assert!(
+        said.contains("--trust") && said.contains("review"),
+        "{said}"
+    );
+    let status = t.sandgate(&["hook", "status", "codex"]);
+    let text = String::from_utf8_lossy(&status.stdout).to_lowercase();
+    assert!(
+        text.contains("not trusted") || text.contains("untrusted"),
+        "{status:?}"
+    );
 }

@@ -152,6 +152,30 @@ fn writes_inside_and_outside() {
     assert!(floor.iter().all(|r| r["verdict"] == "deny"), "{floor:#?}");
 }
 
+/// `grep_search` in `~/.ssh`, and `~` itself: the model never receives a line
+/// of `~/.ssh/id_rsa`.
+#[test]
+fn floor_read_through_grep_search() {
+    let Some(t) = tree() else { return };
+    t.install_hook(&[]);
+    let run = t.run(
+        &Script::new(vec![
+            Step::call(
+                "grep_search",
+                json!({"pattern": "SECRET", "dir_path": t.home.join(".ssh")}),
+            ),
+            Step::call(
+                "grep_search",
+                json!({"pattern": "SECRET", "dir_path": t.home}),
+            ),
+        ]),
+        &wide(&t, Mode::Bypass),
+    );
+    assert!(run.status.success(), "{}", run.describe());
+    assert_eq!(run.tool_results().len(), 2, "{}", run.describe());
+    t.assert_secret_kept(&run);
+}
+
 /// Control: with no hook, `grep_search` hands the model the key's line.
 #[test]
 fn grep_search_without_hook_reaches_the_model() {
@@ -164,6 +188,39 @@ fn grep_search_without_hook_reaches_the_model() {
         &wide(&t, Mode::Bypass),
     );
     assert!(run.model_saw(&t.secret), "{}", run.describe());
+}
+
+/// `run_shell_command` with `dir_path: ~/.ssh` is judged in that directory: a
+/// relative write of `authorized_keys` is the floor's, even when the policy
+/// allows the command; a relative read of `id_rsa` no rule allows is blocked.
+#[test]
+fn shell_dir_path_is_the_working_directory() {
+    let Some(t) = tree() else { return };
+    t.install_hook(&[]);
+    t.write_policy(&agents_common::POLICY.replace(
+        "^touch allowed",
+        "^echo k > authorized_keys$|^touch allowed",
+    ));
+    let ssh = t.home.join(".ssh");
+    let run = t.run(
+        &Script::new(vec![
+            Step::call(
+                "run_shell_command",
+                json!({"command": "echo k > authorized_keys", "dir_path": ssh}),
+            ),
+            Step::call(
+                "run_shell_command",
+                json!({"command": "cat id_rsa", "dir_path": ssh}),
+            ),
+        ]),
+        &wide(&t, Mode::Bypass),
+    );
+    assert!(run.status.success(), "{}", run.describe());
+    let results = run.tool_results();
+    assert_eq!(results.len(), 2, "{}", run.describe());
+    assert!(!ssh.join("authorized_keys").exists(), "{}", run.describe());
+    assert!(results[0].contains("built-in floor"), "{}", results[0]);
+    t.assert_secret_kept(&run);
 }
 
 /// `sandgate mcp` in `~/.gemini/settings.json` as the README says: `exec_run`
@@ -231,4 +288,29 @@ fn install_then_uninstall_restores_the_settings() {
     );
     let run = t.run(&script, &RunOpts::mode(Mode::Bypass));
     assert!(t.work.join("denied.txt").exists(), "{}", run.describe());
+}
+
+/// A settings file with `//` comments (which Gemini CLI reads): install keeps
+/// them and gates the calls, uninstall gives the file back byte for byte.
+#[test]
+fn install_into_settings_with_comments() {
+    let Some(t) = tree() else { return };
+    let file = t.settings_file();
+    let original = "{\n  // how Gemini CLI signs in\n  \"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}},\n  /* the look */\n  \"ui\": {\"theme\": \"Default\"}\n}\n";
+    std::fs::write(&file, original).unwrap();
+    t.install_hook(&[]);
+    let installed = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        installed.contains("// how Gemini CLI signs in") && installed.contains("/* the look */"),
+        "{installed}"
+    );
+    let run = t.run(
+        &Script::new(vec![Step::shell(Agent::Gemini, "touch denied.txt")]),
+        &RunOpts::mode(Mode::Bypass),
+    );
+    assert!(run.status.success(), "{}", run.describe());
+    assert!(!t.work.join("denied.txt").exists(), "{}", run.describe());
+    let out = t.sandgate(&["hook", "uninstall", "gemini"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
 }
