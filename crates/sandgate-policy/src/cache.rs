@@ -143,11 +143,8 @@ type Inputs = Vec<(Tier, PathBuf, Option<String>)>;
 fn read_inputs(sources: &Sources) -> Option<Inputs> {
     let mut inputs = Vec::new();
     for (tier, path) in sources.tiers() {
-        let text = match std::fs::read(path) {
-            Ok(bytes) if bytes.len() as u64 <= MAX_POLICY_BYTES => {
-                Some(String::from_utf8(bytes).ok()?)
-            }
-            Ok(_) => return None,
+        let text = match crate::load::read_regular(path, MAX_POLICY_BYTES) {
+            Ok(bytes) => Some(String::from_utf8(bytes).ok()?),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(_) => return None,
         };
@@ -199,12 +196,15 @@ fn entry_name(sources: &Sources) -> String {
     format!("policy-{}.cache", &hex(&h.finalize())[..32])
 }
 
+/// The largest cache entry read back (a compiled policy is far smaller).
+const MAX_ENTRY_BYTES: u64 = 64 * 1024 * 1024;
+
 /// The text lines before the body: magic, format, version, key and checksum.
 const HEADER_LINES: usize = 5;
 
 /// Read and validate an entry: magic, format, version, key and body checksum.
 fn read_entry<T: serde::de::DeserializeOwned>(file: &Path, key: &str) -> Option<T> {
-    let bytes = std::fs::read(file).ok()?;
+    let bytes = crate::load::read_regular(file, MAX_ENTRY_BYTES).ok()?;
     let mut rest = bytes.as_slice();
     let mut header = [""; HEADER_LINES];
     for line in &mut header {

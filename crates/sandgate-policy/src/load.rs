@@ -16,6 +16,70 @@ use crate::rules::SourceRule;
 /// The largest policy file sandgate reads (a larger one is an error, not a truncation).
 pub const MAX_POLICY_BYTES: u64 = 8 * 1024 * 1024;
 
+/// Open `path` for reading only if it is a regular file. The file is opened
+/// with `O_NONBLOCK`, so a named pipe with no writer cannot hold the caller,
+/// and the kind is checked on the opened descriptor, so a file swapped after a
+/// `stat` cannot slip through. Anything else (a FIFO, a socket, a device, a
+/// directory) is an [`std::io::ErrorKind::InvalidInput`] error naming what it is.
+pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY)
+        .open(path)?;
+    match not_regular(file.metadata()?.file_type()) {
+        None => Ok(file),
+        Some(error) => Err(error),
+    }
+}
+
+/// The error for a file of `kind`, or `None` when it is a regular file.
+pub fn not_regular(kind: std::fs::FileType) -> Option<std::io::Error> {
+    use std::os::unix::fs::FileTypeExt;
+    let what = if kind.is_file() {
+        return None;
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else {
+        "not a file"
+    };
+    Some(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("it is {what}, not a regular file"),
+    ))
+}
+
+/// Read a regular file of at most `max` bytes (see [`open_regular`]). A
+/// larger file is an [`std::io::ErrorKind::FileTooLarge`] error, never a truncation.
+pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = open_regular(path)?;
+    let len = file.metadata()?.len();
+    let too_large = |len: u64| {
+        std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!("it is {len} bytes, more than the {max} bytes sandgate reads"),
+        )
+    };
+    if len > max {
+        return Err(too_large(len));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(too_large(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
 /// Which files make up the policy.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Sources {
@@ -114,29 +178,33 @@ pub fn read_policy_file(path: &Path, tier: Tier) -> Result<Option<LoadedFile>, P
         message,
         hint: None,
     };
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
+    let bytes = match read_regular(path, MAX_POLICY_BYTES) {
+        Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(problem(format!("cannot read the policy file: {e}"))),
+        Err(e) => {
+            return Err(problem(format!(
+                "cannot read the policy file: {}",
+                io_text(&e)
+            )))
+        }
     };
-    if meta.is_dir() {
-        return Err(problem("the policy file is a directory".into()));
-    }
-    if meta.len() > MAX_POLICY_BYTES {
-        return Err(problem(format!(
-            "the policy file is {} bytes, more than the {} bytes sandgate reads",
-            meta.len(),
-            MAX_POLICY_BYTES
-        )));
-    }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| problem(format!("cannot read the policy file: {e}")))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| problem("cannot read the policy file: it is not UTF-8 text".into()))?;
     let file = parse_policy(&text, path)?;
     Ok(Some(LoadedFile {
         tier,
         path: path.to_path_buf(),
         file,
     }))
+}
+
+/// An IO error in words, without the `(os error N)` suffix.
+pub fn io_text(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
 }
 
 /// Parse policy YAML. `path` is only used in the error.

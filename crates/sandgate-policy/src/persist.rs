@@ -498,24 +498,21 @@ fn read_existing(file: &Path) -> Result<Option<(String, u32)>, PersistError> {
         path: file.to_path_buf(),
         source,
     };
-    let meta = match fs::metadata(file) {
-        Ok(m) => m,
+    let opened = match crate::load::open_regular(file) {
+        Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io_err("read", e)),
     };
-    if meta.is_dir() {
-        return Err(io_err(
-            "read",
-            io::Error::new(io::ErrorKind::IsADirectory, "it is a directory"),
-        ));
-    }
+    let meta = opened.metadata().map_err(|e| io_err("read", e))?;
     if meta.len() > MAX_POLICY_BYTES {
         return Err(PersistError::Invalid {
             path: file.to_path_buf(),
             message: format!("it is larger than {MAX_POLICY_BYTES} bytes"),
         });
     }
-    let text = fs::read_to_string(file).map_err(|e| io_err("read", e))?;
+    let mut text = String::new();
+    io::Read::read_to_string(&mut io::Read::take(opened, MAX_POLICY_BYTES), &mut text)
+        .map_err(|e| io_err("read", e))?;
     #[cfg(unix)]
     let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777;
     #[cfg(not(unix))]

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
+use sandgate_policy::load::not_regular;
 use sandgate_policy::Decision;
 use serde::Serialize;
 
@@ -121,11 +122,27 @@ fn append(path: &std::path::Path, record: &Record<'_>) -> std::io::Result<()> {
             .mode(0o700)
             .create(dir)?;
     }
-    let mut file = OpenOptions::new()
+    // O_NONBLOCK: a named pipe put where the log goes must not hold a hook
+    // call; it is refused on the opened descriptor below.
+    let opened = OpenOptions::new()
         .create(true)
         .append(true)
         .mode(0o600)
-        .open(path)?;
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY)
+        .open(path);
+    let mut file = match opened {
+        Ok(f) => f,
+        // A named pipe without a reader cannot be opened for writing: say what it is.
+        Err(e) => {
+            return Err(std::fs::metadata(path)
+                .ok()
+                .and_then(|m| not_regular(m.file_type()))
+                .unwrap_or(e))
+        }
+    };
+    if let Some(e) = not_regular(file.metadata()?.file_type()) {
+        return Err(e);
+    }
     // One write of one line: O_APPEND keeps concurrent writers' lines whole.
     file.write_all(&line)
 }

@@ -29,6 +29,7 @@ pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_CANNOT_CHECK: u8 = 2;
 
 fn main() -> ExitCode {
+    quiet_when_stdout_closes();
     if let Some((agent, global)) = hook_fast_path() {
         return hook::run(agent, &global);
     }
@@ -46,6 +47,41 @@ fn main() -> ExitCode {
         cli::Command::Detect(args) => cmd::detect::run(&global, args),
         cli::Command::Mcp(args) => cmd::mcp::run(&global, args),
     }
+}
+
+/// A reader that goes away (`sandgate policy show | head -1`) ends the command
+/// quietly with [`EXIT_FAILED`] instead of the standard library's "failed
+/// printing to stdout" panic: the output could not be delivered, and nobody is
+/// left to read a message about it. Any other panic keeps its report.
+fn quiet_when_stdout_closes() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let text = info
+            .payload()
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| info.payload().downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("");
+        let broken_pipe = text.contains("Broken pipe") || text.contains("BrokenPipe");
+        if broken_pipe && stdout_closed() {
+            std::process::exit(i32::from(EXIT_FAILED));
+        }
+        report(info);
+    }));
+}
+
+/// Whether the reading end of stdout is gone (a pipe without readers, a
+/// socket whose peer hung up).
+fn stdout_closed() -> bool {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let stdout = std::io::stdout();
+    let mut fds = [PollFd::new(&stdout, PollFlags::OUT)];
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    poll(&mut fds, Some(&now)).is_ok()
+        && fds[0].revents().intersects(PollFlags::ERR | PollFlags::HUP)
 }
 
 /// The agent hook's command line, recognised before the argument parser is

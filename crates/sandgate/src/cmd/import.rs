@@ -26,6 +26,9 @@ pub struct ImportArgs {
     pub file: Option<PathBuf>,
 }
 
+/// The largest settings file `import` reads.
+const MAX_SETTINGS_BYTES: u64 = 8 * 1024 * 1024;
+
 /// Run `import`.
 pub fn run(global: &GlobalArgs, args: ImportArgs) -> ExitCode {
     let ctx = match crate::setup::context(global) {
@@ -36,10 +39,16 @@ pub fn run(global: &GlobalArgs, args: ImportArgs) -> ExitCode {
         .file
         .map(|f| if f.is_absolute() { f } else { ctx.cwd.join(f) })
         .unwrap_or_else(|| ctx.cwd.join(".claude/settings.json"));
-    let text = match std::fs::read_to_string(&file) {
+    let text = match sandgate_policy::load::read_regular(&file, MAX_SETTINGS_BYTES)
+        .and_then(|b| String::from_utf8(b).map_err(std::io::Error::other))
+    {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("sandgate: cannot read `{}`: {e}", file.display());
+            eprintln!(
+                "sandgate: cannot read `{}`: {}",
+                file.display(),
+                sandgate_policy::load::io_text(&e)
+            );
             return ExitCode::from(EXIT_CANNOT_CHECK);
         }
     };

@@ -1,4 +1,4 @@
-//! `sandgate mcp [--http ADDR [--allow-remote]] [--no-ui]`: serve the gated
+//! `sandgate mcp [--http ADDR [--allow-remote] [--allow-origin ORIGIN]...] [--no-ui]`: serve the gated
 //! tools over MCP, on stdio (the default) or streamable HTTP.
 
 use std::io::Write;
@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Args;
-use rmcp::ServiceExt;
 use sandgate_tools::resolver::Resolver;
 use sandgate_tools::Dispatcher;
 use tokio_util::sync::CancellationToken;
@@ -29,6 +28,12 @@ pub struct McpArgs {
     /// Allow `--http` to bind an address other than loopback.
     #[arg(long, requires = "http")]
     pub allow_remote: bool,
+    /// With `--http`, also accept requests whose `Origin` header is ORIGIN
+    /// (`scheme://host[:port]`, `:*` for any port; repeatable). Without it only
+    /// loopback origins (`http://localhost:*`, `http://127.0.0.1:*`,
+    /// `http://[::1]:*` and their `https` forms) or no `Origin` are accepted.
+    #[arg(long, requires = "http", value_name = "ORIGIN")]
+    pub allow_origin: Vec<String>,
     /// Never prompt on the terminal: an ASK the client cannot elicit is a DENY
     /// (also `SANDGATE_NO_UI=1`).
     #[arg(long)]
@@ -37,6 +42,12 @@ pub struct McpArgs {
 
 /// Run `mcp`.
 pub fn run(global: &GlobalArgs, args: McpArgs) -> ExitCode {
+    if let Some(bad) = args.allow_origin.iter().find(|o| !http::is_origin(o)) {
+        eprintln!(
+            "sandgate: `--allow-origin {bad}` is not an origin; write `scheme://host[:port]`, e.g. `https://app.example.com` or `http://localhost:*`"
+        );
+        return ExitCode::from(EXIT_CANNOT_CHECK);
+    }
     if let Some(addr) = args.http {
         if !http::is_loopback(&addr) && !args.allow_remote {
             eprintln!(
@@ -78,7 +89,12 @@ pub fn run(global: &GlobalArgs, args: McpArgs) -> ExitCode {
     let server = SandgateServer::new(Arc::clone(&shared));
     let code = match args.http {
         None => runtime.block_on(serve_stdio(server)),
-        Some(addr) => runtime.block_on(serve_http(server, addr, args.allow_remote)),
+        Some(addr) => runtime.block_on(serve_http(
+            server,
+            addr,
+            args.allow_remote,
+            args.allow_origin,
+        )),
     };
     shared.tools.jobs().kill_all();
     // A blocked stdin read must not hold the process open after the session ended.
@@ -87,23 +103,25 @@ pub fn run(global: &GlobalArgs, args: McpArgs) -> ExitCode {
 }
 
 async fn serve_stdio(server: SandgateServer) -> ExitCode {
-    let running = match server.serve(rmcp::transport::stdio()).await {
-        Ok(r) => r,
+    match crate::mcp::stdio::serve(server).await {
+        Ok(Ok(_)) => ExitCode::SUCCESS,
+        Ok(Err(e)) => {
+            eprintln!("sandgate: the MCP session failed: {e}");
+            ExitCode::from(EXIT_FAILED)
+        }
         Err(e) => {
             eprintln!("sandgate: the MCP session did not start: {e}");
-            return ExitCode::from(EXIT_FAILED);
-        }
-    };
-    match running.waiting().await {
-        Ok(_) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("sandgate: the MCP session failed: {e}");
             ExitCode::from(EXIT_FAILED)
         }
     }
 }
 
-async fn serve_http(server: SandgateServer, addr: SocketAddr, remote: bool) -> ExitCode {
+async fn serve_http(
+    server: SandgateServer,
+    addr: SocketAddr,
+    remote: bool,
+    origins: Vec<String>,
+) -> ExitCode {
     let (token, source) = match http::token() {
         Ok(t) => t,
         Err(e) => {
@@ -142,7 +160,7 @@ async fn serve_http(server: SandgateServer, addr: SocketAddr, remote: bool) -> E
         let _ = tokio::signal::ctrl_c().await;
         stop.cancel();
     });
-    match http::serve(server, listener, token, remote, ct).await {
+    match http::serve(server, listener, token, remote, origins, ct).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("sandgate: the HTTP server failed: {e}");

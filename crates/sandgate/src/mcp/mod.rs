@@ -7,6 +7,7 @@
 
 pub mod elicit;
 pub mod http;
+pub mod stdio;
 
 use std::sync::Arc;
 
