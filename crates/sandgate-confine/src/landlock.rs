@@ -12,6 +12,7 @@ use super::plan::Rule;
 const CREATE_RULESET_VERSION: u32 = 1;
 const RULE_PATH_BENEATH: u32 = 1;
 
+const READ_FILE: u64 = 1 << 2;
 const WRITE_FILE: u64 = 1 << 1;
 const REMOVE_DIR: u64 = 1 << 4;
 const REMOVE_FILE: u64 = 1 << 5;
@@ -91,13 +92,15 @@ impl Ruleset {
     }
 }
 
-/// Builds the ruleset for `rules` at `abi` (which must be at least 1).
-pub fn build(rules: &[Rule], abi: u32) -> io::Result<Ruleset> {
+/// Builds the ruleset for `rules` at `abi` (which must be at least 1). With
+/// `read_rules`, reading files is handled too, and granted only beneath them.
+pub fn build(rules: &[Rule], read_rules: &[Rule], abi: u32) -> io::Result<Ruleset> {
     let handled = handled(abi);
     // From ABI 6, signals to processes outside the confined tree fail
     // (`EPERM`); an older kernel gets only the first field.
+    let read = if read_rules.is_empty() { 0 } else { READ_FILE };
     let attr = RulesetAttr {
-        handled_access_fs: handled,
+        handled_access_fs: handled | read,
         handled_access_net: 0,
         scoped: if abi >= 6 { SCOPE_SIGNAL } else { 0 },
     };
@@ -125,7 +128,13 @@ pub fn build(rules: &[Rule], abi: u32) -> io::Result<Ruleset> {
     let file_rights = WRITE_FILE | (handled & TRUNCATE);
     // A rule whose path vanished since the plan was made is skipped: its
     // writes then go through the supervisor, which re-checks the path.
-    for rule in rules {
+    // Device nodes are never made, not even in the workspace.
+    let dir_rights = handled & !(MAKE_CHAR | MAKE_BLOCK);
+    let granted = rules
+        .iter()
+        .map(|rule| (rule, if rule.dir { dir_rights } else { file_rights }))
+        .chain(read_rules.iter().map(|rule| (rule, READ_FILE)));
+    for (rule, rights) in granted {
         let Ok(path) = CString::new(rule.path.as_os_str().as_bytes()) else {
             continue;
         };
@@ -142,12 +151,7 @@ pub fn build(rules: &[Rule], abi: u32) -> io::Result<Ruleset> {
         // SAFETY: `open` just returned this descriptor; we own it.
         let target = unsafe { OwnedFd::from_raw_fd(target) };
         let attr = PathBeneathAttr {
-            // Device nodes are never made, not even in the workspace.
-            allowed_access: if rule.dir {
-                handled & !(MAKE_CHAR | MAKE_BLOCK)
-            } else {
-                file_rights
-            },
+            allowed_access: rights,
             parent_fd: target.as_raw_fd(),
         };
         // SAFETY: both descriptors are open; `attr` is a live packed struct the

@@ -43,11 +43,13 @@ mod supervisor;
 
 pub use metadata::Change;
 pub use mounts::{
-    probe_plan as probe_mounts, Protection, Requested, UnknownProtection, PROTECTION_ENV,
+    probe_plan as probe_mounts, FloorMount, Protection, Requested, UnknownProtection,
+    PROTECTION_ENV,
 };
 pub use onbehalf::Op;
 pub use plan::{
-    AllowKind, Allowed, Rule, RunAnswers, RunPlan, RunPlanInputs, Standing, DEFAULT_STATE_DIRS,
+    floor_file_readable, AllowKind, Allowed, FloorDir, Rule, RunAnswers, RunPlan, RunPlanInputs,
+    Standing, DEFAULT_STATE_DIRS,
 };
 pub use seccomp::{Listener, Notif, Ready};
 pub use settings::{ListKind, SandboxFile, SandboxSettings, SettingsError, FILE_NAME, STATE_DIR};
@@ -137,7 +139,8 @@ pub fn spawn(cmd: &mut Command, plan: &RunPlan) -> Result<Confined, ConfineError
     if abi == 0 {
         return Err(ConfineError::NoLandlock);
     }
-    let ruleset = landlock::build(&plan.rules, abi).map_err(ConfineError::Ruleset)?;
+    let ruleset =
+        landlock::build(&plan.rules, &plan.read_rules, abi).map_err(ConfineError::Ruleset)?;
     // Without the library the program is just as confined, only slower.
     preload::arm(cmd, plan);
     let mounts = mounts::setup_for(plan, cmd).map_err(ConfineError::Mounts)?;

@@ -150,6 +150,8 @@ pub struct Setup {
     gid_map: Vec<u8>,
     /// The paths to hold read-only.
     targets: Vec<CString>,
+    /// The floor directories to hide behind an empty read-only mount.
+    floors: Vec<FloorSetup>,
     /// The program's working directory, entered again once the binds are in
     /// place, so that a working directory inside a protected path goes
     /// through its bind.
@@ -167,9 +169,54 @@ fn c_path(path: &Path) -> io::Result<CString> {
     })
 }
 
+/// One floor directory hidden from the program, prepared before the fork.
+#[derive(Debug)]
+struct FloorSetup {
+    /// The directory.
+    dir: CString,
+    /// Its permission bits in octal, for the empty mount's `mode`.
+    mode: CString,
+    /// The names beneath it that stay readable (read-only binds of the
+    /// originals on the empty mount).
+    keep: Vec<CString>,
+}
+
+/// A floor directory the mount layer hides, with what stays readable in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FloorMount {
+    /// The directory (canonical).
+    pub dir: PathBuf,
+    /// The regular files directly in it that stay readable.
+    pub keep: Vec<String>,
+}
+
 impl Setup {
-    /// Prepares the binds of `targets` for a program that starts in `cwd`.
-    pub fn new(targets: &[PathBuf], cwd: Option<&Path>) -> io::Result<Setup> {
+    /// Prepares the binds of `targets`, and hides each of `floors` behind an
+    /// empty read-only mount except the files it keeps, for a program that
+    /// starts in `cwd`.
+    pub fn new(
+        targets: &[PathBuf],
+        floors: &[FloorMount],
+        cwd: Option<&Path>,
+    ) -> io::Result<Setup> {
+        let floors = floors
+            .iter()
+            .map(|f| {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = std::fs::symlink_metadata(&f.dir)
+                    .map(|m| m.permissions().mode() & 0o7777)
+                    .unwrap_or(0o700);
+                Ok(FloorSetup {
+                    dir: c_path(&f.dir)?,
+                    mode: CString::new(format!("{mode:o}")).map_err(io::Error::other)?,
+                    keep: f
+                        .keep
+                        .iter()
+                        .map(|k| CString::new(k.as_bytes()).map_err(io::Error::other))
+                        .collect::<io::Result<_>>()?,
+                })
+            })
+            .collect::<io::Result<Vec<_>>>()?;
         // SAFETY: these calls cannot fail and touch no memory.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
         Ok(Setup {
@@ -180,6 +227,7 @@ impl Setup {
                 .iter()
                 .map(|t| c_path(t))
                 .collect::<io::Result<_>>()?,
+            floors,
             cwd: cwd.map(c_path).transpose()?,
             filter: deny_filter(),
         })
@@ -197,7 +245,7 @@ pub fn setup_for(plan: &RunPlan, cmd: &Command) -> io::Result<Option<Setup>> {
         Some(dir) => here.join(dir),
         None => here,
     };
-    Setup::new(&plan.mounted, Some(&cwd)).map(Some)
+    Setup::new(&plan.mounted, &plan.floor_mounts, Some(&cwd)).map(Some)
 }
 
 /// Whether the mount layer of `plan` can be made on this machine, tried in
@@ -206,7 +254,7 @@ pub fn probe_plan(plan: &RunPlan) -> io::Result<()> {
     if !supported() {
         return Err(io::Error::from_raw_os_error(libc::ENOSYS));
     }
-    probe(&Setup::new(&plan.mounted, None)?)
+    probe(&Setup::new(&plan.mounted, &plan.floor_mounts, None)?)
 }
 
 fn check(rc: libc::c_long) -> io::Result<libc::c_long> {
@@ -310,6 +358,166 @@ fn bind_read_only(path: &std::ffi::CStr) -> io::Result<()> {
     Ok(())
 }
 
+/// `openat2(dirfd, path, O_PATH | O_NOFOLLOW | extra, RESOLVE_NO_SYMLINKS | resolve)`.
+/// No allocation.
+fn open_path(dirfd: RawFd, path: &std::ffi::CStr, extra: i32, resolve: u64) -> io::Result<Fd> {
+    // SAFETY: an all-zero open_how is valid; fields are set below.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC | extra) as u64;
+    how.resolve = libc::RESOLVE_NO_SYMLINKS | resolve;
+    // SAFETY: `path` is NUL-terminated and `how` is live; the kernel reads both.
+    let fd = check(unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            dirfd,
+            path.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    })?;
+    Ok(Fd(fd as RawFd))
+}
+
+/// Sets the read-only flag of the mount `fd` refers to. No allocation.
+fn set_read_only(fd: &Fd) -> io::Result<()> {
+    let attr = MountAttr {
+        attr_set: MOUNT_ATTR_RDONLY,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: an open mount descriptor, an empty path, and a live
+    // `mount_attr` whose size is passed; the kernel only reads it.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            fd.0,
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH as libc::c_uint,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    })?;
+    Ok(())
+}
+
+const FSOPEN_CLOEXEC: libc::c_uint = 1;
+const FSMOUNT_CLOEXEC: libc::c_uint = 1;
+const FSCONFIG_SET_STRING: libc::c_uint = 1;
+const FSCONFIG_CMD_CREATE: libc::c_uint = 6;
+const MOUNT_ATTR_NOSUID: libc::c_uint = 0x2;
+const MOUNT_ATTR_NODEV: libc::c_uint = 0x4;
+const MOUNT_ATTR_NOEXEC: libc::c_uint = 0x8;
+
+/// Hides the floor directory `floor.dir` behind an empty, read-only tmpfs;
+/// the files it keeps are read-only binds of the originals on it. No
+/// allocation.
+fn hide(floor: &FloorSetup) -> io::Result<()> {
+    let empty = c"";
+    let original = open_path(libc::AT_FDCWD, &floor.dir, libc::O_DIRECTORY, 0)?;
+    // SAFETY: a NUL-terminated file system name; flags only.
+    let fs =
+        Fd(
+            check(unsafe { libc::syscall(libc::SYS_fsopen, c"tmpfs".as_ptr(), FSOPEN_CLOEXEC) })?
+                as RawFd,
+        );
+    for (key, value) in [(c"mode", floor.mode.as_c_str()), (c"size", c"64k")] {
+        // SAFETY: an fs context descriptor and NUL-terminated key and value.
+        check(unsafe {
+            libc::syscall(
+                libc::SYS_fsconfig,
+                fs.0,
+                FSCONFIG_SET_STRING,
+                key.as_ptr(),
+                value.as_ptr(),
+                0,
+            )
+        })?;
+    }
+    // SAFETY: an fs context descriptor; null key and value for CMD_CREATE.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_fsconfig,
+            fs.0,
+            FSCONFIG_CMD_CREATE,
+            std::ptr::null::<libc::c_char>(),
+            std::ptr::null::<libc::c_void>(),
+            0,
+        )
+    })?;
+    // SAFETY: an fs context descriptor and flags.
+    let mnt = Fd(check(unsafe {
+        libc::syscall(
+            libc::SYS_fsmount,
+            fs.0,
+            FSMOUNT_CLOEXEC,
+            MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+        )
+    })? as RawFd);
+    // SAFETY: two open descriptors and empty NUL-terminated paths.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_move_mount,
+            mnt.0,
+            empty.as_ptr(),
+            original.0,
+            empty.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH,
+        )
+    })?;
+    for name in &floor.keep {
+        // Looked up through the covered directory: the original file.
+        let Ok(source) = open_path(original.0, name, 0, libc::RESOLVE_BENEATH) else {
+            continue;
+        };
+        // SAFETY: stat is plain integers; all-zero is a valid value.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: an open descriptor and a live stat buffer.
+        check(unsafe { libc::fstat(source.0, &mut st) }.into())?;
+        if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+            continue;
+        }
+        // SAFETY: the new mount's root, a NUL-terminated name; creates an
+        // empty file to bind onto.
+        let spot = check(
+            unsafe {
+                libc::openat(
+                    mnt.0,
+                    name.as_ptr(),
+                    libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC,
+                    0o600 as libc::c_uint,
+                )
+            }
+            .into(),
+        )?;
+        drop(Fd(spot as RawFd));
+        // SAFETY: an open descriptor, an empty NUL-terminated path, flags.
+        let tree = Fd(check(unsafe {
+            libc::syscall(
+                libc::SYS_open_tree,
+                source.0,
+                empty.as_ptr(),
+                OPEN_TREE_CLONE
+                    | libc::O_CLOEXEC as libc::c_uint
+                    | libc::AT_EMPTY_PATH as libc::c_uint,
+            )
+        })? as RawFd);
+        set_read_only(&tree)?;
+        // SAFETY: open descriptors and NUL-terminated paths.
+        check(unsafe {
+            libc::syscall(
+                libc::SYS_move_mount,
+                tree.0,
+                empty.as_ptr(),
+                mnt.0,
+                name.as_ptr(),
+                MOVE_MOUNT_F_EMPTY_PATH,
+            )
+        })?;
+    }
+    set_read_only(&mnt)
+}
+
 /// Enters a new mount namespace (and, unless root, a user namespace) and
 /// makes every target a read-only bind mount of itself. Runs in the forked
 /// child: raw system calls on prepared values only, no allocation.
@@ -345,6 +553,9 @@ pub fn enter(setup: &Setup) -> io::Result<()> {
     }
     for target in &setup.targets {
         bind_read_only(target)?;
+    }
+    for floor in &setup.floors {
+        hide(floor)?;
     }
     if let Some(cwd) = &setup.cwd {
         // SAFETY: a NUL-terminated path that outlives the call.

@@ -15,6 +15,17 @@
 //! protected path that exists when the plan is made is held read-only by a
 //! bind mount in the program's mount namespace instead, so only the missing
 //! ones are carved around: the workspace root then gets a rule of its own.
+//!
+//! The built-in floor ([`sandgate_policy::floor`]) is never written: a write
+//! beneath it fails without a question ([`Standing::Floor`]), before the
+//! allowed set, the answers and `sandbox.json` are consulted. Its
+//! directories other than `~/.sandgate` (which the program reads: its hooks
+//! need the policy, the loader the preload library) are not readable either:
+//! with the mount layer each existing one is an empty read-only mount, and
+//! without it the plan handles Landlock's file-read right and carves its read
+//! rules around them ([`RunPlan::read_rules`]). In `~/.ssh` the files `ssh`
+//! needs to reach a host through an agent stay readable
+//! ([`floor_file_readable`]).
 
 use std::collections::HashSet;
 use std::fs;
@@ -23,7 +34,7 @@ use std::path::{Component, Path, PathBuf};
 use sandgate_policy::floor;
 use serde::Serialize;
 
-use super::mounts::Protection;
+use super::mounts::{FloorMount, Protection};
 use super::settings::{SandboxSettings, STATE_DIR};
 
 /// Temp trees every program may write.
@@ -55,6 +66,31 @@ const CACHES: &[&str] = &[
 ];
 /// Agent state directories (and files), relative to the home directory.
 pub const DEFAULT_STATE_DIRS: &[&str] = &[".claude", ".claude.json", ".codex", ".gemini"];
+
+/// Whether the regular file `name` directly in the floor directory `dir`
+/// (`.ssh`, …) stays readable under `sandgate run`: in `.ssh`, `config`,
+/// `known_hosts`, `known_hosts2` and the public keys (`*.pub`). `ssh` reads
+/// them to reach a host with a key held by `ssh-agent`, and none is a secret;
+/// the private keys are.
+pub fn floor_file_readable(dir: &str, name: &str) -> bool {
+    dir == ".ssh"
+        && (matches!(name, "config" | "known_hosts" | "known_hosts2")
+            || (name.ends_with(".pub") && name.len() > 4))
+}
+
+/// One directory of the built-in floor, as the plan holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FloorDir {
+    /// The directory (canonical when it exists).
+    pub path: PathBuf,
+    /// Whether it existed when the plan was made.
+    pub exists: bool,
+    /// Whether its files are unreadable to the program (all but
+    /// `readable`); `~/.sandgate` stays readable (and read-only).
+    pub hidden: bool,
+    /// The files directly in it that stay readable.
+    pub readable: Vec<String>,
+}
 
 /// Why a path is in the allowed set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -115,6 +151,8 @@ pub struct RunPlanInputs {
 /// Where a path stands for a write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Standing {
+    /// Beneath the built-in floor: fails, never asks, nothing allows it.
+    Floor,
     /// Protected: fails, never asks.
     Protected,
     /// Allowed, and the Landlock floor lets the kernel do it: continue.
@@ -149,8 +187,19 @@ pub struct RunPlan {
     /// existed when the plan was made, with [`Protection::Mount`]); the
     /// others are carved around.
     pub mounted: Vec<PathBuf>,
+    /// The built-in floor's directories as the plan holds them: whether
+    /// each exists, is hidden, and what stays readable in it.
+    pub floor_dirs: Vec<FloorDir>,
+    /// The floor directories the mount layer hides (see [`FloorMount`]).
+    pub floor_mounts: Vec<FloorMount>,
+    /// Without the mount layer, the Landlock rules that grant reading files
+    /// everywhere but in the hidden floor directories (empty when nothing
+    /// is hidden: reads are then not restricted).
+    pub read_rules: Vec<Rule>,
     /// The Landlock rules.
     pub rules: Vec<Rule>,
+    #[serde(skip)]
+    floor_paths: Vec<PathBuf>,
     #[serde(skip)]
     dir_rules: HashSet<PathBuf>,
     #[serde(skip)]
@@ -226,12 +275,43 @@ impl RunPlan {
             }
         }
         protected.push(canonical_or_lexical(&home.join(floor::SANDGATE_DIR)));
-        let floor = floor::dirs(home)
+        let floor: Vec<PathBuf> = floor::dirs(home)
             .iter()
             .map(|dir| canonical_or_lexical(dir))
             .collect();
         if let Some(cache) = &inputs.policy_cache {
             protected.push(canonical_or_lexical(cache));
+        }
+        let mut floor_dirs = Vec::new();
+        let mut floor_paths = Vec::new();
+        for entry in floor::FLOOR {
+            let (dir, lexical) = (entry.dir, entry.path(home));
+            let path = canonical_or_lexical(&lexical);
+            let meta = fs::symlink_metadata(&path).ok();
+            let exists = meta.as_ref().is_some_and(|m| m.is_dir());
+            let hidden = exists && dir != floor::SANDGATE_DIR;
+            let mut readable: Vec<String> = Vec::new();
+            if hidden {
+                for entry in fs::read_dir(&path).into_iter().flatten().flatten() {
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    let regular = entry.file_type().is_ok_and(|t| t.is_file());
+                    if regular && floor_file_readable(dir, &name) {
+                        readable.push(name);
+                    }
+                }
+                readable.sort();
+            }
+            for p in [&lexical, &path] {
+                if !floor_paths.contains(p) {
+                    floor_paths.push(p.clone());
+                }
+            }
+            floor_dirs.push(FloorDir {
+                path,
+                exists,
+                hidden,
+                readable,
+            });
         }
         let deny = inputs
             .settings
@@ -249,13 +329,53 @@ impl RunPlan {
                 }
             }
         }
+        let floor_mounts: Vec<FloorMount> = if protection == Protection::Mount {
+            floor_dirs
+                .iter()
+                .filter(|f| f.hidden)
+                .map(|f| FloorMount {
+                    dir: f.path.clone(),
+                    keep: f.readable.clone(),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        // The floor is carved around like a protected path that is not
+        // mounted, also where an empty read-only mount hides it: no write
+        // rule ever reaches into it.
         let carved_around: Vec<PathBuf> = protected
             .iter()
             .filter(|p| !mounted.contains(p))
+            .chain(floor_paths.iter().filter(|p| !mounted.contains(p)))
             .cloned()
             .collect();
+        let mut read_rules = Vec::new();
+        if floor_mounts.is_empty() {
+            let hidden: Vec<PathBuf> = floor_dirs
+                .iter()
+                .filter(|f| f.hidden)
+                .map(|f| f.path.clone())
+                .collect();
+            if !hidden.is_empty() {
+                carve(Path::new("/"), &hidden, &mut read_rules);
+                for f in floor_dirs.iter().filter(|f| f.hidden) {
+                    for name in &f.readable {
+                        read_rules.push(Rule {
+                            path: f.path.join(name),
+                            dir: false,
+                        });
+                    }
+                }
+            }
+        }
         let mut rules = Vec::new();
-        for root in allowed.iter().filter(|a| a.exists) {
+        // An allowed path beneath the floor (`"allow": ["~/.ssh"]`) gets no rule.
+        let beneath_floor = |p: &Path| floor_paths.iter().any(|f| p.starts_with(f));
+        for root in allowed
+            .iter()
+            .filter(|a| a.exists && !beneath_floor(&a.path))
+        {
             carve(&root.path, &carved_around, &mut rules);
         }
         rules.sort_by(|a, b| a.path.cmp(&b.path));
@@ -274,8 +394,12 @@ impl RunPlan {
             (dir_rules.clone(), file_rules.clone())
         } else {
             let mut carved = Vec::new();
-            for root in allowed.iter().filter(|a| a.exists) {
-                carve(&root.path, &protected, &mut carved);
+            let every: Vec<PathBuf> = protected.iter().chain(&floor_paths).cloned().collect();
+            for root in allowed
+                .iter()
+                .filter(|a| a.exists && !beneath_floor(&a.path))
+            {
+                carve(&root.path, &every, &mut carved);
             }
             let (dirs, files): (Vec<Rule>, Vec<Rule>) = carved.into_iter().partition(|r| r.dir);
             (
@@ -292,12 +416,21 @@ impl RunPlan {
             strict_git: inputs.settings.strict_git,
             protection,
             mounted,
+            floor_dirs,
+            floor_mounts,
+            read_rules,
+            floor_paths,
             rules,
             dir_rules,
             file_rules,
             carved_dir_rules,
             carved_file_rules,
         }
+    }
+
+    /// Whether `path` is beneath the built-in floor.
+    pub fn is_floor(&self, path: &Path) -> bool {
+        self.floor_paths.iter().any(|p| path.starts_with(p))
     }
 
     /// Whether `path` is a protected path or beneath one.
@@ -354,6 +487,9 @@ impl RunPlan {
     pub fn standing(&self, path: &Path, entry: bool, answers: &RunAnswers) -> Standing {
         if self.is_protected(path) {
             return Standing::Protected;
+        }
+        if self.is_floor(path) {
+            return Standing::Floor;
         }
         if self.is_allowed(path, &answers.allow) {
             let covered = if entry {
@@ -499,6 +635,140 @@ mod tests {
                 "{path:?}"
             );
         }
+    }
+
+    /// A home with `~/.ssh` (a key, config, known_hosts, a public key and a
+    /// symlinked "config"-like name), a workspace in it, and `~` allowed.
+    fn floor_home() -> (tempfile::TempDir, PathBuf, RunPlanInputs) {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().canonicalize().unwrap();
+        let ssh = home.join(".ssh");
+        fs::create_dir_all(&ssh).unwrap();
+        fs::create_dir_all(home.join("ws")).unwrap();
+        for name in [
+            "id_ed25519",
+            "id_ed25519.pub",
+            "config",
+            "known_hosts",
+            "authorized_keys",
+        ] {
+            fs::write(ssh.join(name), "x").unwrap();
+        }
+        std::os::unix::fs::symlink(ssh.join("id_ed25519"), ssh.join("known_hosts2")).unwrap();
+        let inputs = RunPlanInputs {
+            workspaces: vec![home.join("ws")],
+            home: home.clone(),
+            tmpdir: None,
+            policy_cache: None,
+            settings: SandboxSettings {
+                allow: vec!["~".into(), "~/.ssh".into()],
+                ..SandboxSettings::default()
+            },
+        };
+        (tmp, home, inputs)
+    }
+
+    #[test]
+    fn nothing_allows_a_write_beneath_the_floor() {
+        let (_tmp, home, inputs) = floor_home();
+        for protection in [Protection::Carve, Protection::Mount] {
+            let plan = RunPlan::build_with(&inputs, protection);
+            let answers = RunAnswers {
+                allow: vec![home.join(".ssh"), home.clone()],
+                deny: Vec::new(),
+            };
+            for path in [
+                home.join(".ssh/authorized_keys"),
+                home.join(".ssh"),
+                home.join(".aws"),
+                home.join(".gnupg/new/deeper"),
+            ] {
+                for entry in [true, false] {
+                    assert_eq!(
+                        plan.standing(&path, entry, &answers),
+                        Standing::Floor,
+                        "{path:?}"
+                    );
+                }
+            }
+            // Next to the floor, the allowed home is written as before.
+            assert!(matches!(
+                plan.standing(&home.join("notes.txt"), false, &answers),
+                Standing::Covered | Standing::Allowed
+            ));
+            // No Landlock write rule reaches into the floor, existing or not.
+            for rule in &plan.rules {
+                for dir in [".ssh", ".aws", ".gnupg"] {
+                    let floor_dir = home.join(dir);
+                    assert!(
+                        !floor_dir.starts_with(&rule.path)
+                            || !rule.dir
+                            || plan.floor_mounts.iter().any(|m| m.dir == floor_dir),
+                        "{protection:?}: {rule:?} covers {floor_dir:?}"
+                    );
+                    assert!(!rule.path.starts_with(&floor_dir), "{rule:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_floor_is_hidden_from_reads_but_what_ssh_needs() {
+        let (_tmp, home, inputs) = floor_home();
+        let plan = RunPlan::build_with(&inputs, Protection::Mount);
+        let ssh = plan
+            .floor_dirs
+            .iter()
+            .find(|f| f.path == home.join(".ssh"))
+            .unwrap();
+        assert!(ssh.exists && ssh.hidden);
+        // Regular files only: the symlink named known_hosts2 is not kept.
+        assert_eq!(ssh.readable, ["config", "id_ed25519.pub", "known_hosts"]);
+        let aws = plan
+            .floor_dirs
+            .iter()
+            .find(|f| f.path == home.join(".aws"))
+            .unwrap();
+        assert!(!aws.exists && !aws.hidden);
+        let own = plan
+            .floor_dirs
+            .iter()
+            .find(|f| f.path == home.join(".sandgate"))
+            .unwrap();
+        assert!(!own.hidden, "sandgate's own directory stays readable");
+        assert_eq!(
+            plan.floor_mounts,
+            [FloorMount {
+                dir: ssh.path.clone(),
+                keep: ssh.readable.clone()
+            }]
+        );
+        assert!(plan.read_rules.is_empty(), "the mount hides it");
+
+        let plan = RunPlan::build_with(&inputs, Protection::Carve);
+        assert!(plan.floor_mounts.is_empty());
+        let reads: Vec<&Path> = plan.read_rules.iter().map(|r| r.path.as_path()).collect();
+        assert!(reads.contains(&home.join("ws").as_path()), "{reads:?}");
+        assert!(
+            reads.contains(&home.join(".ssh/known_hosts").as_path()),
+            "{reads:?}"
+        );
+        assert!(!reads.contains(&home.as_path()) && !reads.contains(&Path::new("/")));
+        for r in &plan.read_rules {
+            assert!(
+                !r.path.starts_with(home.join(".ssh"))
+                    || !r.dir && ssh.readable.iter().any(|n| r.path.ends_with(n)),
+                "{r:?} opens the floor to reads"
+            );
+        }
+    }
+
+    #[test]
+    fn reads_are_not_restricted_when_no_floor_directory_exists() {
+        let ws = tempfile::tempdir().unwrap();
+        let plan = RunPlan::build_with(&inputs_for(ws.path(), false), Protection::Carve);
+        assert!(plan.read_rules.is_empty() && plan.floor_mounts.is_empty());
+        assert!(plan.floor_dirs.iter().all(|f| !f.exists && !f.hidden));
     }
 
     #[test]

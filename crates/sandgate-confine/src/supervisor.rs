@@ -65,6 +65,8 @@ pub trait Asker: Send {
 /// Why a write was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DenyReason {
+    /// The path is beneath the built-in floor (`~/.ssh`, …).
+    Floor,
     /// The path is protected (`.sandgate/`, strict `.git`, `~/.sandgate`).
     Protected,
     /// The path is in the `deny` list.
@@ -287,12 +289,12 @@ fn decide(shared: &Arc<Shared>, notif: Notif, op: Op, asks: &Sender<Pending>) {
     drop(answers);
     if let Some((path, standing)) = standings
         .iter()
-        .find(|(_, s)| matches!(s, Standing::Protected | Standing::Denied))
+        .find(|(_, s)| matches!(s, Standing::Floor | Standing::Protected | Standing::Denied))
     {
-        let reason = if *standing == Standing::Protected {
-            DenyReason::Protected
-        } else {
-            DenyReason::DenyList
+        let reason = match standing {
+            Standing::Floor => DenyReason::Floor,
+            Standing::Protected => DenyReason::Protected,
+            _ => DenyReason::DenyList,
         };
         // Reported first: the log line is out before the program goes on.
         shared.reporter.report(&Event::Denied {
@@ -360,7 +362,10 @@ fn decide(shared: &Arc<Shared>, notif: Notif, op: Op, asks: &Sender<Pending>) {
 fn fast(shared: &Shared, notif: &Notif, op: &Op) -> bool {
     let plan = &shared.plan;
     let targets = lexical_targets(op);
-    if targets.iter().any(|(p, _)| plan.is_protected(p)) {
+    if targets
+        .iter()
+        .any(|(p, _)| plan.is_protected(p) || plan.is_floor(p))
+    {
         return false;
     }
     if targets.iter().all(|(p, entry)| {
@@ -496,6 +501,10 @@ fn ask_loop(shared: &Shared, mut asker: Box<dyn Asker>, rx: &Receiver<Pending>) 
                 .standing(path, entry, &lock(&shared.answers).clone());
             match standing {
                 Standing::Covered | Standing::Allowed => continue,
+                Standing::Floor => {
+                    verdict = Some(DenyReason::Floor);
+                    break;
+                }
                 Standing::Denied | Standing::Protected => {
                     verdict = Some(DenyReason::DenyList);
                     break;

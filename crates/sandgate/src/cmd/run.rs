@@ -311,7 +311,9 @@ fn dry_run(
             "strictGit": plan.strict_git,
             "protection": plan.protection,
             "mounted": plan.mounted,
+            "floor": plan.floor_dirs,
             "landlockRules": plan.rules.len(),
+            "landlockReadRules": plan.read_rules.len(),
         });
         println!("{out:#}");
         return ExitCode::from(EXIT_OK);
@@ -347,6 +349,26 @@ fn dry_run(
             ""
         };
         println!("  {}{how}", p.display());
+    }
+    println!("built-in floor (never written; unreadable but for the files named):");
+    for f in &plan.floor_dirs {
+        let how = if !f.exists {
+            "  (missing; cannot be created)".to_string()
+        } else if !f.hidden {
+            "  (readable, read-only)".to_string()
+        } else {
+            let held = if plan.floor_mounts.iter().any(|m| m.dir == f.path) {
+                "empty read-only mount"
+            } else {
+                "Landlock read rules carved around it"
+            };
+            if f.readable.is_empty() {
+                format!("  ({held})")
+            } else {
+                format!("  ({held}; readable: {})", f.readable.join(", "))
+            }
+        };
+        println!("  {}{how}", f.path.display());
     }
     if !plan.deny.is_empty() {
         println!("denied without asking:");
@@ -462,6 +484,11 @@ struct Log {
 
 fn reason_text(reason: DenyReason, path: &Path) -> String {
     match reason {
+        DenyReason::Floor => format!(
+            "`{}` is beneath the built-in floor (`~/.ssh`, `~/.aws`, `~/.gnupg`, `~/.sandgate`): \
+             no answer and no sandbox.json entry can allow it",
+            path.display()
+        ),
         DenyReason::Protected => format!(
             "`{}` is read-only to the confined program (sandgate's own files or a protected .git)",
             path.display()
