@@ -1,7 +1,10 @@
 //! Path canonicalization: the subject a path rule is matched against.
 //!
-//! `~` is expanded, the path made absolute against the working directory, `.`
-//! and `..` collapsed, and symlinks resolved for the existing part of the path.
+//! `~` is expanded as bash expands it (`~`, `~/…` and `~//…` are `$HOME`
+//! followed by the rest; `~user` is that user's home from the user database;
+//! `~+` is the working directory), the path made absolute against the working
+//! directory, repeated slashes, `.` and `..` collapsed (after the expansion,
+//! never before), and symlinks resolved for the existing part of the path.
 //! A dangling symlink is followed to where a write through it would land, so a
 //! link into `~/.ssh` is judged as `~/.ssh`.
 
@@ -26,6 +29,9 @@ pub enum CanonError {
     SymlinkLoop(String),
     /// Reading a symlink or metadata failed for another reason.
     Io(String, String),
+    /// `~name` names no user of the user database, or a directory only the
+    /// shell knows (`~-`, the previous directory).
+    Tilde(String),
 }
 
 impl fmt::Display for CanonError {
@@ -35,20 +41,101 @@ impl fmt::Display for CanonError {
             CanonError::NotUtf8(p) => write!(f, "the path `{p}` is not valid UTF-8"),
             CanonError::SymlinkLoop(p) => write!(f, "too many levels of symbolic links at `{p}`"),
             CanonError::Io(p, e) => write!(f, "cannot resolve `{p}`: {e}"),
+            CanonError::Tilde(p) => {
+                write!(f, "`{p}` names no home directory the user database knows")
+            }
         }
     }
 }
 
 impl std::error::Error for CanonError {}
 
-/// Expand a leading `~` (alone or followed by `/`) to `home`.
-pub fn expand_tilde(path: &str, home: &Path) -> PathBuf {
-    if path == "~" {
-        home.to_path_buf()
-    } else if let Some(rest) = path.strip_prefix("~/") {
-        home.join(rest)
+/// The tilde prefix of a path or shell word: what comes before its first `/`,
+/// when the word starts with `~`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tilde<'a> {
+    /// The word does not start with `~`.
+    None,
+    /// `~`, `~/…`: the home directory; the rest (empty, or starting with `/`).
+    Home(&'a str),
+    /// `~+`, `~+/…`: the working directory; the rest.
+    Cwd(&'a str),
+    /// `~name/…`: that user's home; the name and the rest.
+    User(&'a str, &'a str),
+    /// `~-` (the previous directory) or `~N`, `~+N`, `~-N` (the directory
+    /// stack): only the running shell knows them.
+    Shell(&'a str),
+}
+
+/// Split the tilde prefix off `path` as bash reads it.
+pub fn tilde(path: &str) -> Tilde<'_> {
+    let Some(after) = path.strip_prefix('~') else {
+        return Tilde::None;
+    };
+    let (prefix, rest) = match after.find('/') {
+        Some(i) => after.split_at(i),
+        None => (after, ""),
+    };
+    match prefix {
+        "" => Tilde::Home(rest),
+        "+" => Tilde::Cwd(rest),
+        "-" => Tilde::Shell(prefix),
+        p if p
+            .trim_start_matches(['+', '-'])
+            .bytes()
+            .all(|b| b.is_ascii_digit()) =>
+        {
+            Tilde::Shell(prefix)
+        }
+        p => Tilde::User(p, rest),
+    }
+}
+
+/// The home directory of the user `name`, from the user database.
+pub fn user_home(name: &str) -> Option<PathBuf> {
+    let user = nix::unistd::User::from_name(name).ok()??;
+    Some(user.dir)
+}
+
+/// `base` followed by `rest` (empty or starting with `/`), as the shell joins
+/// an expanded tilde prefix with the rest of the word: the slashes of `rest`
+/// are kept, so `~//.ssh` stays below the home directory.
+fn join_rest(base: &Path, rest: &str) -> PathBuf {
+    let rest = rest.trim_start_matches('/');
+    if rest.is_empty() {
+        base.to_path_buf()
     } else {
-        PathBuf::from(path)
+        base.join(rest)
+    }
+}
+
+/// Expand a leading `~`, `~/…` or `~//…` to `home` followed by the rest, and
+/// `~user/…` through the user database. Anything else is returned as it is
+/// (an unknown `~user` stays literal, as bash leaves it).
+pub fn expand_tilde(path: &str, home: &Path) -> PathBuf {
+    match tilde(path) {
+        Tilde::Home(rest) => join_rest(home, rest),
+        Tilde::User(name, rest) => match user_home(name) {
+            Some(dir) => join_rest(&dir, rest),
+            None => PathBuf::from(path),
+        },
+        Tilde::None | Tilde::Cwd(_) | Tilde::Shell(_) => PathBuf::from(path),
+    }
+}
+
+/// [`expand_tilde`] that also knows `~+` (the working directory) and refuses
+/// what it cannot expand: a `~user` the user database does not know, `~-` and
+/// the directory stack.
+pub fn expand_tilde_strict(path: &str, cwd: &Path, home: &Path) -> Result<PathBuf, CanonError> {
+    match tilde(path) {
+        Tilde::None => Ok(PathBuf::from(path)),
+        Tilde::Home(rest) => Ok(join_rest(home, rest)),
+        Tilde::Cwd(rest) => Ok(join_rest(cwd, rest)),
+        Tilde::User(name, rest) => match user_home(name) {
+            Some(dir) => Ok(join_rest(&dir, rest)),
+            None => Err(CanonError::Tilde(format!("~{name}"))),
+        },
+        Tilde::Shell(prefix) => Err(CanonError::Tilde(format!("~{prefix}"))),
     }
 }
 
@@ -62,7 +149,7 @@ pub fn canonicalize(path: &str, cwd: &Path, home: &Path) -> Result<PathBuf, Cano
     let expanded = if path.is_empty() {
         cwd.to_path_buf()
     } else {
-        expand_tilde(path, home)
+        expand_tilde_strict(path, cwd, home)?
     };
     let absolute = if expanded.is_absolute() {
         expanded
@@ -77,6 +164,85 @@ pub fn canonicalize(path: &str, cwd: &Path, home: &Path) -> Result<PathBuf, Cano
         return Err(CanonError::NotUtf8(resolved.to_string_lossy().into_owned()));
     }
     Ok(resolved)
+}
+
+/// Where a path word of a command points, and what is there.
+#[derive(Debug)]
+pub struct Resolved {
+    /// The canonical path.
+    pub path: PathBuf,
+    /// The metadata of what the path names, when it exists (symlinks followed).
+    pub meta: Option<std::fs::Metadata>,
+}
+
+/// Canonicalize `rest` relative to `base`, which must itself be canonical (an
+/// absolute `rest` starts over from `/`). Walks only the components of
+/// `rest`, one `lstat` each, so a plain word costs one system call. A
+/// component that cannot be looked at (no permission) ends the walk like a
+/// missing one: the rest is collapsed lexically, as the command itself could
+/// not go further either. Used for the words of a command, most of which name
+/// no path at all.
+pub fn resolve_in(base: &Path, rest: &str) -> Result<Resolved, CanonError> {
+    if rest.contains('\0') {
+        return Err(CanonError::Nul);
+    }
+    let mut pending: VecDeque<OsString> = components_of(Path::new(rest));
+    let mut resolved = if rest.starts_with('/') {
+        PathBuf::from("/")
+    } else {
+        base.to_path_buf()
+    };
+    let mut links_followed = 0usize;
+    let mut exists = true;
+    let mut meta = None;
+    while let Some(name) = pending.pop_front() {
+        if name == "." || name.is_empty() {
+            continue;
+        }
+        if name == ".." {
+            resolved.pop();
+            meta = None;
+            continue;
+        }
+        resolved.push(&name);
+        if !exists {
+            continue;
+        }
+        match std::fs::symlink_metadata(&resolved) {
+            Ok(m) if m.file_type().is_symlink() => {
+                links_followed += 1;
+                if links_followed > MAX_SYMLINKS {
+                    return Err(CanonError::SymlinkLoop(display(&resolved)));
+                }
+                let target = std::fs::read_link(&resolved)
+                    .map_err(|e| CanonError::Io(display(&resolved), e.to_string()))?;
+                resolved.pop();
+                if target.is_absolute() {
+                    resolved = PathBuf::from("/");
+                }
+                for part in components_of(&target).into_iter().rev() {
+                    pending.push_front(part);
+                }
+                meta = None;
+            }
+            Ok(m) => meta = Some(m),
+            Err(_) => {
+                exists = false;
+                meta = None;
+            }
+        }
+    }
+    if resolved.to_str().is_none() {
+        return Err(CanonError::NotUtf8(resolved.to_string_lossy().into_owned()));
+    }
+    // A trailing `..` leaves what is there unknown: look.
+    if exists && meta.is_none() {
+        meta = std::fs::metadata(&resolved).ok();
+    }
+    Ok(Resolved {
+        path: resolved,
+        meta,
+    })
 }
 
 /// Collapse `.` and `..` without touching the file system.

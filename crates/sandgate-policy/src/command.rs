@@ -16,6 +16,7 @@
 use serde::Serialize;
 
 use crate::decision::{Decision, RuleRef, Verdict};
+use crate::pathwords::Places;
 use crate::policy::Policy;
 use crate::request::Context;
 use crate::shell::{self, Analysis, SimpleCommand};
@@ -30,6 +31,9 @@ pub enum PartKind {
     Command,
     /// A redirection that writes a file.
     Redirect,
+    /// A word of a command that names a path (or may: its value is unknown),
+    /// or the directory the command runs in.
+    Path,
     /// Something that could not be analysed.
     Unanalysable,
 }
@@ -82,6 +86,15 @@ impl Policy {
             return Decision::by_rule(Verdict::Deny, command, rule.clone(), reason);
         }
         if let Some(rule) = self.command_allow.first_match(command) {
+            // Raw mode reads no words, so a line that names a floor
+            // directory is never allowed by a rule.
+            if let Some(name) = self.floor_name_in(command) {
+                let reason = format!(
+                    "the command names `{name}`, a directory of the built-in floor, and raw mode \
+                     (`commands.shell: false`) cannot tell whether it opens it"
+                );
+                return Decision::new(Verdict::Ask, command, reason);
+            }
             let reason = format!(
                 "the command matches the allow rule `{}` ({})",
                 rule.pattern, rule.origin
@@ -89,6 +102,14 @@ impl Policy {
             return Decision::by_rule(Verdict::Allow, command, rule.clone(), reason);
         }
         Decision::new(Verdict::Ask, command, "no allow rule matched the command")
+    }
+
+    /// The name of a floor directory (`.ssh`, …) that `command` holds.
+    fn floor_name_in<'a>(&'a self, command: &str) -> Option<&'a str> {
+        self.floor_dirs
+            .iter()
+            .filter_map(|d| d.file_name().and_then(|n| n.to_str()))
+            .find(|n| command.contains(n))
     }
 
     /// The command gate with its parts: in shell mode the verdict of every
@@ -128,29 +149,26 @@ impl Policy {
                 ),
             });
         }
+        let places = Places::of(analysis, ctx);
+        // The command runs in a protected directory: every relative name in
+        // it is a protected path.
+        let here = self.decide_canonical_path(&ctx.cwd);
+        if here.verdict == Verdict::Deny {
+            parts.push(Part {
+                kind: PartKind::Path,
+                source: ctx.cwd.to_string_lossy().into_owned(),
+                text: ctx.cwd.to_string_lossy().into_owned(),
+                verdict: Verdict::Deny,
+                rule: here.rule,
+                reason: format!("the command runs in a protected directory: {}", here.reason),
+            });
+        }
         for c in &analysis.commands {
             parts.push(self.judge_simple_command(c));
         }
+        parts.extend(self.judge_path_words(analysis, &places));
         for r in &analysis.redirects {
-            let (verdict, rule, reason) = if shell::is_harmless_target(&r.target) {
-                (
-                    Verdict::Allow,
-                    None,
-                    format!("`{}` needs no rule", r.target),
-                )
-            } else {
-                let d = self.evaluate_path(&r.target, ctx);
-                let reason = format!("the redirection `{}` writes a path: {}", r.source, d.reason);
-                (d.verdict, d.rule, reason)
-            };
-            parts.push(Part {
-                kind: PartKind::Redirect,
-                source: r.source.clone(),
-                text: r.target.clone(),
-                verdict,
-                rule,
-                reason,
-            });
+            parts.push(self.judge_redirect(r, &places, ctx));
         }
         for u in &analysis.unanalysable {
             parts.push(Part {
@@ -163,6 +181,74 @@ impl Policy {
             });
         }
         parts
+    }
+
+    /// A redirection's target, judged as a path from every directory the
+    /// line may be in when it is relative.
+    fn judge_redirect(&self, r: &shell::Redirect, places: &Places, ctx: &Context) -> Part {
+        let part = |verdict, rule, reason| Part {
+            kind: PartKind::Redirect,
+            source: r.source.clone(),
+            text: r.target.clone(),
+            verdict,
+            rule,
+            reason,
+        };
+        if shell::is_harmless_target(&r.target) {
+            return part(
+                Verdict::Allow,
+                None,
+                format!("`{}` needs no rule", r.target),
+            );
+        }
+        let relative = !r.target.starts_with('/') && !r.target.starts_with('~');
+        if relative {
+            if let Some(why) = &places.unknown {
+                return part(
+                    Verdict::Ask,
+                    None,
+                    format!(
+                        "the redirection target `{}` is relative and {why}, so where it lands is not known",
+                        r.target
+                    ),
+                );
+            }
+        }
+        let target = if r.target.starts_with('~') && places.home.is_none() {
+            return part(
+                Verdict::Ask,
+                None,
+                format!(
+                    "the redirection target `{}` starts with `~` and the line changes `HOME`",
+                    r.target
+                ),
+            );
+        } else {
+            r.target.as_str()
+        };
+        let dirs: &[std::path::PathBuf] = if relative {
+            &places.dirs
+        } else {
+            &places.dirs[..1]
+        };
+        let mut worst: Option<Decision> = None;
+        for dir in dirs {
+            let here = Context {
+                cwd: dir.clone(),
+                home: ctx.home.clone(),
+            };
+            let d = self.evaluate_path(target, &here);
+            if worst.as_ref().is_none_or(|w| d.verdict > w.verdict) {
+                worst = Some(d);
+            }
+        }
+        match worst {
+            Some(d) => {
+                let reason = format!("the redirection `{}` writes a path: {}", r.source, d.reason);
+                part(d.verdict, d.rule, reason)
+            }
+            None => part(Verdict::Ask, None, "the redirection has no target".into()),
+        }
     }
 
     /// Deny on any form; allow on any form that may allow.

@@ -26,6 +26,7 @@ pub mod error;
 pub mod floor;
 pub mod lint;
 pub mod load;
+mod pathwords;
 pub mod persist;
 pub mod policy;
 mod prefilter;

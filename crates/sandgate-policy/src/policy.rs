@@ -1,6 +1,7 @@
 //! The compiled policy and its evaluation (DESIGN.md §Evaluation).
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use crate::canon;
@@ -9,6 +10,7 @@ use crate::decision::{Decision, List, RuleRef, Tier, Verdict};
 use crate::error::{LoadError, Problem};
 use crate::floor;
 use crate::load::{read_policy_files, source_rules, LoadedFile, Sources};
+use crate::pathwords::{floor_dirs, FloorInodes};
 use crate::request::{tool_kind, Context, ToolCall, ToolKind};
 use crate::rules::{CommandRules, PathRules, SourceRule};
 
@@ -54,6 +56,10 @@ pub struct Policy {
     pub(crate) command_deny: CommandRules,
     pub(crate) command_allow: CommandRules,
     ignored: Vec<IgnoredRule>,
+    /// The directories the floor globs protect (`~/.ssh`, …), canonical.
+    pub(crate) floor_dirs: Vec<PathBuf>,
+    /// The floor files with other hard links, found on first need.
+    floor_inodes: OnceLock<FloorInodes>,
 }
 
 /// Policy files merged tighten-only, not yet compiled (see [`Policy::merge`]).
@@ -297,6 +303,8 @@ impl Policy {
             ) if problems.is_empty() => Ok(Policy {
                 settings,
                 sources,
+                floor_dirs: floor_dirs(floor.compiled_globs()),
+                floor_inodes: OnceLock::new(),
                 floor,
                 path_deny,
                 path_allow,
@@ -309,6 +317,12 @@ impl Policy {
                 Err(LoadError { problems })
             }
         }
+    }
+
+    /// The floor files that have other hard links (walked once, on first need).
+    pub(crate) fn floor_inodes(&self) -> &FloorInodes {
+        self.floor_inodes
+            .get_or_init(|| FloorInodes::collect(&self.floor_dirs))
     }
 
     /// The merged settings.
@@ -374,10 +388,21 @@ impl Policy {
                     format!("`{}` needs `path` to be a string", call.tool),
                 ),
             },
-            // 3.–6. for commands.
+            // 3.–6. for commands, judged where they run (`params.cwd`).
             ToolKind::Exec => match call.params.get("command") {
                 Some(serde_json::Value::String(c)) if !c.trim().is_empty() => {
-                    self.evaluate_command(c, ctx)
+                    match call.params.get("cwd") {
+                        None | Some(serde_json::Value::Null) => self.evaluate_command(c, ctx),
+                        Some(serde_json::Value::String(dir)) => match ctx.with_cwd(dir) {
+                            Ok(here) => self.evaluate_command(c, &here),
+                            Err(e) => Decision::new(Verdict::Deny, c.as_str(), e.to_string()),
+                        },
+                        Some(_) => Decision::new(
+                            Verdict::Deny,
+                            c.as_str(),
+                            format!("`{}` needs `cwd` to be a string", call.tool),
+                        ),
+                    }
                 }
                 Some(serde_json::Value::String(_)) | None | Some(serde_json::Value::Null) => {
                     Decision::new(Verdict::Deny, "", "the command is empty")
@@ -406,22 +431,19 @@ impl Policy {
         self.decide_canonical_path(&canonical)
     }
 
-    /// The path gate for a path that is already canonical.
+    /// The path gate for a path that is already canonical. A regular file
+    /// with more than one link that is a floor file under another name is
+    /// the floor file.
     pub fn decide_canonical_path(&self, canonical: &Path) -> Decision {
         let subject = canonical.to_string_lossy().into_owned();
-        if let Some(rule) = self.floor.first_match(canonical) {
-            let reason = format!(
-                "`{subject}` is protected by the built-in floor `{}`; no rule can allow it",
-                rule.pattern
-            );
-            return Decision::by_rule(Verdict::Deny, subject, rule.clone(), reason);
-        }
-        if let Some(rule) = self.path_deny.first_match(canonical) {
-            let reason = format!(
-                "`{subject}` matches the deny rule `{}` ({})",
-                rule.pattern, rule.origin
-            );
-            return Decision::by_rule(Verdict::Deny, subject, rule.clone(), reason);
+        let meta = std::fs::metadata(canonical).ok();
+        if let Some((rule, reason)) = self.protected(canonical, meta.as_ref()) {
+            return Decision {
+                verdict: Verdict::Deny,
+                subject,
+                rule,
+                reason,
+            };
         }
         if let Some(rule) = self.path_allow.first_match(canonical) {
             let reason = format!(

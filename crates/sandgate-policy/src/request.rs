@@ -176,6 +176,9 @@ pub enum ContextError {
     /// `$HOME` is not set.
     #[error("`HOME` is not set, so `~` cannot be expanded")]
     NoHome,
+    /// The directory a call runs in is not an existing directory.
+    #[error("the working directory `{0}` of the call cannot be used: {1}")]
+    CallDir(String, String),
 }
 
 impl Context {
@@ -186,6 +189,25 @@ impl Context {
             .map_err(|e| ContextError::Cwd(cwd.display().to_string(), e.to_string()))?;
         let home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
         Ok(Context { cwd, home })
+    }
+
+    /// The context of a call that runs in `dir` (an exec call's `cwd`, a
+    /// hook's `dir_path`): `~` expanded, a relative `dir` taken from this
+    /// context's working directory, symlinks resolved. `dir` must be an
+    /// existing directory; the home directory stays.
+    pub fn with_cwd(&self, dir: &str) -> Result<Context, ContextError> {
+        let canonical = crate::canon::canonicalize(dir, &self.cwd, &self.home)
+            .map_err(|e| ContextError::CallDir(dir.to_string(), e.to_string()))?;
+        if !canonical.is_dir() {
+            return Err(ContextError::CallDir(
+                dir.to_string(),
+                "it is not an existing directory".into(),
+            ));
+        }
+        Ok(Context {
+            cwd: canonical,
+            home: self.home.clone(),
+        })
     }
 
     /// The context of this process: `$HOME`, and `cwd` or the process CWD.

@@ -350,10 +350,10 @@ fn normal_components<'a>(text: &'a str, cwd: &'a Path, home: &'a Path) -> Vec<&'
     // absolute piece starts over, as `Path::join` does).
     let mut pieces: Vec<&[u8]> = Vec::with_capacity(3);
     match tilde_rest {
-        Some(rest) if rest.starts_with('/') => pieces.push(rest.as_bytes()),
+        // `~//x` is the home directory followed by `/x`, never `/x`.
         Some(rest) => {
             pieces.push(home.as_os_str().as_bytes());
-            pieces.push(rest.as_bytes());
+            pieces.push(rest.trim_start_matches('/').as_bytes());
         }
         None => pieces.push(text.as_bytes()),
     }

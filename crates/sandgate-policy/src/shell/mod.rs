@@ -23,6 +23,7 @@
 mod kinds;
 mod parse;
 mod plain;
+pub mod programs;
 mod words;
 mod wrappers;
 
@@ -35,6 +36,8 @@ pub struct Analysis {
     pub commands: Vec<SimpleCommand>,
     /// Every file a redirection writes.
     pub redirects: Vec<Redirect>,
+    /// Every file an input redirection reads (`< file`, `0< file`, `<& file`).
+    pub reads: Vec<Read>,
     /// What could not be analysed. Non-empty means the command cannot be allowed by rules.
     pub unanalysable: Vec<Unanalysable>,
 }
@@ -59,6 +62,27 @@ pub struct SimpleCommand {
     /// The command only hands a script to a shell (`bash -c '…'`) whose commands
     /// are listed on their own; it needs no allow rule itself.
     pub transparent: bool,
+    /// Its words after quote removal: the leading `NAME=value` assignments,
+    /// then the command name and its arguments.
+    pub words: Vec<ShellWord>,
+    /// The index in [`SimpleCommand::words`] of the name of what runs once
+    /// every wrapper is stripped (`rm` in `sudo timeout 5 rm x`); `None` for a
+    /// line of assignments, a wrapper that runs nothing, or one that could not
+    /// be read.
+    pub command_at: Option<usize>,
+}
+
+/// One word of a simple command after quote removal.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShellWord {
+    /// The text, expansions kept as written (`$HOME/x`).
+    pub text: String,
+    /// The word holds a parameter, command, arithmetic or process expansion.
+    pub expansion: bool,
+    /// The word holds an unquoted glob or brace pattern (`*`, `?`, `[`, `{`).
+    pub pattern: bool,
+    /// The word is a `NAME=value` assignment before the command name.
+    pub assignment: bool,
 }
 
 impl SimpleCommand {
@@ -125,6 +149,15 @@ pub struct Redirect {
     pub source: String,
     /// The target after quote removal, not yet canonicalized (`~` kept).
     pub target: String,
+}
+
+/// A file an input redirection reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Read {
+    /// The redirection as written (`< in.txt`).
+    pub source: String,
+    /// The target after quote removal, expansions kept as written.
+    pub target: ShellWord,
 }
 
 /// Something that could not be analysed, and why.

@@ -11,7 +11,7 @@ use super::wrappers::{
     hijacks, shell_invocation, skip_wrapper, wrapper_named, ShellInvocation, OPAQUE_COMMANDS,
     SHELLS,
 };
-use super::{Analysis, Form, FormKind, Redirect, SimpleCommand, Unanalysable};
+use super::{Analysis, Form, FormKind, Read, Redirect, ShellWord, SimpleCommand, Unanalysable};
 
 /// Deeper syntax trees are not walked: the walk is recursive.
 const MAX_DEPTH: usize = 200;
@@ -55,37 +55,7 @@ pub(super) fn analyse(command: &str, shortcut: bool) -> Analysis {
         shortcut,
     };
     walker.script(command);
-    let mut out = walker.out;
-    refuse_relative_targets_after_cd(&mut out);
-    out
-}
-
-/// Commands that change the working directory for the commands after them.
-const DIRECTORY_CHANGERS: &[&str] = &["cd", "pushd", "popd"];
-
-/// Relative redirection targets resolve against the CWD the gate knows only
-/// while nothing changes it: after a `cd`, where they land is not known.
-fn refuse_relative_targets_after_cd(out: &mut Analysis) {
-    let Some(cd) = out.commands.iter().find(|c| {
-        let name = c.unwrapped().split(' ').next().unwrap_or("");
-        DIRECTORY_CHANGERS.contains(&name)
-    }) else {
-        return;
-    };
-    let cd = cd.normalized.clone();
-    let (relative, absolute): (Vec<Redirect>, Vec<Redirect>) = std::mem::take(&mut out.redirects)
-        .into_iter()
-        .partition(|r| !r.target.starts_with('/') && !r.target.starts_with('~'));
-    out.redirects = absolute;
-    for r in relative {
-        out.unanalysable.push(Unanalysable {
-            reason: format!(
-                "the redirection target `{}` is relative and `{cd}` changes the directory",
-                r.target
-            ),
-            source: r.source,
-        });
-    }
+    walker.out
 }
 
 struct Walker {
@@ -316,6 +286,30 @@ impl Walker {
                 }
                 _ => false,
             };
+        let reads = !read_write
+            && match operator {
+                Some("<") => true,
+                Some("<&") => {
+                    !target.text.is_empty()
+                        && target.text != "-"
+                        && !target.text.chars().all(|c| c.is_ascii_digit())
+                }
+                _ => false,
+            };
+        if reads {
+            let end = target_nodes
+                .last()
+                .map_or(node.end_byte(), |n| n.end_byte());
+            self.out.reads.push(Read {
+                source: slice(src, node.start_byte(), end).to_string(),
+                target: ShellWord {
+                    text: target.text.clone(),
+                    expansion: target.has_expansion,
+                    pattern: target.has_pattern,
+                    assignment: false,
+                },
+            });
+        }
         if writes {
             let end = target_nodes
                 .last()
@@ -333,17 +327,6 @@ impl Walker {
                 self.unanalysable(
                     &source,
                     format!("the redirection target `{}` is an expansion", target.text),
-                );
-            } else if target.text.starts_with('~')
-                && target.text != "~"
-                && !target.text.starts_with("~/")
-            {
-                self.unanalysable(
-                    &source,
-                    format!(
-                        "the redirection target `{}` names another user's home",
-                        target.text
-                    ),
                 );
             } else if target.has_pattern {
                 self.unanalysable(
@@ -370,12 +353,18 @@ impl Walker {
                 .filter(|c| kind(*c) == Kind::VariableAssignment)
                 .collect()
         };
-        let mut texts = Vec::new();
+        let mut words = Vec::new();
         for a in &assignments {
-            texts.push(self.assignment(*a, src, depth).1);
+            let (_, text, expansion) = self.assignment(*a, src, depth);
+            words.push(ShellWord {
+                text,
+                expansion,
+                pattern: false,
+                assignment: true,
+            });
         }
-        let normalized = texts.join(" ");
-        self.push_command(text(node, src), normalized, Vec::new(), false);
+        let normalized = join_shell_words(&words);
+        self.push_command(text(node, src), normalized, Vec::new(), false, words, None);
     }
 
     /// `export X=$(y) Z`, `local a`, `unset b`, …: a simple command of a builtin.
@@ -384,7 +373,12 @@ impl Walker {
         let mut cursor = node.walk();
         for child in node.children(&mut cursor) {
             if kind(child) == Kind::VariableAssignment {
-                parts.push(self.assignment(child, src, depth).1);
+                let (_, text, expansion) = self.assignment(child, src, depth);
+                parts.push(ShellWord {
+                    text,
+                    expansion,
+                    ..ShellWord::default()
+                });
             } else if kind(child) != Kind::Comment {
                 self.walk(child, src, depth + 1);
                 let mut word = Word::default();
@@ -393,15 +387,22 @@ impl Walker {
                 } else {
                     word.text.push_str(text(child, src));
                 }
-                parts.push(word.text);
+                parts.push(ShellWord {
+                    text: word.text,
+                    expansion: word.has_expansion,
+                    pattern: word.has_pattern,
+                    assignment: false,
+                });
             }
         }
-        let normalized = parts.join(" ");
-        self.push_command(text(node, src), normalized, Vec::new(), false);
+        let normalized = join_shell_words(&parts);
+        let at = (!parts.is_empty()).then_some(0);
+        self.push_command(text(node, src), normalized, Vec::new(), false, parts, at);
     }
 
-    /// Walks an assignment's value; returns its variable name and normalized text.
-    fn assignment(&mut self, node: Node<'_>, src: &[u8], depth: usize) -> (String, String) {
+    /// Walks an assignment's value; returns its variable name, normalized text
+    /// and whether the value holds an expansion.
+    fn assignment(&mut self, node: Node<'_>, src: &[u8], depth: usize) -> (String, String, bool) {
         let name = node
             .child_by_field_name("name")
             .map(|n| text(n, src).to_string())
@@ -411,6 +412,7 @@ impl Walker {
             .child_by_field_name("name")
             .map_or(node.start_byte(), |n| n.end_byte());
         let mut out = slice(src, node.start_byte(), name_end).to_string();
+        let mut expansion = false;
         match value {
             Some(value) => {
                 out.push_str(slice(src, name_end, value.start_byte()));
@@ -418,10 +420,11 @@ impl Walker {
                 let mut word = Word::default();
                 word.push_node(value, src);
                 out.push_str(&word.text);
+                expansion = word.has_expansion;
             }
             None => out.push_str(slice(src, name_end, node.end_byte())),
         }
-        (name, out)
+        (name, out, expansion)
     }
 
     /// A simple command with a name: collects its words (including the ones the
@@ -497,21 +500,38 @@ impl Walker {
         let source = slice(src, start, end).to_string();
         let normalized = assignments
             .iter()
-            .map(|(_, t)| t.as_str())
+            .map(|(_, t, _)| t.as_str())
             .chain(words.iter().map(|w| w.text.as_str()))
             .collect::<Vec<_>>()
             .join(" ");
         let mut forms = Vec::new();
-        let mut eligible = !assignments.iter().any(|(name, _)| hijacks(name));
+        let mut eligible = !assignments.iter().any(|(name, _, _)| hijacks(name));
         if !assignments.is_empty() && !words.is_empty() {
             forms.push(form(&words, 0, eligible));
         }
-        let transparent = self.unwrap(&words, stdin, &source, &mut eligible, &mut forms);
+        let (transparent, at) = self.unwrap(&words, stdin, &source, &mut eligible, &mut forms);
         if words.is_empty() && assignments.is_empty() {
             // Only redirections (`> file`): nothing runs.
             return;
         }
-        self.push_command(&source, normalized, forms, transparent);
+        let offset = assignments.len();
+        let mut all: Vec<ShellWord> = Vec::with_capacity(offset + words.len());
+        for (_, text, expansion) in assignments {
+            all.push(ShellWord {
+                text,
+                expansion,
+                pattern: false,
+                assignment: true,
+            });
+        }
+        all.extend(words.into_iter().map(|w| ShellWord {
+            text: w.text,
+            expansion: w.has_expansion,
+            pattern: w.has_pattern,
+            assignment: false,
+        }));
+        let at = at.map(|a| a + offset);
+        self.push_command(&source, normalized, forms, transparent, all, at);
     }
 
     /// A simple command of a plain line, its words already split and unquoted.
@@ -527,8 +547,16 @@ impl Walker {
         let normalized = join_words(&words, 0);
         let mut forms = Vec::new();
         let mut eligible = true;
-        let transparent = self.unwrap(&words, None, command.source, &mut eligible, &mut forms);
-        self.push_command(command.source, normalized, forms, transparent);
+        let (transparent, at) =
+            self.unwrap(&words, None, command.source, &mut eligible, &mut forms);
+        let words = words
+            .into_iter()
+            .map(|w| ShellWord {
+                text: w.text,
+                ..ShellWord::default()
+            })
+            .collect();
+        self.push_command(command.source, normalized, forms, transparent, words, at);
         // As in the parser's walk, after what a `bash -c` script writes.
         for (source, target) in command.writes {
             self.out.redirects.push(Redirect {
@@ -539,7 +567,8 @@ impl Walker {
     }
 
     /// Strips wrappers from `words`, adding a form per layer; recurses into
-    /// `bash -c` scripts. Returns whether the command is a transparent shell call.
+    /// `bash -c` scripts. Returns whether the command is a transparent shell
+    /// call, and the index of the innermost command's name, if one was found.
     fn unwrap(
         &mut self,
         words: &[Word],
@@ -547,7 +576,7 @@ impl Walker {
         source: &str,
         eligible: &mut bool,
         forms: &mut Vec<Form>,
-    ) -> bool {
+    ) -> (bool, Option<usize>) {
         let mut at = 0;
         while let Some(name) = words.get(at) {
             if name.has_expansion {
@@ -555,14 +584,14 @@ impl Walker {
                     source,
                     format!("the command name `{}` is an expansion", name.text),
                 );
-                return false;
+                return (false, None);
             }
             if name.has_pattern {
                 self.unanalysable(
                     source,
                     format!("the command name `{}` is a pattern", name.text),
                 );
-                return false;
+                return (false, None);
             }
             let base = basename(&name.text);
             if base != name.text && !base.is_empty() {
@@ -577,14 +606,14 @@ impl Walker {
                 match skip_wrapper(wrapper, words, at) {
                     Err(reason) => {
                         self.unanalysable(source, reason);
-                        return false;
+                        return (false, None);
                     }
                     Ok(unwrapped) => {
                         if wrapper.elevates || unwrapped.assigned.iter().any(|v| hijacks(v)) {
                             *eligible = false;
                         }
                         let Some(next) = unwrapped.command else {
-                            return false;
+                            return (false, None);
                         };
                         at = next;
                         forms.push(form(words, at, *eligible));
@@ -593,14 +622,15 @@ impl Walker {
                 }
             }
             if SHELLS.contains(&base) {
-                return self.shell(words, at, base, stdin, source, *eligible);
+                let transparent = self.shell(words, at, base, stdin, source, *eligible);
+                return (transparent, Some(at));
             }
             if let Some((_, reason)) = OPAQUE_COMMANDS.iter().find(|(n, _)| *n == base) {
                 self.unanalysable(source, *reason);
             }
-            return false;
+            return (false, Some(at));
         }
-        false
+        (false, None)
     }
 
     fn shell(
@@ -653,6 +683,8 @@ impl Walker {
         normalized: String,
         unwrapped: Vec<Form>,
         transparent: bool,
+        words: Vec<ShellWord>,
+        command_at: Option<usize>,
     ) {
         let mut forms: Vec<Form> = Vec::with_capacity(unwrapped.len() + 2);
         let base = [
@@ -680,8 +712,19 @@ impl Walker {
             normalized,
             forms,
             transparent,
+            words,
+            command_at,
         });
     }
+}
+
+/// The texts of `words`, joined by single spaces.
+fn join_shell_words(words: &[ShellWord]) -> String {
+    words
+        .iter()
+        .map(|w| w.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The words from `at` on, joined by single spaces.

@@ -1,0 +1,913 @@
+//! Paths inside commands: the words of a simple command that name a path
+//! once the shell has expanded them, judged against the floor and the path
+//! deny rules (README §"Paths inside commands").
+//!
+//! Every word is a candidate, with no table of which program opens which
+//! operand: a program can read any of its words as a path, and a word that
+//! names no file costs one `lstat`. Besides the whole word, the value of
+//! `--opt=VALUE`, of `-oVALUE` and of `NAME=VALUE` (`dd of=…`) is a candidate.
+//! A candidate is expanded as bash would (`~`, `~user`, `~+`, `$HOME`,
+//! `${HOME}`, `$PWD`), resolved canonically against every directory the
+//! command may run in (the call's working directory and each `cd`/`pushd`
+//! target of the line), and denied when it lands in the floor, on a hard link
+//! to a floor file, or in a path deny rule. A pattern (`~/.ss*/id_*`,
+//! `~/.{ssh,aws}`) is denied when it could match a floor directory or a file
+//! in one, and its matches on the disk are judged like words. A word whose
+//! value is not known before the command runs (`$X/id_rsa`) could name
+//! anything: it is asked about, never allowed by a prefix rule.
+//!
+//! The glob matching and brace expansion are written here, small and
+//! bounded, because they must follow bash (leading dots, `[!…]`, braces that
+//! make words) rather than a path-glob dialect.
+
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use crate::canon::{self, Tilde};
+use crate::command::{Part, PartKind};
+use crate::decision::{RuleRef, Verdict};
+use crate::policy::Policy;
+use crate::request::Context;
+use crate::shell::{self, Analysis, ShellWord, SimpleCommand};
+
+/// Commands that change the working directory for the commands after them.
+const DIRECTORY_CHANGERS: &[&str] = &["cd", "pushd", "popd"];
+/// At most this many working directories are tracked for one line.
+const MAX_DIRS: usize = 16;
+/// A brace expression may make at most this many words.
+const MAX_BRACE_WORDS: usize = 64;
+/// A pattern's expansion on the disk reads at most this many directory entries…
+const MAX_GLOB_SCANNED: usize = 4096;
+/// …and keeps at most this many matches.
+const MAX_GLOB_MATCHES: usize = 1024;
+/// Floor directories are walked this deep for hard links…
+const MAX_FLOOR_DEPTH: usize = 8;
+/// …and at most this many entries are looked at.
+const MAX_FLOOR_ENTRIES: usize = 10_000;
+
+/// Where the commands of one line may run, and what the shell will expand.
+pub(crate) struct Places {
+    /// Every directory a command of the line may run in: the call's working
+    /// directory first, then each `cd`/`pushd` target (canonical).
+    pub dirs: Vec<PathBuf>,
+    /// Why a relative path cannot be placed (`popd`, `cd -`, `cd "$X"`).
+    pub unknown: Option<String>,
+    /// `$HOME` and `~`, unless the line assigns `HOME`.
+    pub home: Option<PathBuf>,
+}
+
+impl Places {
+    /// The directories of `analysis` run from `ctx`.
+    pub(crate) fn of(analysis: &Analysis, ctx: &Context) -> Places {
+        let reassigns_home = analysis.commands.iter().any(|c| {
+            c.words
+                .iter()
+                .any(|w| w.text == "HOME" || w.text.starts_with("HOME="))
+        });
+        let mut places = Places {
+            dirs: vec![ctx.cwd.clone()],
+            unknown: None,
+            home: (!reassigns_home).then(|| ctx.home.clone()),
+        };
+        for c in &analysis.commands {
+            places.follow(c);
+        }
+        places
+    }
+
+    /// Adds the directory `c` moves to, if it is a `cd`, `pushd` or `popd`.
+    fn follow(&mut self, c: &SimpleCommand) {
+        let Some(at) = c.command_at else { return };
+        let name = basename(&c.words[at].text);
+        if !DIRECTORY_CHANGERS.contains(&name) {
+            return;
+        }
+        let args = &c.words[at + 1..];
+        let mut operand = None;
+        let mut options = true;
+        for w in args {
+            if options && w.text == "--" {
+                options = false;
+                continue;
+            }
+            if options && w.text.len() > 1 && w.text.starts_with('-') && name == "cd" {
+                continue;
+            }
+            operand = Some(w);
+            break;
+        }
+        let target = match (name, operand) {
+            ("popd", _) => None,
+            ("cd", None) => self.home.clone().map(|h| h.to_string_lossy().into_owned()),
+            ("pushd", None) => None,
+            (_, Some(w)) if w.text == "-" || w.text.starts_with(['+', '-']) => None,
+            (_, Some(w)) => match self.expand(w) {
+                Expansion::Known(t) => Some(t),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(target) = target else {
+            self.unknown
+                .get_or_insert_with(|| format!("`{}` changes the directory", c.normalized));
+            return;
+        };
+        let mut added = Vec::new();
+        for dir in &self.dirs {
+            if let Ok(r) = canon::resolve_in(dir, &target) {
+                if !self.dirs.contains(&r.path) && !added.contains(&r.path) {
+                    added.push(r.path);
+                }
+            }
+        }
+        self.dirs.extend(added);
+        if self.dirs.len() > MAX_DIRS {
+            self.unknown.get_or_insert_with(|| {
+                format!("the line changes the directory more than {MAX_DIRS} ways")
+            });
+        }
+    }
+
+    /// The word as the shell will expand it, as far as it can be known here.
+    pub(crate) fn expand(&self, word: &ShellWord) -> Expansion {
+        let mut text = if word.expansion {
+            match self.substitute(&word.text) {
+                Some(t) => t,
+                None => return Expansion::Unknown,
+            }
+        } else {
+            word.text.clone()
+        };
+        match canon::tilde(&text) {
+            Tilde::None => {}
+            Tilde::Home(rest) => match &self.home {
+                Some(home) => text = format!("{}{rest}", home.to_string_lossy()),
+                None => return Expansion::Unknown,
+            },
+            Tilde::Cwd(rest) => match self.single_dir() {
+                Some(dir) => text = format!("{}{rest}", dir.to_string_lossy()),
+                None => return Expansion::Unknown,
+            },
+            Tilde::User(name, rest) => {
+                // An unknown user leaves the word as it is, as bash does.
+                if let Some(dir) = canon::user_home(name) {
+                    text = format!("{}{rest}", dir.to_string_lossy());
+                }
+            }
+            Tilde::Shell(_) => return Expansion::Unknown,
+        }
+        if word.pattern {
+            Expansion::Pattern(text)
+        } else {
+            Expansion::Known(text)
+        }
+    }
+
+    /// The only directory the line runs in, if it never changes it.
+    fn single_dir(&self) -> Option<&Path> {
+        (self.dirs.len() == 1 && self.unknown.is_none()).then(|| self.dirs[0].as_path())
+    }
+
+    /// `text` with `$HOME`, `${HOME}`, `$PWD` and `${PWD}` replaced, and
+    /// numeric expansions (`$?`, `$#`, `$$`, `$!`, `$((…))`) taken as a
+    /// number; `None` while any other expansion is left.
+    fn substitute(&self, text: &str) -> Option<String> {
+        let mut out = String::with_capacity(text.len() + 32);
+        let mut rest = text;
+        while let Some(i) = rest.find(['$', '`']) {
+            out.push_str(&rest[..i]);
+            let after = &rest[i..];
+            if after.starts_with('`') {
+                return None;
+            }
+            let (value, len): (String, usize) = if let Some(r) = after.strip_prefix("$((") {
+                let end = r.find("))")?;
+                ("0".into(), 3 + end + 2)
+            } else if after.len() > 1 && b"?#$!".contains(&after.as_bytes()[1]) {
+                ("0".into(), 2)
+            } else {
+                let (name, len) = if let Some(r) = after.strip_prefix("${") {
+                    let end = r.find('}')?;
+                    (&r[..end], 2 + end + 1)
+                } else {
+                    let r = &after[1..];
+                    let end = r
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                        .unwrap_or(r.len());
+                    (&r[..end], 1 + end)
+                };
+                let value = match name {
+                    "HOME" => self.home.as_ref()?.to_string_lossy().into_owned(),
+                    "PWD" => self.single_dir()?.to_string_lossy().into_owned(),
+                    _ => return None,
+                };
+                (value, len)
+            };
+            out.push_str(&value);
+            rest = &after[len..];
+        }
+        out.push_str(rest);
+        Some(out)
+    }
+}
+
+/// A word after the expansions the gate can do.
+pub(crate) enum Expansion {
+    /// The text the command will see.
+    Known(String),
+    /// A pattern the shell will expand against the disk (expanded text).
+    Pattern(String),
+    /// The value is only known when the command runs.
+    Unknown,
+}
+
+/// The floor directories and the floor files that have other hard links.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FloorInodes {
+    /// (device, inode) of every regular floor file with more than one link.
+    files: HashMap<(u64, u64), PathBuf>,
+    /// The walk stopped early: a file with several links may be a floor file.
+    incomplete: bool,
+}
+
+impl FloorInodes {
+    /// Walks `dirs` (the floor directories; each is small) without following
+    /// symlinks.
+    pub(crate) fn collect(dirs: &[PathBuf]) -> FloorInodes {
+        let mut out = FloorInodes::default();
+        let mut seen = 0usize;
+        let mut stack: Vec<(PathBuf, usize)> = dirs.iter().map(|d| (d.clone(), 0)).collect();
+        while let Some((dir, depth)) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                seen += 1;
+                if seen > MAX_FLOOR_ENTRIES {
+                    out.incomplete = true;
+                    return out;
+                }
+                let Ok(meta) = entry.metadata() else { continue };
+                if meta.is_dir() {
+                    if depth + 1 >= MAX_FLOOR_DEPTH {
+                        out.incomplete = true;
+                    } else {
+                        stack.push((entry.path(), depth + 1));
+                    }
+                } else if meta.is_file() && meta.nlink() > 1 {
+                    out.files.insert((meta.dev(), meta.ino()), entry.path());
+                }
+            }
+        }
+        out
+    }
+
+    /// The floor file `meta` is another name of, if it is one. `Err` when
+    /// that cannot be ruled out.
+    pub(crate) fn lookup(&self, meta: &std::fs::Metadata) -> Result<Option<&Path>, ()> {
+        if !meta.is_file() || meta.nlink() < 2 {
+            return Ok(None);
+        }
+        match self.files.get(&(meta.dev(), meta.ino())) {
+            Some(p) => Ok(Some(p)),
+            None if self.incomplete => Err(()),
+            None => Ok(None),
+        }
+    }
+}
+
+/// The last path component of a command name.
+fn basename(name: &str) -> &str {
+    name.rsplit('/').next().unwrap_or(name)
+}
+
+impl Policy {
+    /// The verdict of the floor and the path deny rules on a canonical path
+    /// a command names (`meta`: what is there, if it exists). `None` when
+    /// neither protects it.
+    pub(crate) fn protected(
+        &self,
+        canonical: &Path,
+        meta: Option<&std::fs::Metadata>,
+    ) -> Option<(Option<RuleRef>, String)> {
+        let subject = canonical.to_string_lossy();
+        if let Some(rule) = self.floor.first_match(canonical) {
+            let reason = format!(
+                "`{subject}` is protected by the built-in floor `{}`; no rule can allow it",
+                rule.pattern
+            );
+            return Some((Some(rule.clone()), reason));
+        }
+        if let Some(meta) = meta {
+            match self.floor_inodes().lookup(meta) {
+                Ok(None) => {}
+                Ok(Some(file)) => {
+                    let reason = format!(
+                        "`{subject}` is a hard link to the floor file `{}`; no rule can allow it",
+                        file.display()
+                    );
+                    return Some((self.floor.first_match(file).cloned(), reason));
+                }
+                Err(()) => {
+                    let reason = format!(
+                        "`{subject}` has several hard links and the floor directories hold too \
+                         many files to rule out that it is one of theirs"
+                    );
+                    return Some((None, reason));
+                }
+            }
+        }
+        if let Some(rule) = self.path_deny.first_match(canonical) {
+            let reason = format!(
+                "`{subject}` matches the deny rule `{}` ({})",
+                rule.pattern, rule.origin
+            );
+            return Some((Some(rule.clone()), reason));
+        }
+        None
+    }
+
+    /// The parts for the path words of every simple command of `analysis`:
+    /// only the words that decide something (DENY or ASK) are listed.
+    pub(crate) fn judge_path_words(&self, analysis: &Analysis, places: &Places) -> Vec<Part> {
+        let mut parts = Vec::new();
+        for c in &analysis.commands {
+            self.judge_command_words(c, places, &mut parts);
+        }
+        for r in &analysis.reads {
+            match places.expand(&r.target) {
+                Expansion::Unknown => parts.push(Part {
+                    kind: PartKind::Path,
+                    source: r.source.clone(),
+                    text: r.target.text.clone(),
+                    verdict: Verdict::Ask,
+                    rule: None,
+                    reason: format!(
+                        "the input redirection `{}` holds an expansion whose value is only known \
+                         when the command runs, so it could name a protected path",
+                        r.source
+                    ),
+                }),
+                Expansion::Known(text) => {
+                    self.judge_known(&r.target, &text, Candidate::Whole, places, &mut parts)
+                }
+                Expansion::Pattern(text) => {
+                    self.judge_pattern(&r.target, &text, places, &mut parts)
+                }
+            }
+        }
+        parts
+    }
+
+    fn judge_command_words(&self, c: &SimpleCommand, places: &Places, parts: &mut Vec<Part>) {
+        let first_name = c.words.iter().position(|w| !w.assignment);
+        let program = c.command_at.map_or("", |i| basename(&c.words[i].text));
+        // A program that only prints or compares its words opens none of them.
+        if text_only(program) && c.command_at == first_name {
+            return;
+        }
+        let mut unknown_reported = false;
+        for (i, word) in c.words.iter().enumerate() {
+            // A command name without a `/` is looked up in `PATH`, not here.
+            let is_name = Some(i) == first_name || Some(i) == c.command_at;
+            if is_name && !word.text.contains('/') {
+                continue;
+            }
+            // A message option's value is no path (`git commit -m "$(…)"`).
+            let text_value = i
+                .checked_sub(1)
+                .is_some_and(|p| text_option(program, &c.words[p].text))
+                || word
+                    .text
+                    .split_once('=')
+                    .is_some_and(|(o, _)| o.starts_with("--") && text_option(program, o))
+                || (word.text.len() > 2
+                    && !word.text.starts_with("--")
+                    && word.text.is_char_boundary(2)
+                    && text_option(program, &word.text[..2]));
+            if text_value {
+                continue;
+            }
+            for cand in candidates(word) {
+                let shown = ShellWord {
+                    text: cand.text.to_string(),
+                    ..word.clone()
+                };
+                match places.expand(&shown) {
+                    Expansion::Unknown => {
+                        if word.assignment || unknown_reported || i < c.command_at.unwrap_or(0) {
+                            continue;
+                        }
+                        unknown_reported = true;
+                        parts.push(Part {
+                            kind: PartKind::Path,
+                            source: word.text.clone(),
+                            text: word.text.clone(),
+                            verdict: Verdict::Ask,
+                            rule: None,
+                            reason: format!(
+                                "the word `{}` of `{}` holds an expansion whose value is only known \
+                                 when the command runs, so it could name a protected path",
+                                word.text, c.normalized
+                            ),
+                        });
+                    }
+                    Expansion::Known(text) => {
+                        self.judge_known(word, &text, cand.kind, places, parts);
+                    }
+                    Expansion::Pattern(text) => {
+                        self.judge_pattern(word, &text, places, parts);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A word whose text is known: judged where it resolves, from every
+    /// directory the command may run in.
+    fn judge_known(
+        &self,
+        word: &ShellWord,
+        text: &str,
+        kind: Candidate,
+        places: &Places,
+        parts: &mut Vec<Part>,
+    ) {
+        if text.is_empty() || text == "-" || shell::is_harmless_target(text) {
+            return;
+        }
+        if !text.starts_with('/') {
+            if let Some(why) = &places.unknown {
+                if kind != Candidate::Cluster {
+                    parts.push(Part {
+                        kind: PartKind::Path,
+                        source: word.text.clone(),
+                        text: text.to_string(),
+                        verdict: Verdict::Ask,
+                        rule: None,
+                        reason: format!(
+                            "the path `{text}` is relative and {why}, so where it lands is not known"
+                        ),
+                    });
+                }
+                return;
+            }
+        }
+        let bases: &[PathBuf] = if text.starts_with('/') {
+            &places.dirs[..1]
+        } else {
+            &places.dirs
+        };
+        for base in bases {
+            match canon::resolve_in(base, text) {
+                Ok(r) => {
+                    if let Some((rule, why)) = self.protected(&r.path, r.meta.as_ref()) {
+                        parts.push(path_part(word, &r.path, Verdict::Deny, rule, why));
+                        return;
+                    }
+                }
+                Err(e) => {
+                    parts.push(Part {
+                        kind: PartKind::Path,
+                        source: word.text.clone(),
+                        text: text.to_string(),
+                        verdict: Verdict::Deny,
+                        rule: None,
+                        reason: format!("the path `{text}` in the command cannot be checked: {e}"),
+                    });
+                    return;
+                }
+            }
+        }
+    }
+
+    /// A pattern: denied when it could match into the floor; its matches on
+    /// the disk are judged like words.
+    fn judge_pattern(&self, word: &ShellWord, text: &str, places: &Places, parts: &mut Vec<Part>) {
+        let Some(alternatives) = brace_expand(text) else {
+            parts.push(Part {
+                kind: PartKind::Path,
+                source: word.text.clone(),
+                text: text.to_string(),
+                verdict: Verdict::Ask,
+                rule: None,
+                reason: format!(
+                    "the pattern `{text}` makes more than {MAX_BRACE_WORDS} words to check"
+                ),
+            });
+            return;
+        };
+        for alt in &alternatives {
+            let relative = !alt.starts_with('/');
+            if relative && places.unknown.is_some() {
+                let why = places.unknown.as_deref().unwrap_or_default();
+                parts.push(Part {
+                    kind: PartKind::Path,
+                    source: word.text.clone(),
+                    text: alt.clone(),
+                    verdict: Verdict::Ask,
+                    rule: None,
+                    reason: format!(
+                        "the pattern `{alt}` is relative and {why}, so where it lands is not known"
+                    ),
+                });
+                return;
+            }
+            let bases: &[PathBuf] = if relative {
+                &places.dirs
+            } else {
+                &places.dirs[..1]
+            };
+            for base in bases {
+                let absolute = if relative {
+                    format!("{}/{alt}", base.to_string_lossy())
+                } else {
+                    alt.clone()
+                };
+                let comps = lexical_components(&absolute);
+                if let Some(dir) = self.floor_dirs.iter().find(|d| pattern_reaches(&comps, d)) {
+                    let rule = self.floor.first_match(dir).cloned();
+                    let reason = format!(
+                        "the pattern `{}` could match the floor directory `{}` or a file in it; no rule can allow it",
+                        word.text,
+                        dir.display()
+                    );
+                    parts.push(path_part(word, dir, Verdict::Deny, rule, reason));
+                    return;
+                }
+                if !has_meta(alt) {
+                    // Only braces: each word is an ordinary path.
+                    self.judge_known(word, alt, Candidate::Whole, places, parts);
+                    continue;
+                }
+                match glob_disk(&comps) {
+                    Some(matches) => {
+                        for m in matches {
+                            let text = m.to_string_lossy();
+                            let before = parts.len();
+                            self.judge_known(word, &text, Candidate::Whole, places, parts);
+                            if parts.len() > before {
+                                return;
+                            }
+                        }
+                    }
+                    None => {
+                        parts.push(Part {
+                            kind: PartKind::Path,
+                            source: word.text.clone(),
+                            text: alt.clone(),
+                            verdict: Verdict::Ask,
+                            rule: None,
+                            reason: format!(
+                                "the pattern `{alt}` matches more files than the gate checks"
+                            ),
+                        });
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+use crate::shell::programs::{text_only, text_option};
+
+fn path_part(
+    word: &ShellWord,
+    canonical: &Path,
+    verdict: Verdict,
+    rule: Option<RuleRef>,
+    why: String,
+) -> Part {
+    Part {
+        kind: PartKind::Path,
+        source: word.text.clone(),
+        text: canonical.to_string_lossy().into_owned(),
+        verdict,
+        rule,
+        reason: format!("the word `{}` names a path: {why}", word.text),
+    }
+}
+
+/// Which part of a word a candidate is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Candidate {
+    /// The whole word.
+    Whole,
+    /// The value of `--opt=VALUE` or `NAME=VALUE`.
+    OptionValue,
+    /// What follows the letter of `-oVALUE` (or the letters of `-la`).
+    Cluster,
+}
+
+struct Cand<'a> {
+    text: &'a str,
+    kind: Candidate,
+}
+
+/// The texts of a word that may name a path.
+fn candidates(word: &ShellWord) -> impl Iterator<Item = Cand<'_>> {
+    let t = word.text.as_str();
+    let whole = (!word.assignment).then_some(Cand {
+        text: t,
+        kind: Candidate::Whole,
+    });
+    let value = t
+        .split_once('=')
+        .filter(|(head, _)| !head.is_empty() && !head.contains('/'))
+        .map(|(_, v)| Cand {
+            text: v,
+            kind: Candidate::OptionValue,
+        });
+    let cluster = (t.len() > 2
+        && t.starts_with('-')
+        && !t.starts_with("--")
+        && t.is_char_boundary(2)
+        && !word.assignment)
+        .then(|| Cand {
+            text: &t[2..],
+            kind: Candidate::Cluster,
+        })
+        .filter(|_| value.is_none());
+    whole.into_iter().chain(value).chain(cluster)
+}
+
+/// Whether `s` holds a glob character (`*`, `?`, `[`).
+fn has_meta(s: &str) -> bool {
+    s.contains(['*', '?', '['])
+}
+
+/// Brace expansion as bash does it (`a{b,c}d` → `abd acd`, nested, in
+/// order); a `{` without a top-level comma stays literal. `None` beyond
+/// [`MAX_BRACE_WORDS`] words.
+fn brace_expand(s: &str) -> Option<Vec<String>> {
+    let bytes = s.as_bytes();
+    for (open, &b) in bytes.iter().enumerate() {
+        if b != b'{' {
+            continue;
+        }
+        let mut depth = 0usize;
+        let mut commas = Vec::new();
+        let mut close = None;
+        for (j, &c) in bytes.iter().enumerate().skip(open) {
+            match c {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(j);
+                        break;
+                    }
+                }
+                b',' if depth == 1 => commas.push(j),
+                _ => {}
+            }
+        }
+        let Some(close) = close else { continue };
+        if commas.is_empty() {
+            continue;
+        }
+        let (pre, post) = (&s[..open], &s[close + 1..]);
+        let mut bounds = vec![open];
+        bounds.extend(&commas);
+        bounds.push(close);
+        let mut out = Vec::new();
+        for w in bounds.windows(2) {
+            let middle = &s[w[0] + 1..w[1]];
+            for tail in brace_expand(&format!("{middle}{post}"))? {
+                out.push(format!("{pre}{tail}"));
+                if out.len() > MAX_BRACE_WORDS {
+                    return None;
+                }
+            }
+        }
+        return Some(out);
+    }
+    Some(vec![s.to_string()])
+}
+
+/// The components of an absolute pattern after collapsing `.`, `..` and
+/// repeated slashes.
+fn lexical_components(absolute: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for part in absolute.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                out.pop();
+            }
+            p => out.push(p.to_string()),
+        }
+    }
+    out
+}
+
+/// Whether the pattern `comps` could name `dir` or a path below it.
+fn pattern_reaches(comps: &[String], dir: &Path) -> bool {
+    let dir_comps: Vec<&str> = dir
+        .to_str()
+        .unwrap_or("")
+        .split('/')
+        .filter(|c| !c.is_empty())
+        .collect();
+    comps.len() >= dir_comps.len()
+        && dir_comps
+            .iter()
+            .zip(comps)
+            .all(|(name, pat)| glob_match(pat.as_bytes(), name.as_bytes()))
+}
+
+/// Expands an absolute pattern against the disk, as bash's globbing does
+/// (without `dotglob`); `None` when it reads or matches too much. A pattern
+/// that matches nothing stays as written, as bash leaves it.
+fn glob_disk(comps: &[String]) -> Option<Vec<PathBuf>> {
+    let mut current = vec![PathBuf::from("/")];
+    let mut scanned = 0usize;
+    for comp in comps {
+        let mut next = Vec::new();
+        if !has_meta(comp) {
+            for c in &current {
+                next.push(c.join(comp));
+            }
+        } else {
+            for c in &current {
+                let Ok(entries) = std::fs::read_dir(c) else {
+                    continue;
+                };
+                for entry in entries.flatten() {
+                    scanned += 1;
+                    if scanned > MAX_GLOB_SCANNED {
+                        return None;
+                    }
+                    let name = entry.file_name();
+                    let name = name.as_encoded_bytes();
+                    if glob_match(comp.as_bytes(), name) {
+                        next.push(c.join(entry.file_name()));
+                        if next.len() > MAX_GLOB_MATCHES {
+                            return None;
+                        }
+                    }
+                }
+            }
+        }
+        current = next;
+        if current.is_empty() {
+            break;
+        }
+    }
+    Some(current)
+}
+
+/// Whether one path component `name` matches the bash pattern `pat`
+/// (`*`, `?`, `[…]`, `[!…]`, `[^…]`). A leading `.` must be matched by a
+/// literal `.`, and `.`/`..` by nothing but themselves.
+pub(crate) fn glob_match(pat: &[u8], name: &[u8]) -> bool {
+    if name.first() == Some(&b'.') && pat.first() != Some(&b'.') {
+        return false;
+    }
+    matches_from(pat, name)
+}
+
+fn matches_from(pat: &[u8], name: &[u8]) -> bool {
+    let (mut p, mut n) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match pat.get(p) {
+            Some(b'*') => {
+                star = Some((p, n));
+                p += 1;
+                continue;
+            }
+            Some(b'?') => {
+                p += 1;
+                n += 1;
+                continue;
+            }
+            Some(b'[') => {
+                if let Some((matched, len)) = class_match(&pat[p..], name[n]) {
+                    if matched {
+                        p += len;
+                        n += 1;
+                        continue;
+                    }
+                } else if name[n] == b'[' {
+                    p += 1;
+                    n += 1;
+                    continue;
+                }
+            }
+            Some(&c) if c == name[n] => {
+                p += 1;
+                n += 1;
+                continue;
+            }
+            _ => {}
+        }
+        match star {
+            Some((sp, sn)) => {
+                p = sp + 1;
+                n = sn + 1;
+                star = Some((sp, sn + 1));
+            }
+            None => return false,
+        }
+    }
+    pat[p..].iter().all(|&c| c == b'*')
+}
+
+/// Matches `c` against the class at the start of `pat` (`[…]`); returns
+/// whether it matched and the class's length, or `None` if `pat` holds no
+/// complete class (the `[` is then literal).
+fn class_match(pat: &[u8], c: u8) -> Option<(bool, usize)> {
+    let mut i = 1;
+    let negate = matches!(pat.get(1), Some(b'!' | b'^'));
+    if negate {
+        i += 1;
+    }
+    let mut matched = false;
+    let mut first = true;
+    loop {
+        let &b = pat.get(i)?;
+        if b == b']' && !first {
+            return Some((matched != negate, i + 1));
+        }
+        first = false;
+        if pat.get(i + 1) == Some(&b'-') && pat.get(i + 2).is_some_and(|&e| e != b']') {
+            let e = pat[i + 2];
+            if b <= c && c <= e {
+                matched = true;
+            }
+            i += 3;
+        } else {
+            if b == c {
+                matched = true;
+            }
+            i += 1;
+        }
+    }
+}
+
+/// The floor directories of the compiled floor globs (`/home/me/.ssh/**` →
+/// `/home/me/.ssh`).
+pub(crate) fn floor_dirs(globs: &[String]) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for g in globs {
+        if let Some(dir) = g.strip_suffix("/**") {
+            let dir = PathBuf::from(dir);
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+    }
+    dirs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bash_patterns() {
+        let m = |p: &str, n: &str| glob_match(p.as_bytes(), n.as_bytes());
+        assert!(m(".ss*", ".ssh"));
+        assert!(!m("*", ".ssh"));
+        assert!(m(".*", ".ssh"));
+        assert!(m("id_*", "id_rsa"));
+        assert!(!m("[.]ssh", "ssh"));
+        assert!(m(".[s]sh", ".ssh"));
+        assert!(m(".[!x]sh", ".ssh"));
+        assert!(!m(".[!s]sh", ".ssh"));
+        assert!(m(".s?h", ".ssh"));
+        assert!(m("*.rs", "main.rs"));
+        assert!(!m("*.rs", "main.rsx"));
+        assert!(m("a[", "a["));
+        assert!(m(".[a-z]sh", ".ssh"));
+    }
+
+    #[test]
+    fn braces() {
+        assert_eq!(
+            brace_expand("~/.{ssh,aws}/x").unwrap(),
+            ["~/.ssh/x", "~/.aws/x"]
+        );
+        assert_eq!(
+            brace_expand("a{b,c{d,e}}f").unwrap(),
+            ["abf", "acdf", "acef"]
+        );
+        assert_eq!(brace_expand("a{b}c").unwrap(), ["a{b}c"]);
+        assert!(brace_expand("{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}").is_none());
+    }
+
+    #[test]
+    fn reaching() {
+        let dir = Path::new("/home/me/.ssh");
+        let r = |p: &str| pattern_reaches(&lexical_components(p), dir);
+        assert!(r("/home/me/.ss*/id_*"));
+        assert!(r("/home/*/.ssh"));
+        assert!(r("/home/me/.*"));
+        assert!(!r("/home/me/*"));
+        assert!(!r("/home/me/src/*.rs"));
+        assert!(r("/home/me/x/../.s[s]h/k"));
+    }
+}
