@@ -160,7 +160,7 @@ impl Policy {
                 text: ctx.cwd.to_string_lossy().into_owned(),
                 verdict: Verdict::Deny,
                 rule: here.rule,
-                reason: format!("the command runs in a protected directory: {}", here.reason),
+                reason: format!("the working directory is denied: {}", here.reason),
             });
         }
         for c in &analysis.commands {

@@ -281,7 +281,7 @@ fn the_call_runs_in_its_cwd() {
     let d = run("ls", "~/.ssh");
     assert_eq!(d.verdict, Deny, "{}", d.reason);
     assert!(
-        d.reason.contains("runs in a protected directory"),
+        d.reason.contains("the working directory is denied"),
         "{}",
         d.reason
     );
