@@ -6,10 +6,13 @@
 //!
 //! 1. a deny rule matching the raw string, or any form of any simple command → DENY;
 //! 2. a redirection writing a path the floor or a deny rule protects → DENY;
-//! 3. anything that could not be analysed → ASK;
-//! 4. a simple command no allow rule matches, or a redirection to a path no
+//! 3. a word, an input redirection or the working directory naming a path
+//!    the floor or a deny rule protects (see `pathwords`) → DENY;
+//! 4. anything that could not be analysed, or a word whose value is only
+//!    known when the command runs → ASK;
+//! 5. a simple command no allow rule matches, or a redirection to a path no
 //!    allow rule matches → ASK;
-//! 5. otherwise ALLOW.
+//! 6. otherwise ALLOW.
 //!
 //! The reason names the part that decided.
 
@@ -86,15 +89,6 @@ impl Policy {
             return Decision::by_rule(Verdict::Deny, command, rule.clone(), reason);
         }
         if let Some(rule) = self.command_allow.first_match(command) {
-            // Raw mode reads no words, so a line that names a floor
-            // directory is never allowed by a rule.
-            if let Some(name) = self.floor_name_in(command) {
-                let reason = format!(
-                    "the command names `{name}`, a directory of the built-in floor, and raw mode \
-                     (`commands.shell: false`) cannot tell whether it opens it"
-                );
-                return Decision::new(Verdict::Ask, command, reason);
-            }
             let reason = format!(
                 "the command matches the allow rule `{}` ({})",
                 rule.pattern, rule.origin
@@ -102,14 +96,6 @@ impl Policy {
             return Decision::by_rule(Verdict::Allow, command, rule.clone(), reason);
         }
         Decision::new(Verdict::Ask, command, "no allow rule matched the command")
-    }
-
-    /// The name of a floor directory (`.ssh`, …) that `command` holds.
-    fn floor_name_in<'a>(&'a self, command: &str) -> Option<&'a str> {
-        self.floor_dirs
-            .iter()
-            .filter_map(|d| d.file_name().and_then(|n| n.to_str()))
-            .find(|n| command.contains(n))
     }
 
     /// The command gate with its parts: in shell mode the verdict of every

@@ -299,16 +299,11 @@ fn the_call_runs_in_its_cwd() {
     assert!(home.ctx.with_cwd("notes.txt").is_err());
 }
 
-/// Raw mode reads no words: a line that names a floor directory is asked
-/// about even when a rule allows it.
+/// Raw mode reads no words: one regex over the raw string, as documented.
 #[test]
-fn raw_mode_never_allows_a_floor_name() {
+fn raw_mode_reads_no_words() {
     let home = setup();
     let policy = home.policy(POLICY, Some(false));
     let d = policy.evaluate_command("cat ~/.ssh/id_rsa", &home.ctx);
-    assert_eq!(d.verdict, Ask, "{}", d.reason);
-    assert_eq!(
-        policy.evaluate_command("cat notes.txt", &home.ctx).verdict,
-        Allow
-    );
+    assert_eq!(d.verdict, Allow, "{}", d.reason);
 }

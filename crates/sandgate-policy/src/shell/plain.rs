@@ -67,6 +67,11 @@ pub(super) fn plain_commands(line: &str) -> Option<Vec<PlainCommand<'_>>> {
             Some(_) if !writes.is_empty() => return None,
             Some(_) => {
                 let (word, end) = word_at(line, i, words.is_empty())?;
+                // tree-sitter-bash drops a lone `-` in some places (before a
+                // redirection): the parser decides those lines.
+                if word == "-" {
+                    return None;
+                }
                 start.get_or_insert(i);
                 words.push(word);
                 i = end;
