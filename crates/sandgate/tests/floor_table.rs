@@ -178,7 +178,8 @@ fn text(bytes: &[u8]) -> String {
 fn no_secret(surface: &str, case: &Case, out: &str) {
     assert!(
         !out.contains(SECRET),
-        "{surface}: {case:?} showed the secret:\n{out}"
+        "{surface}: {} ({case:?}) showed the secret:\n{out}",
+        case.what
     );
 }
 
