@@ -174,6 +174,11 @@ pub struct RunPlan {
     pub allowed: Vec<Allowed>,
     /// Read-only paths (each with everything beneath it), whether or not they exist.
     pub protected: Vec<PathBuf>,
+    /// Protected paths of the built-in list ([`sandgate_policy::protected`])
+    /// and of `protect` that did not exist at start: the supervisor refuses
+    /// to create them (and anything beneath), but their directories are not
+    /// carved around, so the workspace root keeps its own Landlock rule.
+    pub guarded: Vec<PathBuf>,
     /// The built-in floor's directories beneath the home directory
     /// ([`sandgate_policy::floor`]), canonical, whether or not they exist.
     pub floor: Vec<PathBuf>,
@@ -313,6 +318,37 @@ impl RunPlan {
                 readable,
             });
         }
+        let extra: Vec<(String, String)> = inputs
+            .settings
+            .protect
+            .iter()
+            .map(|p| {
+                (
+                    expand(p, home, &base).display().to_string(),
+                    "protect".to_string(),
+                )
+            })
+            .collect();
+        let mut guarded = Vec::new();
+        for listed in sandgate_policy::protected::paths(&workspaces, home, &extra) {
+            // The last component stays as it is: a protected name that is a
+            // symbolic link is held (carved) as the link, never its target.
+            let path = match (listed.path.parent(), listed.path.file_name()) {
+                (Some(parent), Some(name)) => canonical_or_lexical(parent).join(name),
+                _ => continue,
+            };
+            let inside = allowed
+                .iter()
+                .any(|a: &Allowed| path.starts_with(&a.path) && path != a.path);
+            if !inside || protected.iter().any(|p: &PathBuf| path.starts_with(p)) {
+                continue;
+            }
+            if fs::symlink_metadata(&path).is_ok() {
+                protected.push(path);
+            } else if !guarded.contains(&path) {
+                guarded.push(path);
+            }
+        }
         let deny = inputs
             .settings
             .deny
@@ -411,6 +447,7 @@ impl RunPlan {
             workspaces,
             allowed,
             protected,
+            guarded,
             floor,
             deny,
             strict_git: inputs.settings.strict_git,
@@ -435,7 +472,10 @@ impl RunPlan {
 
     /// Whether `path` is a protected path or beneath one.
     pub fn is_protected(&self, path: &Path) -> bool {
-        self.protected.iter().any(|p| path.starts_with(p))
+        self.protected
+            .iter()
+            .chain(&self.guarded)
+            .any(|p| path.starts_with(p))
     }
 
     /// Whether `path` is in the allowed set of the plan or of `extra`.
@@ -903,7 +943,7 @@ mod tests {
     }
 
     #[test]
-    fn missing_git_is_protected_only_when_strict() {
+    fn missing_git_is_protected_as_a_whole_only_when_strict() {
         let dir = tempfile::tempdir().unwrap();
         let ws = fs::canonicalize(dir.path()).unwrap();
         let strict = plan_for(&ws, true);
@@ -911,11 +951,29 @@ mod tests {
             strict.standing(&ws.join(".git"), true, &RunAnswers::default()),
             Standing::Protected
         );
+        // Without strictGit only git's hooks and config are protected (also
+        // before they exist); objects, refs and the index stay writable.
         let lax = plan_for(&ws, false);
         assert_ne!(
-            lax.standing(&ws.join(".git/config"), true, &RunAnswers::default()),
+            lax.standing(&ws.join(".git/objects/ab"), true, &RunAnswers::default()),
             Standing::Protected
         );
+        assert_ne!(
+            lax.standing(&ws.join(".git/index.lock"), true, &RunAnswers::default()),
+            Standing::Protected
+        );
+        for protected in [
+            ".git/config",
+            ".git/hooks/pre-commit",
+            ".mcp.json",
+            ".vscode/tasks.json",
+        ] {
+            assert_eq!(
+                lax.standing(&ws.join(protected), true, &RunAnswers::default()),
+                Standing::Protected,
+                "{protected}"
+            );
+        }
     }
 
     #[test]

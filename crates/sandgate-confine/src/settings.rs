@@ -36,6 +36,10 @@ pub struct SandboxSettings {
     /// Extra agent state directories, added to the built-in list.
     #[serde(default)]
     pub state_dirs: Vec<String>,
+    /// More protected paths, added to the built-in list
+    /// ([`sandgate_policy::protected`]); relative ones are relative to the workspace.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protect: Vec<String>,
     /// Keys sandgate does not know; kept on rewrite.
     #[serde(flatten)]
     pub other: Map<String, Value>,

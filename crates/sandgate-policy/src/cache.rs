@@ -288,6 +288,7 @@ struct CachedIsolation {
     allow_tmp: Option<bool>,
     network: Option<bool>,
     best_effort: Option<bool>,
+    protect: Option<Vec<String>>,
 }
 
 fn tier_code(tier: Tier) -> u8 {
@@ -391,6 +392,7 @@ impl Entry {
                 allow_tmp,
                 network,
                 best_effort,
+                protect,
             } = iso.clone();
             (
                 CachedIsolation {
@@ -400,6 +402,7 @@ impl Entry {
                     allow_tmp,
                     network,
                     best_effort,
+                    protect,
                 },
                 tier_code(*tier),
             )
@@ -473,6 +476,7 @@ impl Entry {
                     allow_tmp,
                     network,
                     best_effort,
+                    protect,
                 } = iso;
                 Some((
                     IsolationConfig {
@@ -482,6 +486,7 @@ impl Entry {
                         allow_tmp,
                         network,
                         best_effort,
+                        protect,
                     },
                     tier_from(tier)?,
                 ))

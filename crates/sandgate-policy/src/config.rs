@@ -116,6 +116,9 @@ pub struct IsolationConfig {
     pub network: Option<bool>,
     /// Start even when the kernel cannot fully enforce the plan.
     pub best_effort: Option<bool>,
+    /// More protected paths (see [`crate::protected`]): relative to the
+    /// workdir, `~/…`, or absolute.
+    pub protect: Option<Vec<String>>,
 }
 
 /// Settings for `sandgate hook …`.

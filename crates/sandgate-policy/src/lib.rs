@@ -30,6 +30,7 @@ mod pathwords;
 pub mod persist;
 pub mod policy;
 mod prefilter;
+pub mod protected;
 pub mod request;
 pub mod rules;
 pub mod shell;

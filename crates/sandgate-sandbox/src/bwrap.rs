@@ -67,6 +67,12 @@ pub fn options(
         let dir = dir.display().to_string();
         args.extend(["--bind".to_string(), dir.clone(), dir]);
     }
+    // Protected paths that exist are read-only binds of themselves, on top
+    // of the writable ones.
+    for protected in plan.protected.iter().filter(|p| p.exists) {
+        let path = protected.path.display().to_string();
+        args.extend(["--ro-bind".to_string(), path.clone(), path]);
+    }
     for denied in &plan.denied {
         if !exists(&denied.path) {
             continue;

@@ -228,6 +228,12 @@ impl Isolation {
                         .to_string(),
                 );
                 enforcement.notes.extend(harden_notes());
+                if !plan.protected.is_empty() {
+                    enforcement.notes.push(
+                        "the protected paths are not held under landlock (Landlock cannot make a path read-only below a writable directory); mode `bwrap` and `sandgate run` hold them"
+                            .to_string(),
+                    );
+                }
                 if !grants.unlistable.is_empty() {
                     let dirs: Vec<String> = grants
                         .unlistable
@@ -255,6 +261,12 @@ impl Isolation {
                     ));
                 }
                 enforcement.notes.extend(bwrap_notes());
+                if plan.protected.iter().any(|p| !p.exists) {
+                    enforcement.notes.push(
+                        "protected paths that are missing at start can be created under bwrap (only existing ones are read-only binds); `sandgate run` refuses them"
+                            .to_string(),
+                    );
+                }
                 (Mechanism::Bwrap(found), enforcement)
             }
             (IsolationMode::Seatbelt, _) => {
@@ -483,6 +495,13 @@ impl fmt::Display for IsolationReport<'_> {
             writeln!(f, "  writable: {}", list(&writable))?;
             let denied: Vec<PathBuf> = plan.denied.iter().map(|d| d.path.clone()).collect();
             writeln!(f, "  denied: {}", list(&denied))?;
+            if !plan.protected.is_empty() {
+                writeln!(f, "  protected (read-only inside the writable trees):")?;
+                for p in &plan.protected {
+                    let state = if p.exists { "" } else { " (missing)" };
+                    writeln!(f, "    {}{state}: {}", p.path.display(), p.why)?;
+                }
+            }
             writeln!(f, "  network: {}", if plan.network { "on" } else { "off" })?;
             writeln!(f, "  no_new_privs: {}", plan.no_new_privs)?;
         }

@@ -67,6 +67,20 @@ pub struct Plan {
     pub no_new_privs: bool,
     /// Whether the command starts even when the plan cannot be fully enforced.
     pub best_effort: bool,
+    /// Paths inside the writable trees that stay read-only
+    /// ([`sandgate_policy::protected`]), with whether each exists.
+    pub protected: Vec<Protected>,
+}
+
+/// A protected path of the plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Protected {
+    /// The absolute path (symlinks resolved once it exists).
+    pub path: PathBuf,
+    /// Why it is protected.
+    pub why: String,
+    /// Whether it existed when the plan was made (set by [`resolve_links`]).
+    pub exists: bool,
 }
 
 /// A plan that cannot be built.
@@ -131,8 +145,34 @@ pub fn build(input: &PlanInput<'_>) -> Result<Plan, PlanError> {
         writable.push(temp_dir);
     }
 
+    let extra: Vec<(String, String)> = config
+        .protect
+        .iter()
+        .flatten()
+        .map(|p| (p.clone(), "permissions.exec.isolation.protect".to_string()))
+        .collect();
+    let protected = sandgate_policy::protected::paths(
+        std::slice::from_ref(&workdir),
+        &normalize(input.home),
+        &extra,
+    )
+    .into_iter()
+    .filter(|p| {
+        writable
+            .iter()
+            .any(|w| p.path.starts_with(w) && p.path != *w)
+    })
+    .filter(|p| !denied.iter().any(|d| p.path.starts_with(&d.path)))
+    .map(|p| Protected {
+        path: p.path,
+        why: p.why,
+        exists: false,
+    })
+    .collect();
+
     Ok(Plan {
         workdir,
+        protected,
         readable: vec![PathBuf::from("/")],
         writable,
         writable_files: vec![PathBuf::from("/dev/null"), PathBuf::from("/dev/tty")],
@@ -162,8 +202,21 @@ pub fn resolve_links(plan: &Plan) -> Result<Plan, PlanError> {
         }
         denied.push(d.clone());
     }
+    let protected = plan
+        .protected
+        .iter()
+        .map(|p| match std::fs::symlink_metadata(&p.path) {
+            Ok(_) => Protected {
+                path: real(&p.path),
+                exists: true,
+                ..p.clone()
+            },
+            Err(_) => p.clone(),
+        })
+        .collect();
     let resolved = Plan {
         workdir: real(&plan.workdir),
+        protected,
         writable: plan.writable.iter().map(|p| real(p)).collect(),
         denied: outermost(denied),
         ..plan.clone()

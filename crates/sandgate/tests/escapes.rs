@@ -136,12 +136,23 @@ fn base() -> &'static Path {
     })
 }
 
-/// The binary, linked (or, across file systems, copied) once per test
-/// process to where every user can run it, in `bin-PID`. Directories left
-/// by test processes that have ended are removed first.
+/// Whether every user can reach and run `path`: it and each directory
+/// above it are executable by others.
+fn runnable_by_all(path: &Path) -> bool {
+    path.ancestors()
+        .all(|p| fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
+}
+
+/// The binary, where every user can run it: in place when they can reach
+/// it, else copied once per test process to `bin-PID` (directories left by
+/// test processes that have ended are removed first).
 fn binary() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
+        let source = Path::new(env!("CARGO_BIN_EXE_sandgate"));
+        if runnable_by_all(source) {
+            return source.to_path_buf();
+        }
         for entry in fs::read_dir(base()).unwrap().flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             if let Some(pid) = name.strip_prefix("bin-") {
@@ -155,7 +166,6 @@ fn binary() -> &'static Path {
         fs::create_dir(&dir).unwrap();
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
         let bin = dir.join("sandgate");
-        let source = Path::new(env!("CARGO_BIN_EXE_sandgate"));
         if fs::hard_link(source, &bin).is_err() {
             fs::copy(source, &bin).unwrap();
         }
@@ -306,6 +316,18 @@ impl Tree {
             .current_dir(&self.work)
             .stdin(Stdio::null());
         cmd
+    }
+
+    /// Runs `git ARGS` in the workdir as this tree's user, unconfined.
+    fn git(&self, args: &str) {
+        let mut cmd = self.command("git");
+        cmd.args(args.split(' '))
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t");
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "git {args}: {}", seen(&out));
     }
 
     /// A long-running process outside the sandbox, as this tree's user, in `outside`.
@@ -509,6 +531,36 @@ fn rows() -> Vec<Row> {
                 );
                 let mode = mode_of(&t.outside.join("file.txt"));
                 (mode == 0o600 || mode == 0o604, seen(&out))
+            },
+        },
+        Row {
+            name: "write .git/hooks/pre-commit and .git/config in the workdir",
+            root_only: false,
+            held_by: &[Mode::Bwrap, Mode::Run],
+            attempt: |t, r| {
+                t.git("init -q");
+                let config = fs::read_to_string(t.work.join(".git/config")).unwrap();
+                let out = r.sh(
+                    "echo 'echo evil' > .git/hooks/pre-commit; printf '[core]\\n\\tfsmonitor = evil\\n' >> .git/config",
+                );
+                let got = t.work.join(".git/hooks/pre-commit").exists()
+                    || fs::read_to_string(t.work.join(".git/config")).unwrap() != config;
+                (got, seen(&out))
+            },
+        },
+        Row {
+            name:
+                "create missing protected paths (.mcp.json, .gitmodules, .vscode, .claude/commands)",
+            root_only: false,
+            held_by: &[Mode::Run],
+            attempt: |t, r| {
+                let out = r.sh(
+                    "echo '{}' > .mcp.json; python3 -c 'open(\".gitmodules\", \"w\")'; mkdir -p .vscode .claude/commands; echo x > .claude/commands/evil.md",
+                );
+                let got = [".mcp.json", ".gitmodules", ".vscode", ".claude/commands"]
+                    .iter()
+                    .any(|p| t.work.join(p).exists());
+                (got, seen(&out))
             },
         },
         Row {
@@ -749,5 +801,54 @@ fn capabilities_dropped(mode: Mode) {
             .and_then(|p| p.trim().parse().ok())
             .unwrap();
         assert!(pid < 10, "{mode:?}, {who:?}: pid {pid}");
+    }
+}
+
+/// Protected paths leave git working: in a workdir cloned from a repository
+/// outside, `git fetch`, `git checkout -b` and `git commit` succeed
+/// confined, as root and as the test user, in every mode.
+#[test]
+fn git_commit_checkout_and_fetch_still_work() {
+    for mode in [Mode::Landlock, Mode::Bwrap, Mode::Run] {
+        if !mode.available() {
+            continue;
+        }
+        for who in users() {
+            let t = Tree::new(who);
+            let upstream = t.outside.join("upstream");
+            fs::create_dir(&upstream).unwrap();
+            if let Who::User { uid, gid } = who {
+                std::os::unix::fs::chown(&upstream, Some(uid), Some(gid)).unwrap();
+            }
+            t.git(&format!("init -q {}", upstream.display()));
+            t.git(&format!(
+                "-C {} commit -q --allow-empty -m one",
+                upstream.display()
+            ));
+            t.git(&format!("clone -q {} repo", upstream.display()));
+            t.git(&format!(
+                "-C {} commit -q --allow-empty -m two",
+                upstream.display()
+            ));
+            let r = Runner {
+                tree: &t,
+                mode: Some(mode),
+            };
+            let out = r.sh_with(
+                "cd repo && git fetch -q origin && git merge -q --ff-only origin/HEAD 2>/dev/null || git merge -q --ff-only FETCH_HEAD; git checkout -q -b work && echo x > f && git add f && git commit -qm three && git log --format=%s",
+                &[
+                    ("GIT_AUTHOR_NAME", "t"),
+                    ("GIT_AUTHOR_EMAIL", "t@t"),
+                    ("GIT_COMMITTER_NAME", "t"),
+                    ("GIT_COMMITTER_EMAIL", "t@t"),
+                ],
+            );
+            assert_eq!(
+                text(&out.stdout),
+                "three\ntwo\none\n",
+                "{mode:?}, {who:?}: {}",
+                seen(&out)
+            );
+        }
     }
 }

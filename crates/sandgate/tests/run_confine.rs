@@ -450,19 +450,33 @@ fn strict_git_protects_git_even_before_it_exists() {
 }
 
 #[test]
-fn without_strict_git_git_is_writable() {
+fn without_strict_git_git_works_but_its_hooks_and_config_are_read_only() {
     if !supported() {
         return;
     }
     let e = env();
     e.write_settings("{\"enabled\": true, \"strictGit\": false}");
-    let out = e.run("git init -q . && echo x > .git/hooks/pre-commit && echo done");
+    let init = Command::new("git")
+        .args(["init", "-q", "."])
+        .current_dir(&e.ws)
+        .output()
+        .unwrap();
+    assert!(init.status.success());
+    let before = fs::read_to_string(e.ws.join(".git/config")).unwrap();
+    let out = e.run(
+        "git -c user.name=n -c user.email=e commit -q --allow-empty -m one && git checkout -q -b two && echo done; echo x > .git/hooks/pre-commit; echo y >> .git/config",
+    );
     assert!(
         text(&out.stdout).contains("done"),
         "stderr: {}",
         text(&out.stderr)
     );
-    assert!(e.ws.join(".git/hooks/pre-commit").exists());
+    assert!(!e.ws.join(".git/hooks/pre-commit").exists());
+    assert_eq!(
+        fs::read_to_string(e.ws.join(".git/config")).unwrap(),
+        before
+    );
+    assert!(text(&out.stderr).contains("read-only to the confined program"));
 }
 
 #[test]

@@ -79,6 +79,7 @@ fn merged_settings(workspaces: &[PathBuf]) -> Result<SandboxSettings, String> {
         merged.allow.extend(absolute(&settings.allow));
         merged.deny.extend(absolute(&settings.deny));
         merged.state_dirs.extend(absolute(&settings.state_dirs));
+        merged.protect.extend(absolute(&settings.protect));
     }
     Ok(merged)
 }
@@ -307,6 +308,7 @@ fn dry_run(
             "workspaces": plan.workspaces,
             "allowed": plan.allowed,
             "protected": plan.protected,
+            "guarded": plan.guarded,
             "deny": plan.deny,
             "strictGit": plan.strict_git,
             "protection": plan.protection,
@@ -369,6 +371,9 @@ fn dry_run(
             }
         };
         println!("  {}{how}", f.path.display());
+    }
+    for p in &plan.guarded {
+        println!("  {}  (missing: refused when created)", p.display());
     }
     if !plan.deny.is_empty() {
         println!("denied without asking:");
@@ -490,7 +495,7 @@ fn reason_text(reason: DenyReason, path: &Path) -> String {
             path.display()
         ),
         DenyReason::Protected => format!(
-            "`{}` is read-only to the confined program (sandgate's own files or a protected .git)",
+            "`{}` is read-only to the confined program (a protected path: sandgate's own files, git's hooks and config, shell start-up files, agent and editor settings)",
             path.display()
         ),
         DenyReason::DenyList => "it is in the deny list of sandbox.json".into(),
