@@ -209,6 +209,30 @@ fn mcp_opts(config: &std::path::Path) -> RunOpts {
         .arg("mcp__sandgate")
 }
 
+/// `file_read` through Claude Code gives the model the file's lines (Claude
+/// Code forwards `structuredContent` and drops the text blocks).
+#[test]
+fn mcp_file_read_gives_the_model_the_lines() {
+    let Some(t) = tree() else { return };
+    let config = t.register_mcp();
+    std::fs::write(t.work.join("notes.txt"), "first line\nNOTES-MARKER-LINE\n").unwrap();
+    let run = t.run(
+        &Script::new(vec![
+            t.mcp_call("file_read", json!({"path": t.work.join("notes.txt")})),
+            t.mcp_call("file_head_tail", json!({"path": t.work.join("notes.txt")})),
+        ]),
+        &mcp_opts(&config),
+    );
+    let results = run.tool_results();
+    assert_eq!(results.len(), 2, "{}", run.describe());
+    for r in &results {
+        assert!(
+            r.contains("NOTES-MARKER-LINE"),
+            "the model gets the lines: {r}"
+        );
+    }
+}
+
 /// The settings file of the test below, as a user wrote it.
 const USER_SETTINGS: &str = "{\n  \"env\": {\"FOO\": \"bar\"},\n  \"permissions\": {\n    \"allow\": [\"Bash(ls:*)\"]\n  },\n  \"hooks\": {\n    \"PostToolUse\": [{\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"true\"}]}]\n  }\n}\n";
 
@@ -350,4 +374,58 @@ fn grant_rules_take_effect_in_a_trusted_folder() {
     assert!(run.status.success(), "{}", run.describe());
     assert!(t.work.join("granted.txt").exists(), "{}", run.describe());
     assert!(!t.work.join("not-granted").exists(), "{}", run.describe());
+}
+
+/// The audit log says how each ASK was settled: in the default mode the call
+/// is left to Claude Code's own permissions, with bypassPermissions it is not
+/// run, and an MCP question Claude Code dismissed headless is a decline no
+/// human gave.
+#[test]
+fn audit_says_how_an_ask_was_settled() {
+    let Some(t) = tree() else { return };
+    let config = t.register_mcp();
+    let outside = t.outside.join("notes.txt");
+    std::fs::write(&outside, "outside\n").unwrap();
+    let run = t.run(
+        &Script::new(vec![t.mcp_call("file_read", json!({"path": outside}))]),
+        &mcp_opts(&config),
+    );
+    assert_eq!(run.tool_results().len(), 1, "{}", run.describe());
+    assert!(!run.model_saw("outside\\n"), "{}", run.describe());
+    t.install_hook(&[]);
+    let run = t.run(
+        &Script::new(vec![Step::shell(Agent::Claude, "touch unmatched.txt")]),
+        &RunOpts::mode(Mode::Default),
+    );
+    assert_eq!(run.tool_results().len(), 1, "{}", run.describe());
+    let run = t.run(
+        &Script::new(vec![Step::shell(
+            Agent::Claude,
+            "touch unmatched-bypass.txt",
+        )]),
+        &RunOpts::mode(Mode::Bypass),
+    );
+    assert_eq!(run.tool_results().len(), 1, "{}", run.describe());
+    assert!(!t.work.join("unmatched.txt").exists());
+    assert!(!t.work.join("unmatched-bypass.txt").exists());
+    let audit = t.audit();
+    let asks = agents_common::assert_asks_settled(&audit);
+    assert_eq!(asks.len(), 3, "{audit:#?}");
+    assert_eq!(asks[0]["surface"], "mcp", "{audit:#?}");
+    assert!(
+        asks[0]["became"].as_str().unwrap().starts_with("denied"),
+        "{audit:#?}"
+    );
+    for r in &asks[1..] {
+        assert_eq!(r["surface"], "hook claude", "{r}");
+        assert_eq!(r["answered_by"], "agent", "{r}");
+    }
+    assert_eq!(
+        asks[1]["became"], "deferred to the agent's own permissions",
+        "{audit:#?}"
+    );
+    assert_ne!(
+        asks[2]["became"], asks[1]["became"],
+        "bypassPermissions: {audit:#?}"
+    );
 }

@@ -112,6 +112,29 @@ fn mcp_exec_run_and_floor_read() {
     assert_eq!(verdicts, ["deny", "allow", "deny"], "{mcp:#?}");
 }
 
+/// `file_read` and `file_head_tail` through Codex give the model the lines.
+#[test]
+fn mcp_file_read_gives_the_model_the_lines() {
+    let Some(t) = tree() else { return };
+    t.register_mcp();
+    std::fs::write(t.work.join("notes.txt"), "first line\nNOTES-MARKER-LINE\n").unwrap();
+    let run = t.run(
+        &Script::new(vec![
+            t.mcp_call("file_read", json!({"path": t.work.join("notes.txt")})),
+            t.mcp_call("file_head_tail", json!({"path": t.work.join("notes.txt")})),
+        ]),
+        &RunOpts::mode(Mode::Default),
+    );
+    let results = run.tool_results();
+    assert_eq!(results.len(), 2, "{}", run.describe());
+    for r in &results {
+        assert!(
+            r.contains("NOTES-MARKER-LINE"),
+            "the model gets the lines: {r}"
+        );
+    }
+}
+
 /// A command no rule decides does not run, in either mode, and the model is
 /// told which rule would allow it.
 #[test]
@@ -316,5 +339,39 @@ fn install_without_trust_says_the_hook_will_not_run() {
     assert!(
         text.contains("not trusted") || text.contains("untrusted"),
         "{status:?}"
+    );
+}
+
+/// The audit log says how each ASK was settled: Codex CLI hooks cannot ask,
+/// so the call was denied, and nobody answered.
+#[test]
+fn audit_says_how_an_ask_was_settled() {
+    let Some(t) = tree() else { return };
+    t.register_mcp();
+    let outside = t.outside.join("notes.txt");
+    std::fs::write(&outside, "outside\n").unwrap();
+    let run = t.run(
+        &Script::new(vec![t.mcp_call("file_read", json!({"path": outside}))]),
+        &RunOpts::mode(Mode::Default),
+    );
+    assert_eq!(run.tool_results().len(), 1, "{}", run.describe());
+    t.install_hook(&[]);
+    let run = t.run(
+        &Script::new(vec![Step::shell(Agent::Codex, "touch unmatched.txt")]),
+        &hooked(Mode::Default),
+    );
+    assert_eq!(run.tool_results().len(), 1, "{}", run.describe());
+    assert!(!t.work.join("unmatched.txt").exists());
+    let audit = t.audit();
+    let asks = agents_common::assert_asks_settled(&audit);
+    assert_eq!(asks.len(), 2, "{audit:#?}");
+    assert_eq!(asks[0]["surface"], "mcp", "{audit:#?}");
+    assert_eq!(asks[1]["surface"], "hook codex", "{audit:#?}");
+    assert!(
+        asks[1]["became"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("denied"),
+        "{audit:#?}"
     );
 }

@@ -314,3 +314,27 @@ fn install_into_settings_with_comments() {
     assert!(out.status.success(), "{out:?}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
 }
+
+/// The audit log says how each ASK was settled: `hooks.gemini.ask` denied it.
+#[test]
+fn audit_says_how_an_ask_was_settled() {
+    let Some(t) = tree() else { return };
+    t.install_hook(&[]);
+    let run = t.run(
+        &Script::new(vec![Step::shell(Agent::Gemini, "touch unmatched.txt")]),
+        &RunOpts::mode(Mode::Bypass),
+    );
+    assert_eq!(run.tool_results().len(), 1, "{}", run.describe());
+    assert!(!t.work.join("unmatched.txt").exists());
+    let audit = t.audit();
+    let asks = agents_common::assert_asks_settled(&audit);
+    assert_eq!(asks.len(), 1, "{audit:#?}");
+    assert_eq!(asks[0]["answered_by"], "setting", "{audit:#?}");
+    assert!(
+        asks[0]["became"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("hooks.gemini.ask"),
+        "{audit:#?}"
+    );
+}

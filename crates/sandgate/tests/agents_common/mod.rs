@@ -830,3 +830,40 @@ impl Tree {
         }
     }
 }
+
+/// Every ASK in `records` says what it became and who settled it, on its own
+/// line or on a later line about the same surface and subject (the MCP server
+/// logs the question, then its outcome); no human is named as having answered
+/// (the runs are headless), and none became an allow. Returns the settling
+/// record of each ASK, in order.
+pub fn assert_asks_settled(records: &[Value]) -> Vec<Value> {
+    let mut settled = Vec::new();
+    for (i, r) in records.iter().enumerate() {
+        if r["verdict"] != "ask" {
+            continue;
+        }
+        let outcome = if r["became"].is_string() {
+            r
+        } else {
+            records[i + 1..]
+                .iter()
+                .find(|l| {
+                    l["surface"] == r["surface"]
+                        && l["subject"] == r["subject"]
+                        && l["became"].is_string()
+                })
+                .unwrap_or_else(|| panic!("an ASK that does not say what became of it: {r}"))
+        };
+        assert!(outcome["answered_by"].is_string(), "{outcome}");
+        assert_ne!(outcome["answered_by"], "human", "{outcome}");
+        assert!(
+            !outcome["became"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("allowed"),
+            "{outcome}"
+        );
+        settled.push(outcome.clone());
+    }
+    settled
+}
