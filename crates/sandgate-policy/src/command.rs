@@ -37,6 +37,9 @@ pub enum PartKind {
     /// A word of a command that names a path (or may: its value is unknown),
     /// or the directory the command runs in.
     Path,
+    /// A file a command writes through its operands or options (`cp x DEST`,
+    /// `sort -o FILE`, `sed -i`, `rm -r DIR`).
+    Write,
     /// Something that could not be analysed.
     Unanalysable,
 }

@@ -7,6 +7,7 @@
 //! | shadowed | an allow rule that can never decide: every subject it matches is denied by a deny rule or the floor |
 //! | ignored | an allow rule in a tighten-only file (local, managed), which the merge ignores |
 //! | duplicate | the same rule twice in the same list |
+//! | runs programs | a command allow covering a program whose options can run other programs or write files (`^git( |$)`, `^sed -n`, `^find `); the warning names the forms that still ask |
 //!
 //! Every warning names the file and line of the rule. Shadowing is reported
 //! only when it is certain (exact rules, and rules under a denied directory),
@@ -41,6 +42,9 @@ pub enum WarningKind {
     Ignored,
     /// The same rule appears twice in one list.
     Duplicate,
+    /// The allow rule covers a program whose options can run other programs
+    /// or write files; those forms still ask.
+    RunsPrograms,
 }
 
 impl WarningKind {
@@ -52,6 +56,7 @@ impl WarningKind {
             WarningKind::Shadowed => "shadowed",
             WarningKind::Ignored => "ignored",
             WarningKind::Duplicate => "duplicate",
+            WarningKind::RunsPrograms => "runs programs",
         }
     }
 }
@@ -124,7 +129,11 @@ pub fn lint(sources: &Sources, ctx: &Context) -> Result<Vec<Warning>, LoadError>
             warnings.push(w);
             continue;
         }
-        warnings.extend(command_allow_warnings(rule, &command_deny));
+        let found = command_allow_warnings(rule, &command_deny);
+        if !found.iter().any(|w| w.kind == WarningKind::TooBroad) {
+            warnings.extend(runs_programs(rule));
+        }
+        warnings.extend(found);
     }
     for list in [
         &lists.path_allow,
@@ -327,6 +336,38 @@ fn exact_literal(pattern: &str) -> Option<String> {
     String::from_utf8(text).ok()
 }
 
+/// Programs whose options can run other programs or write files: a sample
+/// command an allow rule for the program matches, and the forms that will
+/// still ask (README §"Programs that run programs").
+const RUNNERS: &[(&str, &str)] = &[
+    ("git status", "`git -c` with a program key (`core.pager`, `alias.*`, …), `--exec-path=`, `--config-env`, `git config` of such a key, `submodule foreach`, `rebase --exec`, `bisect run`, `difftool -x` and `filter-branch` filters (their commands are checked), program variables (`GIT_PAGER=`, `GIT_SSH_COMMAND=`, …), and `--output`/`format-patch -o` to a path no path rule allows"),
+    ("sed -n 1p f", "the `e` command and `s///e` flag, `w FILE` and `-i` to a path no path rule allows, and `r FILE` of a protected path"),
+    ("find . -name x", "`-exec`, `-execdir`, `-ok`, `-okdir` (their commands are checked, and `{}` is not known), `-delete` and `-fprint*` to a path no path rule allows"),
+    ("python3 x.py", "`-c` with inline program text"),
+    ("node x.js", "`-e`/`--eval` and `-p`/`--print` with inline program text"),
+    ("perl x.pl", "`-e`/`-E` with inline program text"),
+    ("ruby x.rb", "`-e` with inline program text"),
+    ("awk '{print}' f", "program text that holds `system`, a pipe, or `print > FILE`"),
+    ("sort f", "`--compress-program` and `-o` to a path no path rule allows"),
+    ("tar tf x.tar", "`--to-command`, `-I`/`--use-compress-program`, `--checkpoint-action`, `-F`/`--info-script`"),
+    ("rg foo", "`--pre`"),
+    ("xargs echo", "every command it runs (the words it adds are not known), and `sh -c` scripts holding the `-I` placeholder"),
+    ("cp a b", "a destination no path allow rule matches"),
+    ("tee f", "a file no path allow rule matches"),
+];
+
+/// A warning when `rule` allows a program of [`RUNNERS`].
+fn runs_programs(rule: &SourceRule) -> Option<Warning> {
+    let re = Regex::new(&rule.text).ok()?;
+    let (sample, forms) = RUNNERS.iter().find(|(sample, _)| re.is_match(sample))?;
+    let program = sample.split(' ').next().unwrap_or(sample);
+    Some(warning(
+        rule,
+        WarningKind::RunsPrograms,
+        format!("it allows `{program}`, whose options can run other programs or write files; these forms still ask: {forms}"),
+    ))
+}
+
 fn command_allow_warnings(rule: &SourceRule, denies: &[(&SourceRule, Regex)]) -> Vec<Warning> {
     let mut out = Vec::new();
     let Ok(re) = Regex::new(&rule.text) else {
@@ -457,7 +498,15 @@ permissions:
     deny: [\"^\\\\s*rm\\\\s+-rf\\\\s+/\", \"\\\\|\\\\s*sh\\\\b\"]
     allow: [\"^git( |$)\", \"^ls( |$)\", \"^cat \", \"^sed -n\", \"^echo a\\\\.b$\"]
 ";
-        assert_eq!(kinds(central, ""), vec![]);
+        // Only the programs whose options run programs are named, with the
+        // forms that still ask.
+        assert_eq!(
+            kinds(central, ""),
+            vec![
+                (7, "^git( |$)".to_string(), WarningKind::RunsPrograms),
+                (7, "^sed -n".to_string(), WarningKind::RunsPrograms)
+            ]
+        );
     }
 
     #[test]
@@ -498,6 +547,7 @@ permissions:
             (17, ".*".into(), WarningKind::Unanchored),
             (18, "^git".into(), WarningKind::TooBroad),
             (19, "git status".into(), WarningKind::Unanchored),
+            (19, "git status".into(), WarningKind::RunsPrograms),
             (20, "^rm -rf /tmp/x$".into(), WarningKind::Shadowed),
             (21, "^sudo".into(), WarningKind::TooBroad),
         ];

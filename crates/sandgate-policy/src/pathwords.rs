@@ -173,6 +173,11 @@ impl Places {
     /// numeric expansions (`$?`, `$#`, `$$`, `$!`, `$((…))`) taken as a
     /// number; `None` while any other expansion is left.
     fn substitute(&self, text: &str) -> Option<String> {
+        // `{}` in an expansion word is a placeholder a program fills in
+        // (`find -exec … {}`, `xargs -I{}`).
+        if text.contains("{}") {
+            return None;
+        }
         let mut out = String::with_capacity(text.len() + 32);
         let mut rest = text;
         while let Some(i) = rest.find(['$', '`']) {
@@ -363,6 +368,36 @@ impl Policy {
     fn judge_command_words(&self, c: &SimpleCommand, places: &Places, parts: &mut Vec<Part>) {
         let first_name = c.words.iter().position(|w| !w.assignment);
         let program = c.command_at.map_or("", |i| basename(&c.words[i].text));
+        // A directory option (`git -C DIR`, `make -C DIR`, `tar -C DIR`)
+        // moves where the command's relative words land.
+        let moved;
+        let places = match self.directory_option(c, places) {
+            Some(p) => {
+                moved = p;
+                &moved
+            }
+            None => places,
+        };
+        if let Some(at) = c.command_at {
+            self.judge_writes(c, at, places, parts);
+            // `xargs` adds words read from its input to the command.
+            let fed = c.words[first_name.unwrap_or(0)..at]
+                .iter()
+                .any(|w| !w.assignment && basename(&w.text) == "xargs");
+            if fed && !text_only(program) {
+                parts.push(Part {
+                    kind: PartKind::Path,
+                    source: c.source.clone(),
+                    text: c.normalized.clone(),
+                    verdict: Verdict::Ask,
+                    rule: None,
+                    reason: format!(
+                        "`xargs` adds words read from its input to `{}`, and any of them could name a protected path",
+                        c.normalized
+                    ),
+                });
+            }
+        }
         // A program that only prints or compares its words opens none of them.
         if text_only(program) && c.command_at == first_name {
             return;
@@ -571,7 +606,285 @@ impl Policy {
     }
 }
 
-use crate::shell::programs::{text_only, text_option};
+use crate::shell::programs::{sed_script, sed_scripts, text_only, text_option, written, SedEffect};
+
+/// Options that make a program work in another directory, per program.
+pub const DIRECTORY_OPTIONS: &[(&str, &[&str])] = &[
+    ("git", &["-C"]),
+    ("make", &["-C", "--directory"]),
+    ("tar", &["-C", "--directory"]),
+];
+
+impl Policy {
+    /// The places of `c` when a directory option moves it: relative words
+    /// land below that directory as well.
+    fn directory_option(&self, c: &SimpleCommand, places: &Places) -> Option<Places> {
+        let at = c.command_at?;
+        let program = basename(&c.words[at].text);
+        let (_, options) = DIRECTORY_OPTIONS.iter().find(|(p, _)| *p == program)?;
+        let mut dirs = Vec::new();
+        let mut unknown = None;
+        for (i, w) in c.words.iter().enumerate().skip(at + 1) {
+            let value = options.iter().find_map(|o| {
+                if w.text == *o {
+                    c.words.get(i + 1).cloned()
+                } else if let Some(v) = w.text.strip_prefix(&format!("{o}=")) {
+                    Some(ShellWord {
+                        text: v.to_string(),
+                        ..w.clone()
+                    })
+                } else if !o.starts_with("--") && w.text.len() > o.len() && w.text.starts_with(o) {
+                    Some(ShellWord {
+                        text: w.text[o.len()..].to_string(),
+                        ..w.clone()
+                    })
+                } else {
+                    None
+                }
+            });
+            let Some(value) = value else { continue };
+            match places.expand(&value) {
+                Expansion::Known(t) => {
+                    for base in &places.dirs {
+                        if let Ok(r) = canon::resolve_in(base, &t) {
+                            dirs.push(r.path);
+                        }
+                    }
+                }
+                _ => {
+                    unknown = Some(format!(
+                        "`{} {}` works in a directory not known here",
+                        program, value.text
+                    ))
+                }
+            }
+        }
+        if dirs.is_empty() && unknown.is_none() {
+            return None;
+        }
+        let mut all = places.dirs.clone();
+        all.extend(dirs);
+        Some(Places {
+            dirs: all,
+            unknown: unknown.or_else(|| places.unknown.clone()),
+            home: places.home.clone(),
+        })
+    }
+
+    /// The files `c` writes through its operands and options, and what its
+    /// sed scripts write and read.
+    fn judge_writes(&self, c: &SimpleCommand, at: usize, places: &Places, parts: &mut Vec<Part>) {
+        let texts: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
+        for w in written(&texts, at) {
+            let Some(word) = c.words.get(w.word) else {
+                continue;
+            };
+            let text = word.text.get(w.offset..).unwrap_or("");
+            let shown = ShellWord {
+                text: if text.is_empty() && w.word == at {
+                    ".".into()
+                } else {
+                    text.to_string()
+                },
+                ..word.clone()
+            };
+            self.judge_write(c, &shown, w.recursive, places, parts);
+        }
+        if basename(texts[at]) == "sed" {
+            for (j, script) in sed_scripts(&texts, at) {
+                let w = &c.words[j];
+                let Ok(effects) = sed_script(script) else {
+                    continue;
+                };
+                for e in effects {
+                    match e {
+                        SedEffect::Writes(f) => {
+                            let shown = ShellWord {
+                                text: f,
+                                ..w.clone()
+                            };
+                            self.judge_write(c, &shown, false, places, parts);
+                        }
+                        SedEffect::Reads(f) => {
+                            let shown = ShellWord {
+                                text: f,
+                                ..w.clone()
+                            };
+                            if let Expansion::Known(t) = places.expand(&shown) {
+                                self.judge_known(&shown, &t, Candidate::Whole, places, parts);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// One written path: the floor, a directory holding it (for a recursive
+    /// write), a deny rule → DENY; no allow rule → ASK.
+    fn judge_write(
+        &self,
+        c: &SimpleCommand,
+        word: &ShellWord,
+        recursive: bool,
+        places: &Places,
+        parts: &mut Vec<Part>,
+    ) {
+        let texts = match places.expand(word) {
+            Expansion::Unknown => {
+                parts.push(write_part(
+                    c,
+                    word,
+                    None,
+                    Verdict::Ask,
+                    None,
+                    format!(
+                        "`{}` writes `{}`, whose value is only known when the command runs",
+                        c.normalized, word.text
+                    ),
+                ));
+                return;
+            }
+            Expansion::Known(t) => vec![t],
+            Expansion::Pattern(t) => {
+                let Some(alternatives) = brace_expand(&t) else {
+                    return;
+                };
+                let mut out = Vec::new();
+                for alt in alternatives {
+                    if !has_meta(&alt) {
+                        out.push(alt);
+                        continue;
+                    }
+                    let bases: Vec<String> = if alt.starts_with('/') {
+                        vec![String::new()]
+                    } else {
+                        places
+                            .dirs
+                            .iter()
+                            .map(|d| d.to_string_lossy().into_owned())
+                            .collect()
+                    };
+                    for base in bases {
+                        let absolute = if base.is_empty() {
+                            alt.clone()
+                        } else {
+                            format!("{base}/{alt}")
+                        };
+                        match glob_disk(&lexical_components(&absolute)) {
+                            Some(m) if !m.is_empty() => {
+                                out.extend(m.into_iter().map(|p| p.to_string_lossy().into_owned()))
+                            }
+                            Some(_) => out.push(absolute),
+                            None => {
+                                parts.push(write_part(c, word, None, Verdict::Ask, None, format!(
+                                    "the pattern `{alt}` that `{}` writes matches more files than the gate checks",
+                                    c.normalized
+                                )));
+                                return;
+                            }
+                        }
+                    }
+                }
+                out
+            }
+        };
+        for text in texts {
+            if text == "-" || shell::is_harmless_target(&text) {
+                continue;
+            }
+            if !text.starts_with('/') {
+                if let Some(why) = &places.unknown {
+                    parts.push(write_part(c, word, None, Verdict::Ask, None, format!(
+                        "`{}` writes the relative path `{text}` and {why}, so where it lands is not known",
+                        c.normalized
+                    )));
+                    return;
+                }
+            }
+            let bases: &[PathBuf] = if text.starts_with('/') {
+                &places.dirs[..1]
+            } else {
+                &places.dirs
+            };
+            for base in bases {
+                let r = match canon::resolve_in(base, &text) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        parts.push(write_part(
+                            c,
+                            word,
+                            None,
+                            Verdict::Deny,
+                            None,
+                            format!(
+                                "`{}` writes `{text}`, which cannot be checked: {e}",
+                                c.normalized
+                            ),
+                        ));
+                        return;
+                    }
+                };
+                if let Some((rule, why)) = self.protected(&r.path, r.meta.as_ref()) {
+                    parts.push(write_part(
+                        c,
+                        word,
+                        Some(&r.path),
+                        Verdict::Deny,
+                        rule,
+                        format!("`{}` writes a path: {why}", c.normalized),
+                    ));
+                    return;
+                }
+                if recursive {
+                    if let Some(dir) = self.floor_dirs.iter().find(|d| d.starts_with(&r.path)) {
+                        let rule = self.floor.first_match(dir).cloned();
+                        parts.push(write_part(c, word, Some(&r.path), Verdict::Deny, rule, format!(
+                            "`{}` writes everything below `{}`, which holds the floor directory `{}`; no rule can allow it",
+                            c.normalized,
+                            r.path.display(),
+                            dir.display()
+                        )));
+                        return;
+                    }
+                }
+                if self.path_allow.first_match(&r.path).is_none() {
+                    parts.push(write_part(
+                        c,
+                        word,
+                        Some(&r.path),
+                        Verdict::Ask,
+                        None,
+                        format!(
+                            "`{}` writes `{}`, and no path allow rule matched it",
+                            c.normalized,
+                            r.path.display()
+                        ),
+                    ));
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn write_part(
+    c: &SimpleCommand,
+    word: &ShellWord,
+    canonical: Option<&Path>,
+    verdict: Verdict,
+    rule: Option<RuleRef>,
+    reason: String,
+) -> Part {
+    Part {
+        kind: PartKind::Write,
+        source: c.source.clone(),
+        text: canonical.map_or(word.text.clone(), |p| p.to_string_lossy().into_owned()),
+        verdict,
+        rule,
+        reason,
+    }
+}
 
 fn path_part(
     word: &ShellWord,

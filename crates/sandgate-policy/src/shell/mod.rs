@@ -140,6 +140,10 @@ pub enum FormKind {
     /// [`HIJACKING_VARIABLES`]), or the command name reduced to its last path
     /// component (`/bin/rm` → `rm`).
     DenyOnly,
+    /// Checked against deny rules only: the command with its flags in one
+    /// spelling (`rm -fr /` → `rm -f -r /`, see
+    /// [`programs::spelled`]).
+    Spelling,
 }
 
 /// A file written by a redirection (`>`, `>>`, `&>`, `&>>`, `>|`, `<>`, `>&`, and `N>` forms).

@@ -6,6 +6,10 @@ use tree_sitter::{Node, Parser, Tree};
 
 use super::kinds::{kind, Kind};
 use super::plain::{plain_commands, PlainCommand};
+use super::programs::{
+    git_program_key, is_option, picks_program, program_named, sed_script, sed_scripts, spelled,
+    Runs,
+};
 use super::words::{slice, text, Word};
 use super::wrappers::{
     hijacks, shell_invocation, skip_wrapper, wrapper_named, ShellInvocation, OPAQUE_COMMANDS,
@@ -53,6 +57,7 @@ pub(super) fn analyse(command: &str, shortcut: bool) -> Analysis {
         out: Analysis::default(),
         nesting: 0,
         shortcut,
+        placeholders: Vec::new(),
     };
     walker.script(command);
     walker.out
@@ -64,6 +69,10 @@ struct Walker {
     nesting: usize,
     /// Lines of plain words skip the parser (see [`plain_commands`]).
     shortcut: bool,
+    /// Texts that a program running the current command replaces with its
+    /// input (`xargs -I{}`, `find -exec … {}`): a script holding one is built
+    /// at run time.
+    placeholders: Vec<String>,
 }
 
 /// What feeds a command's standard input, when it is not the terminal or a pipe.
@@ -355,7 +364,8 @@ impl Walker {
         };
         let mut words = Vec::new();
         for a in &assignments {
-            let (_, text, expansion) = self.assignment(*a, src, depth);
+            let (name, text, expansion) = self.assignment(*a, src, depth);
+            self.program_variable(&name, text.as_str());
             words.push(ShellWord {
                 text,
                 expansion,
@@ -373,7 +383,8 @@ impl Walker {
         let mut cursor = node.walk();
         for child in node.children(&mut cursor) {
             if kind(child) == Kind::VariableAssignment {
-                let (_, text, expansion) = self.assignment(child, src, depth);
+                let (name, text, expansion) = self.assignment(child, src, depth);
+                self.program_variable(&name, text.as_str());
                 parts.push(ShellWord {
                     text,
                     expansion,
@@ -506,10 +517,16 @@ impl Walker {
             .join(" ");
         let mut forms = Vec::new();
         let mut eligible = !assignments.iter().any(|(name, _, _)| hijacks(name));
+        for (name, _, _) in &assignments {
+            self.program_variable(name, &source);
+        }
         if !assignments.is_empty() && !words.is_empty() {
             forms.push(form(&words, 0, eligible));
         }
         let (transparent, at) = self.unwrap(&words, stdin, &source, &mut eligible, &mut forms);
+        if let Some(at) = at {
+            self.program(&words, at, &source, eligible, &mut forms);
+        }
         if words.is_empty() && assignments.is_empty() {
             // Only redirections (`> file`): nothing runs.
             return;
@@ -549,6 +566,9 @@ impl Walker {
         let mut eligible = true;
         let (transparent, at) =
             self.unwrap(&words, None, command.source, &mut eligible, &mut forms);
+        if let Some(at) = at {
+            self.program(&words, at, command.source, eligible, &mut forms);
+        }
         let words = words
             .into_iter()
             .map(|w| ShellWord {
@@ -570,6 +590,20 @@ impl Walker {
     /// `bash -c` scripts. Returns whether the command is a transparent shell
     /// call, and the index of the innermost command's name, if one was found.
     fn unwrap(
+        &mut self,
+        words: &[Word],
+        stdin: Option<Stdin>,
+        source: &str,
+        eligible: &mut bool,
+        forms: &mut Vec<Form>,
+    ) -> (bool, Option<usize>) {
+        let mark = self.placeholders.len();
+        let result = self.unwrap_layers(words, stdin, source, eligible, forms);
+        self.placeholders.truncate(mark);
+        result
+    }
+
+    fn unwrap_layers(
         &mut self,
         words: &[Word],
         stdin: Option<Stdin>,
@@ -612,6 +646,15 @@ impl Walker {
                         if wrapper.elevates || unwrapped.assigned.iter().any(|v| hijacks(v)) {
                             *eligible = false;
                         }
+                        for v in &unwrapped.assigned {
+                            self.program_variable(v, source);
+                        }
+                        if wrapper.name == "xargs" {
+                            let end = unwrapped.command.unwrap_or(words.len());
+                            if let Some(p) = xargs_placeholder(&words[at + 1..end]) {
+                                self.placeholders.push(p);
+                            }
+                        }
                         let Some(next) = unwrapped.command else {
                             return (false, None);
                         };
@@ -649,6 +692,17 @@ impl Walker {
             }
             Ok(ShellInvocation::Script(i)) => {
                 let script = &words[i];
+                if let Some(p) = self
+                    .placeholders
+                    .iter()
+                    .find(|p| script.text.contains(p.as_str()))
+                {
+                    let reason = format!(
+                        "the script of `{name} -c` holds `{p}`, which is replaced with input at run time"
+                    );
+                    self.unanalysable(source, reason);
+                    return false;
+                }
                 if script.has_expansion {
                     self.unanalysable(
                         source,
@@ -663,9 +717,23 @@ impl Walker {
                     );
                     return false;
                 }
+                let (commands, unanalysable) =
+                    (self.out.commands.len(), self.out.unanalysable.len());
                 self.nesting += 1;
                 self.script(&script.text);
                 self.nesting -= 1;
+                if self.out.commands.len() == commands
+                    && self.out.unanalysable.len() == unanalysable
+                {
+                    self.unanalysable(
+                        source,
+                        format!(
+                            "the script of `{name} -c` runs no command that can be checked (`{}`)",
+                            script.text.escape_debug()
+                        ),
+                    );
+                    return false;
+                }
                 eligible
             }
             Ok(ShellInvocation::Stdin) => {
@@ -674,6 +742,375 @@ impl Walker {
                 false
             }
             Ok(ShellInvocation::MissingScript | ShellInvocation::File) => false,
+        }
+    }
+
+    /// An assignment to a variable that picks a program (`GIT_PAGER`, …).
+    fn program_variable(&mut self, name: &str, source: &str) {
+        if picks_program(name) {
+            self.unanalysable(
+                source,
+                format!("`{name}` picks a program that runs, which the gate cannot see"),
+            );
+        }
+    }
+
+    /// What the program `words[at]` runs through its options and
+    /// subcommands ([`super::programs::PROGRAMS`]): nested commands are
+    /// analysed, hidden ones make the command unanalysable; global options
+    /// are stripped and flags spelled one way, each as another form.
+    fn program(
+        &mut self,
+        words: &[Word],
+        at: usize,
+        source: &str,
+        eligible: bool,
+        forms: &mut Vec<Form>,
+    ) {
+        let name = basename(&words[at].text).to_string();
+        let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+        if matches!(
+            name.as_str(),
+            "export" | "declare" | "typeset" | "local" | "readonly"
+        ) {
+            for t in &texts[at + 1..] {
+                if let Some((var, _)) = t.split_once('=') {
+                    self.program_variable(var, source);
+                }
+            }
+        }
+        let mut sub_at = at + 1;
+        if let Some(p) = program_named(&name) {
+            // Global options before the subcommand.
+            let mut i = at + 1;
+            let mut stripped = false;
+            while let Some(w) = words.get(i) {
+                let t = w.text.as_str();
+                if !t.starts_with('-') || t == "-" {
+                    break;
+                }
+                if p.global_flags.contains(&t) {
+                    i += 1;
+                    stripped = true;
+                    continue;
+                }
+                let with_value = p.global_with_value.iter().find_map(|o| {
+                    if t == *o {
+                        Some((*o, words.get(i + 1), 2))
+                    } else if o.starts_with("--")
+                        && t.strip_prefix(o).is_some_and(|r| r.starts_with('='))
+                    {
+                        Some((*o, Some(w), 1))
+                    } else if !o.starts_with("--") && t.starts_with(o) && t.len() > o.len() {
+                        Some((*o, Some(w), 1))
+                    } else {
+                        None
+                    }
+                });
+                let Some((opt, value, consumed)) = with_value else {
+                    break;
+                };
+                if opt == "-c" {
+                    let value = value.map(|v| {
+                        let t = v.text.as_str();
+                        (
+                            t.strip_prefix("-c").filter(|_| consumed == 1).unwrap_or(t),
+                            v.has_expansion,
+                        )
+                    });
+                    match value {
+                        Some((kv, false))
+                            if !git_program_key(kv.split('=').next().unwrap_or("")) => {}
+                        Some((kv, _)) => {
+                            self.unanalysable(
+                                source,
+                                format!("`{name} -c {kv}` sets a program, an alias or more settings that the gate cannot see"),
+                            );
+                        }
+                        None => {}
+                    }
+                }
+                i += consumed;
+                stripped = true;
+            }
+            sub_at = i;
+            if stripped && i < words.len() {
+                let mut rest: Vec<&str> = vec![name.as_str()];
+                rest.extend(&texts[i..]);
+                forms.push(Form {
+                    text: rest.join(" "),
+                    kind: if eligible {
+                        FormKind::Unwrapped
+                    } else {
+                        FormKind::DenyOnly
+                    },
+                });
+            }
+            // Options anywhere after the name.
+            for opt in p.options {
+                if opt.name.is_empty() {
+                    self.unanalysable(
+                        source,
+                        format!("`{name}` runs commands the gate cannot see"),
+                    );
+                    continue;
+                }
+                for j in at + 1..words.len() {
+                    if !is_option(&texts[j], opt.name) {
+                        continue;
+                    }
+                    match opt.runs {
+                        Runs::Hidden => self.unanalysable(
+                            source,
+                            format!("`{name} {}` runs a program the gate cannot see", opt.name),
+                        ),
+                        Runs::CommandUntilTerminator => {
+                            let end = (j + 1..words.len())
+                                .find(|&k| matches!(texts[k], ";" | "+"))
+                                .unwrap_or(words.len());
+                            self.nested(&words[j + 1..end], Some("{}"), source);
+                        }
+                        Runs::CommandWords => self.nested(&words[j + 1..], None, source),
+                        Runs::Script | Runs::ScriptWords => {
+                            self.option_script(words, j, opt.name, opt.runs, source)
+                        }
+                    }
+                }
+            }
+            // Subcommands.
+            for (path, options) in p.subcommands {
+                let matches = path
+                    .iter()
+                    .enumerate()
+                    .all(|(k, s)| texts.get(sub_at + k) == Some(s));
+                if !matches {
+                    continue;
+                }
+                let after = sub_at + path.len();
+                for opt in *options {
+                    if opt.name.is_empty() {
+                        // The words after the subcommand (after its options).
+                        let first = (after..words.len())
+                            .find(|&k| !texts[k].starts_with('-'))
+                            .unwrap_or(words.len());
+                        match opt.runs {
+                            Runs::CommandWords => self.nested(&words[first..], None, source),
+                            Runs::ScriptWords => {
+                                let script: Vec<&str> = texts[first..].to_vec();
+                                let expansion = words[first..].iter().any(|w| w.has_expansion);
+                                self.nested_script(
+                                    &script.join(" "),
+                                    expansion,
+                                    &format!("{name} {}", path.join(" ")),
+                                    source,
+                                );
+                            }
+                            _ => self.unanalysable(
+                                source,
+                                format!(
+                                    "`{name} {}` runs a program the gate cannot see",
+                                    path.join(" ")
+                                ),
+                            ),
+                        }
+                        continue;
+                    }
+                    for j in after..words.len() {
+                        if !is_option(&texts[j], opt.name) {
+                            continue;
+                        }
+                        match opt.runs {
+                            Runs::Script | Runs::ScriptWords => {
+                                self.option_script(words, j, opt.name, opt.runs, source)
+                            }
+                            Runs::CommandWords => self.nested(&words[j + 1..], None, source),
+                            Runs::CommandUntilTerminator => {
+                                let end = (j + 1..words.len())
+                                    .find(|&k| matches!(texts[k], ";" | "+"))
+                                    .unwrap_or(words.len());
+                                self.nested(&words[j + 1..end], Some("{}"), source);
+                            }
+                            Runs::Hidden => self.unanalysable(
+                                source,
+                                format!(
+                                    "`{name} {} {}` runs a program the gate cannot see",
+                                    path.join(" "),
+                                    opt.name
+                                ),
+                            ),
+                        }
+                    }
+                }
+            }
+            if name == "git" && texts.get(sub_at) == Some(&"config") {
+                if let Some(key) = texts[sub_at + 1..]
+                    .iter()
+                    .find(|t| !t.starts_with('-') && git_program_key(t))
+                {
+                    self.unanalysable(
+                        source,
+                        format!("`git config {key}` sets a program, an alias or more settings that run later"),
+                    );
+                }
+            }
+            if let Some(given_by) = p.text_operand {
+                self.program_text(words, at, &name, given_by, source);
+            }
+        }
+        if name == "sed" {
+            for (j, script) in sed_scripts(&texts, at) {
+                if let Err(reason) = sed_script(script) {
+                    self.unanalysable(source, reason);
+                } else if words[j].has_expansion {
+                    self.unanalysable(source, "the sed script holds an expansion");
+                }
+            }
+        }
+        // Flags in one spelling, for deny rules (`rm -fr` is also `rm -f -r`).
+        let mut stripped: Vec<&str> = vec![texts[at]];
+        stripped.extend(&texts[sub_at.min(texts.len())..]);
+        if let Some(text) = spelled(&stripped) {
+            if !forms.iter().any(|f| f.text == text) {
+                forms.push(Form {
+                    text,
+                    kind: FormKind::Spelling,
+                });
+            }
+        }
+    }
+
+    /// The script an option gives (`--exec CMD`, `--exec=CMD`, `-x CMD`).
+    fn option_script(&mut self, words: &[Word], j: usize, opt: &str, _runs: Runs, source: &str) {
+        let t = words[j].text.as_str();
+        let (script, expansion) = match t.strip_prefix(opt).and_then(|r| r.strip_prefix('=')) {
+            Some(v) => (v.to_string(), words[j].has_expansion),
+            None => match words.get(j + 1) {
+                Some(w) => (w.text.clone(), w.has_expansion),
+                None => return,
+            },
+        };
+        self.nested_script(&script, expansion, opt, source);
+    }
+
+    /// A shell script that a program runs (`git rebase --exec 'make'`).
+    fn nested_script(&mut self, script: &str, expansion: bool, by: &str, source: &str) {
+        if expansion {
+            self.unanalysable(source, format!("the script of `{by}` holds an expansion"));
+            return;
+        }
+        if self.nesting >= MAX_SCRIPT_NESTING {
+            self.unanalysable(
+                source,
+                format!("shell scripts are nested more than {MAX_SCRIPT_NESTING} deep"),
+            );
+            return;
+        }
+        let before = (self.out.commands.len(), self.out.unanalysable.len());
+        self.nesting += 1;
+        self.script(script);
+        self.nesting -= 1;
+        if (self.out.commands.len(), self.out.unanalysable.len()) == before {
+            self.unanalysable(
+                source,
+                format!("the script of `{by}` runs no command that can be checked"),
+            );
+        }
+    }
+
+    /// A command given as words (`find -exec CMD {} ;`, `git bisect run CMD`),
+    /// matched like any other simple command. Words holding `placeholder`
+    /// stand for input and count as expansions.
+    fn nested(&mut self, words: &[Word], placeholder: Option<&str>, source: &str) {
+        if words.is_empty() {
+            self.unanalysable(source, "the command given to run is empty");
+            return;
+        }
+        if self.nesting >= MAX_SCRIPT_NESTING {
+            self.unanalysable(
+                source,
+                format!("commands are nested more than {MAX_SCRIPT_NESTING} deep"),
+            );
+            return;
+        }
+        let words: Vec<Word> = words
+            .iter()
+            .map(|w| Word {
+                has_expansion: w.has_expansion || placeholder.is_some_and(|p| w.text.contains(p)),
+                ..w.clone()
+            })
+            .collect();
+        let text = join_words(&words, 0);
+        let mut forms = Vec::new();
+        let mut eligible = true;
+        self.nesting += 1;
+        let mark = self.placeholders.len();
+        if let Some(p) = placeholder {
+            self.placeholders.push(p.to_string());
+        }
+        let (transparent, at) = self.unwrap(&words, None, &text, &mut eligible, &mut forms);
+        if let Some(at) = at {
+            self.program(&words, at, &text, eligible, &mut forms);
+        }
+        self.placeholders.truncate(mark);
+        self.nesting -= 1;
+        let shell_words = words
+            .into_iter()
+            .map(|w| ShellWord {
+                text: w.text,
+                expansion: w.has_expansion,
+                pattern: w.has_pattern,
+                assignment: false,
+            })
+            .collect();
+        self.push_command(&text, text.clone(), forms, transparent, shell_words, at);
+    }
+
+    /// Program text given as the first operand (`awk 'BEGIN{system("…")}'`):
+    /// unanalysable when it can run a command or write a file.
+    fn program_text(
+        &mut self,
+        words: &[Word],
+        at: usize,
+        name: &str,
+        given_by: &[&str],
+        source: &str,
+    ) {
+        let mut i = at + 1;
+        while let Some(w) = words.get(i) {
+            let t = w.text.as_str();
+            if given_by
+                .iter()
+                .any(|g| t == *g || t.starts_with(&format!("{g}=")))
+            {
+                return;
+            }
+            if t == "--" {
+                i += 1;
+                break;
+            }
+            if !t.starts_with('-') || t == "-" {
+                break;
+            }
+            // `-F fs`, `-v var=value` take the next word.
+            i += if matches!(t, "-F" | "-v" | "--field-separator" | "--assign") {
+                2
+            } else {
+                1
+            };
+        }
+        let Some(text) = words.get(i) else { return };
+        let t = text.text.as_str();
+        let runs = t.contains("system")
+            || t.contains('|')
+            || t.find("print").is_some_and(|p| t[p..].contains('>'));
+        if runs || text.has_expansion {
+            self.unanalysable(
+                source,
+                format!(
+                    "the {name} program `{}` can run commands or write files",
+                    t.escape_debug()
+                ),
+            );
         }
     }
 
@@ -716,6 +1153,32 @@ impl Walker {
             command_at,
         });
     }
+}
+
+/// The replacement text of `xargs -I R`, `-iR`, `-i` or `--replace[=R]`.
+fn xargs_placeholder(options: &[Word]) -> Option<String> {
+    let mut i = 0;
+    while let Some(w) = options.get(i) {
+        let t = w.text.as_str();
+        if t == "-I" {
+            return options.get(i + 1).map(|w| w.text.clone());
+        }
+        if let Some(r) = t.strip_prefix("-I").filter(|r| !r.is_empty()) {
+            return Some(r.to_string());
+        }
+        if let Some(r) = t.strip_prefix("--replace") {
+            return Some(r.strip_prefix('=').unwrap_or("{}").to_string());
+        }
+        if let Some(r) = t.strip_prefix("-i") {
+            return Some(if r.is_empty() {
+                "{}".into()
+            } else {
+                r.to_string()
+            });
+        }
+        i += 1;
+    }
+    None
 }
 
 /// The texts of `words`, joined by single spaces.

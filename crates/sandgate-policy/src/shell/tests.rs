@@ -141,7 +141,11 @@ fn source_and_normalized_forms_are_kept() {
     assert_eq!(c.source, "r''m  -rf /");
     assert_eq!(c.normalized, "rm -rf /");
     let kinds: Vec<FormKind> = c.forms.iter().map(|f| f.kind).collect();
-    assert_eq!(kinds, [FormKind::Source, FormKind::Normalized]);
+    assert_eq!(
+        kinds,
+        [FormKind::Source, FormKind::Normalized, FormKind::Spelling]
+    );
+    assert_eq!(c.forms[2].text, "rm -f -r /");
 }
 
 #[test]

@@ -204,6 +204,7 @@ fn print_parts(parts: &[sandgate_policy::Part]) {
             sandgate_policy::PartKind::Redirect => "redirect",
             sandgate_policy::PartKind::Unanalysable => "unanalysable",
             sandgate_policy::PartKind::Path => "path",
+            sandgate_policy::PartKind::Write => "write",
         };
         let shown = match p.kind {
             sandgate_policy::PartKind::Redirect => &p.source,
