@@ -797,11 +797,10 @@ impl Walker {
                 let with_value = p.global_with_value.iter().find_map(|o| {
                     if t == *o {
                         Some((*o, words.get(i + 1), 2))
-                    } else if o.starts_with("--")
-                        && t.strip_prefix(o).is_some_and(|r| r.starts_with('='))
+                    } else if (o.starts_with("--")
+                        && t.strip_prefix(o).is_some_and(|r| r.starts_with('=')))
+                        || (!o.starts_with("--") && t.starts_with(o) && t.len() > o.len())
                     {
-                        Some((*o, Some(w), 1))
-                    } else if !o.starts_with("--") && t.starts_with(o) && t.len() > o.len() {
                         Some((*o, Some(w), 1))
                     } else {
                         None
@@ -856,7 +855,7 @@ impl Walker {
                     continue;
                 }
                 for j in at + 1..words.len() {
-                    if !is_option(&texts[j], opt.name) {
+                    if !is_option(texts[j], opt.name) {
                         continue;
                     }
                     match opt.runs {
@@ -916,7 +915,7 @@ impl Walker {
                         continue;
                     }
                     for j in after..words.len() {
-                        if !is_option(&texts[j], opt.name) {
+                        if !is_option(texts[j], opt.name) {
                             continue;
                         }
                         match opt.runs {
