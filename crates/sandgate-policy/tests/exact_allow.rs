@@ -49,7 +49,7 @@ fn an_exact_rule_allows_a_pipeline_and_nothing_else() {
     assert_eq!(d.rule.unwrap().pattern, rule);
     for other in [
         "ls | wc -l",
-        "ls | wc; rm -rf ~",
+        "ls | wc; rm -rf x",
         "ls  | wc",
         "ls | wc\nrm x",
     ] {
@@ -59,6 +59,11 @@ fn an_exact_rule_allows_a_pipeline_and_nothing_else() {
             "{other}"
         );
     }
+    // A recursive delete of the home directory deletes the floor.
+    assert_eq!(
+        p.evaluate_command("ls | wc; rm -rf ~", &ctx).verdict,
+        Verdict::Deny
+    );
 }
 
 #[test]
