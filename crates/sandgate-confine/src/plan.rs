@@ -197,6 +197,9 @@ pub struct RunPlan {
     pub floor_dirs: Vec<FloorDir>,
     /// The floor directories the mount layer hides (see [`FloorMount`]).
     pub floor_mounts: Vec<FloorMount>,
+    /// Other names, in the workspaces, of the floor's private files (hard
+    /// links made before the run): hidden from reads like the floor.
+    pub floor_links: Vec<PathBuf>,
     /// Without the mount layer, the Landlock rules that grant reading files
     /// everywhere but in the hidden floor directories (empty when nothing
     /// is hidden: reads are then not restricted).
@@ -386,15 +389,22 @@ impl RunPlan {
             .chain(floor_paths.iter().filter(|p| !mounted.contains(p)))
             .cloned()
             .collect();
+        // Other names of the floor's private files (hard links made before
+        // the run) in the workspaces are hidden from reads too.
+        let floor_links = find_floor_links(&floor_dirs, &workspaces);
         let mut read_rules = Vec::new();
+        let mut hidden: Vec<PathBuf> = floor_links.clone();
         if floor_mounts.is_empty() {
-            let hidden: Vec<PathBuf> = floor_dirs
-                .iter()
-                .filter(|f| f.hidden)
-                .map(|f| f.path.clone())
-                .collect();
-            if !hidden.is_empty() {
-                carve(Path::new("/"), &hidden, &mut read_rules);
+            hidden.extend(
+                floor_dirs
+                    .iter()
+                    .filter(|f| f.hidden)
+                    .map(|f| f.path.clone()),
+            );
+        }
+        if !hidden.is_empty() {
+            carve(Path::new("/"), &hidden, &mut read_rules);
+            if floor_mounts.is_empty() {
                 for f in floor_dirs.iter().filter(|f| f.hidden) {
                     for name in &f.readable {
                         read_rules.push(Rule {
@@ -455,6 +465,7 @@ impl RunPlan {
             mounted,
             floor_dirs,
             floor_mounts,
+            floor_links,
             read_rules,
             floor_paths,
             rules,
@@ -557,6 +568,58 @@ pub struct RunAnswers {
     pub allow: Vec<PathBuf>,
     /// Paths rejected "always" during this run.
     pub deny: Vec<PathBuf>,
+}
+
+/// How many entries [`find_floor_links`] visits at most.
+const LINK_SCAN_BUDGET: usize = 200_000;
+
+/// The other names, beneath `workspaces`, of the private files of the hidden
+/// floor directories that have more than one link. Nothing is walked when no
+/// such file has another link (the usual case); the walk follows no symlink
+/// and stops after [`LINK_SCAN_BUDGET`] entries.
+fn find_floor_links(floor_dirs: &[FloorDir], workspaces: &[PathBuf]) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let mut linked: HashSet<(u64, u64)> = HashSet::new();
+    for f in floor_dirs.iter().filter(|f| f.hidden) {
+        for entry in fs::read_dir(&f.path).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if f.readable.contains(&name) {
+                continue;
+            }
+            if let Ok(meta) = entry.metadata() {
+                if meta.is_file() && meta.nlink() > 1 {
+                    linked.insert((meta.dev(), meta.ino()));
+                }
+            }
+        }
+    }
+    let mut found = Vec::new();
+    if linked.is_empty() {
+        return found;
+    }
+    let mut budget = LINK_SCAN_BUDGET;
+    let mut pending: Vec<PathBuf> = workspaces.to_vec();
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if budget == 0 {
+                return found;
+            }
+            budget -= 1;
+            let Ok(meta) = fs::symlink_metadata(entry.path()) else {
+                continue;
+            };
+            if meta.is_dir() {
+                pending.push(entry.path());
+            } else if meta.is_file() && linked.contains(&(meta.dev(), meta.ino())) {
+                found.push(entry.path());
+            }
+        }
+    }
+    found.sort();
+    found
 }
 
 /// Adds the rules that allow writing `dir` except the protected paths beneath it.
@@ -799,6 +862,32 @@ mod tests {
                 !r.path.starts_with(home.join(".ssh"))
                     || !r.dir && ssh.readable.iter().any(|n| r.path.ends_with(n)),
                 "{r:?} opens the floor to reads"
+            );
+        }
+    }
+
+    #[test]
+    fn another_name_of_a_private_floor_file_in_a_workspace_is_hidden_too() {
+        let (_tmp, home, inputs) = floor_home();
+        let plan = RunPlan::build_with(&inputs, Protection::Mount);
+        assert!(plan.floor_links.is_empty() && plan.read_rules.is_empty());
+        fs::create_dir_all(home.join("ws/deep")).unwrap();
+        fs::hard_link(home.join(".ssh/id_ed25519"), home.join("ws/deep/key")).unwrap();
+        // A public file's other name is not a secret.
+        fs::hard_link(home.join(".ssh/known_hosts"), home.join("ws/hosts")).unwrap();
+        for protection in [Protection::Mount, Protection::Carve] {
+            let plan = RunPlan::build_with(&inputs, protection);
+            assert_eq!(plan.floor_links, [home.join("ws/deep/key")]);
+            let reads: Vec<&Path> = plan.read_rules.iter().map(|r| r.path.as_path()).collect();
+            assert!(
+                !reads
+                    .iter()
+                    .any(|r| home.join("ws/deep/key").starts_with(r)),
+                "{reads:?}"
+            );
+            assert!(
+                reads.contains(&home.join("ws/hosts").as_path()),
+                "{reads:?}"
             );
         }
     }

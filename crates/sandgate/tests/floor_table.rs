@@ -7,11 +7,6 @@
 //!
 //! The policy is deliberately permissive (every path, `cat`, `sed -n`,
 //! `echo`): whatever stops a case, the floor stopped it.
-//!
-//! One exception, a documented limit of `sandgate run` (README, "Limits"):
-//! a hard link to a floor file made before the run, outside the floor, is
-//! readable through that name there, since the kernel layers hide the floor
-//! by path. The gate surfaces deny it.
 
 mod run_common;
 
@@ -447,23 +442,27 @@ fn run() {
         return;
     }
     let f = fixture();
-    for case in CASES {
-        let Some(command) = as_command(&f, case) else {
-            continue;
-        };
-        if command.contains("hardlink") {
-            // The documented limit (see the module doc).
-            continue;
+    // Both ways of holding the floor: the mount layer and Landlock carving.
+    for protection in ["mount", "carve"] {
+        for case in CASES {
+            let Some(command) = as_command(&f, case) else {
+                continue;
+            };
+            works_unconfined(&f, case, &command);
+            let mut cmd = f.sandgate(case);
+            cmd.env("SANDGATE_SANDBOX", "1")
+                .env("SANDGATE_RUN_PROTECTION", protection)
+                .args(["run", "--no-ui", "--workspace"]);
+            cmd.arg(&f.work).args(["--", "sh", "-c", &command]);
+            let out = cmd.output().unwrap();
+            let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+            let surface = format!("run ({protection})");
+            no_secret(&surface, case, &all);
+            assert!(
+                !out.status.success(),
+                "{surface}: {case:?} succeeded: {all}"
+            );
+            f.floor_intact(&surface, case);
         }
-        works_unconfined(&f, case, &command);
-        let mut cmd = f.sandgate(case);
-        cmd.env("SANDGATE_SANDBOX", "1")
-            .args(["run", "--no-ui", "--workspace"]);
-        cmd.arg(&f.work).args(["--", "sh", "-c", &command]);
-        let out = cmd.output().unwrap();
-        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
-        no_secret("run", case, &all);
-        assert!(!out.status.success(), "run: {case:?} succeeded: {all}");
-        f.floor_intact("run", case);
     }
 }

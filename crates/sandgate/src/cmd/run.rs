@@ -314,6 +314,7 @@ fn dry_run(
             "protection": plan.protection,
             "mounted": plan.mounted,
             "floor": plan.floor_dirs,
+            "floorLinks": plan.floor_links,
             "landlockRules": plan.rules.len(),
             "landlockReadRules": plan.read_rules.len(),
         });
@@ -352,6 +353,9 @@ fn dry_run(
         };
         println!("  {}{how}", p.display());
     }
+    for p in &plan.guarded {
+        println!("  {}  (missing: refused when created)", p.display());
+    }
     println!("built-in floor (never written; unreadable but for the files named):");
     for f in &plan.floor_dirs {
         let how = if !f.exists {
@@ -372,8 +376,11 @@ fn dry_run(
         };
         println!("  {}{how}", f.path.display());
     }
-    for p in &plan.guarded {
-        println!("  {}  (missing: refused when created)", p.display());
+    for link in &plan.floor_links {
+        println!(
+            "  {}  (a hard link to a floor file: unreadable too)",
+            link.display()
+        );
     }
     if !plan.deny.is_empty() {
         println!("denied without asking:");
