@@ -1,0 +1,163 @@
+//! The hook behaviours the real agents depend on, run in the real Claude Code,
+//! Codex CLI and Gemini CLI (see `agents_common` for how they are driven):
+//! Codex's `apply_patch` and an unmatched command under approval policy
+//! `never`, with the hook trusted by `sandgate hook install codex --trust`
+//! (no trust bypass); Gemini's `grep_search` and `run_shell_command`'s
+//! `dir_path`; Claude Code's `hooks.claude.ask: defer` leaving an allow the
+//! user gave Claude Code in force, and an ASK under `bypassPermissions`
+//! that still does not run.
+
+mod agents_common;
+
+use agents_common::{Agent, Mode, RunOpts, Script, Step, Tree};
+use serde_json::json;
+
+#[test]
+fn codex_trusted_hook_gates_apply_patch_and_denies_an_ask() {
+    let Some(t) = Tree::new(Agent::Codex) else {
+        return;
+    };
+    let out = t.install_hook(&["--trust"]);
+    assert!(out.contains("trusting in"), "{out}");
+    let status = t.sandgate(&["hook", "status", "codex"]);
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stdout)
+    );
+    let keys = t.home.join(".ssh/authorized_keys");
+    let inside = t.work.join("patched.txt");
+    let unasked = t.outside.join("pwned");
+    let run = t.run(
+        &Script::new(vec![
+            Step::custom(
+                "apply_patch",
+                &format!(
+                    "*** Begin Patch\n*** Add File: {}\n+fine\n*** Add File: {}\n+ssh-ed25519 AAAA k\n*** End Patch\n",
+                    inside.display(),
+                    keys.display()
+                ),
+            ),
+            Step::shell(
+                Agent::Codex,
+                &format!("python3 -c \"open('{}','w').write('x')\"", unasked.display()),
+            ),
+        ]),
+        &RunOpts::mode(Mode::Bypass).model("gpt-5.5"),
+    );
+    assert!(!keys.exists(), "the patch landed\n{}", run.describe());
+    assert!(
+        !inside.exists(),
+        "a patch with one denied file is denied whole\n{}",
+        run.describe()
+    );
+    assert!(!unasked.exists(), "an ASK ran unasked\n{}", run.describe());
+    let audit = t.audit();
+    assert!(
+        audit.iter().any(|l| l["tool"] == "file_write"
+            && l["subject"] == keys.to_string_lossy().as_ref()
+            && l["verdict"] == "deny"),
+        "{audit:?}"
+    );
+    let asked = t.audit_for("pwned");
+    assert!(
+        asked
+            .iter()
+            .any(|l| l["verdict"] == "ask" && l["became"] == "denied: Codex CLI hooks cannot ask"),
+        "{asked:?}"
+    );
+    assert!(
+        run.model_saw("commands.allow"),
+        "the model is told the rule that would allow it\n{}",
+        run.describe()
+    );
+
+    // Uninstall: the hook and its trust go; nothing is gated any more.
+    let out = t.sandgate(&["hook", "uninstall", "codex"]);
+    assert!(out.status.success());
+    let status = t.sandgate(&["hook", "status", "codex"]);
+    assert_eq!(status.status.code(), Some(1));
+}
+
+#[test]
+fn gemini_grep_search_and_dir_path_are_gated() {
+    let Some(t) = Tree::new(Agent::Gemini) else {
+        return;
+    };
+    t.install_hook(&[]);
+    let keys = t.home.join(".ssh/authorized_keys");
+    let run = t.run(
+        &Script::new(vec![
+            Step::call(
+                "grep_search",
+                json!({"pattern": "SANDGATE-E2E-SECRET", "dir_path": t.home.join(".ssh")}),
+            ),
+            Step::call(
+                "run_shell_command",
+                json!({"command": "echo k > authorized_keys", "dir_path": t.home.join(".ssh")}),
+            ),
+        ]),
+        &RunOpts::mode(Mode::Bypass)
+            .arg("--include-directories")
+            .arg(t.home.to_str().unwrap()),
+    );
+    t.assert_secret_kept(&run);
+    assert!(!keys.exists(), "the write landed\n{}", run.describe());
+    let audit = t.audit();
+    assert!(
+        audit
+            .iter()
+            .any(|l| l["tool"] == "file_grep" && l["verdict"] == "deny"),
+        "{audit:?}"
+    );
+    assert!(
+        audit
+            .iter()
+            .any(|l| l["tool"] == "exec_run" && l["verdict"] != "allow"),
+        "{audit:?}"
+    );
+}
+
+#[test]
+fn claude_defer_keeps_the_users_own_allow_and_bypass_still_asks() {
+    let Some(t) = Tree::new(Agent::Claude) else {
+        return;
+    };
+    t.install_hook(&[]);
+    let made = t.work.join("made.txt");
+    let command = format!("python3 -c \"open('{}','w').write('x')\"", made.display());
+    let script = Script::new(vec![Step::shell(Agent::Claude, &command)]);
+
+    // No rule anywhere: Claude Code's own approval is needed, and headless it is refused.
+    let run = t.run(&script, &RunOpts::mode(Mode::Default));
+    assert!(!made.exists(), "{}", run.describe());
+    assert!(
+        t.audit_for("made.txt")
+            .iter()
+            .any(|l| l["became"] == "deferred to the agent's own permissions"),
+        "{:?}",
+        t.audit()
+    );
+
+    // Under bypassPermissions an ASK is still an ASK, which headless blocks.
+    let run = t.run(&script, &RunOpts::mode(Mode::Bypass));
+    assert!(!made.exists(), "{}", run.describe());
+
+    // The user allows it in Claude Code's own settings: it runs, unasked by sandgate.
+    let settings = t.settings_file();
+    let mut value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    value["permissions"] = json!({"allow": ["Bash(python3:*)"]});
+    std::fs::write(&settings, value.to_string()).unwrap();
+    let run = t.run(&script, &RunOpts::mode(Mode::Default));
+    assert!(made.exists(), "{}", run.describe());
+
+    // `hooks.claude.ask: ask` overrides it again.
+    std::fs::remove_file(&made).unwrap();
+    t.write_policy(&format!(
+        "{}hooks:\n  claude:\n    ask: ask\n",
+        agents_common::POLICY
+    ));
+    let run = t.run(&script, &RunOpts::mode(Mode::Default));
+    assert!(!made.exists(), "{}", run.describe());
+}
