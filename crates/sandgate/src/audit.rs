@@ -49,9 +49,9 @@ pub struct Outcome {
     pub answered_by: &'static str,
 }
 
-/// What became of an MCP decision: `None` for a decision the policy made,
-/// or how an ASK was settled.
-pub fn mcp_outcome(resolution: Option<&sandgate_tools::resolver::Resolution>) -> Option<Outcome> {
+/// What became of an ASK put to a human (through an MCP client or the
+/// terminal prompt): `None` for a decision the policy made.
+pub fn ask_outcome(resolution: Option<&sandgate_tools::resolver::Resolution>) -> Option<Outcome> {
     let resolution = resolution?;
     let became = match (resolution, resolution.verdict()) {
         (sandgate_tools::resolver::Resolution::Answered(_), sandgate_policy::Verdict::Allow) => {

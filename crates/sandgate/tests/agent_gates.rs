@@ -161,3 +161,67 @@ fn claude_defer_keeps_the_users_own_allow_and_bypass_still_asks() {
     let run = t.run(&script, &RunOpts::mode(Mode::Default));
     assert!(!made.exists(), "{}", run.describe());
 }
+
+/// `sandgate grant --write .claude/settings.local.json` works in the real
+/// Claude Code once the folder is trusted: a granted command runs headless
+/// without a prompt, one outside the grant does not; before the trust, grant
+/// says the rules will not apply, and indeed they do not.
+#[test]
+fn claude_grant_rules_apply_once_the_folder_is_trusted() {
+    let Some(t) = Tree::new(Agent::Claude) else {
+        return;
+    };
+    std::fs::write(
+        t.work.join("loop.yaml"),
+        "providers:\n  providers:\n    - command: python3\n",
+    )
+    .unwrap();
+    let out = t.sandgate(&[
+        "grant",
+        "loop.yaml",
+        "--write",
+        ".claude/settings.local.json",
+    ]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("trusts the folder"), "{err}");
+    let granted = t.work.join("granted.txt");
+    let other = t.work.join("other.txt");
+    let script = Script::new(vec![
+        Step::shell(
+            Agent::Claude,
+            &format!(
+                "python3 -c \"open('{}','w').write('x')\"",
+                granted.display()
+            ),
+        ),
+        Step::shell(
+            Agent::Claude,
+            &format!(
+                "node -e \"require('fs').writeFileSync('{}','x')\"",
+                other.display()
+            ),
+        ),
+    ]);
+    let run = t.run(&script, &RunOpts::mode(Mode::Default));
+    assert!(!granted.exists(), "untrusted folder: {}", run.describe());
+
+    // Trust the folder as Claude Code's dialog does.
+    let config = t.home.join(".claude.json");
+    let mut value: serde_json::Value = std::fs::read_to_string(&config)
+        .ok()
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or_else(|| json!({}));
+    value["projects"][t.work.to_string_lossy().as_ref()]["hasTrustDialogAccepted"] = json!(true);
+    std::fs::write(&config, value.to_string()).unwrap();
+    let out = t.sandgate(&[
+        "grant",
+        "loop.yaml",
+        "--write",
+        ".claude/settings.local.json",
+    ]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("trusts the folder"));
+    let run = t.run(&script, &RunOpts::mode(Mode::Default));
+    assert!(granted.exists(), "granted: {}", run.describe());
+    assert!(!other.exists(), "outside the grant: {}", run.describe());
+}

@@ -158,6 +158,23 @@ fn every_decision_is_audited_unless_off() {
     );
 }
 
+/// An ASK nobody can answer says so in the log: who settled it, and what it became.
+#[test]
+fn a_headless_ask_is_logged_as_settled_by_nobody() {
+    let e = env(POLICY);
+    let log = e.home.join(".sandgate/audit.jsonl");
+    let (code, _, _) = stdout(sandgate(&e).args(["exec", "--no-ui", "--", "make", "nothing"]));
+    assert_ne!(code, 0);
+    let lines = audit_lines(&log);
+    let last = lines.last().unwrap();
+    assert_eq!(last["surface"], "exec prompt", "{lines:?}");
+    assert_eq!(last["verdict"], "deny");
+    assert_eq!(last["answered_by"], "headless");
+    assert_eq!(last["became"], "denied: nobody to ask");
+    // The policy's own decision carries neither field.
+    assert!(lines[0].get("answered_by").is_none(), "{lines:?}");
+}
+
 #[test]
 fn an_unwritable_audit_log_never_changes_the_decision() {
     let e = env(POLICY);

@@ -496,3 +496,58 @@ fn a_detector_past_the_timeout_is_killed_and_is_an_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Claude Code ignores a project's settings until it trusts the folder:
+/// `grant --write` into them says so, and how to fix it, until it does.
+#[test]
+fn write_into_an_untrusted_project_warns() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = loop_dir(LOOP);
+    let project = fs::canonicalize(dir.path()).unwrap();
+    let grant = || {
+        sandgate(home.path())
+            .current_dir(&project)
+            .args([
+                "grant",
+                "loop.yaml",
+                "--write",
+                ".claude/settings.local.json",
+            ])
+            .output()
+            .unwrap()
+    };
+    let out = grant();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("take effect only once Claude Code trusts the folder")
+            && err.contains("hasTrustDialogAccepted")
+            && err.contains("~/.claude/settings.json"),
+        "{err}"
+    );
+    // The user's own settings need no trust.
+    let out = sandgate(home.path())
+        .current_dir(&project)
+        .args(["grant", "loop.yaml", "--write"])
+        .arg(home.path().join(".claude/settings.json"))
+        .output()
+        .unwrap();
+    assert!(
+        !stderr(&out).contains("trusts the folder"),
+        "{}",
+        stderr(&out)
+    );
+    // Trusted (a parent counts too): no warning.
+    fs::write(
+        home.path().join(".claude.json"),
+        json!({"projects": {project.to_string_lossy(): {"hasTrustDialogAccepted": true}}})
+            .to_string(),
+    )
+    .unwrap();
+    let out = grant();
+    assert!(
+        !stderr(&out).contains("trusts the folder"),
+        "{}",
+        stderr(&out)
+    );
+}

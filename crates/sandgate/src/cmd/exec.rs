@@ -69,7 +69,12 @@ pub fn run(global: &GlobalArgs, args: ExecArgs) -> ExitCode {
         Verdict::Ask => {
             let prompt = TerminalPrompt::new(args.no_ui);
             let settled = settle(&policy, &loaded.ctx, TOOL, &decision, &prompt);
-            crate::audit::record("exec prompt", TOOL, &settled.decision);
+            crate::audit::record_outcome(
+                "exec prompt",
+                TOOL,
+                &settled.decision,
+                crate::audit::ask_outcome(Some(&settled.resolution)),
+            );
             match &settled.always {
                 Some(Err(e)) => eprintln!("sandgate: warning: {e}"),
                 Some(Ok(kept)) if kept.next_time != settled.decision.verdict => eprintln!(

@@ -170,7 +170,43 @@ fn review(
     }
 }
 
+/// When `target` is a project's Claude Code settings file
+/// (`DIR/.claude/settings.json` or `settings.local.json`, not the user's own
+/// `~/.claude/`) and Claude Code has not trusted DIR, why its rules will not
+/// apply and how to fix it.
+pub fn untrusted_project_warning(target: &Path) -> Option<String> {
+    let shown = target;
+    let target = &std::path::absolute(target).ok()?;
+    let name = target.file_name()?.to_str()?;
+    if name != "settings.json" && name != "settings.local.json" {
+        return None;
+    }
+    let claude_dir = target.parent()?;
+    if claude_dir.file_name()? != ".claude" {
+        return None;
+    }
+    let project = claude_dir.parent()?;
+    let home = PathBuf::from(std::env::var_os("HOME").filter(|h| !h.is_empty())?);
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    if canon(project) == canon(&home) {
+        return None;
+    }
+    let trust =
+        crate::hook::trust::folder_trust(crate::hook::Agent::Claude, &canon(project), &home, &home);
+    (!trust.is_trusted()).then(|| {
+        format!(
+            "the rules in `{}` take effect only once Claude Code trusts the folder: {}",
+            shown.display(),
+            trust.detail()
+        )
+    })
+}
+
 fn report_written(global: &GlobalArgs, outcome: &MergeOutcome) {
+    let warning = untrusted_project_warning(&outcome.path);
+    if let Some(w) = &warning {
+        eprintln!("sandgate: warning: {w}");
+    }
     if let Some(backup) = &outcome.backup {
         eprintln!(
             "sandgate: kept the unusable original as `{}`",
@@ -187,6 +223,7 @@ fn report_written(global: &GlobalArgs, outcome: &MergeOutcome) {
             "written": outcome.written,
             "backup": outcome.backup.as_ref().map(|b| b.display().to_string()),
             "settings": settings,
+            "warnings": warning.into_iter().collect::<Vec<_>>(),
         });
         println!("{value}");
         return;

@@ -70,7 +70,7 @@ pub fn run(global: &GlobalArgs, args: McpArgs) -> ExitCode {
                 "mcp",
                 tool,
                 decision,
-                crate::audit::mcp_outcome(resolution),
+                crate::audit::ask_outcome(resolution),
             )
         }),
     );
