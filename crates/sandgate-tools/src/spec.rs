@@ -273,3 +273,27 @@ impl ToolSpec {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The MCP tools and the gate's one table of gated tools agree: every
+    /// gated tool is served, and every served tool outside the table is a job
+    /// tool (outside the gate).
+    #[test]
+    fn the_served_tools_and_the_gated_tools_agree() {
+        let served: Vec<&str> = specs().iter().map(|s| s.name).collect();
+        for tool in sandgate_policy::request::GATED_TOOLS {
+            assert!(served.contains(&tool.name), "{} is not served", tool.name);
+        }
+        for name in served {
+            if sandgate_policy::request::gated_tool(name).is_none() {
+                assert!(
+                    name.starts_with("exec_") && name != "exec_run",
+                    "{name} is served but not gated"
+                );
+            }
+        }
+    }
+}
