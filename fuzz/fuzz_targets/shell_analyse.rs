@@ -1,10 +1,11 @@
 //! The shell analyser must never panic, whatever the input; its shortcut for
 //! common lines (plain words, simple quoting, trailing redirections) must agree
-//! with tree-sitter-bash.
+//! with tree-sitter-bash; the program tables (writes, flag spellings, sed
+//! scripts) must read whatever it finds without panicking.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sandgate_policy::shell::{analyse, analyse_with_parser};
+use sandgate_policy::shell::{analyse, analyse_with_parser, programs};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(command) = std::str::from_utf8(data) else {
@@ -19,5 +20,23 @@ fuzz_target!(|data: &[u8]| {
     for u in &analysis.unanalysable {
         assert!(!u.reason.is_empty());
     }
+    // The program tables read every command without panicking, and what
+    // they find lies inside the command's words.
+    for c in &analysis.commands {
+        if let Some(at) = c.command_at {
+            assert!(at < c.words.len(), "{command:?}: {c:?}");
+            let texts: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
+            for w in programs::written(&texts, at) {
+                assert!(w.word < texts.len(), "{command:?}: {w:?}");
+                assert!(w.offset <= texts[w.word].len(), "{command:?}: {w:?}");
+            }
+            let _ = programs::spelled(&texts[at..]);
+            for (i, script) in programs::sed_scripts(&texts, at) {
+                assert!(i < texts.len());
+                let _ = programs::sed_script(script);
+            }
+        }
+    }
+    let _ = programs::sed_script(command);
     assert_eq!(analysis, analyse_with_parser(command), "{command:?}");
 });

@@ -128,6 +128,15 @@ fn plain_line() -> impl Strategy<Value = String> {
             "/bin/",
             "exec ",
             "time ",
+            "git -C x ",
+            "git --no-pager -c a.b=c ",
+            "find . -exec ",
+            "GIT_PAGER=x ",
+            "rm -rf ",
+            "cp -t d ",
+            "sed -n ",
+            "xargs -I{} sh -c ",
+            "sort -o x ",
         ][..],
     );
     let command = (prefix, prop::collection::vec(word, 1..4))
@@ -258,4 +267,53 @@ fn most_generated_quoted_lines_skip_the_parser() {
         taken * 4 > total,
         "only {taken} of {total} lines skip the parser"
     );
+}
+
+/// Git's global options before a subcommand, in any number and order.
+fn git_globals() -> impl Strategy<Value = String> {
+    let option = prop::sample::select(
+        &[
+            "-C repo",
+            "-Crepo",
+            "-c x=y",
+            "-c user.name=me",
+            "--no-pager",
+            "-P",
+            "-p",
+            "--git-dir=.git",
+            "--git-dir .git",
+            "--work-tree=.",
+            "--work-tree .",
+            "--bare",
+            "--no-replace-objects",
+            "--literal-pathspecs",
+            "--namespace=n",
+        ][..],
+    );
+    prop::collection::vec(option, 0..5).prop_map(|o| o.join(" "))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// A deny rule written for `git SUBCOMMAND` sees it past any global
+    /// options, and flags in any spelling for the commands that have one.
+    #[test]
+    fn deny_rules_see_past_global_options_and_spellings(
+        globals in git_globals(),
+        flags in prop::sample::select(&["-fdx", "-xdf", "-f -d -x", "--force -d -x", "-d --force -x", "-x -fd"][..]),
+        tail in prop::sample::select(&["", " .", " -- src"][..]),
+    ) {
+        let home = Home::new();
+        let policy = home.policy(
+            "permissions:\n  commands:\n    deny: ['^git reset --hard', '^git clean -d -f -x']\n    allow: ['^git( |$)']\n",
+            None,
+        );
+        let reset = format!("git {globals} reset --hard{tail}");
+        prop_assert_eq!(policy.evaluate_command(&reset, &home.ctx).verdict, Verdict::Deny, "{}", reset);
+        let clean = format!("git {globals} clean {flags}{tail}");
+        prop_assert_eq!(policy.evaluate_command(&clean, &home.ctx).verdict, Verdict::Deny, "{}", clean);
+        let status = format!("git {globals} status{tail}");
+        prop_assert_eq!(policy.evaluate_command(&status, &home.ctx).verdict, Verdict::Allow, "{}", status);
+    }
 }
