@@ -6,6 +6,10 @@
 #   crates/sandgate-sandbox/benches/exec_true.sh [path/to/sandgate] [runs]
 #
 # Prints the mean wall time per run in microseconds (best of 3 rounds).
+# With Anthropic's sandbox-runtime on PATH (`srt`, npm
+# @anthropic-ai/sandbox-runtime) or named by $SRT, `srt -c true` is measured
+# too, configured alike (writes in the work dir only, ~/.ssh unreadable, no
+# network), with a tenth of the runs: it starts a Node.js process each time.
 set -euo pipefail
 
 bin=${1:-target/release/sandgate}
@@ -44,6 +48,7 @@ measure() {
 }
 
 printf '%-34s %8s\n' "command" "µs/run"
+printf '%-34s %8s\n' "true" "$(measure /bin/true)"
 printf '%-34s %8s\n' "sh -c true" "$(measure /bin/sh -c true)"
 for mode in none landlock bwrap; do
   config "$mode"
@@ -54,3 +59,12 @@ for mode in none landlock bwrap; do
   printf '%-34s %8s\n' "sandgate exec -- true ($mode)" \
     "$(measure "$bin" --config "$work/$mode.yaml" exec -- true)"
 done
+
+srt=${SRT:-$(command -v srt || true)}
+if [ -n "$srt" ]; then
+  printf '{"filesystem":{"denyRead":["~/.ssh"],"allowWrite":["."],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}' >"$work/srt.json"
+  runs=$(((runs + 9) / 10))
+  printf '%-34s %8s\n' "srt -c true" "$(measure "$srt" -s "$work/srt.json" -c true)"
+else
+  printf '%-34s %8s\n' "srt -c true" "skipped: srt is not installed"
+fi

@@ -721,6 +721,7 @@ fn check_row(row: &Row, mode: Mode, who: Who) {
         },
     );
     assert!(!escaped, "{label}: escaped: {what}");
+    eprintln!("held: {label}");
 }
 
 fn check_mode(mode: Mode) {
