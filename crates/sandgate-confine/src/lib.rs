@@ -54,7 +54,7 @@ pub use plan::{
 pub use seccomp::{Listener, Notif, Ready};
 pub use settings::{ListKind, SandboxFile, SandboxSettings, SettingsError, FILE_NAME, STATE_DIR};
 pub use spawn::{clear_umask, forward_signals, hold_forwarded, Confined, FORWARDED};
-pub use supervisor::{Answer, Asker, DenyReason, Event, Question, Reporter, Supervisor};
+pub use supervisor::{Attempt, DenyReason, Event, Reporter, Supervisor};
 
 use std::io;
 use std::process::Command;

@@ -17,6 +17,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+use sandgate_policy::ask::{Question, Resolution, Resolver, SubjectKind};
+use sandgate_policy::persist::Effect;
+use sandgate_policy::{Decision, Verdict};
 
 use super::callerpath;
 use super::callers::{Callers, Creds};
@@ -26,40 +31,34 @@ use super::plan::{normalize, RunAnswers, RunPlan, Standing};
 use super::seccomp::{read_cstring, read_memory, Listener, Notif, Ready, WRITE_OPEN_FLAGS};
 use super::settings::{ListKind, SandboxFile};
 
-/// A question for the human: may this process write this path?
+/// A write-class call the supervisor decided: who tried to do what, where.
 #[derive(Debug, Clone)]
-pub struct Question {
+pub struct Attempt {
     /// The process (thread) id.
     pub pid: u32,
     /// The process name and command line.
     pub process: String,
     /// What it tries to do (`write`, `delete`, `rename`, …).
     pub operation: String,
-    /// The path outside the allowed set.
+    /// The path it acts on (canonical).
     pub path: PathBuf,
 }
 
-/// The human's answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Answer {
-    /// Allow this one write.
-    AllowOnce,
-    /// Allow, and add the path to `allow` in `sandbox.json`.
-    AllowAlways,
-    /// Reject this one write.
-    RejectOnce,
-    /// Reject, and add the path to `deny` in `sandbox.json`.
-    RejectAlways,
-    /// Nobody answered in time.
-    TimedOut,
-    /// There is no one to ask (headless or `--no-ui`).
-    NoTerminal,
-}
-
-/// Asks the human about a write outside the allowed set.
-pub trait Asker: Send {
-    /// One question at a time; blocks until answered or timed out.
-    fn ask(&mut self, question: &Question) -> Answer;
+impl Attempt {
+    /// The question for the human about this attempt, which is outside the
+    /// allowed set (the one ask vocabulary of [`sandgate_policy::ask`]).
+    pub fn question(&self, timeout: Duration) -> Question {
+        Question {
+            tool: format!("run ({})", self.operation),
+            kind: SubjectKind::Path,
+            subject: self.path.to_string_lossy().into_owned(),
+            reason: format!(
+                "{} [pid {}] tries to {} outside the allowed set; it waits for your answer",
+                self.process, self.pid, self.operation
+            ),
+            timeout,
+        }
+    }
 }
 
 /// Why a write was refused.
@@ -88,14 +87,14 @@ pub enum Event {
     /// A write was refused.
     Denied {
         /// Who and what.
-        question: Question,
+        attempt: Attempt,
         /// Why.
         reason: DenyReason,
     },
     /// A write outside the allowed set was allowed by the human.
     Allowed {
         /// Who and what.
-        question: Question,
+        attempt: Attempt,
         /// Whether it was "allow always".
         always: bool,
     },
@@ -109,6 +108,64 @@ pub enum Event {
     },
     /// Something went wrong in the supervisor (e.g. `sandbox.json` not writable).
     Error(String),
+}
+
+impl DenyReason {
+    /// Why, in words, for the write of `path`.
+    pub fn describe(self, path: &Path) -> String {
+        match self {
+            DenyReason::Floor => format!(
+                "`{}` is beneath the built-in floor ({}): \
+                 no answer and no sandbox.json entry can allow it",
+                path.display(),
+                sandgate_policy::floor::FLOOR
+                    .iter()
+                    .map(|entry| format!("`~/{}`", entry.dir))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            DenyReason::Protected => format!(
+                "`{}` is read-only to the confined program (a protected path: sandgate's own files, git's hooks and config, shell start-up files, agent and editor settings)",
+                path.display()
+            ),
+            DenyReason::DenyList => "it is in the deny list of sandbox.json".into(),
+            DenyReason::Rejected => "rejected".into(),
+            DenyReason::TimedOut => "no answer in time".into(),
+            DenyReason::NoTerminal => "no terminal to ask (headless or --no-ui)".into(),
+            DenyReason::LinkFromOutside => {
+                "a hard link would give the workspace a name for a file outside; it fails as across file systems, so copy it instead".into()
+            }
+        }
+    }
+}
+
+impl Event {
+    /// The decision the supervisor made, for the audit log: a refused or an
+    /// allowed write (`None` for hints and errors).
+    pub fn decision(&self) -> Option<Decision> {
+        let (verdict, attempt, why) = match self {
+            Event::Denied { attempt, reason } => {
+                (Verdict::Deny, attempt, reason.describe(&attempt.path))
+            }
+            Event::Allowed { attempt, always } => {
+                let how = if *always {
+                    "allowed always"
+                } else {
+                    "allowed once"
+                };
+                (Verdict::Allow, attempt, how.to_string())
+            }
+            Event::PermissionHint { .. } | Event::Error(_) => return None,
+        };
+        Some(Decision::new(
+            verdict,
+            attempt.path.to_string_lossy(),
+            format!(
+                "sandgate run: {} by {}: {why}",
+                attempt.operation, attempt.process
+            ),
+        ))
+    }
 }
 
 /// Receives the supervisor's [`Event`]s.
@@ -142,12 +199,15 @@ pub struct Supervisor {
 }
 
 impl Supervisor {
-    /// Starts supervising `listener` with `plan`; "always" answers go to `file`.
+    /// Starts supervising `listener` with `plan`. Writes outside the allowed
+    /// set are put to `resolver`, one at a time, each with `timeout`; "always"
+    /// answers go to `file`.
     pub fn start(
         listener: Listener,
         plan: RunPlan,
         file: SandboxFile,
-        asker: Box<dyn Asker>,
+        resolver: Box<dyn Resolver>,
+        timeout: Duration,
         reporter: Arc<dyn Reporter>,
     ) -> Supervisor {
         let anchors = Anchors::open(plan.carved().map(Path::to_path_buf).collect::<Vec<_>>());
@@ -164,7 +224,7 @@ impl Supervisor {
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::channel();
         let ask_shared = Arc::clone(&shared);
-        let ask_thread = thread::spawn(move || ask_loop(&ask_shared, asker, &rx));
+        let ask_thread = thread::spawn(move || ask_loop(&ask_shared, &*resolver, timeout, &rx));
         let loop_stop = Arc::clone(&stop);
         let loop_thread = thread::spawn(move || notify_loop(&shared, &tx, &loop_stop));
         Supervisor {
@@ -298,7 +358,7 @@ fn decide(shared: &Arc<Shared>, notif: Notif, op: Op, asks: &Sender<Pending>) {
         };
         // Reported first: the log line is out before the program goes on.
         shared.reporter.report(&Event::Denied {
-            question: question(notif.pid, &op, path),
+            attempt: attempt(notif.pid, &op, path),
             reason,
         });
         listener.fail(notif.id, libc::EACCES);
@@ -322,7 +382,7 @@ fn decide(shared: &Arc<Shared>, notif: Notif, op: Op, asks: &Sender<Pending>) {
             // across file systems does, without a question, so tools copy
             // instead (`git clone` of a local repository).
             shared.reporter.report(&Event::Denied {
-                question: question(notif.pid, &op, from),
+                attempt: attempt(notif.pid, &op, from),
                 reason: DenyReason::LinkFromOutside,
             });
             listener.fail(notif.id, libc::EXDEV);
@@ -487,7 +547,7 @@ fn hint(shared: &Shared, pid: u32, path: &Path) {
     }
 }
 
-fn ask_loop(shared: &Shared, mut asker: Box<dyn Asker>, rx: &Receiver<Pending>) {
+fn ask_loop(shared: &Shared, resolver: &dyn Resolver, timeout: Duration, rx: &Receiver<Pending>) {
     while let Ok(pending) = rx.recv() {
         let Pending { notif, op, outside } = pending;
         let mut verdict = None;
@@ -515,28 +575,21 @@ fn ask_loop(shared: &Shared, mut asker: Box<dyn Asker>, rx: &Receiver<Pending>) 
                 verdict = Some(DenyReason::Rejected);
                 break;
             }
-            let question = question(notif.pid, &op, path);
-            let answer = asker.ask(&question);
-            let (list, denied) = match answer {
-                Answer::AllowOnce => (None, None),
-                Answer::AllowAlways => (Some(ListKind::Allow), None),
-                Answer::RejectOnce => (None, Some(DenyReason::Rejected)),
-                Answer::RejectAlways => (Some(ListKind::Deny), Some(DenyReason::Rejected)),
-                Answer::TimedOut => (None, Some(DenyReason::TimedOut)),
-                Answer::NoTerminal => (None, Some(DenyReason::NoTerminal)),
-            };
+            let attempt = attempt(notif.pid, &op, path);
+            let resolution = resolver.resolve(&attempt.question(timeout));
+            let (list, denied) = outcome(&resolution);
             if let Some(list) = list {
                 remember(shared, list, path);
             }
             match denied {
                 Some(reason) => {
-                    shared.reporter.report(&Event::Denied { question, reason });
+                    shared.reporter.report(&Event::Denied { attempt, reason });
                     verdict = Some(reason);
                     break;
                 }
                 None => shared.reporter.report(&Event::Allowed {
-                    question,
-                    always: answer == Answer::AllowAlways,
+                    attempt,
+                    always: list.is_some(),
                 }),
             }
         }
@@ -562,8 +615,27 @@ fn remember(shared: &Shared, list: ListKind, path: &Path) {
     }
 }
 
-fn question(pid: u32, op: &Op, path: &Path) -> Question {
-    Question {
+/// What a resolution means for one write: the `sandbox.json` list an
+/// "always" answer goes to, and why the write is refused (`None`: allowed).
+fn outcome(resolution: &Resolution) -> (Option<ListKind>, Option<DenyReason>) {
+    match resolution {
+        Resolution::Answered(answer) => {
+            let list = answer.persists().map(|effect| match effect {
+                Effect::Allow => ListKind::Allow,
+                Effect::Deny => ListKind::Deny,
+            });
+            let denied = (answer.verdict() == Verdict::Deny).then_some(DenyReason::Rejected);
+            (list, denied)
+        }
+        Resolution::TimedOut { .. } => (None, Some(DenyReason::TimedOut)),
+        Resolution::Unavailable { .. } | Resolution::Declined { .. } => {
+            (None, Some(DenyReason::NoTerminal))
+        }
+    }
+}
+
+fn attempt(pid: u32, op: &Op, path: &Path) -> Attempt {
+    Attempt {
         pid,
         process: describe(pid),
         operation: op.verb().to_string(),
@@ -871,4 +943,87 @@ fn dac_refuses(creds: &Option<Creds>, path: &Path, entry: bool) -> bool {
         mode
     };
     bits & need != need
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sandgate_policy::ask::Answer;
+
+    fn attempt() -> Attempt {
+        Attempt {
+            pid: 42,
+            process: "sh (sh -c x)".into(),
+            operation: "write".into(),
+            path: PathBuf::from("/srv/out"),
+        }
+    }
+
+    #[test]
+    fn an_attempt_is_asked_in_the_one_vocabulary() {
+        let q = attempt().question(Duration::from_secs(9));
+        assert_eq!(q.tool, "run (write)");
+        assert_eq!(q.kind, SubjectKind::Path);
+        assert_eq!(q.subject, "/srv/out");
+        assert!(
+            q.reason.contains("[pid 42] tries to write outside"),
+            "{}",
+            q.reason
+        );
+        assert_eq!(q.timeout, Duration::from_secs(9));
+    }
+
+    #[test]
+    fn each_resolution_has_one_outcome() {
+        let cases = [
+            (Resolution::Answered(Answer::AllowOnce), (None, None)),
+            (
+                Resolution::Answered(Answer::AllowAlways),
+                (Some(ListKind::Allow), None),
+            ),
+            (
+                Resolution::Answered(Answer::DenyOnce),
+                (None, Some(DenyReason::Rejected)),
+            ),
+            (
+                Resolution::Answered(Answer::DenyAlways),
+                (Some(ListKind::Deny), Some(DenyReason::Rejected)),
+            ),
+            (
+                Resolution::TimedOut { reason: "t".into() },
+                (None, Some(DenyReason::TimedOut)),
+            ),
+            (
+                Resolution::Unavailable { reason: "u".into() },
+                (None, Some(DenyReason::NoTerminal)),
+            ),
+        ];
+        for (resolution, want) in cases {
+            assert_eq!(outcome(&resolution), want, "{resolution:?}");
+        }
+    }
+
+    #[test]
+    fn decided_events_carry_their_decision_and_others_none() {
+        let denied = Event::Denied {
+            attempt: attempt(),
+            reason: DenyReason::Protected,
+        }
+        .decision()
+        .unwrap();
+        assert_eq!(denied.verdict, Verdict::Deny);
+        assert_eq!(denied.subject, "/srv/out");
+        assert!(denied
+            .reason
+            .starts_with("sandgate run: write by sh (sh -c x): `/srv/out` is read-only"));
+        let allowed = Event::Allowed {
+            attempt: attempt(),
+            always: true,
+        }
+        .decision()
+        .unwrap();
+        assert_eq!(allowed.verdict, Verdict::Allow);
+        assert!(allowed.reason.ends_with(": allowed always"));
+        assert!(Event::Error("x".into()).decision().is_none());
+    }
 }

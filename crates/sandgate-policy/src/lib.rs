@@ -17,6 +17,7 @@
 //! starts no async runtime.
 #![deny(missing_docs)]
 
+pub mod ask;
 pub mod cache;
 pub mod canon;
 mod command;

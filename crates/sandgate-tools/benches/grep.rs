@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use sandgate_policy::ask::NoHuman;
 use sandgate_policy::{Context, Policy, Sources};
-use sandgate_tools::resolver::NoHuman;
 use sandgate_tools::Dispatcher;
 use serde_json::json;
 

@@ -20,9 +20,10 @@ use crate::jobs::{tail_lines, Job, JobState, JobTable};
 use crate::judged::{self, Target};
 use crate::output::ToolOutput;
 use crate::params::Params;
-use crate::resolver::{settle, Resolution, Resolver};
+use crate::resolver::settle;
 use crate::spec;
 use crate::walk::{self, EntryGate, WalkOptions};
+use sandgate_policy::ask::{Resolution, Resolver};
 
 /// Default seconds `exec_run` waits before a command becomes a background job.
 pub const DEFAULT_EXEC_TIMEOUT_S: u64 = 15;

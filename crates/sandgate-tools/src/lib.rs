@@ -3,8 +3,9 @@
 //!
 //! ```no_run
 //! use std::sync::Arc;
+//! use sandgate_policy::ask::NoHuman;
 //! use sandgate_policy::{Context, Policy, Sources};
-//! use sandgate_tools::{resolver::NoHuman, Dispatcher};
+//! use sandgate_tools::Dispatcher;
 //!
 //! let ctx = Context::from_env(None).unwrap();
 //! let policy = Policy::load(&Sources::default(), &ctx).unwrap();

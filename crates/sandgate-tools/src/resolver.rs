@@ -1,209 +1,18 @@
-//! The seam through which an ASK reaches a human.
+//! Settling an ASK of the gate.
 //!
-//! The gate decides ALLOW, DENY or ASK. An ASK is handed to a [`Resolver`],
-//! which lives where the user interface lives: the terminal prompt of the
-//! `sandgate` binary, an MCP client's elicitation, or (for agent hooks) the
-//! agent's own prompt. A resolver only answers; [`settle`] turns its answer
-//! into the final decision and, for the "always" answers, writes the exact
-//! rule into the central policy file and reloads the policy.
+//! The gate decides ALLOW, DENY or ASK. An ASK becomes a [`Question`] (the
+//! vocabulary is [`sandgate_policy::ask`], re-exported here) handed to a
+//! [`Resolver`], which lives where the user interface lives: the terminal
+//! prompt of the `sandgate` binary, an MCP client's elicitation, or (for
+//! agent hooks) the agent's own prompt. A resolver only answers; [`settle`]
+//! turns its answer into the final decision and, for the "always" answers,
+//! writes the exact rule into the central policy file and reloads the policy.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
+use sandgate_policy::ask::{Question, Resolution, Resolver, SubjectKind};
 use sandgate_policy::persist::{self, Appended, Effect, PersistError, Section};
-use sandgate_policy::{
-    Context, Decision, List, LoadError, Origin, Policy, RuleRef, Tier, ToolKind, Verdict,
-};
-
-/// What kind of subject is being asked about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SubjectKind {
-    /// A canonical path (file tools).
-    Path,
-    /// A command string (exec tools).
-    Command,
-}
-
-impl SubjectKind {
-    /// The subject kind of a gated tool, or `None` for a tool outside the gate.
-    pub fn of_tool(tool: &str) -> Option<SubjectKind> {
-        match sandgate_policy::request::tool_kind(tool) {
-            ToolKind::File => Some(SubjectKind::Path),
-            ToolKind::Exec => Some(SubjectKind::Command),
-            ToolKind::OutOfScope => None,
-        }
-    }
-
-    /// `path` or `command`, for display.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SubjectKind::Path => "path",
-            SubjectKind::Command => "command",
-        }
-    }
-}
-
-/// One question for a human.
-#[derive(Debug, Clone)]
-pub struct Ask {
-    /// The tool that wants to run, e.g. `exec_run`.
-    pub tool: String,
-    /// Whether the subject is a path or a command.
-    pub kind: SubjectKind,
-    /// The canonical path or the command, as the gate matched it.
-    pub subject: String,
-    /// Why the gate is asking ("no allow rule matched …", or what could not be analysed).
-    pub reason: String,
-    /// How long the human has to answer before it is a DENY.
-    pub timeout: Duration,
-}
-
-/// A human's answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Answer {
-    /// Let this one call run.
-    AllowOnce,
-    /// Let it run, and add an exact allow rule to the central policy.
-    AllowAlways,
-    /// Refuse this one call.
-    DenyOnce,
-    /// Refuse it, and add an exact deny rule to the central policy.
-    DenyAlways,
-}
-
-impl Answer {
-    /// All answers, in menu order.
-    pub const ALL: [Answer; 4] = [
-        Answer::AllowOnce,
-        Answer::AllowAlways,
-        Answer::DenyOnce,
-        Answer::DenyAlways,
-    ];
-
-    /// The verdict this answer gives the call.
-    pub fn verdict(self) -> Verdict {
-        match self {
-            Answer::AllowOnce | Answer::AllowAlways => Verdict::Allow,
-            Answer::DenyOnce | Answer::DenyAlways => Verdict::Deny,
-        }
-    }
-
-    /// The list an "always" answer writes to, or `None` for a "once" answer.
-    pub fn persists(self) -> Option<Effect> {
-        match self {
-            Answer::AllowAlways => Some(Effect::Allow),
-            Answer::DenyAlways => Some(Effect::Deny),
-            Answer::AllowOnce | Answer::DenyOnce => None,
-        }
-    }
-
-    /// The menu label, e.g. `allow once`.
-    pub fn label(self) -> &'static str {
-        match self {
-            Answer::AllowOnce => "allow once",
-            Answer::AllowAlways => "allow always",
-            Answer::DenyOnce => "deny once",
-            Answer::DenyAlways => "deny always",
-        }
-    }
-
-    /// The wire name, e.g. `allow_once`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Answer::AllowOnce => "allow_once",
-            Answer::AllowAlways => "allow_always",
-            Answer::DenyOnce => "deny_once",
-            Answer::DenyAlways => "deny_always",
-        }
-    }
-}
-
-impl fmt::Display for Answer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.label())
-    }
-}
-
-/// How a question ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Resolution {
-    /// A human answered.
-    Answered(Answer),
-    /// Nobody answered in time (or the prompt slot never came free). Always DENY.
-    TimedOut {
-        /// Why, in words, e.g. `no answer within 25 s`.
-        reason: String,
-    },
-    /// There is nobody to ask: no terminal, `--no-ui`, a daemon. Always DENY, at once.
-    Unavailable {
-        /// Why, in words, e.g. `no terminal (--no-ui)`.
-        reason: String,
-    },
-    /// The client declined the question without giving one of the answers
-    /// (an MCP client's `decline`, which some clients send on their own,
-    /// unasked, when they run headless). Always DENY, nothing persisted.
-    Declined {
-        /// Why, in words, e.g. `the MCP client declined the question`.
-        reason: String,
-    },
-}
-
-impl Resolution {
-    /// The verdict: the answer's, or DENY when nobody answered.
-    pub fn verdict(&self) -> Verdict {
-        match self {
-            Resolution::Answered(a) => a.verdict(),
-            Resolution::TimedOut { .. }
-            | Resolution::Unavailable { .. }
-            | Resolution::Declined { .. } => Verdict::Deny,
-        }
-    }
-
-    /// Who settled the question, for the audit log: `human`, `timeout`,
-    /// `headless` (nobody to ask) or `client declined`.
-    pub fn answered_by(&self) -> &'static str {
-        match self {
-            Resolution::Answered(_) => "human",
-            Resolution::TimedOut { .. } => "timeout",
-            Resolution::Unavailable { .. } => "headless",
-            Resolution::Declined { .. } => "client declined",
-        }
-    }
-
-    /// The answer, if a human gave one.
-    pub fn answer(&self) -> Option<Answer> {
-        match self {
-            Resolution::Answered(a) => Some(*a),
-            _ => None,
-        }
-    }
-}
-
-/// Puts an ASK to a human. Implementations live where the UI lives.
-///
-/// A resolver must return by `ask.timeout` (a [`Resolution::TimedOut`] then)
-/// and must never answer on the human's behalf: anything but a real answer is
-/// a DENY.
-pub trait Resolver: Send + Sync {
-    /// Ask, wait for the answer, and say how it ended.
-    fn resolve(&self, ask: &Ask) -> Resolution;
-}
-
-/// A resolver with nobody behind it: every ASK is an immediate DENY with `reason`.
-#[derive(Debug, Clone)]
-pub struct NoHuman {
-    /// Why there is nobody to ask.
-    pub reason: String,
-}
-
-impl Resolver for NoHuman {
-    fn resolve(&self, _ask: &Ask) -> Resolution {
-        Resolution::Unavailable {
-            reason: self.reason.clone(),
-        }
-    }
-}
+use sandgate_policy::{Context, Decision, List, LoadError, Origin, Policy, RuleRef, Tier, Verdict};
 
 /// The rule an "always" answer wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -260,112 +69,69 @@ pub fn settle(
     resolver: &dyn Resolver,
 ) -> Settled {
     let kind = SubjectKind::of_tool(tool).unwrap_or(SubjectKind::Command);
-    let ask = Ask {
+    let question = Question {
         tool: tool.to_string(),
         kind,
         subject: asked.subject.clone(),
         reason: asked.reason.clone(),
         timeout: policy.settings().prompt_timeout,
     };
-    let resolution = resolver.resolve(&ask);
+    let resolution = resolver.resolve(&question);
     let subject = asked.subject.clone();
-    let (decision, always, reloaded) = match &resolution {
-        Resolution::TimedOut { reason } => (
-            Decision::new(
-                Verdict::Deny,
-                subject,
-                format!("timed out asking a human ({reason}); {}", asked.reason),
-            ),
-            None,
-            None,
-        ),
-        Resolution::Unavailable { reason } => (
-            Decision::new(
-                Verdict::Deny,
-                subject,
-                format!("no human to ask ({reason}); {}", asked.reason),
-            ),
-            None,
-            None,
-        ),
-        Resolution::Declined { reason } => (
-            Decision::new(
-                Verdict::Deny,
-                subject,
-                format!("not answered: {reason}; {}", asked.reason),
-            ),
-            None,
-            None,
-        ),
-        Resolution::Answered(answer) => match answer.persists() {
-            None => (
-                Decision::new(
-                    answer.verdict(),
-                    subject,
-                    format!("{} by a human at the prompt", past_tense(*answer)),
-                ),
-                None,
-                None,
-            ),
-            Some(effect) => {
-                let kept = keep_always(policy, ctx, kind, &asked.subject, effect);
-                let (decision, always, reloaded) = match kept {
-                    Ok((persisted, reloaded)) => {
-                        let mut reason = format!(
-                            "{} by a human at the prompt; {} {}",
-                            past_tense(*answer),
-                            if persisted.added {
-                                "added"
-                            } else {
-                                "the policy already had"
-                            },
-                            persisted.rule
-                        );
-                        if persisted.next_time != answer.verdict() {
-                            reason.push_str(&format!(
-                                "; the policy still decides {} for this {} next time",
-                                persisted.next_time,
-                                kind.as_str()
-                            ));
-                        }
-                        let decision = Decision::by_rule(
-                            answer.verdict(),
-                            subject,
-                            persisted.rule.clone(),
-                            reason,
-                        );
-                        (decision, Ok(persisted), Some(reloaded))
+    let persists = resolution
+        .answer()
+        .and_then(|a| a.persists().map(|e| (a, e)));
+    let (decision, always, reloaded) = match persists {
+        None => (resolution.decision(subject, &asked.reason), None, None),
+        Some((answer, effect)) => {
+            let kept = keep_always(policy, ctx, kind, &asked.subject, effect);
+            let (decision, always, reloaded) = match kept {
+                Ok((persisted, reloaded)) => {
+                    let mut reason = format!(
+                        "{} by a human at the prompt; {} {}",
+                        answer.past_tense(),
+                        if persisted.added {
+                            "added"
+                        } else {
+                            "the policy already had"
+                        },
+                        persisted.rule
+                    );
+                    if persisted.next_time != answer.verdict() {
+                        reason.push_str(&format!(
+                            "; the policy still decides {} for this {} next time",
+                            persisted.next_time,
+                            kind.as_str()
+                        ));
                     }
-                    Err(e) => {
-                        let reason = format!(
-                            "{} by a human at the prompt, but the rule was not kept: {e}",
-                            past_tense(*answer)
-                        );
-                        (
-                            Decision::new(answer.verdict(), subject, reason),
-                            Err(e),
-                            None,
-                        )
-                    }
-                };
-                (decision, Some(always), reloaded)
-            }
-        },
+                    let decision = Decision::by_rule(
+                        answer.verdict(),
+                        subject,
+                        persisted.rule.clone(),
+                        reason,
+                    );
+                    (decision, Ok(persisted), Some(reloaded))
+                }
+                Err(e) => {
+                    let reason = format!(
+                        "{} by a human at the prompt, but the rule was not kept: {e}",
+                        answer.past_tense()
+                    );
+                    (
+                        Decision::new(answer.verdict(), subject, reason),
+                        Err(e),
+                        None,
+                    )
+                }
+            };
+            (decision, Some(always), reloaded)
+        }
     };
     Settled {
         decision,
         resolution,
         always,
         reloaded,
-    }
-}
-
-fn past_tense(answer: Answer) -> &'static str {
-    match answer {
-        Answer::AllowOnce => "allowed once",
-        Answer::AllowAlways => "allowed always",
-        Answer::DenyOnce => "denied once",
-        Answer::DenyAlways => "denied always",
     }
 }
 
@@ -429,18 +195,20 @@ fn keep_always(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sandgate_policy::ask::{Answer, NoHuman};
     use sandgate_policy::Sources;
     use std::sync::Mutex;
+    use std::time::Duration;
 
     /// Answers with a fixed resolution and remembers what it was asked.
     struct Scripted {
         resolution: Resolution,
-        asked: Mutex<Vec<Ask>>,
+        asked: Mutex<Vec<Question>>,
     }
 
     impl Resolver for Scripted {
-        fn resolve(&self, ask: &Ask) -> Resolution {
-            self.asked.lock().unwrap().push(ask.clone());
+        fn resolve(&self, question: &Question) -> Resolution {
+            self.asked.lock().unwrap().push(question.clone());
             self.resolution.clone()
         }
     }

@@ -4,8 +4,8 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use sandgate_policy::ask::{Answer, NoHuman, Question, Resolution, Resolver};
 use sandgate_policy::{Context, Decision, Policy, Sources, Verdict};
-use sandgate_tools::resolver::{Answer, Ask, NoHuman, Resolution, Resolver};
 use sandgate_tools::{Dispatcher, ToolError};
 use serde_json::json;
 
@@ -19,7 +19,7 @@ struct Fixture {
 
 struct Always(Answer);
 impl Resolver for Always {
-    fn resolve(&self, _ask: &Ask) -> Resolution {
+    fn resolve(&self, _ask: &Question) -> Resolution {
         Resolution::Answered(self.0)
     }
 }

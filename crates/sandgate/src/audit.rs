@@ -51,18 +51,16 @@ pub struct Outcome {
 
 /// What became of an ASK put to a human (through an MCP client or the
 /// terminal prompt): `None` for a decision the policy made.
-pub fn ask_outcome(resolution: Option<&sandgate_tools::resolver::Resolution>) -> Option<Outcome> {
+pub fn ask_outcome(resolution: Option<&sandgate_policy::ask::Resolution>) -> Option<Outcome> {
     let resolution = resolution?;
     let became = match (resolution, resolution.verdict()) {
-        (sandgate_tools::resolver::Resolution::Answered(_), sandgate_policy::Verdict::Allow) => {
+        (sandgate_policy::ask::Resolution::Answered(_), sandgate_policy::Verdict::Allow) => {
             "allowed by a human"
         }
-        (sandgate_tools::resolver::Resolution::Answered(_), _) => "denied by a human",
-        (sandgate_tools::resolver::Resolution::TimedOut { .. }, _) => {
-            "denied: nobody answered in time"
-        }
-        (sandgate_tools::resolver::Resolution::Unavailable { .. }, _) => "denied: nobody to ask",
-        (sandgate_tools::resolver::Resolution::Declined { .. }, _) => "denied: the client declined",
+        (sandgate_policy::ask::Resolution::Answered(_), _) => "denied by a human",
+        (sandgate_policy::ask::Resolution::TimedOut { .. }, _) => "denied: nobody answered in time",
+        (sandgate_policy::ask::Resolution::Unavailable { .. }, _) => "denied: nobody to ask",
+        (sandgate_policy::ask::Resolution::Declined { .. }, _) => "denied: the client declined",
     };
     Some(Outcome {
         became,

@@ -25,7 +25,7 @@ use crossterm::style::{Attribute, Color, Print, ResetColor, SetAttribute, SetFor
 use crossterm::terminal::{self, Clear, ClearType};
 use crossterm::{cursor, queue};
 use fs4::FileExt;
-use sandgate_tools::resolver::{Answer, Ask, Resolution, Resolver};
+use sandgate_policy::ask::{Answer, Question, Resolution, Resolver};
 
 /// Environment variable that switches the prompt off (`1`, `true`, `yes`).
 pub const NO_UI_ENV: &str = "SANDGATE_NO_UI";
@@ -66,7 +66,7 @@ impl TerminalPrompt {
         }
     }
 
-    fn ask_terminal(&self, ask: &Ask) -> Resolution {
+    fn ask_terminal(&self, ask: &Question) -> Resolution {
         if let Some(reason) = &self.headless {
             return unavailable(reason.clone());
         }
@@ -98,7 +98,7 @@ impl TerminalPrompt {
 }
 
 impl Resolver for TerminalPrompt {
-    fn resolve(&self, ask: &Ask) -> Resolution {
+    fn resolve(&self, ask: &Question) -> Resolution {
         let resolution = self.ask_terminal(ask);
         if let Resolution::Unavailable { reason } = &resolution {
             eprintln!(
@@ -308,7 +308,7 @@ impl HeldSignals {
     }
 }
 
-fn run_prompt(tty: &File, ask: &Ask, deadline: Instant) -> io::Result<Resolution> {
+fn run_prompt(tty: &File, ask: &Question, deadline: Instant) -> io::Result<Resolution> {
     let mut out = tty;
     let signals = HeldSignals::hold();
     let result = prompt_loop(&mut out, ask, deadline, &signals);
@@ -319,7 +319,7 @@ fn run_prompt(tty: &File, ask: &Ask, deadline: Instant) -> io::Result<Resolution
 
 fn prompt_loop(
     out: &mut &File,
-    ask: &Ask,
+    ask: &Question,
     deadline: Instant,
     signals: &HeldSignals,
 ) -> io::Result<Resolution> {
@@ -379,7 +379,7 @@ pub fn answer_for(key: KeyEvent) -> Option<Answer> {
     }
 }
 
-fn draw_question(out: &mut impl Write, ask: &Ask) -> io::Result<()> {
+fn draw_question(out: &mut impl Write, ask: &Question) -> io::Result<()> {
     queue!(
         out,
         Print("\r\n"),
@@ -495,9 +495,9 @@ mod tests {
 
     #[test]
     fn headless_prompts_deny_at_once() {
-        let ask = Ask {
+        let ask = Question {
             tool: "exec_run".into(),
-            kind: sandgate_tools::resolver::SubjectKind::Command,
+            kind: sandgate_policy::ask::SubjectKind::Command,
             subject: "make".into(),
             reason: "no allow rule matched the command".into(),
             timeout: Duration::from_secs(25),

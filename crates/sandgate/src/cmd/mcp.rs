@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Args;
-use sandgate_tools::resolver::Resolver;
+use sandgate_policy::ask::Resolver;
 use sandgate_tools::Dispatcher;
 use tokio_util::sync::CancellationToken;
 

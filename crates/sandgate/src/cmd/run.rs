@@ -7,7 +7,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, ExitCode, ExitStatus};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -15,12 +15,11 @@ use std::time::Duration;
 
 use clap::Args;
 use sandgate_confine::{
-    self as confine, Answer, Asker, ConfineError, DenyReason, Event, Mechanism, Protection,
-    Question, Reporter, Requested, RunPlan, RunPlanInputs, SandboxFile, SandboxSettings,
-    Supervisor,
+    self as confine, ConfineError, Event, Mechanism, Protection, Reporter, Requested, RunPlan,
+    RunPlanInputs, SandboxFile, SandboxSettings, Supervisor,
 };
-use sandgate_policy::{Decision, Sources, Verdict};
-use sandgate_tools::resolver::{Answer as ResolverAnswer, Ask, Resolution, Resolver, SubjectKind};
+use sandgate_policy::ask::{NoHuman, Question, Resolution, Resolver};
+use sandgate_policy::Sources;
 use serde_json::json;
 
 use crate::cli::GlobalArgs;
@@ -254,7 +253,8 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         listener,
         plan,
         primary,
-        asker(args.no_ui, timeout, &asking),
+        resolver(args.no_ui, &asking),
+        timeout,
         Arc::new(Log::default()),
     );
     let status = child.wait();
@@ -428,63 +428,37 @@ impl TerminalMode {
 /// Chooses who answers questions: the terminal prompt, or nobody when
 /// `--no-ui` (or `SANDGATE_NO_UI=1`) is given or there is no terminal.
 /// `asking` is set while a question is on screen.
-fn asker(no_ui: bool, timeout: Duration, asking: &Arc<AtomicBool>) -> Box<dyn Asker> {
+fn resolver(no_ui: bool, asking: &Arc<AtomicBool>) -> Box<dyn Resolver> {
     let no_terminal = OpenOptions::new()
         .read(true)
         .write(true)
         .open("/dev/tty")
         .is_err();
     if no_ui || no_terminal {
-        return Box::new(Nobody);
+        return Box::new(NoHuman {
+            reason: "no terminal to ask (headless or --no-ui)".into(),
+        });
     }
     Box::new(Terminal {
         prompt: TerminalPrompt::new(false),
-        timeout,
         asking: Arc::clone(asking),
     })
 }
 
-/// Nobody to ask: every question is an immediate denial.
-struct Nobody;
-
-impl Asker for Nobody {
-    fn ask(&mut self, _question: &Question) -> Answer {
-        Answer::NoTerminal
-    }
-}
-
-/// The terminal prompt (one question at a time, with a countdown).
+/// The terminal prompt (one question at a time, with a countdown), which
+/// says while a question is on screen.
 struct Terminal {
     prompt: TerminalPrompt,
-    /// The policy's prompt timeout.
-    timeout: Duration,
     /// Set while a question is on screen.
     asking: Arc<AtomicBool>,
 }
 
-impl Asker for Terminal {
-    fn ask(&mut self, question: &Question) -> Answer {
-        let ask = Ask {
-            tool: format!("run ({})", question.operation),
-            kind: SubjectKind::Path,
-            subject: question.path.to_string_lossy().into_owned(),
-            reason: format!(
-                "{} [pid {}] tries to {} outside the allowed set; it waits for your answer",
-                question.process, question.pid, question.operation
-            ),
-            timeout: self.timeout,
-        };
+impl Resolver for Terminal {
+    fn resolve(&self, question: &Question) -> Resolution {
         self.asking.store(true, Ordering::SeqCst);
-        let resolution = self.prompt.resolve(&ask);
+        let resolution = self.prompt.resolve(question);
         self.asking.store(false, Ordering::SeqCst);
-        match resolution {
-            Resolution::Answered(ResolverAnswer::AllowOnce) => Answer::AllowOnce,
-            Resolution::Answered(ResolverAnswer::AllowAlways) => Answer::AllowAlways,
-            Resolution::Answered(ResolverAnswer::DenyOnce) => Answer::RejectOnce,
-            Resolution::Answered(ResolverAnswer::DenyAlways) => Answer::RejectAlways,
-            Resolution::TimedOut { .. } => Answer::TimedOut,
-            Resolution::Unavailable { .. } | Resolution::Declined { .. } => Answer::NoTerminal,
-        }
+        resolution
     }
 }
 
@@ -494,65 +468,20 @@ struct Log {
     hinted: AtomicBool,
 }
 
-fn reason_text(reason: DenyReason, path: &Path) -> String {
-    match reason {
-        DenyReason::Floor => format!(
-            "`{}` is beneath the built-in floor (`~/.ssh`, `~/.aws`, `~/.gnupg`, `~/.sandgate`): \
-             no answer and no sandbox.json entry can allow it",
-            path.display()
-        ),
-        DenyReason::Protected => format!(
-            "`{}` is read-only to the confined program (a protected path: sandgate's own files, git's hooks and config, shell start-up files, agent and editor settings)",
-            path.display()
-        ),
-        DenyReason::DenyList => "it is in the deny list of sandbox.json".into(),
-        DenyReason::Rejected => "rejected".into(),
-        DenyReason::TimedOut => "no answer in time".into(),
-        DenyReason::NoTerminal => "no terminal to ask (headless or --no-ui)".into(),
-        DenyReason::LinkFromOutside => {
-            "a hard link would give the workspace a name for a file outside; it fails as across file systems, so copy it instead".into()
-        }
-    }
-}
-
 impl Reporter for Log {
     fn report(&self, event: &Event) {
         match event {
-            Event::Denied { question, reason } => {
-                let why = reason_text(*reason, &question.path);
+            Event::Denied { attempt, reason } => {
                 eprintln!(
-                    "sandgate: denied {} of `{}` by {} [pid {}]: {why}",
-                    question.operation,
-                    question.path.display(),
-                    question.process,
-                    question.pid
+                    "sandgate: denied {} of `{}` by {} [pid {}]: {}",
+                    attempt.operation,
+                    attempt.path.display(),
+                    attempt.process,
+                    attempt.pid,
+                    reason.describe(&attempt.path)
                 );
-                let decision = Decision::new(
-                    Verdict::Deny,
-                    question.path.to_string_lossy(),
-                    format!(
-                        "sandgate run: {} by {}: {why}",
-                        question.operation, question.process
-                    ),
-                );
-                crate::audit::record("run", "run", &decision);
             }
-            Event::Allowed { question, always } => {
-                let how = if *always {
-                    "allowed always"
-                } else {
-                    "allowed once"
-                };
-                let decision = Decision::new(
-                    Verdict::Allow,
-                    question.path.to_string_lossy(),
-                    format!(
-                        "sandgate run: {} by {}: {how}",
-                        question.operation, question.process
-                    ),
-                );
-                crate::audit::record("run", "run", &decision);
-            }
+            Event::Allowed { .. } => {}
             Event::PermissionHint { path, process } => {
                 let first = !self.hinted.swap(true, Ordering::Relaxed);
                 let more = if first {
@@ -566,6 +495,9 @@ impl Reporter for Log {
                 );
             }
             Event::Error(message) => eprintln!("sandgate: {message}"),
+        }
+        if let Some(decision) = event.decision() {
+            crate::audit::record("run", "run", &decision);
         }
     }
 }

@@ -20,14 +20,14 @@ use rmcp::model::{
     InputRequest, InputRequiredResult, InputResponses, ProtocolVersion,
 };
 use rmcp::service::{Peer, RoleServer, ServiceError};
-use sandgate_tools::resolver::{Answer, Ask, Resolution, Resolver, SubjectKind};
+use sandgate_policy::ask::{Answer, Question, Resolution, Resolver, SubjectKind};
 use serde_json::{json, Value};
 
 /// The key of the one input request sandgate sends.
 pub const INPUT_KEY: &str = "sandgate_permission";
 
 /// The elicitation message for an ASK.
-pub fn message(ask: &Ask) -> String {
+pub fn message(ask: &Question) -> String {
     let what = match ask.kind {
         SubjectKind::Path => format!("`{}` wants to use the path `{}`", ask.tool, ask.subject),
         SubjectKind::Command => format!("`{}` wants to run `{}`", ask.tool, ask.subject),
@@ -71,7 +71,10 @@ fn title(answer: Answer) -> &'static str {
 }
 
 /// The elicitation parameters for an ASK.
-pub fn params(ask: &Ask, version: Option<&ProtocolVersion>) -> Result<ElicitRequestParams, String> {
+pub fn params(
+    ask: &Question,
+    version: Option<&ProtocolVersion>,
+) -> Result<ElicitRequestParams, String> {
     let Value::Object(object) = schema_json(version) else {
         return Err("the elicitation schema is not an object".into());
     };
@@ -133,7 +136,7 @@ pub struct ElicitResolver {
 }
 
 impl Resolver for ElicitResolver {
-    fn resolve(&self, ask: &Ask) -> Resolution {
+    fn resolve(&self, ask: &Question) -> Resolution {
         let params = match params(ask, self.version.as_ref()) {
             Ok(p) => p,
             Err(reason) => return Resolution::Unavailable { reason },
@@ -162,7 +165,7 @@ impl Resolver for ElicitResolver {
 pub struct Preanswered(pub Resolution);
 
 impl Resolver for Preanswered {
-    fn resolve(&self, _ask: &Ask) -> Resolution {
+    fn resolve(&self, _ask: &Question) -> Resolution {
         self.0.clone()
     }
 }
@@ -177,7 +180,7 @@ pub fn fingerprint(tool: &str, arguments: &Value) -> String {
 
 /// The `input_required` result that asks `ask` (protocol `2026-07-28`).
 pub fn input_required(
-    ask: &Ask,
+    ask: &Question,
     version: Option<&ProtocolVersion>,
     state: String,
 ) -> Result<InputRequiredResult, String> {
@@ -203,8 +206,8 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    fn ask() -> Ask {
-        Ask {
+    fn ask() -> Question {
+        Question {
             tool: "exec_run".into(),
             kind: SubjectKind::Command,
             subject: "make".into(),

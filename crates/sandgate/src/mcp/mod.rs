@@ -18,8 +18,8 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use sandgate_policy::ask::{Question, Resolution, Resolver, SubjectKind};
 use sandgate_policy::Verdict;
-use sandgate_tools::resolver::{Ask, Resolution, Resolver, SubjectKind};
 use sandgate_tools::{Dispatcher, ToolError, ToolOutput};
 use serde_json::{json, Value};
 
@@ -130,7 +130,7 @@ impl ServerHandler for SandgateServer {
                         })?;
                     if let Ok(Some(decision)) = preview {
                         if decision.verdict == Verdict::Ask {
-                            let ask = Ask {
+                            let ask = Question {
                                 tool: tool.clone(),
                                 kind: SubjectKind::of_tool(&tool).unwrap_or(SubjectKind::Command),
                                 subject: decision.subject.clone(),
@@ -174,7 +174,7 @@ impl ServerHandler for SandgateServer {
 struct Fallback(Arc<dyn Resolver>);
 
 impl Resolver for Fallback {
-    fn resolve(&self, ask: &Ask) -> Resolution {
+    fn resolve(&self, ask: &Question) -> Resolution {
         self.0.resolve(ask)
     }
 }
