@@ -16,6 +16,7 @@
 //! The engine does no IO beyond reading policy files and resolving paths, and
 //! starts no async runtime.
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod ask;
 pub mod cache;

@@ -19,6 +19,7 @@
 //! assert!(denied.is_err());
 //! ```
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod dispatch;
 pub mod error;

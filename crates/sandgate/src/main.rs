@@ -1,6 +1,8 @@
 //! The `sandgate` command: a permission gate and sandbox for the file and shell
 //! tools of AI coding agents.
 
+#![forbid(unsafe_code)]
+
 mod audit;
 mod cli;
 mod cmd;
