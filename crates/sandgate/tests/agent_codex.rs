@@ -187,6 +187,29 @@ fn floor_read_through_the_shell() {
     }
 }
 
+/// With `cat` allowed, `cat ~/.ssh/id_rsa` still never hands the model the
+/// key, in either mode: the floor is not a rule an allow can override.
+#[test]
+fn floor_read_through_an_allowed_command() {
+    let Some(t) = tree() else { return };
+    t.install_hook(&[]);
+    t.write_policy(&agents_common::POLICY.replace("^touch allowed", "^cat |^touch allowed"));
+    for mode in [Mode::Default, Mode::Bypass] {
+        let run = t.run(
+            &Script::new(vec![
+                Step::shell(Agent::Codex, "cat ~/.ssh/id_rsa"),
+                Step::shell(Agent::Codex, "cat notes.txt ../home/.ssh/id_rsa"),
+            ]),
+            &hooked(mode),
+        );
+        assert_eq!(run.tool_results().len(), 2, "{}", run.describe());
+        t.assert_secret_kept(&run);
+    }
+    let reads = t.audit_for("id_rsa");
+    assert_eq!(reads.len(), 4, "{:#?}", t.audit());
+    assert!(reads.iter().all(|r| r["verdict"] == "deny"), "{reads:#?}");
+}
+
 /// A patch, as Codex's `apply_patch` takes it.
 fn patch(body: &str) -> String {
     format!("*** Begin Patch\n{body}*** End Patch\n")

@@ -223,6 +223,30 @@ fn shell_dir_path_is_the_working_directory() {
     t.assert_secret_kept(&run);
 }
 
+/// With `cat` allowed, `cat ~/.ssh/id_rsa`, and `cat id_rsa` in `dir_path:
+/// ~/.ssh`, still never hand the model the key: the floor is not a rule an
+/// allow can override.
+#[test]
+fn floor_read_through_an_allowed_command() {
+    let Some(t) = tree() else { return };
+    t.install_hook(&[]);
+    t.write_policy(&agents_common::POLICY.replace("^touch allowed", "^cat |^touch allowed"));
+    let ssh = t.home.join(".ssh");
+    let run = t.run(
+        &Script::new(vec![
+            Step::shell(Agent::Gemini, "cat ~/.ssh/id_rsa"),
+            Step::call(
+                "run_shell_command",
+                json!({"command": "cat id_rsa", "dir_path": ssh}),
+            ),
+        ]),
+        &wide(&t, Mode::Bypass),
+    );
+    assert!(run.status.success(), "{}", run.describe());
+    assert_eq!(run.tool_results().len(), 2, "{}", run.describe());
+    t.assert_secret_kept(&run);
+}
+
 /// `sandgate mcp` in `~/.gemini/settings.json` as the README says: `exec_run`
 /// runs the allowed command and not the denied one; `file_read` denies
 /// `~/.ssh/id_rsa` and gives the model the lines of a project file.
