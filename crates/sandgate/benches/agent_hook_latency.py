@@ -3,7 +3,7 @@
 
 For each agent (Claude Code, Codex CLI, Gemini CLI; the versions of
 .ci/agents.txt, installed by .ci/install-agents) and each hook variant, one
-headless run makes CALLS shell tool calls (`touch allowed.txt`, which the policy
+headless run makes CALLS shell tool calls (`touch allowed-N.txt`, which the policy
 allows) against the scripted model server of the real-agent tests
 (crates/sandgate/tests/agents_common/model_server.py). The server records when
 it finished sending each tool call and when the agent's next request, carrying
@@ -40,7 +40,7 @@ ALLOW = {
     "codex": '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}',
     "gemini": '{"decision":"allow"}',
 }
-POLICY = 'permissions:\n  paths:\n    allow: ["{work}/**"]\n  commands:\n    allow: ["^touch allowed\\\\.txt$"]\n'
+POLICY = 'permissions:\n  paths:\n    allow: ["{work}/**"]\n  commands:\n    allow: ["^touch allowed-[0-9]+\\\\.txt$"]\n'
 
 
 def pins():
@@ -59,8 +59,9 @@ def agent_bin(name):
     return os.path.join(base, "%s-%s" % (package.rsplit("/", 1)[-1], version), "node_modules/.bin", name)
 
 
-def shell_step(agent):
-    cmd = "touch allowed.txt"
+def shell_step(agent, i):
+    # A different file each call: Gemini CLI stops a run that repeats one call.
+    cmd = "touch allowed-%d.txt" % i
     if agent == "claude":
         return {"name": "Bash", "args": {"command": cmd, "description": "touch a file"}}
     if agent == "codex":
@@ -79,7 +80,7 @@ def one_run(agent, variant, calls, sandgate):
             f.write(POLICY.replace("{work}", work))
         script, record = os.path.join(root, "script.json"), os.path.join(root, "record.jsonl")
         with open(script, "w") as f:
-            json.dump({"steps": [shell_step(agent)] * calls, "final": "done"}, f)
+            json.dump({"steps": [shell_step(agent, i) for i in range(calls)], "final": "done"}, f)
         server = subprocess.Popen(
             [sys.executable, SERVER, script, record], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL
         )
