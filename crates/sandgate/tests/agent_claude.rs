@@ -376,6 +376,39 @@ fn grant_rules_take_effect_in_a_trusted_folder() {
     assert!(!t.work.join("not-granted").exists(), "{}", run.describe());
 }
 
+/// `grant --write` into the project's Claude settings of a folder Claude Code
+/// has not trusted says so, and how to fix it; in a trusted folder it does not.
+#[test]
+fn grant_says_when_claude_has_not_trusted_the_folder() {
+    let Some(t) = tree() else { return };
+    std::fs::write(t.work.join("loop.yaml"), LOOP).unwrap();
+    let out = t.sandgate(&[
+        "grant",
+        "loop.yaml",
+        "--write",
+        ".claude/settings.local.json",
+    ]);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains("trust"), "{said}");
+    trust_project(&t);
+    let out = t.sandgate(&[
+        "grant",
+        "loop.yaml",
+        "--write",
+        ".claude/settings.local.json",
+    ]);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!said.contains("has not trusted"), "{said}");
+}
+
 /// The audit log says how each ASK was settled: in the default mode the call
 /// is left to Claude Code's own permissions, with bypassPermissions it is not
 /// run, and an MCP question Claude Code dismissed headless is a decline no
