@@ -4,9 +4,9 @@
 //! The file is JSON (it is written by sandgate, read by people). Keys sandgate
 //! does not know are kept when it rewrites the file.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use sandgate_policy::atomic::{atomic_replace, Mode};
+use std::fs::{self, File};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -193,20 +193,13 @@ impl SandboxFile {
         let mut text = serde_json::to_string_pretty(settings)
             .map_err(|err| io_err("encode", io::Error::other(err)))?;
         text.push('\n');
-        let tmp = self
-            .dir()
-            .join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
-        let mut file = OpenOptions::new()
-            .create(true)
-            .truncate(true)
-            .write(true)
-            .mode(0o644)
-            .open(&tmp)
-            .map_err(|e| io_err("write", e))?;
-        file.write_all(text.as_bytes())
-            .and_then(|()| file.sync_all())
-            .map_err(|e| io_err("write", e))?;
-        fs::rename(&tmp, &self.path).map_err(|e| io_err("replace", e))
+        atomic_replace(&self.path, text.as_bytes(), Mode::Set(0o644)).map_err(|e| {
+            SettingsError::Io {
+                action: e.action,
+                path: e.path,
+                source: e.source,
+            }
+        })
     }
 }
 

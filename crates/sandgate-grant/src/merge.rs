@@ -5,9 +5,10 @@
 //! nothing — when the file is not what it expects, unless told to `--force`
 //! (which first keeps a `.bak` copy).
 
+use sandgate_policy::atomic::{atomic_replace, Mode};
 use std::collections::BTreeSet;
 use std::fs;
-use std::io::{self, Write as _};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::ordered::{entry, Json};
@@ -220,22 +221,6 @@ fn write_atomically(path: &Path, contents: &str) -> Result<(), MergeError> {
         _ => PathBuf::from("."),
     };
     fs::create_dir_all(&dir).map_err(err)?;
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "settings".into());
-    let tmp = dir.join(format!(".{name}.sandgate-{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = fs::File::create(&tmp)?;
-        file.write_all(contents.as_bytes())?;
-        file.sync_all()?;
-        if let Ok(meta) = fs::metadata(&target) {
-            fs::set_permissions(&tmp, meta.permissions())?;
-        }
-        fs::rename(&tmp, &target)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result.map_err(err)
+    atomic_replace(&target, contents.as_bytes(), Mode::Keep { new: 0o644 })
+        .map_err(|e| err(e.source))
 }

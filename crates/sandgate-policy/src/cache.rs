@@ -22,7 +22,6 @@
 //! Location: `$SANDGATE_CACHE_DIR`, else `$XDG_CACHE_HOME/sandgate`, else
 //! `~/.cache/sandgate`. `SANDGATE_CACHE=off` turns it off.
 
-use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -227,12 +226,10 @@ fn write_entry<T: Serialize>(dir: &Path, file: &Path, key: &str, entry: &T) -> s
     let body = postcard::to_allocvec(entry).map_err(std::io::Error::other)?;
     let checksum = hex(&Sha256::digest(&body));
     std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    write!(tmp, "{MAGIC}\n{FORMAT}\n{VERSION}\n{key}\n{checksum}\n")?;
-    tmp.write_all(&body)?;
-    tmp.as_file().sync_data()?;
-    tmp.persist(file).map_err(|e| e.error)?;
-    Ok(())
+    let mut bytes = format!("{MAGIC}\n{FORMAT}\n{VERSION}\n{key}\n{checksum}\n").into_bytes();
+    bytes.extend_from_slice(&body);
+    crate::atomic::atomic_replace(file, &bytes, crate::atomic::Mode::Set(0o600))
+        .map_err(|e| e.source)
 }
 
 /// The cached form of [`Merged`] plus the command rules' required literals.

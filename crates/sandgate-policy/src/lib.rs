@@ -19,6 +19,7 @@
 #![forbid(unsafe_code)]
 
 pub mod ask;
+pub mod atomic;
 pub mod cache;
 pub mod canon;
 mod command;

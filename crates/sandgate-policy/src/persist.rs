@@ -13,13 +13,14 @@
 //! An edit that would change anything else is refused, never written.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use fs4::FileExt;
 use serde_json::Value;
 
+use crate::atomic;
 use crate::load::{parse_policy, MAX_POLICY_BYTES};
 
 /// Which rule section of `permissions:` a rule belongs to.
@@ -520,68 +521,31 @@ fn read_existing(file: &Path) -> Result<Option<(String, u32)>, PersistError> {
     Ok(Some((text, mode)))
 }
 
-/// The name prefix of the temp files written beside `file`.
-fn temp_prefix(file: &Path) -> String {
-    format!(
-        ".{}.",
-        file.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "permissions.yaml".into())
-    )
-}
-
-const TEMP_SUFFIX: &str = ".tmp";
-
 /// Remove temp files of writers that died before their rename. Only called
 /// under the lock, so no live writer has a temp file at this moment.
 fn remove_stale_temp_files(file: &Path, dir: &Path) {
-    let prefix = temp_prefix(file);
+    let prefix = atomic::temp_prefix(file);
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        if name.starts_with(&prefix) && name.ends_with(TEMP_SUFFIX) {
+        if name.starts_with(&prefix) && name.ends_with(atomic::TEMP_SUFFIX) {
             let _ = fs::remove_file(entry.path());
         }
     }
 }
 
-/// Write `text` to a temp file beside `file`, fsync it, rename it over `file`, fsync the directory.
-fn replace_atomically(file: &Path, dir: &Path, text: &str, mode: u32) -> Result<(), PersistError> {
-    let io_err = |action, path: &Path, source| PersistError::Io {
-        action,
-        path: path.to_path_buf(),
-        source,
-    };
-    let prefix = temp_prefix(file);
-    let mut temp = tempfile::Builder::new()
-        .prefix(&prefix)
-        .suffix(TEMP_SUFFIX)
-        .tempfile_in(dir)
-        .map_err(|e| io_err("create a temporary file in", dir, e))?;
-    temp.write_all(text.as_bytes())
-        .map_err(|e| io_err("write", temp.path(), e))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        temp.as_file()
-            .set_permissions(fs::Permissions::from_mode(mode))
-            .map_err(|e| io_err("set the mode of", temp.path(), e))?;
-    }
-    #[cfg(not(unix))]
-    let _ = mode;
-    temp.as_file()
-        .sync_all()
-        .map_err(|e| io_err("flush", temp.path(), e))?;
-    temp.persist(file)
-        .map_err(|e| io_err("replace", file, e.error))?;
-    // The rename is durable only once the directory entry is on disk.
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+/// Write `text` over `file` with [`atomic::atomic_replace`].
+fn replace_atomically(file: &Path, _dir: &Path, text: &str, mode: u32) -> Result<(), PersistError> {
+    atomic::atomic_replace(file, text.as_bytes(), atomic::Mode::Set(mode)).map_err(|e| {
+        PersistError::Io {
+            action: e.action,
+            path: e.path,
+            source: e.source,
+        }
+    })
 }
 
 #[cfg(test)]

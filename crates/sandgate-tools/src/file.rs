@@ -261,7 +261,7 @@ impl Drop for Temp<'_> {
 /// bits. No symlink is followed on the way: one there means the path changed
 /// since it was judged, and nothing is written. Returns whether the file
 /// existed.
-pub fn atomic_write(path: &Path, content: &[u8]) -> Result<bool, ToolError> {
+pub fn replace_judged(path: &Path, content: &[u8]) -> Result<bool, ToolError> {
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return Err(ToolError::failed(format!(
             "`{}` has no parent directory",
@@ -300,7 +300,7 @@ pub fn atomic_write(path: &Path, content: &[u8]) -> Result<bool, ToolError> {
 /// `file_write`: create or replace a file with `content`.
 pub fn write(target: &Target, content: &str) -> Result<ToolOutput, ToolError> {
     let path = target.path.as_path();
-    let existed = atomic_write(path, content.as_bytes())?;
+    let existed = replace_judged(path, content.as_bytes())?;
     let verb = if existed { "replaced" } else { "created" };
     Ok(ToolOutput::new(
         format!("{verb} `{}` ({} bytes)", path.display(), content.len()),
@@ -370,7 +370,7 @@ pub fn edit(
     } else {
         text.replacen(old, new, 1)
     };
-    atomic_write(path, edited.as_bytes())?;
+    replace_judged(path, edited.as_bytes())?;
     Ok(ToolOutput::new(
         format!(
             "replaced {count} occurrence{} in `{}`",

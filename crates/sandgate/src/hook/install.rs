@@ -18,8 +18,8 @@
 //! removes it, and renumbers the trust of the user's other handlers in the same
 //! file when taking sandgate's out shifts their positions.
 
+use sandgate_policy::atomic::{atomic_replace, Mode};
 use std::fmt;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use jsonc_parser::cst::{CstArray, CstInputValue, CstNode, CstObject, CstRootNode};
@@ -453,19 +453,7 @@ fn write_atomic(file: &Path, bytes: &[u8]) -> Result<(), InstallError> {
     };
     let dir = file.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
-    tmp.write_all(bytes).map_err(io)?;
-    let perms = match std::fs::metadata(file) {
-        Ok(m) => m.permissions(),
-        Err(_) => {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::Permissions::from_mode(0o644)
-        }
-    };
-    std::fs::set_permissions(tmp.path(), perms).map_err(io)?;
-    tmp.as_file().sync_all().map_err(io)?;
-    tmp.persist(file).map_err(|e| io(e.error))?;
-    Ok(())
+    atomic_replace(file, bytes, Mode::Keep { new: 0o644 }).map_err(|e| io(e.source))
 }
 
 fn to_cst(value: &Value) -> CstInputValue {
