@@ -142,18 +142,7 @@ pub fn path_rule(path: &Path) -> Result<String, PersistError> {
     if !path.is_absolute() {
         return Err(PersistError::RelativePath(path.to_path_buf()));
     }
-    let mut glob = String::with_capacity(text.len());
-    for c in text.chars() {
-        // A one-character class is literal in every globset mode, backslash included.
-        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
-            glob.push('[');
-            glob.push(c);
-            glob.push(']');
-        } else {
-            glob.push(c);
-        }
-    }
-    Ok(glob)
+    Ok(crate::rules::escape_glob_literal(text))
 }
 
 /// The exact regex for one command: `^` + the command with every regex

@@ -82,23 +82,23 @@ type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 /// Characters that make a path component a pattern rather than a literal.
 const GLOB_META: &[char] = &['*', '?', '[', ']', '{', '}', '\\'];
 
-/// Escape a literal path for a glob compiled with `backslash_escape(true)`:
-/// `globset::escape` covers `*?[]{}` but not `\`, which would otherwise
-/// escape the next character instead of matching itself.
+/// Escape a literal path for a glob: the one escaper of the crate (the
+/// compiled rules and [`crate::persist::path_rule`] use it). Each glob
+/// metacharacter, backslash included, becomes a one-character class (`[*]`,
+/// `[\\]`), which is literal whether or not the glob is compiled with
+/// `backslash_escape`; `globset::escape` leaves `\\` as it is.
 pub fn escape_glob_literal(literal: &str) -> String {
     if !literal.contains(GLOB_META) {
         return literal.to_string();
     }
-    let mut out = String::with_capacity(literal.len());
+    let mut out = String::with_capacity(literal.len() + 8);
     for c in literal.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '*' | '?' | '[' | ']' | '{' | '}' => {
-                out.push('[');
-                out.push(c);
-                out.push(']');
-            }
-            _ => out.push(c),
+        if GLOB_META.contains(&c) {
+            out.push('[');
+            out.push(c);
+            out.push(']');
+        } else {
+            out.push(c);
         }
     }
     out
@@ -971,5 +971,28 @@ mod tests {
         );
         assert_eq!(rules.first_match("git").unwrap().pattern, "^git( |$)");
         assert!(rules.first_match("legit status").is_none());
+    }
+
+    #[test]
+    fn the_escaper_and_the_persisted_rule_agree_on_a_backslash() {
+        // The case where the compiled rules (`\\\\`) and the persisted rule
+        // (`[\\]`) used to spell a backslash differently.
+        let path = r"/tmp/back\slash/a*b/[c]/{d}/e?";
+        let escaped = escape_glob_literal(path);
+        assert_eq!(escaped, r"/tmp/back[\]slash/a[*]b/[[]c[]]/[{]d[}]/e[?]");
+        assert_eq!(crate::persist::path_rule(Path::new(path)).unwrap(), escaped);
+        for backslash_escape in [true, false] {
+            let m = globset::GlobBuilder::new(&escaped)
+                .literal_separator(true)
+                .backslash_escape(backslash_escape)
+                .build()
+                .unwrap()
+                .compile_matcher();
+            assert!(m.is_match(path), "{backslash_escape}");
+            assert!(!m.is_match(r"/tmp/back\\slash/a*b/[c]/{d}/e?"));
+            assert!(!m.is_match("/tmp/backslash/a*b/[c]/{d}/e?"));
+            assert!(!m.is_match(r"/tmp/back\slash/aXb/[c]/{d}/e?"));
+        }
+        assert_eq!(escape_glob_literal("/plain/path"), "/plain/path");
     }
 }
