@@ -14,7 +14,7 @@
 //!    allow rule matches → ASK;
 //! 6. otherwise ALLOW.
 //!
-//! The reason names the part that decided.
+//! The reason names every part that decided, the strictest first.
 
 use serde::Serialize;
 
@@ -23,6 +23,19 @@ use crate::pathwords::Places;
 use crate::policy::Policy;
 use crate::request::Context;
 use crate::shell::{self, Analysis, SimpleCommand};
+
+/// The deciding part's reason first, then those of every other part with the
+/// same verdict: `git status; rm -rf ~` names both commands, not the first.
+fn every_reason(decider: &Part, parts: &[Part], verdict: Verdict) -> String {
+    let mut reason = decider.reason.clone();
+    for p in parts {
+        if p.verdict == verdict && !std::ptr::eq(p, decider) && !reason.contains(&p.reason) {
+            reason.push_str("; ");
+            reason.push_str(&p.reason);
+        }
+    }
+    reason
+}
 
 /// What a part of a command line is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -368,7 +381,7 @@ impl Policy {
                 verdict: worst,
                 subject: command.to_string(),
                 rule: p.rule.clone(),
-                reason: p.reason.clone(),
+                reason: every_reason(p, parts, worst),
             },
             None => Decision::new(Verdict::Ask, command, "no allow rule matched the command"),
         }

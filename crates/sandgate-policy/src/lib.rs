@@ -37,6 +37,7 @@ pub mod protected;
 pub mod request;
 pub mod rules;
 pub mod shell;
+pub mod validate;
 
 pub use command::{CommandExplanation, Part, PartKind};
 pub use decision::{Decision, List, Origin, RuleRef, Tier, Verdict};

@@ -156,10 +156,14 @@ pub fn read_policy_files(sources: &Sources) -> Result<Vec<LoadedFile>, crate::Lo
     let mut files = Vec::new();
     let mut problems = Vec::new();
     for (tier, path) in sources.tiers() {
-        match read_policy_file(path, tier) {
+        let mut more = Vec::new();
+        match read_policy_file_all(path, tier, &mut more) {
             Ok(Some(f)) => files.push(f),
             Ok(None) => {}
-            Err(p) => problems.push(p),
+            Err(p) => {
+                problems.push(p);
+                problems.append(&mut more);
+            }
         }
     }
     if problems.is_empty() {
@@ -171,6 +175,15 @@ pub fn read_policy_files(sources: &Sources) -> Result<Vec<LoadedFile>, crate::Lo
 
 /// Read and parse one policy file. A missing file is `Ok(None)`.
 pub fn read_policy_file(path: &Path, tier: Tier) -> Result<Option<LoadedFile>, Problem> {
+    read_policy_file_all(path, tier, &mut Vec::new())
+}
+
+/// [`read_policy_file`], with the problems after the first put in `more`.
+fn read_policy_file_all(
+    path: &Path,
+    tier: Tier,
+    more: &mut Vec<Problem>,
+) -> Result<Option<LoadedFile>, Problem> {
     let problem = |message: String| Problem {
         file: path.to_path_buf(),
         position: None,
@@ -190,7 +203,11 @@ pub fn read_policy_file(path: &Path, tier: Tier) -> Result<Option<LoadedFile>, P
     };
     let text = String::from_utf8(bytes)
         .map_err(|_| problem("cannot read the policy file: it is not UTF-8 text".into()))?;
-    let file = parse_policy(&text, path)?;
+    let file = parse_policy_all(&text, path).map_err(|mut all| {
+        let first = all.remove(0);
+        more.extend(all);
+        first
+    })?;
     Ok(Some(LoadedFile {
         tier,
         path: path.to_path_buf(),
@@ -207,27 +224,46 @@ pub fn io_text(e: &std::io::Error) -> String {
     }
 }
 
-/// Parse policy YAML. `path` is only used in the error.
+/// Parse policy YAML. `path` is only used in the error, which is the first
+/// problem of [`parse_policy_all`].
 pub fn parse_policy(text: &str, path: &Path) -> Result<PolicyFile, Problem> {
+    parse_policy_all(text, path).map_err(|mut all| all.remove(0))
+}
+
+/// Parse policy YAML; on failure, every problem of the file (at least one),
+/// in file order, each in words with its line and column.
+pub fn parse_policy_all(text: &str, path: &Path) -> Result<PolicyFile, Vec<Problem>> {
     if is_blank_yaml(text) {
         return Ok(PolicyFile::default());
     }
     serde_saphyr::from_str::<PolicyFile>(text).map_err(|e| {
+        let all = crate::validate::problems(text, path);
+        if !all.is_empty() {
+            return all;
+        }
         let position = e
             .location()
             .map(|l| (l.line() as u32, l.column() as u32))
             .filter(|&(l, _)| l > 0);
-        Problem {
+        let message = yaml_message(&e.to_string());
+        let hint = if message.contains("tab") {
+            "YAML indents with spaces only: replace the tab with spaces".into()
+        } else {
+            SCHEMA_HINT.into()
+        };
+        vec![Problem {
             file: path.to_path_buf(),
             position,
             rule: None,
-            message: yaml_message(&e.to_string()),
-            hint: Some(
-                "see schema/permissions.schema.json for the keys a policy file may have".into(),
-            ),
-        }
+            message,
+            hint: Some(hint),
+        }]
     })
 }
+
+/// Where to look up the keys: a command every user has, not a file they may not.
+pub const SCHEMA_HINT: &str =
+    "`sandgate policy schema` prints the JSON Schema: every key a policy file may have, with its type";
 
 /// Only comments and whitespace (or an explicit empty document).
 fn is_blank_yaml(text: &str) -> bool {

@@ -24,6 +24,8 @@ pub enum PolicyCommand {
     Deny(crate::cmd::policy_edit::EditArgs),
     /// Warn about rules that are too broad, unanchored, shadowed or duplicated (exit 1 if any).
     Lint,
+    /// Print the JSON Schema of a policy file (for an editor's YAML language server).
+    Schema,
 }
 
 /// Run a `policy` subcommand.
@@ -38,6 +40,10 @@ pub fn run(global: &GlobalArgs, command: PolicyCommand) -> ExitCode {
             crate::cmd::policy_edit::add(global, sandgate_policy::persist::Effect::Deny, args)
         }
         PolicyCommand::Lint => crate::cmd::policy_edit::run_lint(global),
+        PolicyCommand::Schema => {
+            print!("{}", sandgate_policy::validate::SCHEMA);
+            ExitCode::SUCCESS
+        }
     }
 }
 
