@@ -48,11 +48,13 @@ const CASES: &[(&str, &str, Verdict, bool)] = &[
         Verdict::Allow,
         false,
     ),
-    // A command substitution needs tree-sitter-bash; trailing redirections do not.
+    // A command substitution needs tree-sitter-bash; trailing redirections do
+    // not. Its value is only known when the command runs, so it could name a
+    // protected path: ask, never allowed by a prefix rule.
     (
         "3_segments_substitution",
         "git status && ls -la \"$(git rev-parse --show-toplevel)\" | grep foo",
-        Verdict::Allow,
+        Verdict::Ask,
         true,
     ),
     (
