@@ -378,13 +378,13 @@ fn command_allow_warnings(rule: &SourceRule, denies: &[(&SourceRule, Regex)]) ->
         out.push(warning(
             rule,
             WarningKind::TooBroad,
-            "it matches every command; allow specific commands such as `^git( |$)`".into(),
+            "it matches every command; allow specific commands such as `^git status( |$)`".into(),
         ));
     } else if let Some(probe) = DANGEROUS_COMMANDS.iter().find(|c| re.is_match(c)) {
         out.push(warning(
             rule,
             WarningKind::TooBroad,
-            format!("it allows `{probe}`; allow specific commands such as `^git( |$)`"),
+            format!("it allows `{probe}`; allow specific commands such as `^git status( |$)`"),
         ));
     } else if let Some(word) = leading_word(text) {
         let longer = format!("{word}zz");
