@@ -3,6 +3,11 @@
 //! the library and the seccomp filter share, and the library's bytes and
 //! content hash (none on other targets, which run without the fast path).
 
+#![allow(
+    clippy::expect_used,
+    reason = "a build script fails the build by panicking, its message the error"
+)]
+
 use std::env;
 use std::fmt::Write as _;
 use std::fs;

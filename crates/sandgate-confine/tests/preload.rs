@@ -1,6 +1,8 @@
 //! The preload fast path against the real kernel: programs started through
 //! `confine::spawn` with a listener that counts every notification and lets
 //! the kernel continue (so the Landlock floor decides each call).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 
 use std::fs;

@@ -1,5 +1,7 @@
 //! `merge_into` against real files: every case the settings file can be in.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;

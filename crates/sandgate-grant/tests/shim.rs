@@ -2,6 +2,8 @@
 //! detection is right, and `need_bash` / `require` exit 2. A BSD userland is
 //! simulated with PATH shims for `sed` and `stat` that behave like BSD's.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};

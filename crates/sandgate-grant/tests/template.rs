@@ -1,5 +1,7 @@
 //! The documentation template and the loop schema stay in step with `required`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 

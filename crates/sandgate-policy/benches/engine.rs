@@ -2,6 +2,8 @@
 //!
 //! Run with `cargo bench -p sandgate-policy --bench engine`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use sandgate_policy::{Context, Policy, Sources, ToolCall, Verdict};
 

@@ -3,6 +3,8 @@
 //! Run with `cargo bench -p sandgate-policy --bench shell`; see `main` for a
 //! repeatable instruction count under callgrind.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use criterion::{criterion_group, Criterion};
 use sandgate_policy::load::{parse_policy, LoadedFile};
 use sandgate_policy::shell::analyse;

@@ -7,6 +7,8 @@
 //! compared the same way over a generated table of commands and paths, and a
 //! property test compares the literal prefilter with plain regex matching.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;

@@ -1,6 +1,8 @@
 //! An "allow always" rule (`^` + escaped command + `$`) allows exactly that
 //! command line, even when the shell analysis alone would ask about it.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 
 use sandgate_policy::load::{parse_policy, LoadedFile};

@@ -2,6 +2,8 @@
 //! effective policy never allows what the central file alone would not allow,
 //! and it denies everything the central file alone denies.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;

@@ -4,6 +4,8 @@
 //! operands and options, against a "careful user" policy written from the
 //! README; benign look-alikes keep their verdict.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod shell_common;
 
 use sandgate_policy::shell::programs::{Runs, PROGRAMS, PROGRAM_VARIABLES, WRITERS};

@@ -1,6 +1,8 @@
 //! Property: an allowed simple command never carries a command that is not
 //! allowed, whatever joins them.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod shell_common;
 
 use proptest::prelude::*;

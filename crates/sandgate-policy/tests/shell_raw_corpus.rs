@@ -5,6 +5,8 @@
 //! The binary runs the whole corpus in `crates/sandgate/tests/corpus.rs`; this
 //! test evaluates its command cases through the engine with the mode forced.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use sandgate_policy::load::{read_policy_file, LoadedFile};
 use sandgate_policy::request::tool_kind;
 use sandgate_policy::{Context, Policy, Sources, Tier, ToolCall, ToolKind};

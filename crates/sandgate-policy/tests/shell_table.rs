@@ -1,6 +1,8 @@
 //! The shell-aware command gate, case by case: policy, command → verdict and
 //! the part that decided it (a text the reason must contain).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod shell_common;
 
 use sandgate_policy::{ToolCall, Verdict};

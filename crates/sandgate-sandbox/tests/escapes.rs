@@ -1,6 +1,8 @@
 //! Escape attempts against the real kernel: every isolation mode that runs on
 //! this machine must give the same answers on the same table.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::fs;
 use std::io::ErrorKind;
 use std::net::TcpListener;

@@ -3,6 +3,8 @@
 //!
 //! `cargo bench -p sandgate-tools --bench grep`
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;

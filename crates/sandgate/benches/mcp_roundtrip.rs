@@ -3,6 +3,8 @@
 //!
 //! `cargo bench -p sandgate --bench mcp_roundtrip`
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;

@@ -2,6 +2,8 @@
 //! `sandgate hook install claude`, against a scripted model on 127.0.0.1.
 //! How to run one case: see `agents_common/mod.rs`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod agents_common;
 
 use agents_common::{Agent, Mode, RunOpts, Script, Step, Tree};

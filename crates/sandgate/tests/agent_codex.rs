@@ -6,6 +6,8 @@
 //! hook decides pass `--dangerously-bypass-hook-trust`; the install cases run
 //! without it.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod agents_common;
 
 use agents_common::{Agent, Mode, RunOpts, Script, Step, Tree};

@@ -7,6 +7,8 @@
 //! user gave Claude Code in force, and an ASK under `bypassPermissions`
 //! that still does not run.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod agents_common;
 
 use agents_common::{Agent, Mode, RunOpts, Script, Step, Tree};

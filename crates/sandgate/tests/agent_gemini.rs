@@ -4,6 +4,8 @@
 //!
 //! Headless, Gemini offers its shell tool only with `--yolo` ([`Mode::Bypass`]).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod agents_common;
 
 use agents_common::{Agent, Mode, RunOpts, Script, Step, Tree};

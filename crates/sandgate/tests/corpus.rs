@@ -7,6 +7,8 @@
 //! stand for those directories and an origin is written `builtin` or
 //! `TIER:LINE` (`central:4`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../../../tests/support/corpus.rs"]
 mod corpus;
 

@@ -9,6 +9,8 @@
 //! entered with `setpriv --reuid`; its tree lives where that user can reach
 //! it, and the binary is copied there, wherever the checkout is.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::fs;
 use std::io::Read;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};

@@ -2,6 +2,8 @@
 //! kernel: the same escape table for `landlock` and `bwrap`, the custom
 //! wrapper, the invalid-template fallback, and `--dry-run`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::fs;
 use std::io::ErrorKind;
 use std::net::TcpListener;

@@ -5,6 +5,8 @@
 //! runtime. It skips, saying why, when `chromium` or `chromedriver` is missing
 //! (`.ci/run` installs both).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -1,6 +1,8 @@
 //! `sandgate hook …` against the real binary: Gemini CLI's answers and its ask
 //! fallback, failing closed, the audit log, and the compiled-policy cache.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod hook_common;
 
 use hook_common::{run_with_stdin, stdout_json, Env};

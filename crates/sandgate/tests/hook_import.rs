@@ -1,6 +1,8 @@
 //! `sandgate import claude`: the printed YAML is a policy sandgate loads, and
 //! it decides as the Claude Code rules did; what cannot be converted is listed.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod hook_common;
 
 use hook_common::Env;

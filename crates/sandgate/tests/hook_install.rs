@@ -1,6 +1,8 @@
 //! `sandgate hook install|uninstall`: additive, idempotent, preserving, and
 //! refusing malformed files without writing anything.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod hook_common;
 
 use hook_common::Env;

@@ -4,6 +4,8 @@
 //! is judged as the call it is: the audit log names the sandgate tool and the
 //! subject for every one.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod hook_common;
 
 use hook_common::Env;

@@ -3,6 +3,8 @@
 //! `../shared/conformance/codex-hooks/`), over a table of real-shaped payloads
 //! covering every gated tool name and every verdict.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod hook_common;
 
 use hook_common::{schema, schema_dir, stdout_json, Env};

@@ -1,5 +1,7 @@
 //! `sandgate mcp --http`: loopback by default, a bearer token on every request.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};

@@ -3,6 +3,8 @@
 //! protocol eras (the `initialize` handshake up to `2025-11-25`, and the
 //! stateless `2026-07-28`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::Command;

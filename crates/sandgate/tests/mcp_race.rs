@@ -6,6 +6,8 @@
 //! left anywhere. First the same swap is shown to beat a naive
 //! check-then-open-by-name, so the test can fail.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeMap;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};

@@ -2,6 +2,8 @@
 //! a broken policy file has every problem named in words, and hints point at
 //! what every user has (`sandgate policy schema`), never at a source checkout.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 use std::process::Command;
 

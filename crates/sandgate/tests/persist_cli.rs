@@ -1,6 +1,8 @@
 //! `sandgate policy allow|deny path|command RULE [--local]` and `sandgate policy lint`,
 //! against the real binary.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 
 use assert_cmd::Command;

@@ -1,6 +1,8 @@
 //! The rule writer under load, through the real binary: many processes at
 //! once, and processes killed with SIGKILL in the middle of their writes.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

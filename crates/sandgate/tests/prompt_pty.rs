@@ -3,6 +3,8 @@
 //! Every test uses its own temporary HOME and `--config`, so nothing touches
 //! the real `~/.sandgate`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};

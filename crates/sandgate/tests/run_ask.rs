@@ -2,6 +2,8 @@
 //! each of the four answers, with persistence to `sandbox.json`, against the
 //! real kernel and the real binary.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::fs;
 use std::path::Path;
 use std::process::Command;

@@ -4,6 +4,8 @@
 //! Workspaces and "outside" directories live under Cargo's target tmp dir,
 //! which is outside every allowed tree; HOME is a fresh directory per test.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

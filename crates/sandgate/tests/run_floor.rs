@@ -8,6 +8,8 @@
 //! Everything lives in a throwaway tree: its own HOME, workspace, bare
 //! repository, host key, agent socket and sshd configuration.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod run_common;
 
 use std::fs;

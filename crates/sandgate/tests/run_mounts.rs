@@ -7,6 +7,8 @@
 //! purpose), so that the kernel alone (Landlock and the mounts) decides them,
 //! without the supervisor's second look.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};

@@ -3,6 +3,8 @@
 //! redirections, Python, C and Rust programs, against the real kernel and
 //! the real binary. That the fast path skips the supervisor is shown at the
 //! kernel level in `crates/sandgate-confine/tests/preload.rs`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 
 use std::fs;

@@ -7,6 +7,8 @@
 //! The inputs are made outside the workspace, unconfined; only the step
 //! under test runs confined.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;

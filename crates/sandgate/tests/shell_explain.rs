@@ -1,5 +1,7 @@
 //! `sandgate policy explain` lists the parts of a shell-analysed command.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use assert_cmd::Command;
 
 const POLICY: &str = r#"
