@@ -9,6 +9,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+#[path = "../../../tests/support/outside.rs"]
+mod outside;
+
 use sandgate_confine::{self as confine, preload, Ready, RunPlan, RunPlanInputs, SandboxSettings};
 
 struct Fixture {
@@ -20,14 +23,13 @@ struct Fixture {
 
 /// A workspace with a subdirectory (a Landlock rule of its own), an outside
 /// directory and a home, under Cargo's target tmp dir (outside every allowed
-/// tree).
+/// tree, see `outside.rs`).
 fn fixture() -> Option<Fixture> {
     if confine::Mechanism::probe().landlock_abi == 0 {
         eprintln!("skipping: this kernel has no Landlock");
         return None;
     }
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    fs::create_dir_all(base).unwrap();
+    let base = outside::base();
     let tmp = tempfile::tempdir_in(base).unwrap();
     let root = tmp.path().canonicalize().unwrap();
     let (ws, out, home) = (root.join("ws"), root.join("out"), root.join("home"));

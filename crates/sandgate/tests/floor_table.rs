@@ -132,7 +132,7 @@ struct Fixture {
 fn fixture() -> Fixture {
     let tmp = tempfile::Builder::new()
         .prefix("floor-table")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .tempdir_in(run_common::outside::base())
         .unwrap();
     let root = fs::canonicalize(tmp.path()).unwrap();
     let home = root.join("home");

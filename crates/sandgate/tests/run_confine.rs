@@ -15,7 +15,7 @@ mod run_common;
 use run_common::{supported, text, Tree as Env};
 
 fn env() -> Env {
-    env_in(Path::new(env!("CARGO_TARGET_TMPDIR")))
+    env_in(run_common::outside::base())
 }
 
 fn env_in(base: &Path) -> Env {

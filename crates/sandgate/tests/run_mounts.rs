@@ -19,7 +19,7 @@ use sandgate_confine::preload::MARKER;
 mod run_common;
 
 fn env() -> Env {
-    env_in(Path::new(env!("CARGO_TARGET_TMPDIR")))
+    env_in(run_common::outside::base())
 }
 
 fn env_in(base: &Path) -> Env {

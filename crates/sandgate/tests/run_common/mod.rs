@@ -1,14 +1,18 @@
 //! Shared by the `run_*` tests: whether this kernel can confine, and a fresh
 //! tree (workspace, an outside directory, a home) per test.
 //!
-//! The tree lives under Cargo's target tmp dir, outside every tree `sandgate
-//! run` allows, unless a test asks for another base.
+//! The tree lives outside every tree `sandgate run` allows (Cargo's target
+//! tmp dir unless the checkout is in a temp tree), unless a test asks for
+//! another base.
 
 #![allow(dead_code)]
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+#[path = "../../../../tests/support/outside.rs"]
+pub mod outside;
 
 /// Whether this kernel can run the confinement (Landlock present); prints why not.
 pub fn supported() -> bool {
@@ -43,9 +47,9 @@ pub struct Tree {
 }
 
 impl Tree {
-    /// A tree under Cargo's target tmp dir.
+    /// A tree outside every tree `sandgate run` allows (see `outside.rs`).
     pub fn new() -> Tree {
-        Tree::new_in(Path::new(env!("CARGO_TARGET_TMPDIR")))
+        Tree::new_in(outside::base())
     }
 
     /// A tree in a fresh directory under `base`.
