@@ -31,7 +31,6 @@
 pub mod config;
 pub mod detect;
 pub mod merge;
-pub mod ordered;
 pub mod render;
 pub mod review;
 pub mod rules;

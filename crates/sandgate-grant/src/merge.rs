@@ -4,6 +4,11 @@
 //! `permissions.allow`, keeps every other key and rule, and refuses — writing
 //! nothing — when the file is not what it expects, unless told to `--force`
 //! (which first keeps a `.bak` copy).
+//!
+//! Key order is kept by `serde_json`'s `preserve_order` feature: objects
+//! keep the order the file wrote them in, and a repeated key keeps its first
+//! place and its last value, so the merge does not reorder what it did not
+//! touch.
 
 use sandgate_policy::atomic::{atomic_replace, Mode};
 use std::collections::BTreeSet;
@@ -11,7 +16,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::ordered::{entry, Json};
+use serde_json::{Map, Value};
 
 /// What a merge did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,23 +111,23 @@ pub fn merge_into(
 
     let mut backup = None;
     let mut root = match existing.as_deref() {
-        None => Vec::new(),
-        Some(text) if text.trim().is_empty() => Vec::new(),
-        Some(text) => match serde_json::from_str::<Json>(text) {
-            Ok(Json::Object(entries)) => entries,
+        None => Map::new(),
+        Some(text) if text.trim().is_empty() => Map::new(),
+        Some(text) => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(entries)) => entries,
             Ok(_) if force => {
                 backup = Some(keep_backup(path)?);
-                Vec::new()
+                Map::new()
             }
             Ok(other) => {
                 return Err(MergeError::RootNotObject {
                     path: path.to_path_buf(),
-                    found: other.kind(),
+                    found: kind(&other),
                 })
             }
             Err(_) if force => {
                 backup = Some(keep_backup(path)?);
-                Vec::new()
+                Map::new()
             }
             Err(e) => {
                 return Err(MergeError::Parse {
@@ -133,17 +138,21 @@ pub fn merge_into(
         },
     };
 
-    let permissions = entry(&mut root, "permissions", || Json::Object(Vec::new()));
-    let found = permissions.kind();
-    let Json::Object(permissions) = permissions else {
+    let permissions = root
+        .entry("permissions")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let found = kind(permissions);
+    let Value::Object(permissions) = permissions else {
         return Err(MergeError::PermissionsNotObject {
             path: path.to_path_buf(),
             found,
         });
     };
-    let allow = entry(permissions, "allow", || Json::Array(Vec::new()));
-    let found = allow.kind();
-    let Json::Array(allow) = allow else {
+    let allow = permissions
+        .entry("allow")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    let found = kind(allow);
+    let Value::Array(allow) = allow else {
         return Err(MergeError::AllowNotArray {
             path: path.to_path_buf(),
             found,
@@ -153,20 +162,20 @@ pub fn merge_into(
     let present: BTreeSet<String> = allow
         .iter()
         .filter_map(|v| match v {
-            Json::String(s) => Some(s.clone()),
+            Value::String(s) => Some(s.clone()),
             _ => None,
         })
         .collect();
     let mut added = 0;
     for rule in rules {
         if !present.contains(rule) {
-            allow.push(Json::String(rule.clone()));
+            allow.push(Value::String(rule.clone()));
             added += 1;
         }
     }
 
     let mut json =
-        serde_json::to_string_pretty(&Json::Object(root)).map_err(|e| MergeError::Write {
+        serde_json::to_string_pretty(&Value::Object(root)).map_err(|e| MergeError::Write {
             path: path.to_path_buf(),
             source: io::Error::other(e),
         })?;
@@ -184,6 +193,18 @@ pub fn merge_into(
         backup,
         json,
     })
+}
+
+/// How a JSON value is described in messages: `an array`, `a string`, …
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// Copy `path` to `path.bak` (or `.bak.1`, `.bak.2`, … when that exists).
@@ -223,4 +244,63 @@ fn write_atomically(path: &Path, contents: &str) -> Result<(), MergeError> {
     fs::create_dir_all(&dir).map_err(err)?;
     atomic_replace(&target, contents.as_bytes(), Mode::Keep { new: 0o644 })
         .map_err(|e| err(e.source))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_order_survives_a_round_trip() {
+        let text = r#"{"z": 1, "a": {"y": [true, null, 1.5], "b": "x"}, "m": -3}"#;
+        let value: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            serde_json::to_string(&value).unwrap(),
+            r#"{"z":1,"a":{"y":[true,null,1.5],"b":"x"},"m":-3}"#
+        );
+    }
+
+    #[test]
+    fn a_repeated_key_keeps_its_first_place_and_last_value() {
+        let value: Value = serde_json::from_str(r#"{"a": 1, "b": 2, "a": 3}"#).unwrap();
+        assert_eq!(serde_json::to_string(&value).unwrap(), r#"{"a":3,"b":2}"#);
+    }
+
+    #[test]
+    fn a_missing_key_is_appended_after_the_others() {
+        let mut object: Map<String, Value> = serde_json::from_str(r#"{"x": null}"#).unwrap();
+        *object.entry("y").or_insert(Value::Bool(false)) = Value::Bool(true);
+        assert_eq!(
+            *object.entry("x").or_insert(Value::Bool(false)),
+            Value::Null
+        );
+        assert_eq!(
+            serde_json::to_string(&object).unwrap(),
+            r#"{"x":null,"y":true}"#
+        );
+    }
+
+    #[test]
+    fn a_merge_keeps_the_files_key_order_and_appends_new_rules() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("settings.json");
+        fs::write(
+            &file,
+            r#"{"z": 1, "permissions": {"deny": [], "allow": ["Bash(ls)"], "ask": []}, "a": 2}"#,
+        )
+        .unwrap();
+        let rules: BTreeSet<String> = ["Bash(git status)".to_string()].into();
+        let outcome = merge_into(&file, &rules, false).unwrap();
+        assert_eq!(outcome.added, 1);
+        let keys: Vec<&str> = outcome
+            .json
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix('"'))
+            .filter_map(|l| l.split_once("\":").map(|(k, _)| k))
+            .collect();
+        assert_eq!(keys, ["z", "permissions", "deny", "allow", "ask", "a"]);
+        assert!(outcome
+            .json
+            .contains("\"Bash(ls)\",\n      \"Bash(git status)\""));
+    }
 }
