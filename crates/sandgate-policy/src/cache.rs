@@ -19,6 +19,13 @@
 //! read a directory changed less than a second before it started (a change
 //! in the same clock tick could leave the times as they were), is not kept.
 //!
+//! The self-tests of the policy ([`crate::selftest`]) run when an entry is
+//! written, and again for each new working directory or home (a test is
+//! judged there). That they all passed is kept in a third small file, keyed
+//! by the content key, the working directory and the home; a warm load with
+//! that file does not run them again. A failed test is never kept: the load
+//! fails, every time, until the policy changes.
+//!
 //! Location: `$SANDGATE_CACHE_DIR`, else `$XDG_CACHE_HOME/sandgate`, else
 //! `~/.cache/sandgate`. `SANDGATE_CACHE=off` turns it off.
 
@@ -37,9 +44,11 @@ use crate::load::{parse_policy, LoadedFile, Sources, MAX_POLICY_BYTES};
 use crate::policy::{IgnoredRule, Merged, Policy, Settings};
 use crate::request::Context;
 use crate::rules::{PrefixResolver, SourceRule};
+use crate::selftest::{PolicyTest, TestSubject};
+use crate::Verdict;
 
 const MAGIC: &str = "sandgate-policy-cache";
-const FORMAT: &str = "4";
+const FORMAT: &str = "5";
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The one reason the merge gives for an ignored rule (see `Policy::merge`).
 const IGNORED_WHY: &str = "allow rules of a tighten-only file are ignored";
@@ -104,6 +113,7 @@ pub fn load_with(
             if let Ok(policy) =
                 Policy::from_checked(sources.clone(), merged, Some(literals), Some(globs), ctx)
             {
+                checked_tests(dir, &key, &policy, ctx)?;
                 return Ok((policy, CacheStatus::Hit));
             }
         }
@@ -132,7 +142,47 @@ pub fn load_with(
         Ok(()) => CacheStatus::Rebuilt,
         Err(_) => CacheStatus::NotWritten,
     };
+    checked_tests(dir, &key, &policy, ctx)?;
     Ok((policy, status))
+}
+
+/// That every self-test passed for one content key, working directory and home.
+#[derive(Serialize, Deserialize)]
+struct TestsPassed {
+    count: u64,
+}
+
+/// Run the self-tests of `policy` in `ctx`, unless the file kept for this
+/// content key, working directory and home says they all passed. A pass is
+/// kept; a failure is the load error (and is not kept).
+fn checked_tests(dir: &Path, key: &str, policy: &Policy, ctx: &Context) -> Result<(), LoadError> {
+    let count = policy.tests().len() as u64;
+    if count == 0 {
+        return Ok(());
+    }
+    let tests_key = context_key(key, ctx);
+    let file = dir.join(format!("tests-{}.cache", &tests_key[..32]));
+    if read_entry::<TestsPassed>(&file, &tests_key).is_some_and(|t| t.count == count) {
+        return Ok(());
+    }
+    crate::selftest::check(policy, ctx)?;
+    // A failure to write only costs the next load a run of the tests.
+    let _ = write_entry(dir, &file, &tests_key, &TestsPassed { count });
+    Ok(())
+}
+
+/// A key over the content key, the working directory and the home.
+fn context_key(key: &str, ctx: &Context) -> String {
+    let mut h = Sha256::new();
+    for part in [
+        key.as_bytes(),
+        ctx.cwd.as_os_str().as_encoded_bytes(),
+        ctx.home.as_os_str().as_encoded_bytes(),
+    ] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part);
+    }
+    hex(&h.finalize())
 }
 
 type Inputs = Vec<(Tier, PathBuf, Option<String>)>;
@@ -243,6 +293,7 @@ struct Entry {
     command_deny: Vec<CachedRule>,
     command_allow: Vec<CachedRule>,
     ignored: Vec<CachedIgnored>,
+    tests: Vec<CachedTest>,
     deny_literals: Vec<Option<Vec<Vec<u8>>>>,
     allow_literals: Vec<Option<Vec<Vec<u8>>>>,
 }
@@ -254,6 +305,16 @@ type CachedOrigin = Option<(u32, u32, u8)>;
 #[derive(Serialize, Deserialize)]
 struct CachedRule {
     text: String,
+    file: CachedOrigin,
+    column: u32,
+}
+
+#[derive(Serialize, Deserialize)]
+struct CachedTest {
+    tool: String,
+    command: Option<String>,
+    path: Option<String>,
+    expect: Verdict,
     file: CachedOrigin,
     column: u32,
 }
@@ -414,7 +475,26 @@ impl Entry {
                 file: origin_out(&i.rule.origin, &mut files),
             })
             .collect();
+        let tests = merged
+            .tests
+            .iter()
+            .map(|t| {
+                let (command, path) = match &t.subject {
+                    TestSubject::Command(c) => (Some(c.clone()), None),
+                    TestSubject::Path(p) => (None, Some(p.clone())),
+                };
+                CachedTest {
+                    tool: t.tool.clone(),
+                    command,
+                    path,
+                    expect: t.expect,
+                    file: origin_out(&t.origin, &mut files),
+                    column: t.column,
+                }
+            })
+            .collect();
         Entry {
+            tests,
             settings: CachedSettings {
                 sandbox: *sandbox,
                 sandbox_reason: sandbox_reason.clone(),
@@ -510,7 +590,26 @@ impl Entry {
                 })
             })
             .collect::<Option<Vec<_>>>()?;
+        let tests = self
+            .tests
+            .into_iter()
+            .map(|t| {
+                let subject = match (t.command, t.path) {
+                    (Some(c), None) => TestSubject::Command(c),
+                    (None, Some(p)) => TestSubject::Path(p),
+                    _ => return None,
+                };
+                Some(PolicyTest {
+                    tool: t.tool,
+                    subject,
+                    expect: t.expect,
+                    origin: origin_in(t.file, &files)?,
+                    column: t.column,
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
         let merged = Merged {
+            tests,
             settings: Settings {
                 sandbox,
                 sandbox_reason,
@@ -587,16 +686,7 @@ fn resolved_globs(
     merged: &Merged,
     ctx: &Context,
 ) -> (Vec<String>, Vec<String>) {
-    let mut h = Sha256::new();
-    for part in [
-        key.as_bytes(),
-        ctx.cwd.as_os_str().as_encoded_bytes(),
-        ctx.home.as_os_str().as_encoded_bytes(),
-    ] {
-        h.update((part.len() as u64).to_le_bytes());
-        h.update(part);
-    }
-    let resolution_key = hex(&h.finalize());
+    let resolution_key = context_key(key, ctx);
     let file = dir.join(format!("paths-{}.cache", &resolution_key[..32]));
     if let Some(kept) = read_entry::<Resolution>(&file, &resolution_key) {
         let unchanged = kept

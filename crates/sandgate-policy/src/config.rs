@@ -19,6 +19,25 @@ pub struct PolicyFile {
     /// Settings for agent hooks.
     #[serde(default)]
     pub hooks: HooksConfig,
+    /// Self-tests: calls and the verdict each must get (see [`crate::selftest`]).
+    #[serde(default)]
+    pub tests: Vec<Spanned<TestSpec>>,
+}
+
+/// One entry of `tests:` as written: a command or a path, the tool, and the
+/// verdict the merged policy must give it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TestSpec {
+    /// A command, judged as `exec_run` (or `tool`) judges it.
+    pub command: Option<String>,
+    /// A path, judged as `file_read` (or `tool`) judges it.
+    pub path: Option<String>,
+    /// The gated tool making the call (default `exec_run` for a command,
+    /// `file_read` for a path).
+    pub tool: Option<String>,
+    /// The verdict the call must get.
+    pub expect: Option<crate::decision::Verdict>,
 }
 
 /// The `permissions:` block.

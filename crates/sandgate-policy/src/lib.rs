@@ -36,6 +36,7 @@ mod prefilter;
 pub mod protected;
 pub mod request;
 pub mod rules;
+pub mod selftest;
 pub mod shell;
 pub mod validate;
 

@@ -236,7 +236,14 @@ pub fn parse_policy_all(text: &str, path: &Path) -> Result<PolicyFile, Vec<Probl
     if is_blank_yaml(text) {
         return Ok(PolicyFile::default());
     }
-    serde_saphyr::from_str::<PolicyFile>(text).map_err(|e| {
+    let parsed = serde_saphyr::from_str::<PolicyFile>(text);
+    if let Ok(file) = &parsed {
+        let problems = crate::selftest::problems(&file.tests, path);
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+    }
+    parsed.map_err(|e| {
         let all = crate::validate::problems(text, path);
         if !all.is_empty() {
             return all;

@@ -13,6 +13,7 @@ use crate::load::{read_policy_files, source_rules, LoadedFile, Sources};
 use crate::pathwords::{floor_dirs, FloorInodes};
 use crate::request::{tool_kind, Context, ToolCall, ToolKind};
 use crate::rules::{CommandRules, PathRules, SourceRule};
+use crate::selftest::PolicyTest;
 
 /// Seconds an unanswered prompt waits before it is a DENY.
 pub const DEFAULT_PROMPT_TIMEOUT_SECS: u64 = 25;
@@ -56,6 +57,7 @@ pub struct Policy {
     pub(crate) command_deny: CommandRules,
     pub(crate) command_allow: CommandRules,
     ignored: Vec<IgnoredRule>,
+    tests: Vec<PolicyTest>,
     /// The directories the floor globs protect (`~/.ssh`, …), canonical.
     pub(crate) floor_dirs: Vec<PathBuf>,
     /// The floor files with other hard links, found on first need.
@@ -77,6 +79,8 @@ pub struct Merged {
     pub command_allow: Vec<SourceRule>,
     /// Rules the merge ignored.
     pub ignored: Vec<IgnoredRule>,
+    /// The self-tests of every tier, in tier order.
+    pub tests: Vec<PolicyTest>,
 }
 
 /// The required literals of the command deny and allow rules, one entry per rule
@@ -97,23 +101,36 @@ fn default_settings() -> Settings {
 }
 
 impl Policy {
-    /// Read, merge and compile the policy files of `sources`.
+    /// Read, merge and compile the policy files of `sources`, then run their
+    /// self-tests (see [`crate::selftest`]).
     ///
-    /// Missing files are normal. Any unreadable or broken file is an error that
-    /// lists every problem; it never degrades to a more permissive policy.
+    /// Missing files are normal. Any unreadable or broken file, or a failed
+    /// test, is an error that lists every problem; it never degrades to a more
+    /// permissive policy.
     pub fn load(sources: &Sources, ctx: &Context) -> Result<Policy, LoadError> {
         let files = read_policy_files(sources)?;
         Policy::from_files(sources.clone(), &files, ctx)
     }
 
-    /// Merge and compile already parsed files (tier order does not matter).
+    /// [`Policy::load`] without running the self-tests (for `sandgate policy
+    /// test`, which reports each result instead of failing on the first).
+    pub fn load_untested(sources: &Sources, ctx: &Context) -> Result<Policy, LoadError> {
+        let files = read_policy_files(sources)?;
+        let merged = Policy::merge(sources, &files);
+        Policy::from_merged(sources.clone(), merged, None, ctx)
+    }
+
+    /// Merge and compile already parsed files (tier order does not matter),
+    /// then run their self-tests.
     pub fn from_files(
         sources: Sources,
         files: &[LoadedFile],
         ctx: &Context,
     ) -> Result<Policy, LoadError> {
         let merged = Policy::merge(&sources, files);
-        Policy::from_merged(sources, merged, None, ctx)
+        let policy = Policy::from_merged(sources, merged, None, ctx)?;
+        crate::selftest::check(&policy, ctx)?;
+        Ok(policy)
     }
 
     /// Merge parsed files (tier order does not matter) into settings and rule
@@ -128,6 +145,7 @@ impl Policy {
         let mut command_deny: Vec<SourceRule> = Vec::new();
         let mut command_allow: Vec<SourceRule> = Vec::new();
         let mut ignored = Vec::new();
+        let mut tests = Vec::new();
 
         // The central file may do everything, so its settings are the base that
         // the tighten-only tiers then tighten.
@@ -155,6 +173,12 @@ impl Policy {
         }
         for file in &files {
             let p = &file.file.permissions;
+            let path: std::sync::Arc<Path> = file.path.as_path().into();
+            tests.extend(crate::selftest::from_specs(
+                &file.file.tests,
+                &path,
+                file.tier,
+            ));
             path_deny.extend(source_rules(&p.paths.deny, file));
             command_deny.extend(source_rules(&p.commands.deny, file));
             if file.tier == Tier::Central {
@@ -212,10 +236,12 @@ impl Policy {
             command_deny,
             command_allow,
             ignored,
+            tests,
         }
     }
 
-    /// Compile merged rules for `ctx`. `command_literals` (deny, allow) are the
+    /// Compile merged rules for `ctx` (the self-tests are not run: see
+    /// [`crate::selftest::check`]). `command_literals` (deny, allow) are the
     /// required literals a previous [`CommandRules::compile`] of the same rules
     /// found; with them no rule is checked again: path globs and command
     /// regexes are parsed on first use.
@@ -246,6 +272,7 @@ impl Policy {
             command_deny,
             command_allow,
             ignored,
+            tests,
         } = merged;
         let floor = floor::source_rules();
         let mut problems: Vec<Problem> = Vec::new();
@@ -311,6 +338,7 @@ impl Policy {
                 command_deny,
                 command_allow,
                 ignored,
+                tests,
             }),
             _ => {
                 problems.sort_by(|a, b| (&a.file, a.position).cmp(&(&b.file, b.position)));
@@ -353,6 +381,11 @@ impl Policy {
     /// Rules the tighten-only merge ignored.
     pub fn ignored_rules(&self) -> &[IgnoredRule] {
         &self.ignored
+    }
+
+    /// The self-tests of every file, in tier order.
+    pub fn tests(&self) -> &[PolicyTest] {
+        &self.tests
     }
 
     /// Decide a tool call (DESIGN.md §Evaluation).

@@ -220,7 +220,14 @@ impl Walk<'_> {
         match schema.get("type").and_then(Value::as_str).unwrap_or("") {
             "object" => "a mapping of keys".into(),
             "array" => {
+                let items = schema.get("items").map(|i| self.resolve(i));
+                let of_maps =
+                    items.and_then(|i| i.get("type")).and_then(Value::as_str) == Some("object");
                 let what = match parent {
+                    _ if key == "tests" => {
+                        "tests (`{command: …, expect: …}` or `{path: …, expect: …}`)"
+                    }
+                    _ if of_maps => "mappings",
                     "paths" => "globs",
                     "commands" => "regexes",
                     _ => "strings",
@@ -363,6 +370,25 @@ mod tests {
             m[3].contains("`sandbox` must be `true` or `false`, not the string `yes`"),
             "{m:?}"
         );
+    }
+
+    #[test]
+    fn tests_keys_are_checked_with_did_you_mean() {
+        let text = "tests:\n  - {comand: \"git status\", expect: allow}\n  - {path: x, expect: maybe}\n  - {path: x, tool: file_raed, expect: deny}\n";
+        let m = messages(text);
+        assert_eq!(m.len(), 3, "{m:?}");
+        assert!(
+            m[0].contains("2:6: unknown key `comand` under `tests`")
+                && m[0].contains("did you mean `command`?"),
+            "{m:?}"
+        );
+        assert!(
+            m[1].contains("`expect` must be one of `allow`, `ask`, `deny`, not `maybe`"),
+            "{m:?}"
+        );
+        assert!(m[2].contains("did you mean `file_read`?"), "{m:?}");
+        let m = messages("tests: \"git status\"\n");
+        assert!(m[0].contains("`tests` must be a list of tests"), "{m:?}");
     }
 
     #[test]
