@@ -1,0 +1,156 @@
+//! The supervisor: receives each write-class system call of the confined
+//! tree, decides it from the plan, and continues it, fails it, performs it on
+//! the program's behalf, or asks the human first.
+//!
+//! Decisions never need a restart: an allowed write that the Landlock floor
+//! would refuse is performed by the supervisor itself (see [`super::onbehalf`]).
+//! Asks are queued to one asking thread, so the human sees one question at a
+//! time while writes that need no question keep flowing.
+//!
+//! One module per job:
+//!
+//! - [`notify`]: the notification loop, and the calls that only change what
+//!   is known about the callers (working directory, credentials);
+//! - [`decode`]: system call decoding, and reading the path arguments from
+//!   the caller's memory;
+//! - [`judge`]: deciding a write from its paths and the plan (the lexical
+//!   fast path first, then the canonical one);
+//! - [`ask`]: the asking thread, the answers it keeps and what each
+//!   resolution means;
+//! - [`perform`]: performing an allowed write on the caller's behalf, when
+//!   its file modes would let the caller do it itself;
+//! - [`report`]: what the supervisor reports ([`Event`]) and how it describes
+//!   an attempt.
+
+mod ask;
+mod decode;
+mod judge;
+mod notify;
+mod perform;
+mod report;
+
+pub use report::{Attempt, DenyReason, Event, Reporter};
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+use sandgate_policy::ask::Resolver;
+
+use super::callers::Callers;
+use super::onbehalf::{Anchors, Op};
+use super::plan::{RunAnswers, RunPlan};
+use super::seccomp::{Listener, Notif};
+use super::settings::SandboxFile;
+
+struct Shared {
+    plan: RunPlan,
+    answers: Mutex<RunAnswers>,
+    hinted: Mutex<HashSet<PathBuf>>,
+    callers: Callers,
+    anchors: Anchors,
+    listener: Listener,
+    file: SandboxFile,
+    reporter: Arc<dyn Reporter>,
+}
+
+struct Pending {
+    notif: Notif,
+    op: Op,
+    outside: Vec<PathBuf>,
+}
+
+/// A running supervisor; stop it with [`Supervisor::stop`].
+pub struct Supervisor {
+    stop: Arc<AtomicBool>,
+    loop_thread: Option<JoinHandle<()>>,
+    ask_thread: Option<JoinHandle<()>>,
+}
+
+impl Supervisor {
+    /// Starts supervising `listener` with `plan`. Writes outside the allowed
+    /// set are put to `resolver`, one at a time, each with `timeout`; "always"
+    /// answers go to `file`.
+    pub fn start(
+        listener: Listener,
+        plan: RunPlan,
+        file: SandboxFile,
+        resolver: Box<dyn Resolver>,
+        timeout: Duration,
+        reporter: Arc<dyn Reporter>,
+    ) -> Supervisor {
+        let anchors = Anchors::open(plan.carved().map(Path::to_path_buf).collect::<Vec<_>>());
+        let shared = Arc::new(Shared {
+            plan,
+            answers: Mutex::new(RunAnswers::default()),
+            hinted: Mutex::new(HashSet::new()),
+            callers: Callers::default(),
+            anchors,
+            listener,
+            file,
+            reporter,
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::channel();
+        let ask_shared = Arc::clone(&shared);
+        let ask_thread =
+            thread::spawn(move || ask::ask_loop(&ask_shared, &*resolver, timeout, &rx));
+        let loop_stop = Arc::clone(&stop);
+        let loop_thread = thread::spawn(move || notify::notify_loop(&shared, &tx, &loop_stop));
+        Supervisor {
+            stop,
+            loop_thread: Some(loop_thread),
+            ask_thread: Some(ask_thread),
+        }
+    }
+
+    /// Stops both threads (pending questions are abandoned; their callers get
+    /// `ENOSYS` from the kernel once the listener closes).
+    pub fn stop(mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // The loop thread blocks in the kernel until the next notification;
+        // it is not waited for (it ends with the process).
+        drop(self.loop_thread.take());
+        // The ask thread ends when the loop thread drops its sender; a question
+        // still on screen is not waited for.
+        drop(self.ask_thread.take());
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Reports, once per path, that file modes or ownership will refuse a write.
+fn hint(shared: &Shared, pid: u32, path: &Path) {
+    if lock(&shared.hinted).insert(path.to_path_buf()) {
+        shared.reporter.report(&Event::PermissionHint {
+            path: path.to_path_buf(),
+            process: report::describe(pid),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lock_poisoned_by_a_panicking_thread_still_opens() {
+        let mutex = Arc::new(Mutex::new(vec![1]));
+        let held = Arc::clone(&mutex);
+        let panicked = thread::spawn(move || {
+            let _guard = held.lock().unwrap();
+            panic!("poison the lock");
+        })
+        .join();
+        assert!(panicked.is_err());
+        assert!(mutex.is_poisoned());
+        lock(&mutex).push(2);
+        assert_eq!(*lock(&mutex), [1, 2]);
+    }
+}
