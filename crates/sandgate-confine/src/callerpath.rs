@@ -13,6 +13,11 @@
 //! or through a symbolic link.
 //!
 //! `fs::canonicalize` cannot be told to do this, hence the walk.
+//!
+//! This module contains `unsafe` code: one `gettid` call, to tell the
+//! supervisor's own thread from the caller's in `/proc/thread-self`.
+
+#![allow(unsafe_code)]
 
 use std::collections::VecDeque;
 use std::ffi::OsString;

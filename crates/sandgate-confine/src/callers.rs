@@ -27,6 +27,11 @@
 //! a pidfd of the thread it describes; an entry whose thread has exited is
 //! dropped at its next use. Where the kernel gives no pidfd, nothing is
 //! cached and every lookup reads `/proc`.
+//!
+//! This module contains `unsafe` code: `pidfd_open` and `poll` on a pidfd, and
+//! reading the umask (`umask` twice).
+
+#![allow(unsafe_code)]
 
 use std::collections::{HashMap, HashSet};
 use std::fs;

@@ -1,6 +1,10 @@
 //! The Landlock floor: a ruleset that handles every write right and grants it
 //! only beneath the plan's rules. Built in the parent; the child only calls
 //! `landlock_restrict_self` on it (see [`super::spawn`]).
+//!
+//! This module contains `unsafe` code: the raw Landlock system calls.
+
+#![allow(unsafe_code)]
 
 use std::ffi::CString;
 use std::io;

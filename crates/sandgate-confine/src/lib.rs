@@ -27,6 +27,10 @@
 //! The plan is data ([`RunPlan::build`]); applying it is [`spawn`].
 
 #![deny(missing_docs)]
+// `unsafe` only in the modules whose documentation says so (each allows
+// `unsafe_code` itself), and every block with its `SAFETY:` comment.
+#![deny(unsafe_code)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 mod callerpath;
 mod callers;

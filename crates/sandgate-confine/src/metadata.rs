@@ -6,6 +6,11 @@
 //! when the system call would, then read back from `/proc/self/fd`), or from
 //! the descriptor's path for the `f*` variants. An allowed change is then
 //! performed by the kernel as asked.
+//!
+//! This module contains `unsafe` code: the `O_PATH` open of a metadata call's
+//! target.
+
+#![allow(unsafe_code)]
 
 use std::ffi::CString;
 use std::fs;

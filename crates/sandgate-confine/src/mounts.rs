@@ -25,6 +25,12 @@
 //! workspace mount would not contain the binds), the new mount API and
 //! `open_by_handle_at` (a root program could open a protected file through
 //! another mount). All of them fail with `EPERM`.
+//!
+//! This module contains `unsafe` code: the namespace and mount system calls
+//! (`unshare`, `open_tree`, `move_mount`, `fsopen`, `fsmount`,
+//! `mount_setattr`), the id-map writes and the probe's `fork`.
+
+#![allow(unsafe_code)]
 
 use std::ffi::CString;
 use std::io;

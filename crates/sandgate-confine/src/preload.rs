@@ -13,6 +13,10 @@
 //! The library file lives beneath `~/.sandgate/` (protected: the confined
 //! program cannot write it, so it cannot plant code into later runs), under
 //! a content-addressed name, written atomically and reused when identical.
+//!
+//! This module contains `unsafe` code: one `geteuid` call.
+
+#![allow(unsafe_code)]
 
 use std::ffi::{OsStr, OsString};
 use std::fs::{self, File, OpenOptions};

@@ -6,6 +6,12 @@
 //! reads and execution stay as fast as unconfined. So does an `openat`
 //! marked by the preload library (see [`super::preload`]): the Landlock floor
 //! alone decides it, and the library retries a refused one unmarked.
+//!
+//! This module contains `unsafe` code: installing the filter and the
+//! listener's `ioctl`s, `poll`, and reading the caller's memory
+//! (`process_vm_readv`).
+
+#![allow(unsafe_code)]
 
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};

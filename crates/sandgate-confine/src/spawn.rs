@@ -2,6 +2,12 @@
 //! the mount layer, see [`super::mounts`]), enters the Landlock ruleset and
 //! installs the seccomp filter between `fork` and `exec`, then hands the
 //! listener to the parent over a socket pair.
+//!
+//! This module contains `unsafe` code: the socket pair and descriptor passing
+//! between child and parent, the `pre_exec` hook, the child's pidfd, signal
+//! forwarding (`pthread_sigmask`, `sigwaitinfo`) and the umask.
+
+#![allow(unsafe_code)]
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};

@@ -29,6 +29,8 @@
 //! raw system calls, each block with its `SAFETY:` comment. The standard
 //! library and `nix` offer neither `openat2` nor a descriptor-relative walk.
 
+#![allow(unsafe_code)]
+
 use std::ffi::{CStr, CString, OsStr};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};

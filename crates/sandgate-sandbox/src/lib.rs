@@ -32,6 +32,10 @@
 //! ```
 
 #![deny(missing_docs)]
+// `unsafe` only in the modules whose documentation says so (each allows
+// `unsafe_code` itself), and every block with its `SAFETY:` comment.
+#![deny(unsafe_code)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod beneath;
 pub mod bwrap;

@@ -5,6 +5,8 @@
 //! and `exec`: they only make raw system calls and build no heap values, so
 //! they are safe to run in a forked copy of a multithreaded parent.
 
+#![allow(unsafe_code)]
+
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
