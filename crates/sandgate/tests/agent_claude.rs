@@ -29,29 +29,7 @@ fn commands_allowed_denied_unmatched() {
             ]),
             &RunOpts::mode(mode),
         );
-        assert!(run.status.success(), "{}", run.describe());
-        assert!(
-            t.work.join("allowed.txt").exists(),
-            "{mode:?}: {}",
-            run.describe()
-        );
-        assert!(
-            !t.work.join("denied.txt").exists(),
-            "{mode:?}: {}",
-            run.describe()
-        );
-        assert!(
-            !t.work.join("unmatched.txt").exists(),
-            "{mode:?}: {}",
-            run.describe()
-        );
-        let results = run.tool_results();
-        assert_eq!(results.len(), 3, "{}", run.describe());
-        assert!(
-            results[1].contains("sandgate") && results[1].contains("^touch denied"),
-            "the model is told which rule denied it: {}",
-            results[1]
-        );
+        t.assert_touches(&run, 3, &format!("{mode:?}"));
     }
     let verdicts = |s: &str| -> Vec<String> {
         t.audit_for(s)
@@ -175,32 +153,8 @@ fn writes_inside_and_outside() {
 fn mcp_exec_run_and_floor_read() {
     let Some(t) = tree() else { return };
     let config = t.register_mcp();
-    let run = t.run(
-        &Script::new(vec![
-            t.mcp_call("file_read", json!({"path": t.home.join(".ssh/id_rsa")})),
-            t.mcp_call("exec_run", json!({"command": "touch allowed.txt"})),
-            t.mcp_call("exec_run", json!({"command": "touch denied.txt"})),
-        ]),
-        &mcp_opts(&config),
-    );
-    assert!(run.status.success(), "{}", run.describe());
-    let results = run.tool_results();
-    assert_eq!(results.len(), 3, "{}", run.describe());
-    t.assert_secret_kept(&run);
-    assert!(results[0].contains("built-in floor"), "{}", results[0]);
-    assert!(t.work.join("allowed.txt").exists(), "{}", run.describe());
-    assert!(!t.work.join("denied.txt").exists(), "{}", run.describe());
-    assert!(results[2].contains("^touch denied"), "{}", results[2]);
-    let mcp: Vec<_> = t
-        .audit()
-        .into_iter()
-        .filter(|r| r["surface"] == "mcp")
-        .collect();
-    let verdicts: Vec<_> = mcp
-        .iter()
-        .map(|r| r["verdict"].as_str().unwrap_or_default())
-        .collect();
-    assert_eq!(verdicts, ["deny", "allow", "deny"], "{mcp:#?}");
+    let run = t.run(&t.mcp_floor_and_exec(vec![]), &mcp_opts(&config));
+    t.assert_mcp_floor_and_exec(&run, &["deny", "allow", "deny"]);
 }
 
 fn mcp_opts(config: &std::path::Path) -> RunOpts {

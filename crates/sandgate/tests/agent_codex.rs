@@ -37,24 +37,7 @@ fn commands_allowed_and_denied() {
             ]),
             &hooked(mode),
         );
-        assert!(run.status.success(), "{}", run.describe());
-        assert!(
-            t.work.join("allowed.txt").exists(),
-            "{mode:?}: {}",
-            run.describe()
-        );
-        assert!(
-            !t.work.join("denied.txt").exists(),
-            "{mode:?}: {}",
-            run.describe()
-        );
-        let results = run.tool_results();
-        assert_eq!(results.len(), 2, "{}", run.describe());
-        assert!(
-            results[1].contains("sandgate") && results[1].contains("^touch denied"),
-            "the model is told which rule denied it: {}",
-            results[1]
-        );
+        t.assert_touches(&run, 2, &format!("{mode:?}"));
     }
     let allowed = t.audit_for("touch allowed.txt");
     let denied = t.audit_for("touch denied.txt");
@@ -86,32 +69,8 @@ fn without_hook_the_denied_command_runs() {
 fn mcp_exec_run_and_floor_read() {
     let Some(t) = tree() else { return };
     t.register_mcp();
-    let run = t.run(
-        &Script::new(vec![
-            t.mcp_call("file_read", json!({"path": t.home.join(".ssh/id_rsa")})),
-            t.mcp_call("exec_run", json!({"command": "touch allowed.txt"})),
-            t.mcp_call("exec_run", json!({"command": "touch denied.txt"})),
-        ]),
-        &RunOpts::mode(Mode::Default),
-    );
-    assert!(run.status.success(), "{}", run.describe());
-    let results = run.tool_results();
-    assert_eq!(results.len(), 3, "{}", run.describe());
-    t.assert_secret_kept(&run);
-    assert!(results[0].contains("built-in floor"), "{}", results[0]);
-    assert!(t.work.join("allowed.txt").exists(), "{}", run.describe());
-    assert!(!t.work.join("denied.txt").exists(), "{}", run.describe());
-    assert!(results[2].contains("^touch denied"), "{}", results[2]);
-    let mcp: Vec<_> = t
-        .audit()
-        .into_iter()
-        .filter(|r| r["surface"] == "mcp")
-        .collect();
-    let verdicts: Vec<_> = mcp
-        .iter()
-        .map(|r| r["verdict"].as_str().unwrap_or_default())
-        .collect();
-    assert_eq!(verdicts, ["deny", "allow", "deny"], "{mcp:#?}");
+    let run = t.run(&t.mcp_floor_and_exec(vec![]), &RunOpts::mode(Mode::Default));
+    t.assert_mcp_floor_and_exec(&run, &["deny", "allow", "deny"]);
 }
 
 /// `file_read` and `file_head_tail` through Codex give the model the lines.

@@ -29,17 +29,8 @@ fn commands_allowed_denied_unmatched() {
         ]),
         &RunOpts::mode(Mode::Bypass),
     );
-    assert!(run.status.success(), "{}", run.describe());
-    assert!(t.work.join("allowed.txt").exists(), "{}", run.describe());
-    assert!(!t.work.join("denied.txt").exists(), "{}", run.describe());
-    assert!(!t.work.join("unmatched.txt").exists(), "{}", run.describe());
+    t.assert_touches(&run, 3, "bypass");
     let results = run.tool_results();
-    assert_eq!(results.len(), 3, "{}", run.describe());
-    assert!(
-        results[1].contains("sandgate") && results[1].contains("^touch denied"),
-        "the model is told which rule denied it: {}",
-        results[1]
-    );
     assert!(
         results[2].contains("sandgate"),
         "the model is told sandgate blocked the unmatched command: {}",
@@ -258,33 +249,14 @@ fn mcp_file_read_and_exec_run() {
     t.register_mcp();
     std::fs::write(t.work.join("notes.txt"), "first line\nNOTES-MARKER-LINE\n").unwrap();
     let run = t.run(
-        &Script::new(vec![
-            t.mcp_call("file_read", json!({"path": t.home.join(".ssh/id_rsa")})),
-            t.mcp_call("exec_run", json!({"command": "touch allowed.txt"})),
-            t.mcp_call("exec_run", json!({"command": "touch denied.txt"})),
-            t.mcp_call("file_read", json!({"path": t.work.join("notes.txt")})),
+        &t.mcp_floor_and_exec(vec![
+            t.mcp_call("file_read", json!({"path": t.work.join("notes.txt")}))
         ]),
         &RunOpts::mode(Mode::Bypass),
     );
-    assert!(run.status.success(), "{}", run.describe());
+    t.assert_mcp_floor_and_exec(&run, &["deny", "allow", "deny", "allow"]);
     let results = run.tool_results();
-    assert_eq!(results.len(), 4, "{}", run.describe());
-    t.assert_secret_kept(&run);
-    assert!(results[0].contains("built-in floor"), "{}", results[0]);
-    assert!(t.work.join("allowed.txt").exists(), "{}", run.describe());
-    assert!(!t.work.join("denied.txt").exists(), "{}", run.describe());
-    assert!(results[2].contains("^touch denied"), "{}", results[2]);
     assert!(results[3].contains("NOTES-MARKER-LINE"), "{}", results[3]);
-    let mcp: Vec<_> = t
-        .audit()
-        .into_iter()
-        .filter(|r| r["surface"] == "mcp")
-        .collect();
-    let verdicts: Vec<_> = mcp
-        .iter()
-        .map(|r| r["verdict"].as_str().unwrap_or_default())
-        .collect();
-    assert_eq!(verdicts, ["deny", "allow", "deny", "allow"], "{mcp:#?}");
 }
 
 /// `sandgate hook install gemini` then `uninstall`: in between the calls are

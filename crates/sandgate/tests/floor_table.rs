@@ -12,6 +12,8 @@
 
 mod run_common;
 
+mod mcp_client;
+
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
@@ -352,18 +354,7 @@ fn mcp_over_stdio() {
         "list_tools": false,
         "calls": calls,
     });
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client/client.py");
-    let out = Command::new("python3")
-        .arg(script)
-        .arg(plan.to_string())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "the client failed: {}",
-        text(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = mcp_client::run("client.py", &plan);
     for (case, result) in CASES.iter().zip(v["results"].as_array().unwrap()) {
         let shown = result.to_string();
         no_secret("mcp", case, &shown);

@@ -2,6 +2,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod mcp_client;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -172,18 +174,7 @@ fn a_generated_token_is_printed_and_works_with_a_real_client() {
             {"tool": "file_read", "args": {"path": server.home.join(".sandgate/permissions.yaml")}},
         ],
     });
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client/client.py");
-    let out = Command::new("python3")
-        .arg(script)
-        .arg(plan.to_string())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = mcp_client::run("client.py", &plan);
     assert_eq!(out["tools"].as_array().map(Vec::len), Some(13));
     assert_eq!(out["results"][0]["text"], "hello over http\n");
     assert_eq!(out["results"][1]["is_error"], true);

@@ -5,8 +5,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod mcp_client;
+
 use std::os::unix::fs::symlink;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::{json, Value};
@@ -103,19 +105,7 @@ impl Fixture {
             "list_tools": list_tools,
             "calls": calls,
         });
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client/client.py");
-        let out = Command::new("python3")
-            .arg(script)
-            .arg(plan.to_string())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "the client failed:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
+        mcp_client::run("client.py", &plan)
     }
 }
 

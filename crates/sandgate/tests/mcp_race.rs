@@ -8,6 +8,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod mcp_client;
+
 use std::collections::BTreeMap;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
@@ -44,19 +46,7 @@ fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 }
 
 fn race(plan: Value) -> Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client/race.py");
-    let out = Command::new("python3")
-        .arg(script)
-        .arg(plan.to_string())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "the race script failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = mcp_client::run("race.py", &plan);
     assert_eq!(v["swapper_exit"], 0, "the swapper failed: {v}");
     v
 }

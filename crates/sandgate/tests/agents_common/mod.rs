@@ -730,6 +730,42 @@ impl Tree {
         }
     }
 
+    /// Assert what the `touch allowed.txt`, `touch denied.txt` pair (and any
+    /// `touch unmatched.txt` after it) did in `run`: the allowed file landed,
+    /// the others did not, and the model was told which rule denied the
+    /// second. `results` is how many tool results the model received.
+    pub fn assert_touches(&self, run: &Run, results: usize, why: &str) {
+        assert!(run.status.success(), "{why}: {}", run.describe());
+        assert!(
+            self.work.join("allowed.txt").exists(),
+            "{why}: {}",
+            run.describe()
+        );
+        for name in ["denied.txt", "unmatched.txt"] {
+            assert!(
+                !self.work.join(name).exists(),
+                "{why}: {name}: {}",
+                run.describe()
+            );
+        }
+        let got = run.tool_results();
+        assert_eq!(got.len(), results, "{why}: {}", run.describe());
+        assert!(
+            got[1].contains("sandgate") && got[1].contains("^touch denied"),
+            "{why}: the model is told which rule denied it: {}",
+            got[1]
+        );
+    }
+
+    /// The verdicts of the audit records of `surface`, in order.
+    pub fn verdicts_of(&self, surface: &str) -> Vec<String> {
+        self.audit()
+            .into_iter()
+            .filter(|r| r["surface"] == surface)
+            .map(|r| r["verdict"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    }
+
     /// Assert the secret marker reached the model nowhere in `run`.
     pub fn assert_secret_kept(&self, run: &Run) {
         assert!(
@@ -813,6 +849,33 @@ impl Tree {
                 file
             }
         }
+    }
+
+    /// Through `sandgate mcp`: read `~/.ssh/id_rsa`, run the allowed and the
+    /// denied `touch`, then `extra`.
+    pub fn mcp_floor_and_exec(&self, extra: Vec<Step>) -> Script {
+        let mut steps = vec![
+            self.mcp_call("file_read", json!({"path": self.home.join(".ssh/id_rsa")})),
+            self.mcp_call("exec_run", json!({"command": "touch allowed.txt"})),
+            self.mcp_call("exec_run", json!({"command": "touch denied.txt"})),
+        ];
+        steps.extend(extra);
+        Script::new(steps)
+    }
+
+    /// What `mcp_floor_and_exec` must show: the key never reached the model,
+    /// the floor was named, only the allowed file landed, and the MCP
+    /// server's audit records are `verdicts`.
+    pub fn assert_mcp_floor_and_exec(&self, run: &Run, verdicts: &[&str]) {
+        assert!(run.status.success(), "{}", run.describe());
+        let results = run.tool_results();
+        assert_eq!(results.len(), verdicts.len(), "{}", run.describe());
+        self.assert_secret_kept(run);
+        assert!(results[0].contains("built-in floor"), "{}", results[0]);
+        assert!(self.work.join("allowed.txt").exists(), "{}", run.describe());
+        assert!(!self.work.join("denied.txt").exists(), "{}", run.describe());
+        assert!(results[2].contains("^touch denied"), "{}", results[2]);
+        assert_eq!(self.verdicts_of("mcp"), verdicts, "{:#?}", self.audit());
     }
 
     /// A call of `sandgate mcp`'s tool `tool`, as the agent offers it to the
