@@ -352,6 +352,25 @@ fn all_positions(groups: &Map<String, Value>) -> Vec<Position> {
     out
 }
 
+/// The table `key` of `parent`, created (implicit, so an empty one is not
+/// written) when missing; `what` names it in the error when it is not a table.
+fn table_entry<'a>(
+    parent: &'a mut dyn toml_edit::TableLike,
+    key: &str,
+    target: &Target,
+    what: &str,
+) -> Result<&'a mut dyn toml_edit::TableLike, InstallError> {
+    parent
+        .entry(key)
+        .or_insert_with(|| {
+            let mut t = toml_edit::Table::new();
+            t.set_implicit(true);
+            toml_edit::Item::Table(t)
+        })
+        .as_table_like_mut()
+        .ok_or_else(|| malformed(target, format!("{what} is not a table")))
+}
+
 fn malformed(target: &Target, message: impl Into<String>) -> InstallError {
     InstallError::Malformed {
         file: target.file.clone(),
@@ -748,15 +767,7 @@ fn toml_install(
         let mut group = toml_edit::Table::new();
         group.insert("matcher", toml_edit::value(target.matcher));
         group.insert("hooks", toml_edit::Item::ArrayOfTables(hooks));
-        let root = doc
-            .entry("hooks")
-            .or_insert_with(|| {
-                let mut t = toml_edit::Table::new();
-                t.set_implicit(true);
-                toml_edit::Item::Table(t)
-            })
-            .as_table_like_mut()
-            .ok_or_else(|| malformed(target, "`hooks` is not a table"))?;
+        let root = table_entry(doc.as_table_mut(), "hooks", target, "`hooks`")?;
         match root.get_mut(event) {
             None => {
                 let mut groups = toml_edit::ArrayOfTables::new();
@@ -974,24 +985,8 @@ pub fn edit_codex_trust(config: &Path, edit: &TrustEdit) -> Result<Outcome, Inst
     let target = toml_target(config);
     edit_toml(&target, |doc| {
         let mut changed = false;
-        let hooks = doc
-            .entry("hooks")
-            .or_insert_with(|| {
-                let mut t = toml_edit::Table::new();
-                t.set_implicit(true);
-                toml_edit::Item::Table(t)
-            })
-            .as_table_like_mut()
-            .ok_or_else(|| malformed(&target, "`hooks` is not a table"))?;
-        let state = hooks
-            .entry("state")
-            .or_insert_with(|| {
-                let mut t = toml_edit::Table::new();
-                t.set_implicit(true);
-                toml_edit::Item::Table(t)
-            })
-            .as_table_like_mut()
-            .ok_or_else(|| malformed(&target, "`hooks.state` is not a table"))?;
+        let hooks = table_entry(doc.as_table_mut(), "hooks", &target, "`hooks`")?;
+        let state = table_entry(hooks, "state", &target, "`hooks.state`")?;
         for key in &edit.remove {
             changed |= state.remove(key).is_some();
         }
