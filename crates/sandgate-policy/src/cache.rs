@@ -336,6 +336,7 @@ struct CachedSettings {
     isolation: Option<(CachedIsolation, u8)>,
     gemini_ask: AskFallback,
     claude_ask: ClaudeAsk,
+    audit_max_bytes: Option<u64>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -441,6 +442,7 @@ impl Entry {
             isolation,
             gemini_ask,
             claude_ask,
+            audit_max_bytes,
         } = &merged.settings;
         let isolation = isolation.as_ref().map(|(iso, tier)| {
             let IsolationConfig {
@@ -503,6 +505,7 @@ impl Entry {
                 isolation,
                 gemini_ask: *gemini_ask,
                 claude_ask: *claude_ask,
+                audit_max_bytes: *audit_max_bytes,
             },
             path_deny,
             path_allow,
@@ -542,6 +545,7 @@ impl Entry {
             isolation,
             gemini_ask,
             claude_ask,
+            audit_max_bytes,
         } = self.settings;
         let isolation = match isolation {
             None => None,
@@ -618,6 +622,7 @@ impl Entry {
                 isolation,
                 gemini_ask,
                 claude_ask,
+                audit_max_bytes,
             },
             path_deny: rules(self.path_deny)?,
             path_allow: rules(self.path_allow)?,

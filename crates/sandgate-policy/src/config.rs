@@ -22,6 +22,9 @@ pub struct PolicyFile {
     /// Self-tests: calls and the verdict each must get (see [`crate::selftest`]).
     #[serde(default)]
     pub tests: Vec<Spanned<TestSpec>>,
+    /// The audit log.
+    #[serde(default)]
+    pub audit: AuditConfig,
 }
 
 /// One entry of `tests:` as written: a command or a path, the tool, and the
@@ -38,6 +41,30 @@ pub struct TestSpec {
     pub tool: Option<String>,
     /// The verdict the call must get.
     pub expect: Option<crate::decision::Verdict>,
+}
+
+/// The smallest `audit.max_bytes` a policy may set: below it the log would
+/// rotate away almost every record as soon as it is written.
+pub const MIN_AUDIT_BYTES: u64 = 4096;
+
+/// The `audit:` block.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditConfig {
+    /// The size at which `audit.jsonl` is rotated to `audit.jsonl.1` (bytes,
+    /// at least [`MIN_AUDIT_BYTES`]).
+    #[serde(default, deserialize_with = "audit_bytes")]
+    pub max_bytes: Option<u64>,
+}
+
+fn audit_bytes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    let value = Option::<u64>::deserialize(d)?;
+    match value {
+        Some(n) if n < MIN_AUDIT_BYTES => Err(serde::de::Error::custom(format!(
+            "`max_bytes` must be a whole number of at least {MIN_AUDIT_BYTES}, not {n}"
+        ))),
+        other => Ok(other),
+    }
 }
 
 /// The `permissions:` block.

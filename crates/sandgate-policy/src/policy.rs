@@ -35,6 +35,8 @@ pub struct Settings {
     pub gemini_ask: AskFallback,
     /// What an ASK becomes for Claude Code.
     pub claude_ask: ClaudeAsk,
+    /// `audit.max_bytes`: the largest any tier sets, `None` when none does.
+    pub audit_max_bytes: Option<u64>,
 }
 
 /// A rule of a tighten-only file that the merge ignored (allow rules of local and managed files).
@@ -97,6 +99,7 @@ fn default_settings() -> Settings {
         isolation: None,
         gemini_ask: AskFallback::Deny,
         claude_ask: ClaudeAsk::Defer,
+        audit_max_bytes: None,
     }
 }
 
@@ -224,6 +227,8 @@ impl Policy {
                 settings.claude_ask = settings.claude_ask.max(ask);
             }
         }
+        // A larger log only keeps more: every tier may raise the size, none lower it.
+        settings.audit_max_bytes = files.iter().filter_map(|f| f.file.audit.max_bytes).max();
         settings.isolation = merge_isolation(&files);
         if sources.no_sandbox {
             settings.sandbox = false;

@@ -202,7 +202,8 @@ impl Walk<'_> {
             }
             ("string", Kind::Scalar(..)) => {}
             ("boolean", Kind::Scalar(s, ScalarStyle::Plain)) if is_bool(s) => {}
-            ("integer", Kind::Scalar(s, ScalarStyle::Plain)) if s.parse::<u64>().is_ok() => {}
+            ("integer", Kind::Scalar(s, ScalarStyle::Plain))
+                if s.parse::<u64>().is_ok_and(|n| n >= minimum(schema)) => {}
             ("", _) => {}
             _ => {
                 let words = self.words(schema, key, parent);
@@ -236,7 +237,10 @@ impl Walk<'_> {
                 format!("a list of {what}")
             }
             "boolean" => "`true` or `false`".into(),
-            "integer" => "a whole number of 0 or more".into(),
+            "integer" => match minimum(schema) {
+                0 => "a whole number of 0 or more".into(),
+                least => format!("a whole number of at least {least}"),
+            },
             "string" => "a string".into(),
             other => format!("of type {other}"),
         }
@@ -254,6 +258,11 @@ fn example(schema: &Value, key: &str, node: &Node, _parent: &str) -> Option<Stri
         ("boolean", _) => Some(format!("write `{key}: true` or `{key}: false`")),
         _ => None,
     }
+}
+
+/// The schema's `minimum` for an integer (0 when it has none).
+fn minimum(schema: &Value) -> u64 {
+    schema.get("minimum").and_then(Value::as_u64).unwrap_or(0)
 }
 
 fn is_null(node: &Node) -> bool {

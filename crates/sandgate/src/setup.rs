@@ -34,6 +34,7 @@ pub fn load(global: &GlobalArgs) -> Result<Loaded, ExitCode> {
     if !policy.settings().sandbox {
         crate::warn_sandbox_off(&policy.settings().sandbox_reason);
     }
+    crate::audit::configure(policy.settings(), &ctx.cwd);
     Ok(Loaded { policy, ctx })
 }
 

@@ -218,9 +218,13 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
     );
     // The prompt timeout (`permissions.prompt.timeout`) comes from the same
     // load, or its default when the policy does not load.
-    let timeout = sandgate_policy::cache::load(&sources, &ctx)
-        .map(|p| p.settings().prompt_timeout)
-        .unwrap_or(Duration::from_secs(25));
+    let timeout = match sandgate_policy::cache::load(&sources, &ctx) {
+        Ok(p) => {
+            crate::audit::configure(p.settings(), &ctx.cwd);
+            p.settings().prompt_timeout
+        }
+        Err(_) => Duration::from_secs(25),
+    };
 
     hold_signals(&mut command);
     let confined = match confine::spawn(&mut command, &plan) {

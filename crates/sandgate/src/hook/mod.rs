@@ -86,6 +86,8 @@ pub struct Payload {
     pub cwd: String,
     /// `permission_mode` (Claude Code, Codex CLI), if the agent sent one.
     pub mode: Option<String>,
+    /// `session_id`, if the agent sent one (for the audit log only).
+    pub session: Option<String>,
 }
 
 /// Parse a payload; every field sandgate needs must be there with the right type.
@@ -103,6 +105,12 @@ pub fn parse_payload(text: &str) -> Result<Payload, InputError> {
                 "the hook payload's `permission_mode` must be a string",
             ))
         }
+    };
+    // Only the audit log reads it: a session id of another type is left out
+    // rather than failing the call.
+    let session = match obj.remove("session_id") {
+        Some(Value::String(s)) => Some(s),
+        _ => None,
     };
     let mut string = |key: &str| match obj.remove(key) {
         Some(Value::String(s)) => Ok(s),
@@ -134,6 +142,7 @@ pub fn parse_payload(text: &str) -> Result<Payload, InputError> {
         input,
         cwd,
         mode,
+        session,
     })
 }
 
@@ -287,6 +296,8 @@ struct Decisions {
     all: Vec<Decided>,
     /// The strictest (the first of that verdict).
     strictest: Decided,
+    /// The directory each call of `all` runs in.
+    cwds: Vec<std::path::PathBuf>,
     /// The calls that were ASK.
     asks: Vec<Decided>,
     /// The policy's settings.
@@ -294,10 +305,11 @@ struct Decisions {
 }
 
 impl Decisions {
-    /// Audit every decision with what the answer made of the call.
+    /// Audit every decision with what the answer made of the call, each in
+    /// the directory it ran in.
     fn record(&self, surface: &str, outcome: crate::audit::Outcome) {
-        for (call, decision) in &self.all {
-            crate::audit::record_outcome(surface, &call.tool, decision, Some(outcome));
+        for ((call, decision), cwd) in self.all.iter().zip(&self.cwds) {
+            crate::audit::record_in(surface, &call.tool, decision, Some(outcome), Some(cwd));
         }
     }
 }
@@ -330,10 +342,16 @@ fn decide(
     if !policy.settings().sandbox {
         crate::warn_sandbox_off(&policy.settings().sandbox_reason);
     }
+    crate::audit::configure(policy.settings(), &ctx.cwd);
+    crate::audit::set_session(payload.session.as_deref());
     let mut all: Vec<Decided> = Vec::with_capacity(checks.len());
+    let mut cwds = Vec::with_capacity(checks.len());
     for check in checks {
         let decision = match &check.cwd {
-            None => policy.evaluate(&check.call, &ctx),
+            None => {
+                cwds.push(ctx.cwd.clone());
+                policy.evaluate(&check.call, &ctx)
+            }
             Some(dir) => {
                 let dir = expand_dir(dir, &ctx);
                 let dir_ctx = Context::new(&dir, &ctx.home).map_err(|e| {
@@ -341,6 +359,7 @@ fn decide(
                         "the command's working directory (`tool_input.dir_path`): {e}"
                     ))
                 })?;
+                cwds.push(dir_ctx.cwd.clone());
                 policy.evaluate(&check.call, &dir_ctx)
             }
         };
@@ -370,6 +389,7 @@ fn decide(
     };
     Ok(Some(Decisions {
         all,
+        cwds,
         strictest,
         asks,
         settings,

@@ -1,0 +1,1 @@
+//! Reading the audit log back.

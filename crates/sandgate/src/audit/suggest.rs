@@ -1,0 +1,1 @@
+//! Rules that would have stopped repeated questions.
