@@ -2,6 +2,8 @@
 //! size (also with many processes writing at once), and reading it back with
 //! `sandgate audit tail|summary|suggest`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -158,8 +160,14 @@ fn a_hook_record_carries_the_agents_session_and_what_the_agent_was_told() {
     assert_eq!(records.len(), 3, "{records:#?}");
     assert_eq!(records[0]["session"], "sess-claude-1");
     assert_eq!(records[0]["verdict"], "ask");
-    assert_eq!(records[0]["outcome"], "ask", "asked in Claude Code's dialog");
-    assert_eq!(records[0]["became"], "deferred to the agent's own permissions");
+    assert_eq!(
+        records[0]["outcome"], "ask",
+        "asked in Claude Code's dialog"
+    );
+    assert_eq!(
+        records[0]["became"],
+        "deferred to the agent's own permissions"
+    );
     assert_eq!(records[1]["session"], "sess-codex-2");
     assert_eq!(records[1]["outcome"], "deny", "Codex CLI hooks cannot ask");
     assert_eq!(records[2]["outcome"], "allow");
@@ -226,14 +234,19 @@ fn the_environment_overrides_the_policy_size_and_a_bad_value_is_named() {
     }
     assert!(size(&e.rotated()) > 0, "rotated at {max} bytes");
     let out = e
-        .sandgate(&["check", r#"{"tool": "exec_run", "params": {"command": "git status"}}"#])
+        .sandgate(&[
+            "check",
+            r#"{"tool": "exec_run", "params": {"command": "git status"}}"#,
+        ])
         .env("SANDGATE_AUDIT_MAX_BYTES", "12")
         .output()
         .unwrap();
     assert!(out.status.success());
     let stderr = text(&out.stderr);
     assert!(
-        stderr.contains("`SANDGATE_AUDIT_MAX_BYTES` must be a whole number of bytes of at least 4096, not `12`"),
+        stderr.contains(
+            "`SANDGATE_AUDIT_MAX_BYTES` must be a whole number of bytes of at least 4096, not `12`"
+        ),
         "{stderr}"
     );
 }
@@ -243,7 +256,10 @@ fn a_policy_size_below_the_minimum_is_a_load_error_with_its_line() {
     let e = env();
     let policy = format!("{POLICY}audit:\n  max_bytes: 100\n");
     std::fs::write(e.home.join(".sandgate/permissions.yaml"), policy).unwrap();
-    let out = e.run(&["check", r#"{"tool": "exec_run", "params": {"command": "git status"}}"#]);
+    let out = e.run(&[
+        "check",
+        r#"{"tool": "exec_run", "params": {"command": "git status"}}"#,
+    ]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = text(&out.stderr);
     assert!(
@@ -253,7 +269,10 @@ fn a_policy_size_below_the_minimum_is_a_load_error_with_its_line() {
     );
     let policy = format!("{POLICY}audit:\n  max_byte: 100000\n");
     std::fs::write(e.home.join(".sandgate/permissions.yaml"), policy).unwrap();
-    let out = e.run(&["check", r#"{"tool": "exec_run", "params": {"command": "git status"}}"#]);
+    let out = e.run(&[
+        "check",
+        r#"{"tool": "exec_run", "params": {"command": "git status"}}"#,
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         text(&out.stderr).contains("did you mean `max_bytes`?"),

@@ -418,7 +418,10 @@ mod tests {
         append(&path, b"small\n", 10).unwrap();
         append(&path, b"larger than ten\n", 10).unwrap();
         append(&path, b"again larger than ten\n", 10).unwrap();
-        assert_eq!(std::fs::read(rotated_path(&path)).unwrap(), b"larger than ten\n");
+        assert_eq!(
+            std::fs::read(rotated_path(&path)).unwrap(),
+            b"larger than ten\n"
+        );
         assert_eq!(std::fs::read(&path).unwrap(), b"again larger than ten\n");
     }
 
@@ -430,7 +433,11 @@ mod tests {
         std::fs::create_dir(rotated_path(&path).join("x")).unwrap();
         append(&path, b"first\n", 8).unwrap();
         let e = append(&path, b"second\n", 8).unwrap_err();
-        assert!(e.to_string().contains("the record was written, but the log could not be rotated"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("the record was written, but the log could not be rotated"),
+            "{e}"
+        );
         assert_eq!(std::fs::read(&path).unwrap(), b"first\nsecond\n");
     }
 }
