@@ -1,84 +1,40 @@
 //! The Landlock floor: a ruleset that handles every write right and grants it
-//! only beneath the plan's rules. Built in the parent; the child only calls
-//! `landlock_restrict_self` on it (see [`super::spawn`]).
-//!
-//! This module contains `unsafe` code: the raw Landlock system calls.
+//! only beneath the plan's rules. Built in the parent with the `landlock`
+//! crate, the one Landlock layer of sandgate (exec isolation builds its
+//! rulesets with it too, see `sandgate_sandbox::landlock`); the child only
+//! enters it with [`sandgate_sandbox::landlock_restrict_child`], whose raw
+//! calls are safe between `fork` and `exec` (see [`super::spawn`]).
 
-#![allow(unsafe_code)]
-
-use std::ffi::CString;
+use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::OpenOptionsExt;
+
+use landlock::{
+    AccessFs, BitFlags, PathBeneath, Ruleset as Builder, RulesetAttr, RulesetCreatedAttr, Scope,
+};
+
+pub use sandgate_sandbox::landlock_abi as abi;
 
 use super::plan::Rule;
 
-const CREATE_RULESET_VERSION: u32 = 1;
-const RULE_PATH_BENEATH: u32 = 1;
-
-const READ_FILE: u64 = 1 << 2;
-const WRITE_FILE: u64 = 1 << 1;
-const REMOVE_DIR: u64 = 1 << 4;
-const REMOVE_FILE: u64 = 1 << 5;
-const MAKE_CHAR: u64 = 1 << 6;
-const MAKE_DIR: u64 = 1 << 7;
-const MAKE_REG: u64 = 1 << 8;
-const MAKE_SOCK: u64 = 1 << 9;
-const MAKE_FIFO: u64 = 1 << 10;
-const MAKE_BLOCK: u64 = 1 << 11;
-const MAKE_SYM: u64 = 1 << 12;
-const REFER: u64 = 1 << 13;
-const TRUNCATE: u64 = 1 << 14;
-
-/// `LANDLOCK_SCOPE_SIGNAL` (ABI 6): no signal leaves the domain.
-const SCOPE_SIGNAL: u64 = 1 << 1;
-
-/// `struct landlock_ruleset_attr`; only its first field before ABI 6.
-#[repr(C)]
-struct RulesetAttr {
-    handled_access_fs: u64,
-    handled_access_net: u64,
-    scoped: u64,
-}
-
-#[repr(C, packed)]
-struct PathBeneathAttr {
-    allowed_access: u64,
-    parent_fd: i32,
-}
-
-/// The Landlock ABI of the running kernel; 0 when Landlock is unavailable.
-pub fn abi() -> u32 {
-    // SAFETY: a null attribute with size 0 and the VERSION flag makes the
-    // kernel read and write no memory; it only returns the ABI number.
-    let version = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<RulesetAttr>(),
-            0usize,
-            CREATE_RULESET_VERSION,
-        )
-    };
-    u32::try_from(version).unwrap_or(0)
-}
-
 /// The write rights handled at `abi`: all of them are denied unless a rule grants them.
-pub fn handled(abi: u32) -> u64 {
-    let mut rights = WRITE_FILE
-        | REMOVE_DIR
-        | REMOVE_FILE
-        | MAKE_CHAR
-        | MAKE_DIR
-        | MAKE_REG
-        | MAKE_SOCK
-        | MAKE_FIFO
-        | MAKE_BLOCK
-        | MAKE_SYM;
+pub fn handled(abi: u32) -> BitFlags<AccessFs> {
+    let mut rights = AccessFs::WriteFile
+        | AccessFs::RemoveDir
+        | AccessFs::RemoveFile
+        | AccessFs::MakeChar
+        | AccessFs::MakeDir
+        | AccessFs::MakeReg
+        | AccessFs::MakeSock
+        | AccessFs::MakeFifo
+        | AccessFs::MakeBlock
+        | AccessFs::MakeSym;
     if abi >= 2 {
-        rights |= REFER;
+        rights |= AccessFs::Refer;
     }
     if abi >= 3 {
-        rights |= TRUNCATE;
+        rights |= AccessFs::Truncate;
     }
     rights
 }
@@ -100,89 +56,120 @@ impl Ruleset {
 /// `read_rules`, reading files is handled too, and granted only beneath them.
 pub fn build(rules: &[Rule], read_rules: &[Rule], abi: u32) -> io::Result<Ruleset> {
     let handled = handled(abi);
-    // From ABI 6, signals to processes outside the confined tree fail
-    // (`EPERM`); an older kernel gets only the first field.
-    let read = if read_rules.is_empty() { 0 } else { READ_FILE };
-    let attr = RulesetAttr {
-        handled_access_fs: handled | read,
-        handled_access_net: 0,
-        scoped: if abi >= 6 { SCOPE_SIGNAL } else { 0 },
-    };
-    let size = if abi >= 6 {
-        std::mem::size_of::<RulesetAttr>()
+    let read = if read_rules.is_empty() {
+        BitFlags::empty()
     } else {
-        std::mem::size_of::<u64>()
+        BitFlags::from(AccessFs::ReadFile)
     };
-    // SAFETY: `attr` is a live, properly laid out struct of at least `size`
-    // bytes; the kernel only reads those.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            &attr as *const RulesetAttr,
-            size,
-            0u32,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
+    let mut builder = Builder::default()
+        .handle_access(handled | read)
+        .map_err(io::Error::other)?;
+    // From ABI 6, signals to processes outside the confined tree fail (`EPERM`).
+    if abi >= 6 {
+        builder = builder.scope(Scope::Signal).map_err(io::Error::other)?;
     }
-    let fd = RawFd::try_from(fd).map_err(io::Error::other)?;
-    // SAFETY: the kernel just returned this descriptor to us; nobody else owns it.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    let file_rights = WRITE_FILE | (handled & TRUNCATE);
-    // A rule whose path vanished since the plan was made is skipped: its
-    // writes then go through the supervisor, which re-checks the path.
+    let mut created = builder.create().map_err(io::Error::other)?;
+    let file_rights = BitFlags::from(AccessFs::WriteFile) | (handled & AccessFs::Truncate);
     // Device nodes are never made, not even in the workspace.
-    let dir_rights = handled & !(MAKE_CHAR | MAKE_BLOCK);
+    let dir_rights = handled & !(AccessFs::MakeChar | AccessFs::MakeBlock);
     let granted = rules
         .iter()
         .map(|rule| (rule, if rule.dir { dir_rights } else { file_rights }))
-        .chain(read_rules.iter().map(|rule| (rule, READ_FILE)));
+        .chain(
+            read_rules
+                .iter()
+                .map(|rule| (rule, BitFlags::from(AccessFs::ReadFile))),
+        );
     for (rule, rights) in granted {
-        let Ok(path) = CString::new(rule.path.as_os_str().as_bytes()) else {
+        // A rule whose path vanished since the plan was made, or that is no
+        // longer what the plan saw (a directory rule on a file or a symbolic
+        // link), is skipped: its writes then go through the supervisor, which
+        // re-checks the path.
+        let Some(target) = open_rule_path(rule) else {
             continue;
         };
-        // SAFETY: `path` is a NUL-terminated string that outlives the call.
-        let target = unsafe {
-            libc::open(
-                path.as_ptr(),
-                libc::O_PATH | libc::O_CLOEXEC | libc::O_NOFOLLOW,
-            )
-        };
-        if target < 0 {
-            continue;
-        }
-        // SAFETY: `open` just returned this descriptor; we own it.
-        let target = unsafe { OwnedFd::from_raw_fd(target) };
-        let attr = PathBeneathAttr {
-            allowed_access: rights,
-            parent_fd: target.as_raw_fd(),
-        };
-        // SAFETY: both descriptors are open; `attr` is a live packed struct the
-        // kernel only reads.
-        unsafe {
-            libc::syscall(
-                libc::SYS_landlock_add_rule,
-                fd.as_raw_fd(),
-                RULE_PATH_BENEATH,
-                &attr as *const PathBeneathAttr,
-                0u32,
-            );
-        }
+        // A rule the kernel refuses grants nothing (fail closed, as above).
+        let _ = (&mut created).add_rule(PathBeneath::new(&target, rights));
     }
+    let fd: Option<OwnedFd> = created.into();
+    let fd = fd.ok_or_else(|| io::Error::other("the kernel has no Landlock"))?;
     Ok(Ruleset { fd })
 }
 
-/// Sets `no_new_privs` and enters the ruleset. Runs in the forked child: raw
+/// The rule's path opened `O_PATH`, never following a final symbolic link,
+/// when it still is the kind of file the rule says.
+fn open_rule_path(rule: &Rule) -> Option<File> {
+    let target = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH | libc::O_NOFOLLOW)
+        .open(&rule.path)
+        .ok()?;
+    if rule.dir && !target.metadata().ok()?.is_dir() {
+        return None;
+    }
+    Some(target)
+}
+
+/// Enters the ruleset (and sets `no_new_privs`). Runs in the forked child: raw
 /// system calls only, no allocation.
 pub fn restrict_self(ruleset: RawFd) -> io::Result<()> {
-    // SAFETY: prctl with integer arguments; touches no memory of ours.
-    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
-        return Err(io::Error::last_os_error());
+    sandgate_sandbox::landlock_restrict_child(ruleset)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    #[test]
+    fn the_handled_rights_grow_with_the_abi_and_never_include_reading() {
+        assert!(!handled(1).contains(AccessFs::Refer));
+        assert!(!handled(1).contains(AccessFs::Truncate));
+        assert!(handled(2).contains(AccessFs::Refer));
+        assert!(!handled(2).contains(AccessFs::Truncate));
+        assert!(handled(3).contains(AccessFs::Refer | AccessFs::Truncate));
+        for abi in 1..=7 {
+            assert!(handled(abi).contains(AccessFs::WriteFile | AccessFs::MakeBlock));
+            assert!(!handled(abi).intersects(AccessFs::ReadFile | AccessFs::Execute));
+        }
     }
-    // SAFETY: integer arguments only; the descriptor is the open ruleset.
-    if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) } != 0 {
-        return Err(io::Error::last_os_error());
+
+    #[test]
+    fn a_rule_is_opened_only_when_it_is_still_what_the_plan_saw() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        std::fs::write(&file, "x").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(dir.path(), &link).unwrap();
+        let rule = |path: &PathBuf, dir: bool| Rule {
+            path: path.clone(),
+            dir,
+        };
+        assert!(open_rule_path(&rule(&dir.path().to_path_buf(), true)).is_some());
+        assert!(open_rule_path(&rule(&file, false)).is_some());
+        // A directory rule on a file, or through a final symlink, grants nothing.
+        assert!(open_rule_path(&rule(&file, true)).is_none());
+        assert!(open_rule_path(&rule(&link, true)).is_none());
+        assert!(open_rule_path(&rule(&dir.path().join("gone"), false)).is_none());
     }
-    Ok(())
+
+    #[test]
+    fn a_ruleset_is_built_where_the_kernel_has_landlock() {
+        let abi = abi();
+        if abi == 0 {
+            assert!(
+                std::env::var_os("CI").is_none_or(|v| v != "true"),
+                "this kernel has no Landlock; CI needs a kernel with Landlock enabled"
+            );
+            eprintln!("skipping: this kernel has no Landlock");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let rules = [Rule {
+            path: dir.path().to_path_buf(),
+            dir: true,
+        }];
+        let ruleset = build(&rules, &rules, abi).unwrap();
+        assert!(ruleset.raw_fd() >= 0);
+    }
 }

@@ -54,4 +54,4 @@ pub use isolation::{
     Environment, Isolation, IsolationError, IsolationReport, Notice, NoticeLevel, SHELL,
 };
 pub use plan::Plan;
-pub use sys::landlock_abi;
+pub use sys::{landlock_abi, landlock_restrict_child};

@@ -8,7 +8,7 @@
 #![allow(unsafe_code)]
 
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
@@ -71,7 +71,7 @@ pub fn confine_child(command: &mut Command, confinement: ChildConfinement) {
             set_no_new_privs()?;
         }
         if let Some(fd) = &landlock {
-            landlock_restrict_self(fd)?;
+            landlock_restrict_self(fd.as_raw_fd())?;
         }
         if drop_caps {
             drop_capabilities()?;
@@ -170,17 +170,21 @@ fn set_no_new_privs() -> io::Result<()> {
     }
 }
 
-fn landlock_restrict_self(ruleset: &OwnedFd) -> io::Result<()> {
-    // SAFETY: the ruleset fd is open and owned by the closure for the whole
-    // call; flags 0 asks for the plain restriction of the calling thread,
+/// Sets `no_new_privs` and enters the Landlock ruleset `ruleset` (built with
+/// the `landlock` crate, see [`crate::landlock`]): raw system calls only, no
+/// allocation, so it is safe to run between `fork` and `exec` of a
+/// multithreaded parent, which the crate's own `restrict_self` is not made
+/// for. `sandgate run`'s child calls it from its `pre_exec` hook.
+pub fn landlock_restrict_child(ruleset: RawFd) -> io::Result<()> {
+    set_no_new_privs()?;
+    landlock_restrict_self(ruleset)
+}
+
+fn landlock_restrict_self(ruleset: RawFd) -> io::Result<()> {
+    // SAFETY: integer arguments only (the kernel checks that the descriptor
+    // is an open ruleset, which the caller holds for the call); flags 0 asks for the plain restriction of the calling thread,
     // which (before exec, single-threaded in the child) is the whole process.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_restrict_self,
-            ruleset.as_raw_fd(),
-            0 as libc::c_uint,
-        )
-    };
+    let rc = unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0 as libc::c_uint) };
     if rc == 0 {
         Ok(())
     } else {
