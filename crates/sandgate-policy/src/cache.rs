@@ -48,7 +48,7 @@ use crate::selftest::{PolicyTest, TestSubject};
 use crate::Verdict;
 
 const MAGIC: &str = "sandgate-policy-cache";
-const FORMAT: &str = "6";
+const FORMAT: &str = "7";
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The one reason the merge gives for an ignored rule (see `Policy::merge`).
 const IGNORED_WHY: &str = "allow rules of a tighten-only file are ignored";
@@ -294,6 +294,7 @@ struct Entry {
     command_allow: Vec<CachedRule>,
     ignored: Vec<CachedIgnored>,
     tests: Vec<CachedTest>,
+    no_policy_files: bool,
     deny_literals: Vec<Option<Vec<Vec<u8>>>>,
     allow_literals: Vec<Option<Vec<Vec<u8>>>>,
 }
@@ -497,6 +498,7 @@ impl Entry {
             .collect();
         Entry {
             tests,
+            no_policy_files: merged.no_policy_files,
             settings: CachedSettings {
                 sandbox: *sandbox,
                 sandbox_reason: sandbox_reason.clone(),
@@ -614,6 +616,7 @@ impl Entry {
             .collect::<Option<Vec<_>>>()?;
         let merged = Merged {
             tests,
+            no_policy_files: self.no_policy_files,
             settings: Settings {
                 sandbox,
                 sandbox_reason,

@@ -60,6 +60,8 @@ pub struct Policy {
     pub(crate) command_allow: CommandRules,
     ignored: Vec<IgnoredRule>,
     tests: Vec<PolicyTest>,
+    /// No policy file exists: an ASK says how to get one.
+    no_policy_files: bool,
     /// The directories the floor globs protect (`~/.ssh`, …), canonical.
     pub(crate) floor_dirs: Vec<PathBuf>,
     /// The floor files with other hard links, found on first need.
@@ -83,7 +85,13 @@ pub struct Merged {
     pub ignored: Vec<IgnoredRule>,
     /// The self-tests of every tier, in tier order.
     pub tests: Vec<PolicyTest>,
+    /// Whether no policy file was found at all.
+    pub no_policy_files: bool,
 }
+
+/// What an ASK adds to its reason when no policy file exists.
+pub const NO_POLICY_HINT: &str =
+    "no policy file was found: `sandgate init` writes a starter policy that allows reading and inspecting";
 
 /// The required literals of the command deny and allow rules, one entry per rule
 /// (see [`CommandRules::literals`]).
@@ -242,6 +250,7 @@ impl Policy {
             command_allow,
             ignored,
             tests,
+            no_policy_files: files.is_empty(),
         }
     }
 
@@ -278,6 +287,7 @@ impl Policy {
             command_allow,
             ignored,
             tests,
+            no_policy_files,
         } = merged;
         let floor = floor::source_rules();
         let mut problems: Vec<Problem> = Vec::new();
@@ -344,6 +354,7 @@ impl Policy {
                 command_allow,
                 ignored,
                 tests,
+                no_policy_files,
             }),
             _ => {
                 problems.sort_by(|a, b| (&a.file, a.position).cmp(&(&b.file, b.position)));
@@ -393,8 +404,17 @@ impl Policy {
         &self.tests
     }
 
-    /// Decide a tool call (DESIGN.md §Evaluation).
+    /// Decide a tool call (DESIGN.md §Evaluation). With no policy file at
+    /// all, an ASK's reason also says how to write one.
     pub fn evaluate(&self, call: &ToolCall, ctx: &Context) -> Decision {
+        let mut decision = self.evaluate_call(call, ctx);
+        if self.no_policy_files && decision.verdict == Verdict::Ask {
+            decision.reason = format!("{}; {NO_POLICY_HINT}", decision.reason);
+        }
+        decision
+    }
+
+    fn evaluate_call(&self, call: &ToolCall, ctx: &Context) -> Decision {
         let kind = tool_kind(&call.tool);
         // 1. Sandbox off → ALLOW.
         if !self.settings.sandbox {

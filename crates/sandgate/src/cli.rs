@@ -44,6 +44,8 @@ pub struct GlobalArgs {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Write a commented starter policy (a preset) to the central file, with its JSON Schema.
+    Init(crate::cmd::init::InitArgs),
     /// Decide one request: `{"tool": "exec_run", "params": {"command": "git status"}}`.
     Check(crate::cmd::check::CheckArgs),
     /// Agent hooks: gate Claude Code, Codex CLI or Gemini CLI; install or uninstall the hook.

@@ -38,6 +38,7 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let global = cli.global;
     match cli.command {
+        cli::Command::Init(args) => cmd::init::run(&global, args),
         cli::Command::Check(args) => cmd::check::run(&global, args),
         cli::Command::Hook(command) => cmd::hook::run(&global, command),
         cli::Command::Import(args) => cmd::import::run(&global, args),

@@ -7,6 +7,7 @@ pub mod exec;
 pub mod grant;
 pub mod hook;
 pub mod import;
+pub mod init;
 pub mod mcp;
 pub mod policy;
 pub mod policy_edit;

@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Subcommand;
+use sandgate_policy::selftest::TestSubject;
 use sandgate_policy::{Policy, RuleRef, ToolCall, ToolKind};
 use serde_json::json;
 
@@ -26,6 +27,8 @@ pub enum PolicyCommand {
     Lint,
     /// Print the JSON Schema of a policy file (for an editor's YAML language server).
     Schema,
+    /// Run the policy files' self-tests (`tests:`) and show each result (exit 1 if any fails).
+    Test,
 }
 
 /// Run a `policy` subcommand.
@@ -40,10 +43,92 @@ pub fn run(global: &GlobalArgs, command: PolicyCommand) -> ExitCode {
             crate::cmd::policy_edit::add(global, sandgate_policy::persist::Effect::Deny, args)
         }
         PolicyCommand::Lint => crate::cmd::policy_edit::run_lint(global),
+        PolicyCommand::Test => test(global),
         PolicyCommand::Schema => {
             print!("{}", sandgate_policy::validate::SCHEMA);
             ExitCode::SUCCESS
         }
+    }
+}
+
+/// `sandgate policy test`: every self-test with its result; exit 0 when all
+/// pass (or there are none), 1 when any fails, 2 when the policy cannot be read.
+fn test(global: &GlobalArgs) -> ExitCode {
+    let ctx = match crate::setup::context(global) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let sources = sandgate_policy::Sources::discover(
+        global.config.clone(),
+        global.local_config.clone(),
+        global.no_sandbox,
+        &ctx.cwd,
+        &ctx.home,
+    );
+    let policy = match Policy::load_untested(&sources, &ctx) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("sandgate: {e}");
+            return ExitCode::from(crate::EXIT_CANNOT_CHECK);
+        }
+    };
+    let outcomes = sandgate_policy::selftest::run(&policy, &ctx);
+    let failed = outcomes.iter().filter(|o| !o.passed()).count();
+    if global.json {
+        let tests: Vec<serde_json::Value> = outcomes
+            .iter()
+            .map(|o| {
+                let (command, path) = match &o.test.subject {
+                    TestSubject::Command(c) => (Some(c.as_str()), None),
+                    TestSubject::Path(p) => (None, Some(p.as_str())),
+                };
+                json!({
+                    "origin": o.test.origin,
+                    "tool": o.test.tool,
+                    "command": command,
+                    "path": path,
+                    "expect": o.test.expect,
+                    "verdict": o.decision.verdict,
+                    "passed": o.passed(),
+                    "reason": o.decision.reason,
+                    "rule": o.decision.rule.as_ref().map(rule_json),
+                })
+            })
+            .collect();
+        let out = json!({
+            "tests": tests,
+            "passed": outcomes.len() - failed,
+            "failed": failed,
+        });
+        println!("{out}");
+    } else if outcomes.is_empty() {
+        println!("no tests: add a `tests:` list to a policy file, e.g.");
+        println!("  tests:");
+        println!("    - {{command: \"git push -f origin main\", expect: deny}}");
+    } else {
+        for o in &outcomes {
+            let mark = if o.passed() { "pass" } else { "FAIL" };
+            println!(
+                "{mark}  {:<5} {}  ({})",
+                o.test.expect.as_str(),
+                o.test.describe(),
+                o.test.origin
+            );
+            if !o.passed() {
+                println!("      got {}: {}", o.decision.verdict, o.decision.reason);
+            }
+        }
+        println!(
+            "{} test{}: {} passed, {failed} failed",
+            outcomes.len(),
+            if outcomes.len() == 1 { "" } else { "s" },
+            outcomes.len() - failed
+        );
+    }
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(crate::EXIT_FAILED)
     }
 }
 

@@ -1,0 +1,370 @@
+//! `sandgate init` and its presets, and `sandgate policy test`, through the
+//! real binary: each preset against the corpus in `tests/presets/corpus.yaml`
+//! (benign commands that must not ask, dangerous ones in many spellings that
+//! must be denied), and the self-tests as a load error on every surface.
+//!
+//! Every command is only judged, never run; each test has its own home.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use sandgate_policy::load::{parse_policy, LoadedFile};
+use sandgate_policy::{Context, Policy, Sources, Tier, ToolCall, Verdict};
+
+const PRESETS: [&str; 4] = ["readonly", "node", "rust", "python"];
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+    cwd: PathBuf,
+}
+
+impl Env {
+    fn new() -> Env {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let home = root.join("home");
+        let cwd = home.join("projects/app");
+        std::fs::create_dir_all(cwd.join("src")).unwrap();
+        // The tree is ours: nothing outside it is named as HOME or CWD.
+        assert!(cwd.starts_with(&root) && home.starts_with(&root));
+        Env {
+            _tmp: tmp,
+            home,
+            cwd,
+        }
+    }
+
+    fn central(&self) -> PathBuf {
+        self.home.join(".sandgate/permissions.yaml")
+    }
+
+    fn sandgate(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_sandgate"));
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("SANDGATE_MANAGED_CONFIG", self.home.join("no-managed.yaml"))
+            .env("SANDGATE_CACHE_DIR", self.home.join("cache"))
+            .env("SANDGATE_AUDIT", "off")
+            .env("NO_COLOR", "1")
+            .current_dir(&self.cwd);
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> (i32, String, String) {
+        let o = self.sandgate().args(args).output().unwrap();
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stdout).into(),
+            String::from_utf8_lossy(&o.stderr).into(),
+        )
+    }
+
+    fn check_command(&self, command: &str) -> (Verdict, String) {
+        let request = serde_json::json!({"tool": "exec_run", "params": {"command": command}});
+        let (code, out, err) = self.run(&["--json", "check", &request.to_string()]);
+        assert_eq!(code, 0, "{command}: {err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let verdict = match v["verdict"].as_str().unwrap() {
+            "allow" => Verdict::Allow,
+            "ask" => Verdict::Ask,
+            _ => Verdict::Deny,
+        };
+        (verdict, v["reason"].as_str().unwrap_or("").to_string())
+    }
+}
+
+type Corpus = BTreeMap<String, BTreeMap<String, Vec<String>>>;
+
+fn corpus() -> Corpus {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/presets/corpus.yaml");
+    serde_saphyr::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The corpus cases of `preset`: every `all` case and the preset's own.
+fn cases(corpus: &Corpus, preset: &str) -> Vec<(Verdict, String)> {
+    let mut out = Vec::new();
+    for section in ["all", preset] {
+        for (kind, commands) in corpus.get(section).into_iter().flatten() {
+            let verdict = match kind.as_str() {
+                "allow" => Verdict::Allow,
+                "ask" => Verdict::Ask,
+                "deny" => Verdict::Deny,
+                other => panic!("corpus: unknown kind `{other}`"),
+            };
+            out.extend(commands.iter().map(|c| (verdict, c.clone())));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_preset_meets_the_corpus_through_the_binary_and_the_library() {
+    let corpus = corpus();
+    for preset in PRESETS {
+        let e = Env::new();
+        let (code, out, err) = e.run(&["init", "--preset", preset]);
+        assert_eq!(code, 0, "{preset}: {out}{err}");
+        let cases = cases(&corpus, preset);
+        assert!(cases.len() > 180, "{preset}: {} cases", cases.len());
+        // The other presets' ecosystem commands are not allowed by this one.
+        let mut wrong = Vec::new();
+        for (want, command) in &cases {
+            let (got, reason) = e.check_command(command);
+            if got != *want {
+                wrong.push(format!("want {want}, got {got}: `{command}`: {reason}"));
+            }
+        }
+        assert!(wrong.is_empty(), "preset {preset}:\n{}", wrong.join("\n"));
+
+        // The library, from the same file, agrees case by case.
+        let text = std::fs::read_to_string(e.central()).unwrap();
+        let file = parse_policy(&text, &e.central()).unwrap();
+        let loaded = LoadedFile {
+            tier: Tier::Central,
+            path: e.central(),
+            file,
+        };
+        let sources = Sources {
+            central: Some(e.central()),
+            ..Sources::default()
+        };
+        let ctx = Context::new(&e.cwd, &e.home).unwrap();
+        let policy = Policy::from_files(sources, &[loaded], &ctx).unwrap();
+        for (want, command) in &cases {
+            let call = ToolCall::new("exec_run", serde_json::json!({ "command": command }));
+            assert_eq!(
+                policy.evaluate(&call, &ctx).verdict,
+                *want,
+                "{preset}: `{command}`"
+            );
+        }
+    }
+}
+
+#[test]
+fn ecosystem_commands_ask_under_the_other_presets() {
+    let corpus = corpus();
+    let e = Env::new();
+    assert_eq!(e.run(&["init", "--preset", "readonly"]).0, 0);
+    for preset in ["node", "rust", "python"] {
+        for command in &corpus[preset]["allow"] {
+            let (got, _) = e.check_command(command);
+            assert_eq!(got, Verdict::Ask, "readonly allows `{command}` of {preset}");
+        }
+    }
+}
+
+#[test]
+fn init_writes_the_policy_and_the_schema_its_first_line_names() {
+    let e = Env::new();
+    let (code, out, err) = e.run(&["init"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let text = std::fs::read_to_string(e.central()).unwrap();
+    let first = text.lines().next().unwrap();
+    assert_eq!(
+        first,
+        "# yaml-language-server: $schema=./permissions.schema.json"
+    );
+    let schema = std::fs::read_to_string(e.home.join(".sandgate/permissions.schema.json")).unwrap();
+    let (_, printed, _) = e.run(&["policy", "schema"]);
+    assert_eq!(
+        schema, printed,
+        "the schema beside the policy is the binary's"
+    );
+    assert!(out.contains("preset `readonly`, 20 self-tests"), "{out}");
+    // The policy loads, with its tests, and `policy test` shows each.
+    let (code, out, _) = e.run(&["policy", "test"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("pass ")).count(),
+        20,
+        "{out}"
+    );
+    assert!(out.ends_with("20 tests: 20 passed, 0 failed\n"), "{out}");
+    // `--print` writes nothing and prints the same text.
+    let (code, printed, _) = e.run(&["init", "--print"]);
+    assert_eq!(code, 0);
+    assert_eq!(printed, text);
+}
+
+#[test]
+fn init_never_replaces_a_policy_without_force_and_keeps_every_backup() {
+    let e = Env::new();
+    std::fs::create_dir_all(e.central().parent().unwrap()).unwrap();
+    let mine = "# my own policy\npermissions:\n  commands:\n    allow: ['^make( |$)']\n";
+    std::fs::write(e.central(), mine).unwrap();
+    let (code, out, err) = e.run(&["init", "--preset", "rust"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("already exists; nothing was written"), "{err}");
+    assert!(err.contains("--force"), "{err}");
+    assert_eq!(std::fs::read_to_string(e.central()).unwrap(), mine);
+    assert!(!e.home.join(".sandgate/permissions.schema.json").exists());
+
+    let (code, out, err) = e.run(&["init", "--preset", "rust", "--force"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let backup = e.home.join(".sandgate/permissions.yaml.bak");
+    assert_eq!(std::fs::read_to_string(&backup).unwrap(), mine);
+    assert!(out.contains("kept the previous policy as"), "{out}");
+    let rust = std::fs::read_to_string(e.central()).unwrap();
+    assert!(rust.contains("preset `rust`"));
+    // A second --force keeps the first backup and makes another.
+    let (code, _, _) = e.run(&["init", "--preset", "node", "--force"]);
+    assert_eq!(code, 0);
+    assert_eq!(std::fs::read_to_string(&backup).unwrap(), mine);
+    let second = e.home.join(".sandgate/permissions.yaml.bak.1");
+    assert_eq!(std::fs::read_to_string(second).unwrap(), rust);
+}
+
+#[test]
+fn init_writes_where_the_central_file_is_and_through_a_symlink() {
+    let e = Env::new();
+    // --config (and SANDGATE_CONFIG) name the central file.
+    let elsewhere = e.home.join("dotfiles/sandgate.yaml");
+    let (code, out, err) = e.run(&["--config", elsewhere.to_str().unwrap(), "init"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(elsewhere.exists());
+    assert!(e.home.join("dotfiles/permissions.schema.json").exists());
+    assert!(!e.central().exists());
+    // A symlinked central file is replaced where it points; the link stays.
+    std::fs::create_dir_all(e.central().parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, e.central()).unwrap();
+    let (code, out, err) = e.run(&["init", "--preset", "python", "--force"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(std::fs::symlink_metadata(e.central())
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(&elsewhere)
+        .unwrap()
+        .contains("preset `python`"));
+    assert!(e.home.join("dotfiles/sandgate.yaml.bak").exists());
+}
+
+#[test]
+fn init_refuses_what_is_not_a_regular_file_even_with_force() {
+    let e = Env::new();
+    std::fs::create_dir_all(e.central()).unwrap();
+    let (code, _, err) = e.run(&["init", "--force"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("it is a directory, not a regular file"),
+        "{err}"
+    );
+    std::fs::remove_dir(e.central()).unwrap();
+    let fifo = e.central();
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let (code, _, err) = e.run(&["init", "--force"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("named pipe"), "{err}");
+}
+
+#[test]
+fn a_failing_self_test_fails_every_surface_closed_and_policy_test_names_it() {
+    let e = Env::new();
+    assert_eq!(e.run(&["init"]).0, 0);
+    // Break the policy: the force-push deny rule goes.
+    let text = std::fs::read_to_string(e.central()).unwrap();
+    let broken: String = text
+        .lines()
+        .filter(|l| !l.contains("'^git push( .*)? (-f|"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_ne!(broken, text);
+    std::fs::write(e.central(), &broken).unwrap();
+    let line = broken
+        .lines()
+        .position(|l| l.contains("{command: \"git push -f origin main\", expect: deny}"))
+        .unwrap()
+        + 1;
+    let at = format!("{}:{line}:", e.central().display());
+
+    let request = r#"{"tool": "exec_run", "params": {"command": "ls"}}"#;
+    let (code, out, err) = e.run(&["check", request]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains(&at), "{err}");
+    assert!(
+        err.contains(
+            "test failed: the command `git push -f origin main` should be deny but is ask"
+        ),
+        "{err}"
+    );
+    // The hook fails closed too (exit 2 blocks the call in Claude Code).
+    let payload = serde_json::json!({
+        "session_id": "s", "transcript_path": "/dev/null", "cwd": e.cwd,
+        "permission_mode": "default", "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "t"
+    });
+    let mut hook = e.sandgate();
+    hook.args(["hook", "claude"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = hook.spawn().unwrap();
+    {
+        use std::io::Write;
+        let _ = child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.to_string().as_bytes());
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("test failed"));
+
+    let (code, out, _) = e.run(&["policy", "test"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("FAIL  deny  the command `git push -f origin main`"),
+        "{out}"
+    );
+    assert!(out.contains("20 tests: 18 passed, 2 failed"), "{out}");
+    let (code, out, _) = e.run(&["--json", "policy", "test"]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["failed"], 2);
+    assert_eq!(v["passed"], 18);
+    let failed: Vec<&serde_json::Value> = v["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["passed"] == false)
+        .collect();
+    assert_eq!(failed.len(), 2);
+    assert_eq!(
+        failed[1]["command"],
+        "git push --force-with-lease origin main"
+    );
+    assert_eq!(failed[0]["command"], "git push -f origin main");
+    assert_eq!(failed[0]["expect"], "deny");
+    assert_eq!(failed[0]["verdict"], "ask");
+    assert_eq!(
+        failed[0]["origin"],
+        format!("{}:{line}", e.central().display())
+    );
+}
+
+#[test]
+fn policy_test_without_tests_and_with_a_broken_file() {
+    let e = Env::new();
+    let (code, out, _) = e.run(&["policy", "test"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("no tests"), "{out}");
+    std::fs::create_dir_all(e.central().parent().unwrap()).unwrap();
+    std::fs::write(e.central(), "tests:\n  - {command: ls, expect: allwo}\n").unwrap();
+    let (code, _, err) = e.run(&["policy", "test"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(":2:") && err.contains("did you mean `allow`?"),
+        "{err}"
+    );
+}
