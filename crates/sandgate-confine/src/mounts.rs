@@ -42,8 +42,10 @@ use std::process::Command;
 use serde::Serialize;
 
 use super::plan::RunPlan;
-use super::seccomp::{
-    self, jump, stmt, AND_K, AUDIT_ARCH_X86_64, JEQ_K, LD_W_ABS, RET_ALLOW, RET_K, X32_SYSCALL_BIT,
+use super::seccomp;
+use sandgate_sandbox::bpf::{
+    jump, stmt, AND_K, ARCH, AUDIT_ARCH_I386, AUDIT_ARCH_X86_64, JEQ_K, LD_W_ABS, NR, RET_ALLOW,
+    RET_ERRNO, RET_K, X32_SYSCALL_BIT,
 };
 
 /// The environment variable that chooses the protection: `carve`, `mount`
@@ -610,9 +612,6 @@ pub fn probe(setup: &Setup) -> io::Result<()> {
     }
 }
 
-const RET_ERRNO: u32 = 0x0005_0000;
-const AUDIT_ARCH_I386: u32 = 0x4000_0003;
-
 /// Mount-changing system calls on x86-64 (and x32, whose numbers are these
 /// plus [`X32_SYSCALL_BIT`]): `mount`, `umount2`, `pivot_root`,
 /// `open_by_handle_at`, `open_tree`, `move_mount`, `fsopen`, `fsconfig`,
@@ -627,7 +626,7 @@ pub fn deny_filter() -> Vec<libc::sock_filter> {
     // Layout: ld arch; jeq x86_64 -> X; jeq i386 -> I; ret allow;
     // X: ld nr; and ~x32; jeq each -> deny; ret allow;
     // I: ld nr; jeq each -> deny; ret allow; deny: ret errno.
-    let mut prog = vec![stmt(LD_W_ABS, 4)];
+    let mut prog = vec![stmt(LD_W_ABS, ARCH)];
     let x_len = 2 + DENIED_X86_64.len() + 1;
     let i_len = 1 + DENIED_I386.len() + 1;
     // Offsets are small (the lists are short): they fit in a u8.
@@ -636,14 +635,14 @@ pub fn deny_filter() -> Vec<libc::sock_filter> {
     prog.push(jump(AUDIT_ARCH_I386, 1 + x_len, 0));
     prog.push(stmt(RET_K, RET_ALLOW));
     let deny_at = prog.len() + x_len + i_len;
-    prog.push(stmt(LD_W_ABS, 0));
+    prog.push(stmt(LD_W_ABS, NR));
     prog.push(stmt(AND_K, !X32_SYSCALL_BIT));
     for nr in DENIED_X86_64 {
         let here = prog.len();
         prog.push(jump(*nr, deny_at - here - 1, 0));
     }
     prog.push(stmt(RET_K, RET_ALLOW));
-    prog.push(stmt(LD_W_ABS, 0));
+    prog.push(stmt(LD_W_ABS, NR));
     for nr in DENIED_I386 {
         let here = prog.len();
         prog.push(jump(*nr, deny_at - here - 1, 0));

@@ -16,12 +16,13 @@
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
+use sandgate_sandbox::bpf::{
+    arg_high, arg_low, jump, stmt, ARCH, AUDIT_ARCH_X86_64, JEQ_K, JGE_K, JSET_K, LD_W_ABS, NR,
+    RET_ALLOW, RET_K, RET_USER_NOTIF, X32_SYSCALL_BIT,
+};
+
 use super::preload::MARKER;
 
-pub(super) const RET_ALLOW: u32 = 0x7fff_0000;
-const RET_USER_NOTIF: u32 = 0x7fc0_0000;
-pub(super) const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
-pub(super) const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 pub(super) const SET_MODE_FILTER: libc::c_uint = 1;
 const FILTER_FLAG_NEW_LISTENER: libc::c_ulong = 1 << 3;
 const USER_NOTIF_FLAG_CONTINUE: u32 = 1;
@@ -35,13 +36,6 @@ const IOCTL_NOTIF_SET_FLAGS: libc::c_ulong = 0x4008_2104;
 /// `SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP` (Linux 6.6): the notifying thread and
 /// the supervisor wake each other on the waker's CPU.
 const USER_NOTIF_FD_SYNC_WAKE_UP: u64 = 1;
-
-pub(super) const LD_W_ABS: u16 = 0x20;
-pub(super) const JEQ_K: u16 = 0x15;
-const JGE_K: u16 = 0x35;
-const JSET_K: u16 = 0x45;
-pub(super) const RET_K: u16 = 0x06;
-pub(super) const AND_K: u16 = 0x54;
 
 /// Open flags that make an open a write.
 pub const WRITE_OPEN_FLAGS: u32 =
@@ -95,35 +89,6 @@ fn notified() -> impl Iterator<Item = libc::c_long> {
         .copied()
 }
 
-pub(super) fn stmt(code: u16, k: u32) -> libc::sock_filter {
-    libc::sock_filter {
-        code,
-        jt: 0,
-        jf: 0,
-        k,
-    }
-}
-
-pub(super) fn jump(code: u16, k: u32, jt: usize, jf: usize) -> libc::sock_filter {
-    // Offsets are bounded by the program length (< 64), checked in tests.
-    libc::sock_filter {
-        code,
-        jt: u8::try_from(jt).unwrap_or(u8::MAX),
-        jf: u8::try_from(jf).unwrap_or(u8::MAX),
-        k,
-    }
-}
-
-/// Offset of argument `n`'s low 32 bits in `struct seccomp_data`.
-fn arg_low(n: u32) -> u32 {
-    16 + 8 * n
-}
-
-/// Offset of argument `n`'s high 32 bits (x86-64 is little-endian).
-fn arg_high(n: u32) -> u32 {
-    arg_low(n) + 4
-}
-
 /// The BPF program. Foreign architectures and the x32 ABI pass through
 /// (the Landlock floor still holds for them, they are just never asked about).
 /// An `openat` whose sixth argument is [`MARKER`] passes too, whatever its
@@ -143,9 +108,9 @@ pub fn program() -> Vec<libc::sock_filter> {
     let load_a2 = 13 + n;
     let to = |from: usize, target: usize| target - from - 1;
     let mut prog = vec![
-        stmt(LD_W_ABS, 4),
+        stmt(LD_W_ABS, ARCH),
         jump(JEQ_K, AUDIT_ARCH_X86_64, 0, to(1, allow_end)),
-        stmt(LD_W_ABS, 0),
+        stmt(LD_W_ABS, NR),
         jump(JGE_K, X32_SYSCALL_BIT, to(3, allow_end), 0),
         jump(JEQ_K, libc::SYS_open as u32, to(4, load_a1), 0),
         jump(JEQ_K, libc::SYS_openat as u32, to(5, openat), 0),
@@ -413,6 +378,7 @@ pub fn read_cstring(pid: u32, addr: u64) -> io::Result<Vec<u8>> {
 /// filters use), for the tests of this module and of the mount layer's filter.
 #[cfg(test)]
 pub(super) fn verdict(prog: &[libc::sock_filter], arch: u32, nr: i64, args: [u64; 6]) -> u32 {
+    use sandgate_sandbox::bpf::AND_K;
     let mut data = Vec::with_capacity(64);
     data.extend_from_slice(&(nr as i32).to_le_bytes());
     data.extend_from_slice(&arch.to_le_bytes());

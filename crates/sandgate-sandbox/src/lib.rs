@@ -38,6 +38,7 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod beneath;
+pub mod bpf;
 pub mod bwrap;
 pub mod custom;
 pub mod enforcement;

@@ -87,20 +87,18 @@ pub(crate) fn x32_guard() -> Vec<libc::sock_filter> {
     if !cfg!(target_arch = "x86_64") {
         return Vec::new();
     }
-    const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
-    const JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
-    const JGE_K: u16 = (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16;
-    const RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
-    const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
-    const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+    use crate::bpf::{
+        ARCH, AUDIT_ARCH_X86_64, JEQ_K, JGE_K, LD_W_ABS, NR, RET_ERRNO, RET_K, RET_KILL_PROCESS,
+        X32_SYSCALL_BIT,
+    };
     let op = |code: u16, jt: u8, jf: u8, k: u32| libc::sock_filter { code, jt, jf, k };
     vec![
-        op(LD_W_ABS, 0, 0, 4), // seccomp_data.arch
+        op(LD_W_ABS, 0, 0, ARCH),
         op(JEQ_K, 1, 0, AUDIT_ARCH_X86_64),
-        op(RET_K, 0, 0, libc::SECCOMP_RET_KILL_PROCESS),
-        op(LD_W_ABS, 0, 0, 0), // seccomp_data.nr
+        op(RET_K, 0, 0, RET_KILL_PROCESS),
+        op(LD_W_ABS, 0, 0, NR),
         op(JGE_K, 0, 1, X32_SYSCALL_BIT),
-        op(RET_K, 0, 0, libc::SECCOMP_RET_ERRNO | libc::EACCES as u32),
+        op(RET_K, 0, 0, RET_ERRNO | libc::EACCES as u32),
     ]
 }
 
