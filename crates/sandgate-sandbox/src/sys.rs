@@ -4,6 +4,16 @@
 //! The functions called from the child ([`confine_child`]) run between `fork`
 //! and `exec`: they only make raw system calls and build no heap values, so
 //! they are safe to run in a forked copy of a multithreaded parent.
+//!
+//! The workspace's system-call layers, one per job: `libc` for the raw calls
+//! and constants of the two crates with `unsafe` code (this one and
+//! `sandgate-confine`: calls between `fork` and `exec`, seccomp, the
+//! listener's `ioctl`s, `process_vm_readv`, which want nothing between them
+//! and the kernel); `nix` for the safe wrappers everywhere else (the user
+//! database in `sandgate-policy`, process-group signals with their names in
+//! `sandgate-tools`, `poll` and the terminal in the binary), since it covers
+//! all of those and rustix, a system-call crate, has no user database or
+//! signal names; and the `landlock` crate for building Landlock rulesets.
 
 #![allow(unsafe_code)]
 

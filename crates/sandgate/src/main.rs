@@ -76,15 +76,14 @@ fn quiet_when_stdout_closes() {
 /// Whether the reading end of stdout is gone (a pipe without readers, a
 /// socket whose peer hung up).
 fn stdout_closed() -> bool {
-    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    use std::os::fd::AsFd;
     let stdout = std::io::stdout();
-    let mut fds = [PollFd::new(&stdout, PollFlags::OUT)];
-    let now = Timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    poll(&mut fds, Some(&now)).is_ok()
-        && fds[0].revents().intersects(PollFlags::ERR | PollFlags::HUP)
+    let mut fds = [PollFd::new(stdout.as_fd(), PollFlags::POLLOUT)];
+    poll(&mut fds, PollTimeout::ZERO).is_ok()
+        && fds[0]
+            .revents()
+            .is_some_and(|r| r.intersects(PollFlags::POLLERR | PollFlags::POLLHUP))
 }
 
 /// The agent hook's command line, recognised before the argument parser is

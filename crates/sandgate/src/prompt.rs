@@ -141,8 +141,8 @@ fn open_tty() -> Result<File, String> {
         .map_err(|e| format!("no terminal: /dev/tty cannot be opened: {e}"))?;
     // A background job that touches the terminal is stopped by the kernel
     // (SIGTTIN/SIGTTOU) and would hold the prompt slot while stopped.
-    match rustix::termios::tcgetpgrp(&tty) {
-        Ok(foreground) if foreground == rustix::process::getpgrp() => Ok(tty),
+    match nix::unistd::tcgetpgrp(&tty) {
+        Ok(foreground) if foreground == nix::unistd::getpgrp() => Ok(tty),
         Ok(_) => Err("running in the background of the terminal".into()),
         Err(e) => Err(format!("no terminal: {e}")),
     }
@@ -199,8 +199,8 @@ fn lock_file_path(tty: &File) -> Option<PathBuf> {
     if let Some(run) = std::env::var_os("XDG_RUNTIME_DIR").filter(|p| !p.is_empty()) {
         let dir = PathBuf::from(run);
         if dir.is_dir() {
-            let name = match rustix::termios::tcgetsid(tty) {
-                Ok(sid) => format!("prompt-{}.lock", sid.as_raw_nonzero()),
+            let name = match nix::sys::termios::tcgetsid(tty) {
+                Ok(sid) => format!("prompt-{}.lock", sid.as_raw()),
                 Err(_) => "prompt.lock".to_string(),
             };
             return Some(dir.join("sandgate").join(name));

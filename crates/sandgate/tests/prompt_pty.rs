@@ -327,10 +327,10 @@ fn other_keys_do_not_answer() {
 /// Whether the pty is in canonical (line) mode, i.e. not in raw mode.
 fn canonical(s: &Session) -> bool {
     let master = s.get_process().get_raw_handle().unwrap();
-    let termios = rustix::termios::tcgetattr(&master).unwrap();
+    let termios = nix::sys::termios::tcgetattr(&master).unwrap();
     termios
-        .local_modes
-        .contains(rustix::termios::LocalModes::ICANON)
+        .local_flags
+        .contains(nix::sys::termios::LocalFlags::ICANON)
 }
 
 #[test]

@@ -89,7 +89,7 @@ fn run_with_stdin(mut cmd: Command, input: &[u8], what: &str) -> Output {
 
 /// A pipe whose reading end is already closed: every write to it fails with EPIPE.
 fn closed_pipe() -> OwnedFd {
-    let (reader, writer) = rustix::pipe::pipe().unwrap();
+    let (reader, writer) = nix::unistd::pipe().unwrap();
     drop(reader);
     writer
 }

@@ -401,7 +401,7 @@ fn dry_run(
 /// sandgate without cleaning up.
 struct TerminalMode {
     tty: File,
-    termios: rustix::termios::Termios,
+    termios: nix::sys::termios::Termios,
 }
 
 impl TerminalMode {
@@ -411,15 +411,15 @@ impl TerminalMode {
             .write(true)
             .open("/dev/tty")
             .ok()?;
-        let termios = rustix::termios::tcgetattr(&tty).ok()?;
+        let termios = nix::sys::termios::tcgetattr(&tty).ok()?;
         Some(TerminalMode { tty, termios })
     }
 
     /// Puts the saved mode back and says why the question goes unanswered.
     fn restore(mut self) {
-        let _ = rustix::termios::tcsetattr(
+        let _ = nix::sys::termios::tcsetattr(
             &self.tty,
-            rustix::termios::OptionalActions::Now,
+            nix::sys::termios::SetArg::TCSANOW,
             &self.termios,
         );
         let _ = writeln!(
