@@ -368,3 +368,36 @@ fn policy_test_without_tests_and_with_a_broken_file() {
         "{err}"
     );
 }
+
+#[test]
+fn the_example_policy_passes_its_tests_and_reads_quietly() {
+    let e = Env::new();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/permissions.yaml");
+    let example = example.to_str().unwrap();
+    let (code, out, err) = e.run(&["--config", example, "policy", "test"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("10 passed, 0 failed"), "{out}");
+    let check = |command: &str| {
+        let request = serde_json::json!({"tool": "exec_run", "params": {"command": command}});
+        let (code, out, err) = e.run(&["--config", example, "check", &request.to_string()]);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    for quiet in [
+        "head -5 README.md",
+        "wc -l x",
+        "grep -n a x",
+        "rg a",
+        "pwd",
+        "ls | wc -l",
+    ] {
+        assert!(check(quiet).starts_with("allow:"), "{quiet}");
+    }
+    for denied in [
+        "git push -f",
+        "git push --force origin main",
+        "git push -uf origin x",
+    ] {
+        assert!(check(denied).starts_with("deny:"), "{denied}");
+    }
+}
