@@ -114,7 +114,13 @@ pub enum IsolationError {
 enum Mechanism {
     None,
     Custom(Template),
-    Landlock { abi: u32, grants: Grants },
+    /// `mounts`: whether the read-only mount namespace is made (user
+    /// namespaces are available).
+    Landlock {
+        abi: u32,
+        grants: Grants,
+        mounts: bool,
+    },
     Bwrap(Option<PathBuf>),
     Seatbelt(seatbelt::Profile),
 }
@@ -228,11 +234,26 @@ impl Isolation {
                         .to_string(),
                 );
                 enforcement.notes.extend(harden_notes());
-                if !plan.protected.is_empty() {
+                let mounts = sys::user_namespaces_available();
+                if mounts {
                     enforcement.notes.push(
-                        "the protected paths are not held under landlock (Landlock cannot make a path read-only below a writable directory); mode `bwrap` and `sandgate run` hold them"
+                        "everything but the writable trees is mounted read-only in a private user and mount namespace: changes of mode, owner, timestamps and extended attributes fail outside them"
                             .to_string(),
                     );
+                    if !plan.protected.is_empty() {
+                        enforcement.notes.push(
+                            "the protected paths that exist are read-only binds; one missing at start can be created (`sandgate run` refuses them)"
+                                .to_string(),
+                        );
+                    }
+                } else {
+                    enforcement.missing.push(
+                        "changes of mode, owner, timestamps and extended attributes outside the workdir, and writes to the protected paths, are not confined: this system does not let sandgate create a user namespace"
+                            .to_string(),
+                    );
+                    if enforcement.level == EnforcementLevel::FullyEnforced {
+                        enforcement.level = EnforcementLevel::PartiallyEnforced;
+                    }
                 }
                 if !grants.unlistable.is_empty() {
                     let dirs: Vec<String> = grants
@@ -245,7 +266,14 @@ impl Isolation {
                         dirs.join(", ")
                     ));
                 }
-                (Mechanism::Landlock { abi, grants }, enforcement)
+                (
+                    Mechanism::Landlock {
+                        abi,
+                        grants,
+                        mounts,
+                    },
+                    enforcement,
+                )
             }
             (IsolationMode::Bwrap, _) => {
                 let found = bwrap::find();
@@ -446,8 +474,36 @@ impl Isolation {
         if !fds.is_empty() {
             sys::inherit_fds(&mut cmd, fds);
         }
-        if let (Mechanism::Landlock { abi, grants }, Some(plan)) = (&self.mechanism, &self.plan) {
+        if let (
+            Mechanism::Landlock {
+                abi,
+                grants,
+                mounts,
+            },
+            Some(plan),
+        ) = (&self.mechanism, &self.plan)
+        {
             let ruleset = landlock::ruleset(plan, grants, *abi)?;
+            let read_only_mounts = if *mounts {
+                let writable: Vec<&Path> = plan
+                    .writable
+                    .iter()
+                    .filter(|p| p.is_dir())
+                    .map(PathBuf::as_path)
+                    .collect();
+                let protected: Vec<&Path> = plan
+                    .protected
+                    .iter()
+                    .filter(|p| p.exists && writable.iter().any(|w| p.path.starts_with(w)))
+                    .map(|p| p.path.as_path())
+                    .collect();
+                Some(
+                    sys::ReadOnlyMounts::new(&writable, &protected, &self.cwd)
+                        .ok_or_else(|| IsolationError::Workdir(self.cwd.display().to_string()))?,
+                )
+            } else {
+                None
+            };
             let mut filters = vec![seccomp::program(seccomp::FilterSpec {
                 deny_network: !plan.network,
             })?];
@@ -459,6 +515,7 @@ impl Isolation {
                     landlock: ruleset,
                     drop_capabilities: true,
                     seccomp: filters,
+                    read_only_mounts,
                 },
             );
         }

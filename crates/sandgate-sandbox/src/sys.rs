@@ -54,18 +54,22 @@ pub struct ChildConfinement {
     pub drop_capabilities: bool,
     /// Classic BPF seccomp programs to install, in order.
     pub seccomp: Vec<Vec<libc::sock_filter>>,
+    /// A read-only view of everything but the writable trees, made first.
+    pub read_only_mounts: Option<ReadOnlyMounts>,
 }
 
 /// Installs `confinement` as a `pre_exec` hook of `command`: the child
-/// restricts itself after `fork` and before `exec`, in this order:
-/// `no_new_privs`, Landlock, the capabilities, seccomp (last, so that its
-/// filters do not see the set-up calls).
+/// restricts itself after `fork` and before `exec`, in this order: the
+/// read-only mounts (Landlock forbids mounting), `no_new_privs`, Landlock,
+/// the capabilities, seccomp (last, so that its filters do not see the
+/// set-up calls).
 pub fn confine_child(command: &mut Command, confinement: ChildConfinement) {
     let ChildConfinement {
         no_new_privs,
         landlock,
         drop_capabilities: drop_caps,
         seccomp,
+        read_only_mounts,
     } = confinement;
     let programs: Vec<(Vec<libc::sock_filter>, u16)> = seccomp
         .into_iter()
@@ -77,6 +81,9 @@ pub fn confine_child(command: &mut Command, confinement: ChildConfinement) {
     // Seccomp filters need `no_new_privs` from callers without CAP_SYS_ADMIN.
     let no_new_privs = no_new_privs || !programs.is_empty();
     let hook = move || -> io::Result<()> {
+        if let Some(mounts) = &read_only_mounts {
+            mounts.apply()?;
+        }
         if no_new_privs {
             set_no_new_privs()?;
         }
@@ -92,9 +99,11 @@ pub fn confine_child(command: &mut Command, confinement: ChildConfinement) {
         Ok(())
     };
     // SAFETY: the hook runs in the forked child before `exec`. It only calls
-    // `prctl`, `landlock_restrict_self` and `seccomp` on memory owned by the
-    // closure (the ruleset fd and the filter vector, both built before the
-    // fork) and allocates nothing, so it cannot deadlock on a lock held by
+    // `unshare`, `open`/`write`/`close` of `/proc/self` files, `mount`,
+    // `mount_setattr`, `chdir`, `prctl`, `landlock_restrict_self` and
+    // `seccomp` on memory owned by the closure (the mount paths, the ruleset
+    // fd and the filter vector, all built before the fork) and allocates
+    // nothing, so it cannot deadlock on a lock held by
     // another thread of the parent at fork time. Errors are returned as
     // `io::Error` built from errno, which allocates nothing either.
     unsafe {
@@ -266,4 +275,190 @@ pub fn inherit_fds(command: &mut Command, fds: Vec<OwnedFd>) {
     unsafe {
         command.pre_exec(hook);
     }
+}
+
+/// A private mount namespace in which everything but the writable trees is
+/// read-only, so that changes of mode, owner, timestamps and extended
+/// attributes (which Landlock does not cover) fail outside them with
+/// `EROFS`, path-accurately, as the kernel resolves each path. Built in the
+/// parent; applied by the child before Landlock, which forbids mounting.
+#[derive(Debug)]
+pub struct ReadOnlyMounts {
+    /// `"UID UID 1"`: the user namespace maps only the caller's uid.
+    uid_map: std::ffi::CString,
+    /// `"GID GID 1"`.
+    gid_map: std::ffi::CString,
+    /// The writable trees: bound onto themselves, then writable again.
+    writable: Vec<std::ffi::CString>,
+    /// Existing protected paths inside them: bound onto themselves, read-only.
+    protected: Vec<std::ffi::CString>,
+    /// The working directory, entered again once the mounts are made.
+    cwd: std::ffi::CString,
+}
+
+impl ReadOnlyMounts {
+    /// The layer for `writable` trees and `protected` paths (absolute,
+    /// existing, symlinks resolved), for a child that starts in `cwd`.
+    /// `None` when a path holds a NUL byte (no such path exists).
+    pub fn new(
+        writable: &[&std::path::Path],
+        protected: &[&std::path::Path],
+        cwd: &std::path::Path,
+    ) -> Option<ReadOnlyMounts> {
+        use std::os::unix::ffi::OsStrExt;
+        let c = |p: &std::path::Path| std::ffi::CString::new(p.as_os_str().as_bytes()).ok();
+        // SAFETY: getuid and getgid take no arguments and cannot fail.
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        Some(ReadOnlyMounts {
+            uid_map: std::ffi::CString::new(format!("{uid} {uid} 1")).ok()?,
+            gid_map: std::ffi::CString::new(format!("{gid} {gid} 1")).ok()?,
+            writable: writable.iter().map(|p| c(p)).collect::<Option<_>>()?,
+            protected: protected.iter().map(|p| c(p)).collect::<Option<_>>()?,
+            cwd: c(cwd)?,
+        })
+    }
+
+    /// Enters a new user and mount namespace and makes the mounts. Raw
+    /// system calls on memory built before the fork only.
+    fn apply(&self) -> io::Result<()> {
+        // SAFETY: integer flags only.
+        check(unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) })?;
+        write_proc(c"/proc/self/setgroups", b"deny")?;
+        write_proc(c"/proc/self/uid_map", self.uid_map.as_bytes())?;
+        write_proc(c"/proc/self/gid_map", self.gid_map.as_bytes())?;
+        // Nothing done here may reach the caller's namespace.
+        mount(None, c"/", libc::MS_REC | libc::MS_PRIVATE)?;
+        for path in self.writable.iter().chain(&self.protected) {
+            mount(Some(path), path, libc::MS_BIND | libc::MS_REC)?;
+        }
+        set_read_only(c"/", true, true)?;
+        for path in &self.writable {
+            // A mount below the tree that was read-only in the caller's
+            // namespace stays so (the kernel locks it); then only the tree's
+            // own mount becomes writable again.
+            if let Err(e) = set_read_only(path, false, true) {
+                if e.raw_os_error() != Some(libc::EPERM) {
+                    return Err(e);
+                }
+                set_read_only(path, false, false)?;
+            }
+        }
+        for path in &self.protected {
+            set_read_only(path, true, true)?;
+        }
+        // The working directory was entered before the mounts: enter it
+        // again, so that it is the writable bind and not the tree below.
+        // SAFETY: `cwd` is a valid NUL-terminated string owned by `self`.
+        check(unsafe { libc::chdir(self.cwd.as_ptr()) })
+    }
+}
+
+/// `struct mount_attr` of `mount_setattr(2)`.
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+/// `MOUNT_ATTR_RDONLY`.
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+
+fn set_read_only(path: &std::ffi::CStr, read_only: bool, recursive: bool) -> io::Result<()> {
+    let attr = MountAttr {
+        attr_set: if read_only { MOUNT_ATTR_RDONLY } else { 0 },
+        attr_clr: if read_only { 0 } else { MOUNT_ATTR_RDONLY },
+        propagation: 0,
+        userns_fd: 0,
+    };
+    let flags = if recursive { libc::AT_RECURSIVE } else { 0 };
+    // SAFETY: `path` is NUL-terminated and `attr` is a valid `mount_attr`
+    // whose size is passed; both outlive the call, and the kernel only reads
+    // them.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            flags as libc::c_uint,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+fn mount(
+    source: Option<&std::ffi::CStr>,
+    target: &std::ffi::CStr,
+    flags: libc::c_ulong,
+) -> io::Result<()> {
+    let source = source.map_or(std::ptr::null(), |s| s.as_ptr());
+    // SAFETY: `source` (or null) and `target` are NUL-terminated strings that
+    // outlive the call; no file system type or data is passed.
+    check(unsafe {
+        libc::mount(
+            source,
+            target.as_ptr(),
+            std::ptr::null(),
+            flags,
+            std::ptr::null(),
+        )
+    })
+}
+
+/// Writes `bytes` to the `/proc` file `path` in one `write`.
+fn write_proc(path: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
+    // SAFETY: `path` is NUL-terminated; the flags are integers.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `bytes` is valid for its length during the call; `fd` was just
+    // opened and is closed right after.
+    let written = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+    let err = io::Error::last_os_error();
+    // SAFETY: `fd` is ours and closed once.
+    unsafe { libc::close(fd) };
+    if usize::try_from(written).ok() == Some(bytes.len()) {
+        Ok(())
+    } else {
+        Err(err)
+    }
+}
+
+fn check(rc: libc::c_int) -> io::Result<()> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Whether this process may create a user namespace (for
+/// [`ReadOnlyMounts`]): the kernel allows any (`user.max_user_namespaces`),
+/// and for a caller without root, neither Debian's
+/// `kernel.unprivileged_userns_clone` nor AppArmor's
+/// `kernel.apparmor_restrict_unprivileged_userns` forbids it. A sandbox
+/// around sandgate can still refuse; then the command does not start.
+pub fn user_namespaces_available() -> bool {
+    let read = |path: &str| {
+        std::fs::read_to_string(path)
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok())
+    };
+    if read("/proc/sys/user/max_user_namespaces") == Some(0) {
+        return false;
+    }
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        return true;
+    }
+    read("/proc/sys/kernel/unprivileged_userns_clone") != Some(0)
+        && read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns").unwrap_or(0) == 0
 }

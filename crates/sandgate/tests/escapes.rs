@@ -503,7 +503,7 @@ fn rows() -> Vec<Row> {
         Row {
             name: "chmod, chown and touch -d of a file outside, chmod 777 ~/.ssh",
             root_only: false,
-            held_by: &[Mode::Bwrap, Mode::Run],
+            held_by: ALL,
             attempt: |t, r| {
                 let file = t.outside.join("file.txt");
                 let before = fs::metadata(&file).unwrap();
@@ -526,7 +526,7 @@ fn rows() -> Vec<Row> {
         Row {
             name: "chmod through /proc/self/fd and /proc/thread-self/fd of a file outside",
             root_only: false,
-            held_by: &[Mode::Bwrap, Mode::Run],
+            held_by: ALL,
             attempt: |t, r| {
                 let out = r.sh(
                     "exec 3< \"$OUTSIDE/file.txt\"; chmod 600 /proc/self/fd/3; cd /proc && chmod 604 thread-self/fd/3",
@@ -536,9 +536,27 @@ fn rows() -> Vec<Row> {
             },
         },
         Row {
+            name: "fchmod through a descriptor opened outside, and set an extended attribute there",
+            root_only: false,
+            held_by: ALL,
+            attempt: |t, r| {
+                let file = t.outside.join("file.txt");
+                let out = r.sh(
+                    "python3 -c 'import os; os.fchmod(os.open(os.environ[\"OUTSIDE\"] + \"/file.txt\", os.O_RDONLY), 0o600)'; python3 -c 'import os; os.setxattr(os.environ[\"OUTSIDE\"] + \"/file.txt\", \"user.sandgate\", b\"1\")'",
+                );
+                let xattr = Command::new("python3")
+                    .args(["-c", "import os, sys; print(os.listxattr(sys.argv[1]))"])
+                    .arg(&file)
+                    .output()
+                    .unwrap();
+                let got = mode_of(&file) == 0o600 || text(&xattr.stdout).contains("user.sandgate");
+                (got, seen(&out))
+            },
+        },
+        Row {
             name: "write .git/hooks/pre-commit and .git/config in the workdir",
             root_only: false,
-            held_by: &[Mode::Bwrap, Mode::Run],
+            held_by: ALL,
             attempt: |t, r| {
                 t.git("init -q");
                 let config = fs::read_to_string(t.work.join(".git/config")).unwrap();
