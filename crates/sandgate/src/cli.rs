@@ -66,6 +66,9 @@ pub enum Command {
     Grant(crate::cmd::grant::GrantArgs),
     /// Run a loop config's script detectors and report each verdict.
     Detect(crate::cmd::detect::DetectArgs),
+    /// Read the audit log back: the last records, what was asked most, and the rules that would stop repeated asks.
+    #[command(subcommand)]
+    Audit(crate::cmd::audit::AuditCommand),
     /// Serve the gated file and exec tools over MCP (stdio, or streamable HTTP with --http).
     Mcp(crate::cmd::mcp::McpArgs),
 }

@@ -49,6 +49,7 @@ fn main() -> ExitCode {
         cli::Command::Grant(args) => cmd::grant::run(&global, args),
         cli::Command::Detect(args) => cmd::detect::run(&global, args),
         cli::Command::Mcp(args) => cmd::mcp::run(&global, args),
+        cli::Command::Audit(command) => cmd::audit::run(&global, command),
     }
 }
 

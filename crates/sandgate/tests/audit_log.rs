@@ -327,3 +327,456 @@ fn concurrent_writers_lose_and_tear_nothing_across_a_rotation() {
     expected.sort();
     assert_eq!(subjects, expected);
 }
+
+/// One record line as sandgate writes it (for logs the tests lay out by hand).
+fn line(tool: &str, subject: &str, verdict: &str, extra: Value) -> String {
+    let mut r = json!({
+        "time": "2026-12-01T10:00:00.000Z", "surface": "hook claude", "tool": tool,
+        "subject": subject, "verdict": verdict, "rule": null, "list": null,
+        "origin": null, "reason": "r",
+    });
+    if let (Some(obj), Some(more)) = (r.as_object_mut(), extra.as_object()) {
+        for (k, v) in more {
+            obj.insert(k.clone(), v.clone());
+        }
+    }
+    r.to_string()
+}
+
+fn ask(command: &str) -> String {
+    line(
+        "exec_run",
+        command,
+        "ask",
+        json!({"became": "asked in the agent", "answered_by": "agent"}),
+    )
+}
+
+impl Env {
+    fn write_log(&self, older: &[String], newer: &[String]) {
+        std::fs::create_dir_all(self.log.parent().unwrap()).unwrap();
+        let join = |lines: &[String]| lines.iter().map(|l| format!("{l}\n")).collect::<String>();
+        if !older.is_empty() {
+            std::fs::write(self.rotated(), join(older)).unwrap();
+        }
+        std::fs::write(&self.log, join(newer)).unwrap();
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let out = self.run(&all);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", text(&out.stdout)))
+    }
+}
+
+#[test]
+fn tail_prints_the_last_records_of_both_files_oldest_first() {
+    let e = env();
+    let older: Vec<String> = (0..5).map(|i| ask(&format!("make old{i}"))).collect();
+    let mut newer: Vec<String> = (0..3).map(|i| ask(&format!("make new{i}"))).collect();
+    newer.insert(1, "{\"tool\": \"exec_run\", \"subj".to_string());
+    newer.push(line(
+        "exec_run",
+        "printf '\u{1b}[2J'",
+        "deny",
+        json!({"outcome": "deny"}),
+    ));
+    e.write_log(&older, &newer);
+    let out = e.run(&["audit", "tail", "-n", "5"]);
+    assert!(out.status.success());
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 5, "{stdout}");
+    assert!(lines[0].contains("make old4"), "{stdout}");
+    assert!(lines[1].contains("make new0"), "{stdout}");
+    assert!(
+        lines[0].contains("ask ") && lines[0].contains("(asked in the agent)"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains('\u{1b}'),
+        "control characters are escaped: {stdout:?}"
+    );
+    assert!(lines[4].contains("printf '\\u{1b}[2J'"), "{stdout}");
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("skipped 1 line that is not an audit record: ")
+            && stderr.contains("audit.jsonl:2 (EOF while parsing a string)"),
+        "{stderr}"
+    );
+    // --json: one object a line, with the outcome filled in for old lines.
+    let out = e.run(&["--json", "audit", "tail", "-n", "2"]);
+    let records: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[0]["subject"], "make new2");
+    assert_eq!(records[0]["outcome"], "ask");
+    assert_eq!(records[0]["became"], "asked in the agent");
+    assert_eq!(records[1]["verdict"], "deny");
+}
+
+#[test]
+fn tail_follow_prints_new_records_also_across_a_rotation() {
+    let e = env();
+    let one = record_size(&e);
+    let max = (one * 3).max(4096);
+    let per_file = (max / one) as usize;
+    let mut child = e
+        .sandgate(&["--json", "audit", "tail", "-n", "0", "--follow"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    // Wait until `--follow` watches the (still missing) file, then write
+    // past a rotation.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let total = per_file + 3;
+    for i in 0..total {
+        let out = e
+            .sandgate(&[
+                "check",
+                &json!({"tool": "exec_run", "params": {"command": format!("echo p00-{i:02}")}})
+                    .to_string(),
+            ])
+            .env("SANDGATE_AUDIT_MAX_BYTES", max.to_string())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        // Slow enough for the follower to see each file before it is renamed.
+        std::thread::sleep(std::time::Duration::from_millis(30));
+    }
+    let mut seen = Vec::new();
+    while seen.len() < total {
+        match rx.recv_timeout(std::time::Duration::from_secs(10)) {
+            Ok(l) => seen.push(serde_json::from_str::<Value>(&l).unwrap()["subject"].clone()),
+            Err(_) => break,
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(size(&e.rotated()) > 0, "the log rotated");
+    let expected: Vec<Value> = (0..total)
+        .map(|i| json!(format!("echo p00-{i:02}")))
+        .collect();
+    assert_eq!(seen, expected);
+}
+
+#[test]
+fn summary_counts_the_asks_and_what_humans_allowed() {
+    let e = env();
+    let mut lines = Vec::new();
+    for _ in 0..5 {
+        lines.push(ask("npm test"));
+    }
+    for _ in 0..3 {
+        lines.push(ask("make deploy"));
+    }
+    // The terminal prompt: the question, then the human's answer.
+    for _ in 0..2 {
+        lines.push(line("exec_run", "make deploy", "ask", json!({})));
+        lines.push(line(
+            "exec_run",
+            "make deploy",
+            "allow",
+            json!({"became": "allowed by a human", "answered_by": "human"}),
+        ));
+    }
+    lines.push(line(
+        "file_read",
+        "/etc/hosts",
+        "allow",
+        json!({"became": "allowed by a human", "answered_by": "human"}),
+    ));
+    lines.push(line("exec_run", "git push", "deny", json!({})));
+    e.write_log(&lines[..4], &lines[4..]);
+    let s = e.json(&["audit", "summary", "--top", "3"]);
+    assert_eq!(s["records"], 14);
+    assert_eq!(s["skipped"], 0);
+    assert_eq!(s["verdicts"], json!({"allow": 3, "ask": 10, "deny": 1}));
+    assert_eq!(s["outcomes"], json!({"allow": 3, "ask": 10, "deny": 1}));
+    assert_eq!(
+        s["asked_most"],
+        json!([
+            {"tool": "exec_run", "subject": "npm test", "count": 5},
+            {"tool": "exec_run", "subject": "make deploy", "count": 5},
+        ])
+        .as_array()
+        .map(|a| {
+            let mut a = a.clone();
+            a.sort_by_key(|v| v["subject"].as_str().unwrap().to_string());
+            Value::Array(a)
+        })
+        .unwrap()
+    );
+    assert_eq!(
+        s["allowed_by_a_human_most"],
+        json!([
+            {"tool": "exec_run", "subject": "make deploy", "count": 2},
+            {"tool": "file_read", "subject": "/etc/hosts", "count": 1},
+        ])
+    );
+    assert_eq!(s["files"].as_array().unwrap().len(), 2);
+    let out = e.run(&["audit", "summary"]);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("records: 14 (3 allow, 10 ask, 1 deny)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("asked most:\n"), "{stdout}");
+    assert!(
+        stdout.contains("asks a human allowed most:\n       2  exec_run   make deploy\n"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn summary_of_a_missing_log_says_so_and_a_fifo_is_refused() {
+    let e = env();
+    let out = e.run(&["audit", "summary"]);
+    assert!(out.status.success());
+    assert!(
+        text(&out.stderr).contains("there is no audit log at"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stdout).contains("records: 0"),
+        "{}",
+        text(&out.stdout)
+    );
+    std::fs::create_dir_all(e.log.parent().unwrap()).unwrap();
+    let status = Command::new("mkfifo").arg(&e.log).status().unwrap();
+    assert!(status.success());
+    let out = e.run(&["audit", "tail"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("it is a named pipe (FIFO), not a regular file"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn suggest_generalises_repeated_asks_to_a_whole_word_prefix() {
+    let e = env();
+    let mut lines = Vec::new();
+    for _ in 0..7 {
+        lines.push(ask("npm run test:unit"));
+    }
+    lines.push(ask("npm run test:unit -- --watch"));
+    lines.push(ask("cargo test alpha"));
+    lines.push(ask("git status && cargo test beta"));
+    lines.push(ask("timeout 60 cargo test gamma"));
+    lines.push(ask("make once"));
+    // Already allowed by the policy now: not a suggestion.
+    lines.push(ask("git log"));
+    lines.push(ask("git log"));
+    e.write_log(&[], &lines);
+    let s = e.json(&["audit", "suggest"]);
+    let rules: Vec<(&str, u64)> = s["suggestions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["rule"].as_str().unwrap(), v["count"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        rules,
+        [("^npm run test:unit( |$)", 8), ("^cargo test( |$)", 3)],
+        "{s:#}"
+    );
+    assert_eq!(s["asked"], 14);
+    assert_eq!(s["decided_now"], 2);
+    let first = &s["suggestions"][0];
+    assert_eq!(first["kind"], "command");
+    assert_eq!(
+        first["command"],
+        "sandgate policy allow command '^npm run test:unit( |$)'"
+    );
+    assert_eq!(
+        first["args"],
+        json!([
+            "sandgate",
+            "policy",
+            "allow",
+            "command",
+            "^npm run test:unit( |$)"
+        ])
+    );
+    assert_eq!(
+        first["examples"],
+        json!(["npm run test:unit", "npm run test:unit -- --watch"])
+    );
+    // The suggested commands work with the real CLI and stop the asking,
+    // without allowing what was not asked.
+    for suggestion in s["suggestions"].as_array().unwrap() {
+        let args: Vec<&str> = suggestion["args"].as_array().unwrap()[1..]
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        let out = e.run(&args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+    }
+    let verdict = |command: &str| {
+        let request = json!({"tool": "exec_run", "params": {"command": command}}).to_string();
+        e.json(&["check", &request])["verdict"].clone()
+    };
+    assert_eq!(verdict("npm run test:unit"), "allow");
+    assert_eq!(verdict("timeout 60 cargo test gamma"), "allow");
+    assert_eq!(verdict("npm run test:unitx"), "ask");
+    assert_eq!(verdict("npm run build"), "ask");
+    // Those checks went into the log too: read the asks alone again.
+    e.write_log(&[], &lines);
+    let again = e.json(&["audit", "suggest"]);
+    assert_eq!(again["suggestions"], json!([]), "{again:#}");
+    let text_out = e.run(&["audit", "suggest"]);
+    assert!(
+        text(&text_out.stdout).starts_with("no suggestions: "),
+        "{}",
+        text(&text_out.stdout)
+    );
+}
+
+#[test]
+fn a_denied_command_in_the_log_blocks_the_broader_rule() {
+    let e = env();
+    let mut lines = vec![ask("npm test"), ask("npm run build"), ask("npm ci")];
+    let suggested = |lines: &[String]| {
+        e.write_log(&[], lines);
+        e.json(&["audit", "suggest"])
+    };
+    // Unconfined: with nothing denied, the three npm asks make `^npm( |$)`.
+    let s = suggested(&lines);
+    assert_eq!(s["suggestions"][0]["rule"], "^npm( |$)", "{s:#}");
+    // A human refused `npm publish` (the prompt's two lines).
+    lines.push(line("exec_run", "npm publish", "ask", json!({})));
+    lines.push(line(
+        "exec_run",
+        "npm publish",
+        "deny",
+        json!({"became": "denied by a human", "answered_by": "human"}),
+    ));
+    let s = suggested(&lines);
+    assert_eq!(s["suggestions"], json!([]), "{s:#}");
+    assert_eq!(s["withheld"][0]["rule"], "^npm( |$)");
+    assert_eq!(
+        s["withheld"][0]["why"],
+        "it would allow `npm publish`, which the log shows denied"
+    );
+    // A deny rule refused it: the rule still matches it, so it is withheld too.
+    let policy = POLICY.replace(
+        "deny: [\"^git push\"]",
+        "deny: [\"^git push\", \"^npm publish\"]",
+    );
+    std::fs::write(e.home.join(".sandgate/permissions.yaml"), policy).unwrap();
+    lines.truncate(3);
+    lines.push(line(
+        "exec_run",
+        "npm publish --tag next",
+        "deny",
+        json!({"outcome": "deny"}),
+    ));
+    let s = suggested(&lines);
+    assert_eq!(s["suggestions"], json!([]), "{s:#}");
+    assert_eq!(
+        s["withheld"][0]["why"],
+        "it matches `npm publish --tag next`, which the log shows denied (`npm publish --tag next`)"
+    );
+    // Denied for want of an answer is not a refusal: it does not block.
+    lines.truncate(3);
+    lines.push(line(
+        "exec_run",
+        "npm publish",
+        "deny",
+        json!({"became": "denied: nobody answered in time", "answered_by": "timeout"}),
+    ));
+    let s = suggested(&lines);
+    assert_eq!(s["suggestions"][0]["rule"], "^npm( |$)", "{s:#}");
+    // A text report names the withheld rule and why.
+    std::fs::write(e.home.join(".sandgate/permissions.yaml"), POLICY).unwrap();
+    lines.push(line(
+        "exec_run",
+        "npm publish",
+        "deny",
+        json!({"became": "denied by a human", "answered_by": "human"}),
+    ));
+    e.write_log(&[], &lines);
+    let out = e.run(&["audit", "suggest"]);
+    assert!(
+        text(&out.stdout).contains(
+            "not suggested: `^npm( |$)` (3 asks): it would allow `npm publish`, which the log shows denied"
+        ),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn a_path_suggestion_never_covers_the_floor() {
+    let e = env();
+    let home = e.home.to_str().unwrap();
+    let read = |path: String| {
+        line(
+            "file_read",
+            &path,
+            "ask",
+            json!({"became": "asked in the agent", "answered_by": "agent"}),
+        )
+    };
+    std::fs::create_dir_all(e.home.join("notes/a")).unwrap();
+    let lines = vec![
+        read(format!("{home}/notes/a/one.md")),
+        read(format!("{home}/notes/a/two.md")),
+        read(format!("{home}/todo.txt")),
+        read(format!("{home}/done.txt")),
+        // An older version asked where the floor now denies: never suggested.
+        read(format!("{home}/.ssh/config")),
+        read(format!("{home}/.ssh/config")),
+    ];
+    e.write_log(&[], &lines);
+    let s = e.json(&["audit", "suggest"]);
+    let rules: Vec<&str> = s["suggestions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(rules, ["~/notes/a/**"], "{s:#}");
+    assert_eq!(
+        s["suggestions"][0]["command"],
+        "sandgate policy allow path '~/notes/a/**'"
+    );
+    assert_eq!(s["decided_now"], 2, "the floor decides ~/.ssh/config now");
+    let withheld: Vec<&str> = s["withheld"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(withheld, ["~/**"], "{s:#}");
+    assert!(
+        s["withheld"][0]["why"]
+            .as_str()
+            .unwrap()
+            .ends_with("/.ssh`, which the built-in floor protects"),
+        "{s:#}"
+    );
+    let out = e.run(&["policy", "allow", "path", "~/notes/a/**"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let request = json!({"tool": "file_read", "params": {"path": "~/notes/a/one.md"}}).to_string();
+    assert_eq!(e.json(&["check", &request])["verdict"], "allow");
+}
