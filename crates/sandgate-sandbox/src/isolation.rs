@@ -237,7 +237,7 @@ impl Isolation {
                 let mounts = sys::user_namespaces_available();
                 if mounts {
                     enforcement.notes.push(
-                        "everything but the writable trees is mounted read-only in a private user and mount namespace: changes of mode, owner, timestamps and extended attributes fail outside them"
+                        "everything but the writable trees is mounted read-only in a private mount namespace: changes of mode, owner, timestamps and extended attributes fail outside them"
                             .to_string(),
                     );
                     if !plan.protected.is_empty() {

@@ -80,8 +80,9 @@ pub fn confine_child(command: &mut Command, confinement: ChildConfinement) {
         .collect();
     // Seccomp filters need `no_new_privs` from callers without CAP_SYS_ADMIN.
     let no_new_privs = no_new_privs || !programs.is_empty();
+    let mut read_only_mounts = read_only_mounts;
     let hook = move || -> io::Result<()> {
-        if let Some(mounts) = &read_only_mounts {
+        if let Some(mounts) = &mut read_only_mounts {
             mounts.apply()?;
         }
         if no_new_privs {
@@ -282,18 +283,28 @@ pub fn inherit_fds(command: &mut Command, fds: Vec<OwnedFd>) {
 /// attributes (which Landlock does not cover) fail outside them with
 /// `EROFS`, path-accurately, as the kernel resolves each path. Built in the
 /// parent; applied by the child before Landlock, which forbids mounting.
+///
+/// The writable trees and the protected paths are cloned (`open_tree`)
+/// before everything is made read-only and moved back on top after, so each
+/// keeps the flags it had: nothing read-only in the caller's namespace
+/// becomes writable.
 #[derive(Debug)]
 pub struct ReadOnlyMounts {
-    /// `"UID UID 1"`: the user namespace maps only the caller's uid.
+    /// Root: a plain mount namespace; anyone else: a user namespace too,
+    /// mapping only the caller's uid and gid.
+    as_root: bool,
+    /// `"UID UID 1"`.
     uid_map: std::ffi::CString,
     /// `"GID GID 1"`.
     gid_map: std::ffi::CString,
-    /// The writable trees: bound onto themselves, then writable again.
+    /// The writable trees.
     writable: Vec<std::ffi::CString>,
-    /// Existing protected paths inside them: bound onto themselves, read-only.
+    /// Existing protected paths inside them, read-only on top.
     protected: Vec<std::ffi::CString>,
     /// The working directory, entered again once the mounts are made.
     cwd: std::ffi::CString,
+    /// Room for the clones' descriptors, reserved before the fork.
+    clones: Vec<libc::c_int>,
 }
 
 impl ReadOnlyMounts {
@@ -307,47 +318,58 @@ impl ReadOnlyMounts {
     ) -> Option<ReadOnlyMounts> {
         use std::os::unix::ffi::OsStrExt;
         let c = |p: &std::path::Path| std::ffi::CString::new(p.as_os_str().as_bytes()).ok();
-        // SAFETY: getuid and getgid take no arguments and cannot fail.
-        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        // SAFETY: geteuid, getuid and getgid take no arguments and cannot fail.
+        let (euid, uid, gid) = unsafe { (libc::geteuid(), libc::getuid(), libc::getgid()) };
         Some(ReadOnlyMounts {
+            as_root: euid == 0,
             uid_map: std::ffi::CString::new(format!("{uid} {uid} 1")).ok()?,
             gid_map: std::ffi::CString::new(format!("{gid} {gid} 1")).ok()?,
             writable: writable.iter().map(|p| c(p)).collect::<Option<_>>()?,
             protected: protected.iter().map(|p| c(p)).collect::<Option<_>>()?,
             cwd: c(cwd)?,
+            clones: Vec::with_capacity(writable.len() + protected.len()),
         })
     }
 
-    /// Enters a new user and mount namespace and makes the mounts. Raw
-    /// system calls on memory built before the fork only.
-    fn apply(&self) -> io::Result<()> {
-        // SAFETY: integer flags only.
-        check(unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) })?;
-        write_proc(c"/proc/self/setgroups", b"deny")?;
-        write_proc(c"/proc/self/uid_map", self.uid_map.as_bytes())?;
-        write_proc(c"/proc/self/gid_map", self.gid_map.as_bytes())?;
+    /// Enters the namespaces and makes the mounts. Raw system calls on
+    /// memory built before the fork only (`clones` stays within the room
+    /// reserved for it).
+    fn apply(&mut self) -> io::Result<()> {
+        if self.as_root {
+            // SAFETY: integer flags only.
+            check(unsafe { libc::unshare(libc::CLONE_NEWNS) })?;
+        } else {
+            // SAFETY: integer flags only.
+            check(unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) })?;
+            write_proc(c"/proc/self/setgroups", b"deny")?;
+            write_proc(c"/proc/self/uid_map", self.uid_map.as_bytes())?;
+            write_proc(c"/proc/self/gid_map", self.gid_map.as_bytes())?;
+        }
         // Nothing done here may reach the caller's namespace.
         mount(None, c"/", libc::MS_REC | libc::MS_PRIVATE)?;
-        for path in self.writable.iter().chain(&self.protected) {
-            mount(Some(path), path, libc::MS_BIND | libc::MS_REC)?;
-        }
-        set_read_only(c"/", true, true)?;
+        self.clones.clear();
         for path in &self.writable {
-            // A mount below the tree that was read-only in the caller's
-            // namespace stays so (the kernel locks it); then only the tree's
-            // own mount becomes writable again.
-            if let Err(e) = set_read_only(path, false, true) {
-                if e.raw_os_error() != Some(libc::EPERM) {
-                    return Err(e);
-                }
-                set_read_only(path, false, false)?;
-            }
+            let fd = open_tree(path, true)?;
+            self.clones.push(fd);
         }
         for path in &self.protected {
-            set_read_only(path, true, true)?;
+            let fd = open_tree(path, false)?;
+            set_read_only(fd, c"", libc::AT_EMPTY_PATH)?;
+            self.clones.push(fd);
+        }
+        set_read_only(libc::AT_FDCWD, c"/", libc::AT_RECURSIVE)?;
+        // Writable trees first, then the protected paths inside them on top.
+        for (fd, path) in self
+            .clones
+            .iter()
+            .zip(self.writable.iter().chain(&self.protected))
+        {
+            move_mount(*fd, path)?;
+            // SAFETY: `fd` came from `open_tree` above and is closed once.
+            unsafe { libc::close(*fd) };
         }
         // The working directory was entered before the mounts: enter it
-        // again, so that it is the writable bind and not the tree below.
+        // again, so that it is the writable tree on top, not the one below.
         // SAFETY: `cwd` is a valid NUL-terminated string owned by `self`.
         check(unsafe { libc::chdir(self.cwd.as_ptr()) })
     }
@@ -364,22 +386,64 @@ struct MountAttr {
 
 /// `MOUNT_ATTR_RDONLY`.
 const MOUNT_ATTR_RDONLY: u64 = 0x1;
+/// `OPEN_TREE_CLONE`.
+const OPEN_TREE_CLONE: libc::c_uint = 1;
+/// `MOVE_MOUNT_F_EMPTY_PATH`.
+const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x04;
 
-fn set_read_only(path: &std::ffi::CStr, read_only: bool, recursive: bool) -> io::Result<()> {
+/// A detached copy of the mount at `path` (with the mounts below it when
+/// `recursive`), as a descriptor.
+fn open_tree(path: &std::ffi::CStr, recursive: bool) -> io::Result<libc::c_int> {
+    let mut flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint;
+    if recursive {
+        flags |= libc::AT_RECURSIVE as libc::c_uint;
+    }
+    // SAFETY: `path` is NUL-terminated and outlives the call; the kernel
+    // returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, path.as_ptr(), flags) };
+    libc::c_int::try_from(fd)
+        .ok()
+        .filter(|fd| *fd >= 0)
+        .ok_or_else(io::Error::last_os_error)
+}
+
+/// Attaches the detached tree `fd` at `path`.
+fn move_mount(fd: libc::c_int, path: &std::ffi::CStr) -> io::Result<()> {
+    // SAFETY: `fd` is an open tree descriptor, the empty string and `path`
+    // are NUL-terminated and outlive the call.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_move_mount,
+            fd,
+            c"".as_ptr(),
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Makes the mount at `dirfd`/`path` read-only (`flags`: `AT_RECURSIVE`
+/// for the mounts below it too, `AT_EMPTY_PATH` for `dirfd` itself).
+fn set_read_only(dirfd: libc::c_int, path: &std::ffi::CStr, flags: libc::c_int) -> io::Result<()> {
     let attr = MountAttr {
-        attr_set: if read_only { MOUNT_ATTR_RDONLY } else { 0 },
-        attr_clr: if read_only { 0 } else { MOUNT_ATTR_RDONLY },
+        attr_set: MOUNT_ATTR_RDONLY,
+        attr_clr: 0,
         propagation: 0,
         userns_fd: 0,
     };
-    let flags = if recursive { libc::AT_RECURSIVE } else { 0 };
     // SAFETY: `path` is NUL-terminated and `attr` is a valid `mount_attr`
     // whose size is passed; both outlive the call, and the kernel only reads
     // them.
     let rc = unsafe {
         libc::syscall(
             libc::SYS_mount_setattr,
-            libc::AT_FDCWD,
+            dirfd,
             path.as_ptr(),
             flags as libc::c_uint,
             &attr as *const MountAttr,
