@@ -55,7 +55,7 @@ fn push_components(pending: &mut VecDeque<OsString>, path: &Path) {
 /// `None` when the path leads to something no path reaches (a pipe, a
 /// socket, an anonymous inode, a deleted file, seen through a
 /// `/proc/…/fd/N` link), or through too many links.
-pub fn resolve(path: &Path, follow: bool, tid: u32) -> Option<PathBuf> {
+pub fn canonicalize_as_caller(path: &Path, follow: bool, tid: u32) -> Option<PathBuf> {
     let mut pending = VecDeque::new();
     push_components(&mut pending, path);
     let mut out = PathBuf::from("/");
@@ -134,15 +134,15 @@ mod tests {
         // The parent process stands in for a caller other than ourselves.
         let parent = std::os::unix::process::parent_id();
         assert_eq!(
-            resolve(Path::new("/proc/self/status"), true, parent),
+            canonicalize_as_caller(Path::new("/proc/self/status"), true, parent),
             Some(PathBuf::from(format!("/proc/{parent}/status")))
         );
         assert_eq!(
-            resolve(Path::new("/proc/./self/../self/status"), true, parent),
+            canonicalize_as_caller(Path::new("/proc/./self/../self/status"), true, parent),
             Some(PathBuf::from(format!("/proc/{parent}/status")))
         );
         assert_eq!(
-            resolve(Path::new("/proc/thread-self/comm"), true, tid),
+            canonicalize_as_caller(Path::new("/proc/thread-self/comm"), true, tid),
             Some(PathBuf::from(format!("/proc/{pid}/task/{tid}/comm")))
         );
     }
@@ -158,17 +158,17 @@ mod tests {
         let fd = file.as_raw_fd();
         let (_, tid) = me();
         assert_eq!(
-            resolve(Path::new(&format!("/proc/self/fd/{fd}")), true, tid),
+            canonicalize_as_caller(Path::new(&format!("/proc/self/fd/{fd}")), true, tid),
             Some(root.join("file"))
         );
         // Through a symbolic link to /proc/self, too.
         assert_eq!(
-            resolve(&root.join(format!("fds/{fd}")), true, tid),
+            canonicalize_as_caller(&root.join(format!("fds/{fd}")), true, tid),
             Some(root.join("file"))
         );
         // Not following the last link keeps it.
         assert_eq!(
-            resolve(Path::new(&format!("/proc/self/fd/{fd}")), false, tid),
+            canonicalize_as_caller(Path::new(&format!("/proc/self/fd/{fd}")), false, tid),
             Some(PathBuf::from(format!(
                 "/proc/{}/fd/{fd}",
                 std::process::id()
@@ -178,7 +178,7 @@ mod tests {
         let (reader, _writer) = std::io::pipe().unwrap();
         let fd = reader.as_raw_fd();
         assert_eq!(
-            resolve(Path::new(&format!("/proc/self/fd/{fd}")), true, tid),
+            canonicalize_as_caller(Path::new(&format!("/proc/self/fd/{fd}")), true, tid),
             None
         );
     }
@@ -191,10 +191,13 @@ mod tests {
         std::os::unix::fs::symlink("d", root.join("l")).unwrap();
         let (_, tid) = me();
         assert_eq!(
-            resolve(&root.join("l/new/./x/../y"), true, tid),
+            canonicalize_as_caller(&root.join("l/new/./x/../y"), true, tid),
             Some(root.join("d/new/y"))
         );
         std::os::unix::fs::symlink("loop", root.join("loop")).unwrap();
-        assert_eq!(resolve(&root.join("loop/x"), true, tid), None);
+        assert_eq!(
+            canonicalize_as_caller(&root.join("loop/x"), true, tid),
+            None
+        );
     }
 }

@@ -166,7 +166,10 @@ impl Request {
                     descriptor_path(pid, dirfd, cwd)?.join(raw)
                 };
                 // `/proc/self` is the caller's, not ours: resolve it first.
-                kernel_path(&super::callerpath::resolve(&absolute, follow, pid)?, follow)
+                kernel_path(
+                    &super::callerpath::canonicalize_as_caller(&absolute, follow, pid)?,
+                    follow,
+                )
             }
         }
     }

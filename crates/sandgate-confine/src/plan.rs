@@ -29,8 +29,9 @@
 
 use std::collections::HashSet;
 use std::fs;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
+use sandgate_policy::canon::normalize_lexically;
 use sandgate_policy::floor;
 use serde::Serialize;
 
@@ -68,14 +69,11 @@ const CACHES: &[&str] = &[
 pub const DEFAULT_STATE_DIRS: &[&str] = &[".claude", ".claude.json", ".codex", ".gemini"];
 
 /// Whether the regular file `name` directly in the floor directory `dir`
-/// (`.ssh`, …) stays readable under `sandgate run`: in `.ssh`, `config`,
-/// `known_hosts`, `known_hosts2` and the public keys (`*.pub`). `ssh` reads
-/// them to reach a host with a key held by `ssh-agent`, and none is a secret;
-/// the private keys are.
+/// stays readable under `sandgate run`: the floor's own data
+/// ([`sandgate_policy::floor::READABLE_FILES`]: in `~/.ssh`, the client
+/// configuration, the known hosts and the public keys).
 pub fn floor_file_readable(dir: &str, name: &str) -> bool {
-    dir == ".ssh"
-        && (matches!(name, "config" | "known_hosts" | "known_hosts2")
-            || (name.ends_with(".pub") && name.len() > 4))
+    sandgate_policy::floor::file_readable(dir, name)
 }
 
 /// One directory of the built-in floor, as the plan holds it.
@@ -673,7 +671,9 @@ pub fn canonical_or_lexical(path: &Path) -> PathBuf {
     if let Ok(canonical) = fs::canonicalize(path) {
         return canonical;
     }
-    let normal = normalize(path);
+    // Relative to the current directory, as `fs::canonicalize` reads it.
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let normal = normalize_lexically(&absolute);
     let mut rest = Vec::new();
     let mut cursor = normal.as_path();
     while let Some(parent) = cursor.parent() {
@@ -689,21 +689,6 @@ pub fn canonical_or_lexical(path: &Path) -> PathBuf {
         cursor = parent;
     }
     normal
-}
-
-/// Collapses `.` and `..` without touching the file system.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -1081,6 +1066,9 @@ mod tests {
 
     #[test]
     fn normalize_collapses_dots() {
-        assert_eq!(normalize(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
+        assert_eq!(
+            normalize_lexically(Path::new("/a/./b/../c")),
+            PathBuf::from("/a/c")
+        );
     }
 }

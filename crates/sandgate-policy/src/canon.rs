@@ -156,9 +156,9 @@ pub fn canonicalize(path: &str, cwd: &Path, home: &Path) -> Result<PathBuf, Cano
     } else {
         cwd.join(expanded)
     };
-    let resolved = match resolve_existing(&absolute) {
+    let resolved = match canonicalize_existing(&absolute) {
         Some(p) => p,
-        None => resolve(&absolute)?,
+        None => canonicalize_walk(&absolute)?,
     };
     if resolved.to_str().is_none() {
         return Err(CanonError::NotUtf8(resolved.to_string_lossy().into_owned()));
@@ -278,9 +278,9 @@ pub(crate) fn push_normal<'a>(parts: &mut Vec<&'a [u8]>, piece: &'a [u8]) {
 /// neither reads nor triggers anything) and read back where the descriptor
 /// points. Three system calls instead of one per component. `None` whenever
 /// that is not possible (a missing or dangling part, no `/proc`, a deleted
-/// file); [`resolve`] then walks the path, with the same result.
+/// file); [`canonicalize_walk`] then walks the path, with the same result.
 #[cfg(target_os = "linux")]
-fn resolve_existing(absolute: &Path) -> Option<PathBuf> {
+fn canonicalize_existing(absolute: &Path) -> Option<PathBuf> {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::OpenOptionsExt;
     use std::os::unix::io::AsRawFd;
@@ -296,14 +296,14 @@ fn resolve_existing(absolute: &Path) -> Option<PathBuf> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn resolve_existing(_absolute: &Path) -> Option<PathBuf> {
+fn canonicalize_existing(_absolute: &Path) -> Option<PathBuf> {
     None
 }
 
 /// Walk an absolute path component by component, resolving every symlink met on
 /// the way, including dangling ones. Once a component does not exist, the rest
 /// cannot exist either and is collapsed lexically.
-fn resolve(absolute: &Path) -> Result<PathBuf, CanonError> {
+fn canonicalize_walk(absolute: &Path) -> Result<PathBuf, CanonError> {
     let mut pending: VecDeque<OsString> = components_of(absolute);
     let mut resolved = PathBuf::from("/");
     let mut links_followed = 0usize;
@@ -432,15 +432,15 @@ mod tests {
             ".",
         ] {
             let absolute = cwd.join(p);
-            let fast = resolve_existing(&absolute);
+            let fast = canonicalize_existing(&absolute);
             if cfg!(target_os = "linux") {
                 assert!(fast.is_some(), "{p}");
             }
             if let Some(fast) = fast {
-                assert_eq!(fast, resolve(&absolute).unwrap(), "{p}");
+                assert_eq!(fast, canonicalize_walk(&absolute).unwrap(), "{p}");
             }
         }
-        assert_eq!(resolve_existing(&cwd.join("missing/x")), None);
+        assert_eq!(canonicalize_existing(&cwd.join("missing/x")), None);
     }
 
     #[test]

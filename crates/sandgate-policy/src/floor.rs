@@ -87,9 +87,67 @@ pub(crate) fn source_rules() -> Vec<SourceRule> {
         .collect()
 }
 
+/// Files directly in one floor directory that stay readable under `sandgate
+/// run`, which hides the rest of the directory's files from the program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadableFiles {
+    /// The floor directory, relative to the home directory.
+    pub dir: &'static str,
+    /// File names that stay readable.
+    pub names: &'static [&'static str],
+    /// Name endings that stay readable (a name longer than the ending).
+    pub suffixes: &'static [&'static str],
+    /// Why they may be read, in words.
+    pub why: &'static str,
+}
+
+/// The files of the floor that stay readable under `sandgate run`: in
+/// `~/.ssh`, `config`, `known_hosts`, `known_hosts2` and the public keys.
+pub const READABLE_FILES: &[ReadableFiles] = &[ReadableFiles {
+    dir: ".ssh",
+    names: &["config", "known_hosts", "known_hosts2"],
+    suffixes: &[".pub"],
+    why: "`ssh` reads them to reach a host with a key held by `ssh-agent`, and none is a secret; the private keys are",
+}];
+
+/// Whether the regular file `name` directly in the floor directory `dir`
+/// stays readable under `sandgate run` (see [`READABLE_FILES`]).
+pub fn file_readable(dir: &str, name: &str) -> bool {
+    READABLE_FILES.iter().any(|files| {
+        files.dir == dir
+            && (files.names.contains(&name)
+                || files
+                    .suffixes
+                    .iter()
+                    .any(|suffix| name.len() > suffix.len() && name.ends_with(suffix)))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_listed_files_of_a_floor_directory_stay_readable() {
+        for dir in READABLE_FILES.iter().map(|files| files.dir) {
+            assert!(FLOOR.iter().any(|entry| entry.dir == dir), "{dir}");
+        }
+        let ssh = FLOOR[0].dir;
+        for name in [
+            "config",
+            "known_hosts",
+            "known_hosts2",
+            "id_ed25519.pub",
+            "x.pub",
+        ] {
+            assert!(file_readable(ssh, name), "{name}");
+        }
+        for name in ["id_ed25519", "authorized_keys", ".pub", "config.bak", "pub"] {
+            assert!(!file_readable(ssh, name), "{name}");
+        }
+        assert!(!file_readable(FLOOR[1].dir, "config"));
+        assert!(!file_readable(SANDGATE_DIR, "x.pub"));
+    }
 
     #[test]
     fn every_entry_says_why_and_is_one_plain_directory() {

@@ -1003,17 +1003,12 @@ fn brace_expand(s: &str) -> Option<Vec<String>> {
 /// The components of an absolute pattern after collapsing `.`, `..` and
 /// repeated slashes.
 fn lexical_components(absolute: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for part in absolute.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                out.pop();
-            }
-            p => out.push(p.to_string()),
-        }
-    }
-    out
+    let mut parts = Vec::new();
+    crate::canon::push_normal(&mut parts, absolute.as_bytes());
+    parts
+        .into_iter()
+        .map(|part| String::from_utf8_lossy(part).into_owned())
+        .collect()
 }
 
 /// Whether the pattern `comps` could name `dir` or a path below it.

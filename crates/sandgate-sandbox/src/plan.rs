@@ -6,8 +6,9 @@
 //! resolves symlinks of the paths that exist, right before a mechanism applies
 //! the plan.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
+use sandgate_policy::canon::normalize_lexically;
 use sandgate_policy::config::IsolationConfig;
 use sandgate_policy::floor;
 use serde::Serialize;
@@ -108,12 +109,12 @@ impl Plan {
 /// Builds the plan. Pure: reads nothing from the file system or the environment.
 pub fn build(input: &PlanInput<'_>) -> Result<Plan, PlanError> {
     let config = input.config;
-    let workdir = resolve(config.workdir.as_deref().unwrap_or("./"), input);
+    let workdir = expand_path(config.workdir.as_deref().unwrap_or("./"), input);
 
     let mut denied: Vec<DeniedDir> = floor::dirs(input.home)
         .iter()
         .map(|d| DeniedDir {
-            path: normalize(d),
+            path: normalize_lexically(d),
             source: DenySource::Floor,
         })
         .collect();
@@ -121,7 +122,7 @@ pub fn build(input: &PlanInput<'_>) -> Result<Plan, PlanError> {
     for pattern in input.deny_patterns {
         match directory_of(pattern) {
             Some(dir) => denied.push(DeniedDir {
-                path: resolve(dir, input),
+                path: expand_path(dir, input),
                 source: DenySource::PathsDeny(pattern.clone()),
             }),
             None => gate_only.push(pattern.clone()),
@@ -137,7 +138,7 @@ pub fn build(input: &PlanInput<'_>) -> Result<Plan, PlanError> {
     }
 
     let mut writable = vec![workdir.clone()];
-    let temp_dir = normalize(input.temp_dir);
+    let temp_dir = normalize_lexically(input.temp_dir);
     if config.allow_tmp.unwrap_or(false)
         && !writable.iter().any(|w| temp_dir.starts_with(w))
         && !denied.iter().any(|d| temp_dir.starts_with(&d.path))
@@ -153,7 +154,7 @@ pub fn build(input: &PlanInput<'_>) -> Result<Plan, PlanError> {
         .collect();
     let protected = sandgate_policy::protected::paths(
         std::slice::from_ref(&workdir),
-        &normalize(input.home),
+        &normalize_lexically(input.home),
         &extra,
     )
     .into_iter()
@@ -250,7 +251,7 @@ pub fn directory_of(pattern: &str) -> Option<&str> {
 }
 
 /// `~` expanded, made absolute against the CWD, `.` and `..` collapsed.
-fn resolve(path: &str, input: &PlanInput<'_>) -> PathBuf {
+fn expand_path(path: &str, input: &PlanInput<'_>) -> PathBuf {
     let path = path.trim();
     let expanded = if path == "~" {
         input.home.to_path_buf()
@@ -259,22 +260,7 @@ fn resolve(path: &str, input: &PlanInput<'_>) -> PathBuf {
     } else {
         input.cwd.join(path)
     };
-    normalize(&expanded)
-}
-
-/// Collapses `.` and `..` without touching the file system.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::from("/");
-    for component in path.components() {
-        match component {
-            Component::Normal(part) => out.push(part),
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
-        }
-    }
-    out
+    normalize_lexically(&expanded)
 }
 
 /// Sorted, deduplicated, and with every directory inside another one dropped.

@@ -8,10 +8,11 @@ use std::fs;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use sandgate_policy::canon::normalize_lexically;
+
 use crate::callerpath;
 use crate::callers::Callers;
 use crate::onbehalf::Op;
-use crate::plan::normalize;
 use crate::seccomp::{read_cstring, read_memory, Notif, WRITE_OPEN_FLAGS};
 
 /// A path argument before resolution.
@@ -151,10 +152,13 @@ impl Request {
     pub(super) fn read_op_lexically(&self, callers: &Callers, pid: u32) -> Option<Op> {
         let path = |arg: PathArg| {
             let path = absolute(callers, pid, arg, false)?;
-            (!path
-                .components()
-                .any(|c| c == std::path::Component::ParentDir))
-            .then(|| normalize(&path))
+            // Anything but a plain absolute path (a `..`, a descriptor that
+            // names no directory) takes the full way.
+            (path.is_absolute()
+                && !path
+                    .components()
+                    .any(|c| c == std::path::Component::ParentDir))
+            .then(|| normalize_lexically(&path))
         };
         Some(match *self {
             Request::Open(arg, flags, mode) => Op::Open {
@@ -217,7 +221,7 @@ fn absolute(callers: &Callers, pid: u32, arg: PathArg, fresh: bool) -> Option<Pa
 /// the caller). `None` when it reaches no path (a pipe through
 /// `/proc/self/fd`): the Landlock floor decides.
 fn locate(callers: &Callers, pid: u32, arg: PathArg, follow: bool) -> Option<PathBuf> {
-    callerpath::resolve(&absolute(callers, pid, arg, true)?, follow, pid)
+    callerpath::canonicalize_as_caller(&absolute(callers, pid, arg, true)?, follow, pid)
 }
 
 #[cfg(test)]
@@ -354,7 +358,7 @@ mod tests {
         let cwd = std::env::current_dir().unwrap();
         assert!(matches!(
             Request::Remove(arg(&relative), false).read_op_lexically(&callers, pid),
-            Some(Op::Remove { path, dir: false }) if path == normalize(&cwd.join("rel/x"))
+            Some(Op::Remove { path, dir: false }) if path == normalize_lexically(&cwd.join("rel/x"))
         ));
         let empty = CString::new("").unwrap();
         assert!(Request::Mkdir(arg(&empty), 0o700)

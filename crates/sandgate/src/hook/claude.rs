@@ -55,7 +55,7 @@ const CLAUDE_PROMPTED_TOOLS: &[&str] = &["Bash", "Write", "Edit", "MultiEdit", "
 const CLAUDE_ASKING_MODES: &[&str] = &["default", "acceptEdits", "plan", "dontAsk"];
 
 /// What sandgate tells the agent about one decision.
-pub struct Answer {
+pub struct HookReply {
     /// The JSON to print, or `None` for no output.
     pub output: Option<Value>,
     /// For the audit log.
@@ -86,7 +86,12 @@ const DENIED: Outcome = Outcome {
 };
 
 /// The answer for the strictest decision, `asks` being every ASK of the call.
-pub fn answer(asked: &Asked<'_>, call: &ToolCall, decision: &Decision, asks: &[Decided]) -> Answer {
+pub fn answer(
+    asked: &Asked<'_>,
+    call: &ToolCall,
+    decision: &Decision,
+    asks: &[Decided],
+) -> HookReply {
     match asked.event {
         Event::PreToolUse => pre_tool_use(asked, call, decision, asks),
         Event::PermissionRequest => permission_request(call, decision),
@@ -101,7 +106,7 @@ fn pre_tool_use(
     call: &ToolCall,
     decision: &Decision,
     asks: &[Decided],
-) -> Answer {
+) -> HookReply {
     let output = |verdict: &str, reason: String| {
         Some(json!({
             "hookSpecificOutput": {
@@ -112,20 +117,20 @@ fn pre_tool_use(
         }))
     };
     match (decision.verdict, asked.agent) {
-        (Verdict::Deny, _) => Answer {
+        (Verdict::Deny, _) => HookReply {
             output: output("deny", deny_reason(call, decision)),
             outcome: DENIED,
         },
         // Codex CLI treats a bare `allow` as a failed hook: say nothing, and
         // its own approval goes on as if sandgate were not there.
-        (Verdict::Allow, Agent::Codex) => Answer {
+        (Verdict::Allow, Agent::Codex) => HookReply {
             output: None,
             outcome: Outcome {
                 became: "allowed (no output: Codex CLI's own approval applies)",
                 answered_by: "policy",
             },
         },
-        (Verdict::Allow, _) => Answer {
+        (Verdict::Allow, _) => HookReply {
             output: output(
                 "allow",
                 format!(
@@ -136,7 +141,7 @@ fn pre_tool_use(
             ),
             outcome: ALLOWED,
         },
-        (Verdict::Ask, Agent::Codex) => Answer {
+        (Verdict::Ask, Agent::Codex) => HookReply {
             output: output(
                 "deny",
                 ask_denied_reason(
@@ -154,8 +159,13 @@ fn pre_tool_use(
     }
 }
 
-fn claude_ask(asked: &Asked<'_>, call: &ToolCall, decision: &Decision, asks: &[Decided]) -> Answer {
-    let ask = || Answer {
+fn claude_ask(
+    asked: &Asked<'_>,
+    call: &ToolCall,
+    decision: &Decision,
+    asks: &[Decided],
+) -> HookReply {
+    let ask = || HookReply {
         output: Some(json!({
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
@@ -173,7 +183,7 @@ fn claude_ask(asked: &Asked<'_>, call: &ToolCall, decision: &Decision, asks: &[D
         },
     };
     match asked.claude_ask {
-        ClaudeAsk::Deny => Answer {
+        ClaudeAsk::Deny => HookReply {
             output: Some(json!({
                 "hookSpecificOutput": {
                     "hookEventName": "PreToolUse",
@@ -191,7 +201,7 @@ fn claude_ask(asked: &Asked<'_>, call: &ToolCall, decision: &Decision, asks: &[D
             },
         },
         ClaudeAsk::Ask => ask(),
-        ClaudeAsk::Defer if defers(asked) => Answer {
+        ClaudeAsk::Defer if defers(asked) => HookReply {
             output: None,
             outcome: Outcome {
                 became: "deferred to the agent's own permissions",
@@ -208,9 +218,9 @@ fn defers(asked: &Asked<'_>) -> bool {
         && CLAUDE_PROMPTED_TOOLS.contains(&asked.tool)
 }
 
-fn permission_request(call: &ToolCall, decision: &Decision) -> Answer {
+fn permission_request(call: &ToolCall, decision: &Decision) -> HookReply {
     match decision.verdict {
-        Verdict::Allow => Answer {
+        Verdict::Allow => HookReply {
             output: Some(json!({
                 "hookSpecificOutput": {
                     "hookEventName": "PermissionRequest",
@@ -219,7 +229,7 @@ fn permission_request(call: &ToolCall, decision: &Decision) -> Answer {
             })),
             outcome: ALLOWED,
         },
-        Verdict::Deny => Answer {
+        Verdict::Deny => HookReply {
             output: Some(json!({
                 "hookSpecificOutput": {
                     "hookEventName": "PermissionRequest",
@@ -228,7 +238,7 @@ fn permission_request(call: &ToolCall, decision: &Decision) -> Answer {
             })),
             outcome: DENIED,
         },
-        Verdict::Ask => Answer {
+        Verdict::Ask => HookReply {
             output: None,
             outcome: Outcome {
                 became: "asked in the agent",

@@ -8,7 +8,7 @@ use sandgate_policy::config::AskFallback;
 use sandgate_policy::{Decision, ToolCall, Verdict};
 use serde_json::{json, Value};
 
-use super::claude::{Answer, Decided};
+use super::claude::{Decided, HookReply};
 use super::{ask_denied_reason, deny_reason, describe, InputError};
 use crate::audit::Outcome;
 
@@ -30,23 +30,28 @@ pub fn no_opinion() -> Value {
 
 /// The answer for a decision; `ask` is the policy's fallback for ASK, `asks`
 /// every ASK of the call.
-pub fn render(call: &ToolCall, decision: &Decision, ask: AskFallback, asks: &[Decided]) -> Answer {
+pub fn render(
+    call: &ToolCall,
+    decision: &Decision,
+    ask: AskFallback,
+    asks: &[Decided],
+) -> HookReply {
     match (decision.verdict, ask) {
-        (Verdict::Allow, _) => Answer {
+        (Verdict::Allow, _) => HookReply {
             output: Some(json!({ "decision": "allow" })),
             outcome: Outcome {
                 became: "allowed",
                 answered_by: "policy",
             },
         },
-        (Verdict::Deny, _) => Answer {
+        (Verdict::Deny, _) => HookReply {
             output: Some(json!({ "decision": "deny", "reason": deny_reason(call, decision) })),
             outcome: Outcome {
                 became: "denied",
                 answered_by: "policy",
             },
         },
-        (Verdict::Ask, AskFallback::Allow) => Answer {
+        (Verdict::Ask, AskFallback::Allow) => HookReply {
             output: Some(json!({
                 "decision": "allow",
                 "systemMessage": format!(
@@ -66,7 +71,7 @@ pub fn render(call: &ToolCall, decision: &Decision, ask: AskFallback, asks: &[De
                 "Gemini CLI hooks cannot ask",
                 Some("or set `hooks.gemini.ask: allow` to let every such call run"),
             );
-            Answer {
+            HookReply {
                 output: Some(json!({
                     "decision": "deny",
                     "reason": reason,
