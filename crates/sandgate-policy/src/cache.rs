@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::config::{AskFallback, ClaudeAsk, IsolationConfig, IsolationMode};
-use crate::decision::{Origin, RuleRef, Tier};
+use crate::decision::{Access, Origin, RuleRef, Tier};
 use crate::error::LoadError;
 use crate::load::{parse_policy, LoadedFile, Sources, MAX_POLICY_BYTES};
 use crate::policy::{IgnoredRule, Merged, Policy, Settings};
@@ -308,6 +308,8 @@ struct CachedRule {
     text: String,
     file: CachedOrigin,
     column: u32,
+    /// The path list's access (see [`access_code`]).
+    access: u8,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -325,6 +327,7 @@ struct CachedIgnored {
     why: String,
     pattern: String,
     list: u8,
+    access: u8,
     file: CachedOrigin,
 }
 
@@ -385,6 +388,25 @@ fn list_from(code: u8) -> Option<crate::List> {
     })
 }
 
+/// `paths.*` (both), `paths.read.*`, `paths.write.*`.
+fn access_code(access: Option<Access>) -> u8 {
+    match access {
+        None => 0,
+        Some(Access::Read) => 1,
+        Some(Access::Write) => 2,
+    }
+}
+
+/// The access back; `Err` for an unknown code.
+fn access_from(code: u8) -> Result<Option<Access>, ()> {
+    match code {
+        0 => Ok(None),
+        1 => Ok(Some(Access::Read)),
+        2 => Ok(Some(Access::Write)),
+        _ => Err(()),
+    }
+}
+
 /// Name `origin`'s file in `files` (once) and refer to it by index.
 fn origin_out(origin: &Origin, files: &mut Vec<PathBuf>) -> CachedOrigin {
     match origin {
@@ -427,6 +449,7 @@ impl Entry {
                     text: r.text.clone(),
                     file: origin_out(&r.origin, &mut files),
                     column: r.column,
+                    access: access_code(r.access),
                 })
                 .collect()
         };
@@ -475,6 +498,7 @@ impl Entry {
                 why: i.why.to_string(),
                 pattern: i.rule.pattern.clone(),
                 list: list_code(i.rule.list),
+                access: access_code(i.rule.access),
                 file: origin_out(&i.rule.origin, &mut files),
             })
             .collect();
@@ -535,6 +559,7 @@ impl Entry {
                         text: r.text,
                         origin: origin_in(r.file, &files)?,
                         column: r.column,
+                        access: access_from(r.access).ok()?,
                     })
                 })
                 .collect()
@@ -590,6 +615,7 @@ impl Entry {
                     rule: RuleRef {
                         pattern: i.pattern,
                         list: list_from(i.list)?,
+                        access: access_from(i.access).ok()?,
                         origin: origin_in(i.file, &files)?,
                     },
                     why: IGNORED_WHY,

@@ -18,7 +18,7 @@
 
 use serde::Serialize;
 
-use crate::decision::{Decision, RuleRef, Verdict};
+use crate::decision::{Access, Decision, RuleRef, Verdict};
 use crate::pathwords::Places;
 use crate::policy::Policy;
 use crate::request::Context;
@@ -152,9 +152,9 @@ impl Policy {
             });
         }
         let places = Places::of(analysis, ctx);
-        // The command runs in a protected directory: every relative name in
-        // it is a protected path.
-        let here = self.decide_canonical_path(&ctx.cwd);
+        // The command runs in a directory it may not read: every relative
+        // name in it is a protected path. (Writes are judged one by one.)
+        let here = self.decide_canonical_path(&ctx.cwd, Access::Read);
         if here.verdict == Verdict::Deny {
             parts.push(Part {
                 kind: PartKind::Path,
@@ -239,7 +239,7 @@ impl Policy {
                 cwd: dir.clone(),
                 home: ctx.home.clone(),
             };
-            let d = self.evaluate_path(target, &here);
+            let d = self.evaluate_path(target, Access::Write, &here);
             if worst.as_ref().is_none_or(|w| d.verdict > w.verdict) {
                 worst = Some(d);
             }

@@ -75,7 +75,7 @@ pub struct Permissions {
     pub sandbox: Option<bool>,
     /// Path rules (globs).
     #[serde(default)]
-    pub paths: RuleLists,
+    pub paths: PathLists,
     /// Command rules (regexes).
     #[serde(default)]
     pub commands: CommandRules,
@@ -97,6 +97,25 @@ pub struct RuleLists {
     /// Rules whose match allows.
     #[serde(default)]
     pub allow: Vec<RuleText>,
+}
+
+/// Path globs: `deny` and `allow` for reading and writing alike, and
+/// `read` / `write` lists for one kind of access only.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathLists {
+    /// Rules whose match denies reading and writing.
+    #[serde(default)]
+    pub deny: Vec<RuleText>,
+    /// Rules whose match allows reading and writing.
+    #[serde(default)]
+    pub allow: Vec<RuleText>,
+    /// Rules about reading only (`file_read`, `file_grep`, a command's path words, …).
+    #[serde(default)]
+    pub read: RuleLists,
+    /// Rules about writing only (`file_write`, `file_edit`, redirections, write operands).
+    #[serde(default)]
+    pub write: RuleLists,
 }
 
 /// Command regexes and how commands are analysed.

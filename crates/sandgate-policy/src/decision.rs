@@ -64,6 +64,36 @@ impl fmt::Display for List {
     }
 }
 
+/// What a path rule is about: reading, writing, or (no access named) both.
+///
+/// `paths.read.allow` holds rules of access [`Access::Read`], `paths.write.deny`
+/// rules of access [`Access::Write`]; `paths.allow`, `paths.deny`, the floor
+/// and every command rule have none: they apply to both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Access {
+    /// Reading: `file_read`, `file_grep`, `file_list`, a command's path words.
+    Read,
+    /// Writing: `file_write`, `file_edit`, redirection targets, write operands.
+    Write,
+}
+
+impl Access {
+    /// The lowercase name, as in `paths.read.allow`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Access::Read => "read",
+            Access::Write => "write",
+        }
+    }
+}
+
+impl fmt::Display for Access {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The policy tier a file belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -125,13 +155,48 @@ pub struct RuleRef {
     pub pattern: String,
     /// The list it belongs to.
     pub list: List,
+    /// For a path rule of `paths.read.*` or `paths.write.*`: the access it is
+    /// about. `None`: both (and every command and floor rule).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub access: Option<Access>,
     /// Where it was written.
     pub origin: Origin,
 }
 
+impl RuleRef {
+    /// Whether this rule decides an access of kind `access`.
+    pub fn applies_to(&self, access: Access) -> bool {
+        self.access.is_none_or(|a| a == access)
+    }
+
+    /// The list in words: `allow`, `deny`, `floor`, `read allow`, `write deny`.
+    pub fn list_words(&self) -> String {
+        match self.access {
+            None => self.list.as_str().to_string(),
+            Some(a) => format!("{a} {}", self.list),
+        }
+    }
+
+    /// The key of the path list in a policy file: `paths.allow`,
+    /// `paths.read.deny`, … (`floor` for the floor).
+    pub fn path_key(&self) -> String {
+        match (self.list, self.access) {
+            (List::Floor, _) => "floor".into(),
+            (list, None) => format!("paths.{list}"),
+            (list, Some(a)) => format!("paths.{a}.{list}"),
+        }
+    }
+}
+
 impl fmt::Display for RuleRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} rule `{}` ({})", self.list, self.pattern, self.origin)
+        write!(
+            f,
+            "{} rule `{}` ({})",
+            self.list_words(),
+            self.pattern,
+            self.origin
+        )
     }
 }
 

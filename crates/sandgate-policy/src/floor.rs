@@ -83,6 +83,7 @@ pub(crate) fn source_rules() -> Vec<SourceRule> {
             text: entry.glob(),
             origin: Origin::Builtin,
             column: 0,
+            access: None,
         })
         .collect()
 }

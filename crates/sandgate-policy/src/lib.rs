@@ -41,7 +41,7 @@ pub mod shell;
 pub mod validate;
 
 pub use command::{CommandExplanation, Part, PartKind};
-pub use decision::{Decision, List, Origin, RuleRef, Tier, Verdict};
+pub use decision::{Access, Decision, List, Origin, RuleRef, Tier, Verdict};
 pub use error::{LoadError, Problem};
 pub use floor::{FloorEntry, FLOOR};
 pub use load::Sources;

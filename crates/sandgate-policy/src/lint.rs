@@ -21,10 +21,10 @@ use globset::{GlobBuilder, GlobMatcher};
 use regex::Regex;
 use regex_syntax::hir::{HirKind, Look};
 
-use crate::decision::{Origin, Tier};
+use crate::decision::{Access, Origin, Tier};
 use crate::error::LoadError;
 use crate::floor;
-use crate::load::{read_policy_files, source_rules, LoadedFile, Sources};
+use crate::load::{read_policy_files, source_rules, source_rules_for, LoadedFile, Sources};
 use crate::request::Context;
 use crate::rules::{absolute_glob, SourceRule};
 
@@ -163,8 +163,18 @@ fn collect(files: &[LoadedFile]) -> Lists {
     };
     for f in files {
         let p = &f.file.permissions;
-        lists.path_allow.extend(source_rules(&p.paths.allow, f));
-        lists.path_deny.extend(source_rules(&p.paths.deny, f));
+        for (deny, allow, access) in [
+            (&p.paths.deny, &p.paths.allow, None),
+            (&p.paths.read.deny, &p.paths.read.allow, Some(Access::Read)),
+            (
+                &p.paths.write.deny,
+                &p.paths.write.allow,
+                Some(Access::Write),
+            ),
+        ] {
+            lists.path_allow.extend(source_rules_for(allow, f, access));
+            lists.path_deny.extend(source_rules_for(deny, f, access));
+        }
         lists
             .command_allow
             .extend(source_rules(&p.commands.allow, f));
@@ -282,7 +292,10 @@ fn path_allow_warnings(
         ));
     }
     let (prefix, exact) = literal_prefix(&glob);
-    for (deny, deny_glob) in denies {
+    // A deny rule shadows an allow rule only for every access the allow rule
+    // grants: a read deny rule leaves a `paths.allow` rule its writes.
+    let covers = |deny: &SourceRule| deny.access.is_none() || deny.access == rule.access;
+    for (deny, deny_glob) in denies.iter().filter(|(d, _)| covers(d)) {
         let shadowed = if exact {
             let p = Path::new(&prefix);
             matcher(deny_glob).is_some_and(|m| m.is_match(p))
@@ -430,17 +443,18 @@ fn leading_word(rule: &str) -> Option<&str> {
 }
 
 fn duplicates(list: &[SourceRule]) -> Vec<Warning> {
-    let mut first: HashMap<&str, &SourceRule> = HashMap::new();
+    // Rules of `paths.read.allow` and `paths.allow` are in different lists.
+    let mut first: HashMap<(&str, Option<Access>), &SourceRule> = HashMap::new();
     let mut out = Vec::new();
     for rule in list {
-        match first.get(rule.text.as_str()) {
+        match first.get(&(rule.text.as_str(), rule.access)) {
             Some(original) => out.push(warning(
                 rule,
                 WarningKind::Duplicate,
                 format!("the same rule is already at {}", original.origin),
             )),
             None => {
-                first.insert(&rule.text, rule);
+                first.insert((&rule.text, rule.access), rule);
             }
         }
     }

@@ -294,6 +294,15 @@ fn yaml_message(rendered: &str) -> String {
 
 /// Turn the rules of one list into source rules with their origins.
 pub fn source_rules(rules: &[RuleText], file: &LoadedFile) -> Vec<SourceRule> {
+    source_rules_for(rules, file, None)
+}
+
+/// [`source_rules`] for a path list about one access (`paths.read.allow`, …).
+pub fn source_rules_for(
+    rules: &[RuleText],
+    file: &LoadedFile,
+    access: Option<crate::decision::Access>,
+) -> Vec<SourceRule> {
     let path: std::sync::Arc<Path> = file.path.as_path().into();
     rules
         .iter()
@@ -305,6 +314,7 @@ pub fn source_rules(rules: &[RuleText], file: &LoadedFile) -> Vec<SourceRule> {
                 tier: file.tier,
             },
             column: r.referenced.column() as u32,
+            access,
         })
         .collect()
 }

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use crate::canon::{self, Tilde};
 use crate::command::{Part, PartKind};
-use crate::decision::{RuleRef, Verdict};
+use crate::decision::{Access, RuleRef, Verdict};
 use crate::policy::Policy;
 use crate::request::Context;
 use crate::shell::{self, Analysis, ShellWord, SimpleCommand};
@@ -295,6 +295,7 @@ impl Policy {
         &self,
         canonical: &Path,
         meta: Option<&std::fs::Metadata>,
+        access: Access,
     ) -> Option<(Option<RuleRef>, String)> {
         let subject = canonical.to_string_lossy();
         if let Some(rule) = self.floor.first_match(canonical) {
@@ -323,10 +324,12 @@ impl Policy {
                 }
             }
         }
-        if let Some(rule) = self.path_deny.first_match(canonical) {
+        if let Some(rule) = self.path_deny.first_match_for(canonical, access) {
             let reason = format!(
-                "`{subject}` matches the deny rule `{}` ({})",
-                rule.pattern, rule.origin
+                "`{subject}` matches the {} rule `{}` ({})",
+                rule.list_words(),
+                rule.pattern,
+                rule.origin
             );
             return Some((Some(rule.clone()), reason));
         }
@@ -497,7 +500,9 @@ impl Policy {
         for base in bases {
             match canon::resolve_in(base, text) {
                 Ok(r) => {
-                    if let Some((rule, why)) = self.protected(&r.path, r.meta.as_ref()) {
+                    if let Some((rule, why)) =
+                        self.protected(&r.path, r.meta.as_ref(), Access::Read)
+                    {
                         parts.push(path_part(word, &r.path, Verdict::Deny, rule, why));
                         return;
                     }
@@ -825,7 +830,7 @@ impl Policy {
                         return;
                     }
                 };
-                if let Some((rule, why)) = self.protected(&r.path, r.meta.as_ref()) {
+                if let Some((rule, why)) = self.protected(&r.path, r.meta.as_ref(), Access::Write) {
                     parts.push(write_part(
                         c,
                         word,
@@ -848,7 +853,11 @@ impl Policy {
                         return;
                     }
                 }
-                if self.path_allow.first_match(&r.path).is_none() {
+                if self
+                    .path_allow
+                    .first_match_for(&r.path, Access::Write)
+                    .is_none()
+                {
                     parts.push(write_part(
                         c,
                         word,
@@ -856,7 +865,7 @@ impl Policy {
                         Verdict::Ask,
                         None,
                         format!(
-                            "`{}` writes `{}`, and no path allow rule matched it",
+                            "`{}` writes `{}`, and no path allow rule for writing matched it",
                             c.normalized,
                             r.path.display()
                         ),

@@ -26,18 +26,62 @@ use crate::load::{parse_policy, MAX_POLICY_BYTES};
 /// Which rule section of `permissions:` a rule belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Section {
-    /// `permissions.paths` (globs).
+    /// `permissions.paths` (globs, for reading and writing).
     Paths,
+    /// `permissions.paths.read` (globs, for reading only).
+    PathsRead,
+    /// `permissions.paths.write` (globs, for writing only).
+    PathsWrite,
     /// `permissions.commands` (regexes).
     Commands,
 }
 
 impl Section {
-    /// The YAML key (`paths`, `commands`).
+    /// The dotted key below `permissions` (`paths`, `paths.read`, `commands`).
     pub fn key(self) -> &'static str {
         match self {
             Section::Paths => "paths",
+            Section::PathsRead => "paths.read",
+            Section::PathsWrite => "paths.write",
             Section::Commands => "commands",
+        }
+    }
+
+    /// The YAML keys below `permissions`, outermost first.
+    pub fn keys(self) -> &'static [&'static str] {
+        match self {
+            Section::Paths => &["paths"],
+            Section::PathsRead => &["paths", "read"],
+            Section::PathsWrite => &["paths", "write"],
+            Section::Commands => &["commands"],
+        }
+    }
+
+    /// The path section for `access` (`None`: both).
+    pub fn paths_for(access: Option<crate::decision::Access>) -> Section {
+        match access {
+            None => Section::Paths,
+            Some(crate::decision::Access::Read) => Section::PathsRead,
+            Some(crate::decision::Access::Write) => Section::PathsWrite,
+        }
+    }
+
+    /// The list of `file` this section and `effect` name.
+    pub fn list(
+        self,
+        effect: Effect,
+        file: &crate::config::PolicyFile,
+    ) -> &[crate::config::RuleText] {
+        let p = &file.permissions;
+        match (self, effect) {
+            (Section::Paths, Effect::Allow) => &p.paths.allow,
+            (Section::Paths, Effect::Deny) => &p.paths.deny,
+            (Section::PathsRead, Effect::Allow) => &p.paths.read.allow,
+            (Section::PathsRead, Effect::Deny) => &p.paths.read.deny,
+            (Section::PathsWrite, Effect::Allow) => &p.paths.write.allow,
+            (Section::PathsWrite, Effect::Deny) => &p.paths.write.deny,
+            (Section::Commands, Effect::Allow) => &p.commands.allow,
+            (Section::Commands, Effect::Deny) => &p.commands.deny,
         }
     }
 }
@@ -319,13 +363,8 @@ fn rule_line(
     rule: &str,
 ) -> Result<Option<u32>, PersistError> {
     let file = parse_policy(text, path).map_err(|p| invalid(path, problem_text(&p)))?;
-    let list = match (section, effect) {
-        (Section::Paths, Effect::Allow) => &file.permissions.paths.allow,
-        (Section::Paths, Effect::Deny) => &file.permissions.paths.deny,
-        (Section::Commands, Effect::Allow) => &file.permissions.commands.allow,
-        (Section::Commands, Effect::Deny) => &file.permissions.commands.deny,
-    };
-    Ok(list
+    Ok(section
+        .list(effect, &file)
         .iter()
         .find(|r| r.value == rule)
         .map(|r| r.referenced.line() as u32))
@@ -340,7 +379,7 @@ fn expected_after(
     rule: &str,
 ) -> Result<Value, PersistError> {
     let mut value = before.clone();
-    let keys = ["permissions", section.key()];
+    let keys = std::iter::once("permissions").chain(section.keys().iter().copied());
     let mut node = &mut value;
     let mut dotted = String::new();
     for key in keys {
@@ -414,9 +453,12 @@ fn edit_tree(
             .get_mapping(key)
             .ok_or_else(|| shape(path, dotted, "mapping"))
     };
-    let permissions = child_mapping(&root, "permissions", "permissions")?;
-    let dotted = format!("permissions.{}", section.key());
-    let section_map = child_mapping(&permissions, section.key(), &dotted)?;
+    let mut section_map = child_mapping(&root, "permissions", "permissions")?;
+    let mut dotted = String::from("permissions");
+    for key in section.keys() {
+        dotted = format!("{dotted}.{key}");
+        section_map = child_mapping(&section_map, key, &dotted)?;
+    }
     let dotted = format!("{dotted}.{}", effect.key());
     match section_map.get(effect.key()) {
         Some(node) if !is_null_node(&node) => {}
@@ -568,13 +610,11 @@ permissions:
 
     fn list(text: &str, section: Section, effect: Effect) -> Vec<String> {
         let file = parse_policy(text, Path::new("t")).expect("parses");
-        let l = match (section, effect) {
-            (Section::Paths, Effect::Allow) => file.permissions.paths.allow,
-            (Section::Paths, Effect::Deny) => file.permissions.paths.deny,
-            (Section::Commands, Effect::Allow) => file.permissions.commands.allow,
-            (Section::Commands, Effect::Deny) => file.permissions.commands.deny,
-        };
-        l.into_iter().map(|r| r.value).collect()
+        section
+            .list(effect, &file)
+            .iter()
+            .map(|r| r.value.clone())
+            .collect()
     }
 
     #[test]
@@ -873,7 +913,11 @@ permissions:
         .unwrap();
         let policy = Policy::load(&sources, &ctx).unwrap();
 
-        let verdict = |p: &Path| policy.evaluate_path(p.to_str().unwrap(), &ctx).verdict;
+        let verdict = |p: &Path| {
+            policy
+                .evaluate_path(p.to_str().unwrap(), crate::Access::Write, &ctx)
+                .verdict
+        };
         assert_eq!(verdict(&file), Verdict::Allow);
         assert_eq!(verdict(&ctx.cwd.join("a*b?.txtx")), Verdict::Ask);
         assert_eq!(verdict(&ctx.cwd.join("aXbY.txt")), Verdict::Ask);

@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use crate::canon;
 use crate::config::{AskFallback, ClaudeAsk, IsolationConfig, IsolationMode};
-use crate::decision::{Decision, List, RuleRef, Tier, Verdict};
+use crate::decision::{Access, Decision, List, RuleRef, Tier, Verdict};
 use crate::error::{LoadError, Problem};
 use crate::floor;
-use crate::load::{read_policy_files, source_rules, LoadedFile, Sources};
+use crate::load::{read_policy_files, source_rules, source_rules_for, LoadedFile, Sources};
 use crate::pathwords::{floor_dirs, FloorInodes};
-use crate::request::{tool_kind, Context, ToolCall, ToolKind};
+use crate::request::{gated_tool, tool_kind, Context, ToolCall, ToolKind};
 use crate::rules::{CommandRules, PathRules, SourceRule};
 use crate::selftest::PolicyTest;
 
@@ -73,9 +73,10 @@ pub struct Policy {
 pub struct Merged {
     /// The merged settings.
     pub settings: Settings,
-    /// Path deny rules of every tier.
+    /// Path deny rules of every tier (`paths.deny`, `paths.read.deny`,
+    /// `paths.write.deny`), each with its access.
     pub path_deny: Vec<SourceRule>,
-    /// Path allow rules of the central file.
+    /// Path allow rules of the central file, each with its access.
     pub path_allow: Vec<SourceRule>,
     /// Command deny rules of every tier.
     pub command_deny: Vec<SourceRule>,
@@ -190,23 +191,40 @@ impl Policy {
                 &path,
                 file.tier,
             ));
-            path_deny.extend(source_rules(&p.paths.deny, file));
+            // Every path list keeps its access: a read deny rule of any tier
+            // denies reading, never more and never less.
+            let path_lists = [
+                (&p.paths.deny, &p.paths.allow, None),
+                (&p.paths.read.deny, &p.paths.read.allow, Some(Access::Read)),
+                (
+                    &p.paths.write.deny,
+                    &p.paths.write.allow,
+                    Some(Access::Write),
+                ),
+            ];
+            for (deny, _, access) in path_lists {
+                path_deny.extend(source_rules_for(deny, file, access));
+            }
             command_deny.extend(source_rules(&p.commands.deny, file));
             if file.tier == Tier::Central {
-                path_allow.extend(source_rules(&p.paths.allow, file));
+                for (_, allow, access) in path_lists {
+                    path_allow.extend(source_rules_for(allow, file, access));
+                }
                 command_allow.extend(source_rules(&p.commands.allow, file));
                 continue;
             }
-            // Tighten only.
-            for (rules, list) in [
-                (&p.paths.allow, List::Allow),
-                (&p.commands.allow, List::Allow),
-            ] {
-                for r in source_rules(rules, file) {
+            // Tighten only: no allow list of a managed or local file counts.
+            let allow_lists = path_lists
+                .iter()
+                .map(|&(_, allow, access)| (allow, access))
+                .chain([(&p.commands.allow, None)]);
+            for (rules, access) in allow_lists {
+                for r in source_rules_for(rules, file, access) {
                     ignored.push(IgnoredRule {
                         rule: RuleRef {
                             pattern: r.text,
-                            list,
+                            list: List::Allow,
+                            access,
                             origin: r.origin,
                         },
                         why: "allow rules of a tighten-only file are ignored",
@@ -384,7 +402,9 @@ impl Policy {
         self.floor.rules()
     }
 
-    /// Path deny rules (all tiers), path allow rules (central only).
+    /// Path deny rules (all tiers), path allow rules (central only); each
+    /// rule's [`RuleRef::access`] says whether it is about reading, writing
+    /// or both.
     pub fn path_rules(&self) -> (&[RuleRef], &[RuleRef]) {
         (self.path_deny.rules(), self.path_allow.rules())
     }
@@ -436,10 +456,14 @@ impl Policy {
                 call.tool.clone(),
                 format!("tool `{}` is outside the gate's scope", call.tool),
             ),
-            // 3.–6. for paths.
+            // 3.–6. for paths, as the tool reads or writes them.
             ToolKind::File => match call.params.get("path") {
-                None | Some(serde_json::Value::Null) => self.evaluate_path("", ctx),
-                Some(serde_json::Value::String(p)) => self.evaluate_path(p, ctx),
+                None | Some(serde_json::Value::Null) => {
+                    self.evaluate_path("", file_access(&call.tool), ctx)
+                }
+                Some(serde_json::Value::String(p)) => {
+                    self.evaluate_path(p, file_access(&call.tool), ctx)
+                }
                 Some(_) => Decision::new(
                     Verdict::Deny,
                     "",
@@ -474,8 +498,10 @@ impl Policy {
         }
     }
 
-    /// The path gate alone: canonicalize, then floor, deny, allow, otherwise ask.
-    pub fn evaluate_path(&self, path: &str, ctx: &Context) -> Decision {
+    /// The path gate alone, for reading or for writing `path`: canonicalize,
+    /// then the floor, the deny rules about that access, the allow rules
+    /// about it, otherwise ask.
+    pub fn evaluate_path(&self, path: &str, access: Access, ctx: &Context) -> Decision {
         let canonical = match canon::canonicalize(path, &ctx.cwd, &ctx.home) {
             Ok(p) => p,
             Err(e) => {
@@ -486,16 +512,16 @@ impl Policy {
                 )
             }
         };
-        self.decide_canonical_path(&canonical)
+        self.decide_canonical_path(&canonical, access)
     }
 
-    /// The path gate for a path that is already canonical. A regular file
-    /// with more than one link that is a floor file under another name is
-    /// the floor file.
-    pub fn decide_canonical_path(&self, canonical: &Path) -> Decision {
+    /// The path gate for a path that is already canonical, for reading or
+    /// for writing it. A regular file with more than one link that is a
+    /// floor file under another name is the floor file.
+    pub fn decide_canonical_path(&self, canonical: &Path, access: Access) -> Decision {
         let subject = canonical.to_string_lossy().into_owned();
         let meta = std::fs::metadata(canonical).ok();
-        if let Some((rule, reason)) = self.protected(canonical, meta.as_ref()) {
+        if let Some((rule, reason)) = self.protected(canonical, meta.as_ref(), access) {
             return Decision {
                 verdict: Verdict::Deny,
                 subject,
@@ -503,14 +529,19 @@ impl Policy {
                 reason,
             };
         }
-        if let Some(rule) = self.path_allow.first_match(canonical) {
+        if let Some(rule) = self.path_allow.first_match_for(canonical, access) {
             let reason = format!(
-                "`{subject}` matches the allow rule `{}` ({})",
-                rule.pattern, rule.origin
+                "`{subject}` matches the {} rule `{}` ({})",
+                rule.list_words(),
+                rule.pattern,
+                rule.origin
             );
             return Decision::by_rule(Verdict::Allow, subject, rule.clone(), reason);
         }
-        let reason = format!("no allow rule matched `{subject}`");
+        let reason = format!(
+            "no allow rule matched `{subject}` for {}",
+            access_noun(access)
+        );
         Decision::new(Verdict::Ask, subject, reason)
     }
 
@@ -541,6 +572,22 @@ impl Policy {
     /// The canonical form of a path, as the gate sees it.
     pub fn canonical_path(&self, path: &str, ctx: &Context) -> Result<PathBuf, canon::CanonError> {
         canon::canonicalize(path, &ctx.cwd, &ctx.home)
+    }
+}
+
+/// What a file tool does to its `path`: the [`crate::request::GATED_TOOLS`]
+/// entry says; a file tool without one is judged as a write, the stricter.
+fn file_access(tool: &str) -> Access {
+    gated_tool(tool)
+        .and_then(|t| t.access)
+        .unwrap_or(Access::Write)
+}
+
+/// `reading` or `writing`.
+pub(crate) fn access_noun(access: Access) -> &'static str {
+    match access {
+        Access::Read => "reading",
+        Access::Write => "writing",
     }
 }
 

@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::decision::Access;
+
 /// One tool call, as an agent makes it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -38,34 +40,44 @@ pub struct GatedTool {
     pub action: &'static str,
     /// Whether it walks a directory tree (its results are filtered by the policy).
     pub walks: bool,
+    /// A file tool: whether it reads or writes its path (`paths.read.*` or
+    /// `paths.write.*` decide it, beside `paths.deny` / `paths.allow`).
+    pub access: Option<Access>,
 }
 
 /// Every gated tool, once: the hooks, the MCP server, `check` and the policy
 /// engine all read this table.
 pub const GATED_TOOLS: &[GatedTool] = &[
-    GatedTool::file("file_read", "reading", false),
-    GatedTool::file("file_write", "writing", false),
-    GatedTool::file("file_edit", "editing", false),
-    GatedTool::file("file_list", "listing", true),
-    GatedTool::file("file_grep", "searching", true),
-    GatedTool::file("file_find", "finding files in", true),
-    GatedTool::file("file_count", "counting files in", true),
-    GatedTool::file("file_head_tail", "reading", false),
+    GatedTool::file("file_read", "reading", false, Access::Read),
+    GatedTool::file("file_write", "writing", false, Access::Write),
+    GatedTool::file("file_edit", "editing", false, Access::Write),
+    GatedTool::file("file_list", "listing", true, Access::Read),
+    GatedTool::file("file_grep", "searching", true, Access::Read),
+    GatedTool::file("file_find", "finding files in", true, Access::Read),
+    GatedTool::file("file_count", "counting files in", true, Access::Read),
+    GatedTool::file("file_head_tail", "reading", false, Access::Read),
     GatedTool {
         name: "exec_run",
         kind: ToolKind::Exec,
         action: "the command",
         walks: false,
+        access: None,
     },
 ];
 
 impl GatedTool {
-    const fn file(name: &'static str, action: &'static str, walks: bool) -> GatedTool {
+    const fn file(
+        name: &'static str,
+        action: &'static str,
+        walks: bool,
+        access: Access,
+    ) -> GatedTool {
         GatedTool {
             name,
             kind: ToolKind::File,
             action,
             walks,
+            access: Some(access),
         }
     }
 }

@@ -18,7 +18,7 @@ use globset::{Glob, GlobBuilder, GlobMatcher};
 use regex::Regex;
 
 use crate::canon;
-use crate::decision::{Origin, RuleRef};
+use crate::decision::{Access, Origin, RuleRef};
 use crate::error::{regex_hint, Problem};
 use crate::prefilter::{literals_of, LiteralIndex};
 
@@ -31,6 +31,9 @@ pub struct SourceRule {
     pub origin: Origin,
     /// Column of the rule in its file (for error messages).
     pub column: u32,
+    /// A path rule of `paths.read.*` / `paths.write.*`: the access it is
+    /// about; `None` for both (and for every command rule).
+    pub access: Option<Access>,
 }
 
 impl SourceRule {
@@ -574,6 +577,17 @@ impl PathRules {
             .map(|r| &self.rules[r])
     }
 
+    /// The first rule (in file order) matching the canonical `path` that
+    /// decides an access of kind `access` (its own, or no access named).
+    pub fn first_match_for(&self, path: &Path, access: Access) -> Option<&RuleRef> {
+        self.matching_globs(path)
+            .into_iter()
+            .map(|g| self.glob_to_rule[g])
+            .filter(|&r| self.rules[r].applies_to(access))
+            .min()
+            .map(|r| &self.rules[r])
+    }
+
     /// Every rule matching `path`, in file order, without duplicates.
     pub fn all_matches(&self, path: &Path) -> Vec<&RuleRef> {
         let mut idx: Vec<usize> = self
@@ -753,6 +767,7 @@ fn rule_ref(rule: &SourceRule, list: crate::List) -> RuleRef {
     RuleRef {
         pattern: rule.text.clone(),
         list,
+        access: rule.access,
         origin: rule.origin.clone(),
     }
 }
@@ -767,6 +782,7 @@ mod tests {
             text: text.into(),
             origin: Origin::Builtin,
             column: 1,
+            access: None,
         }
     }
 

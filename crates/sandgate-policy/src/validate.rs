@@ -229,7 +229,7 @@ impl Walk<'_> {
                         "tests (`{command: …, expect: …}` or `{path: …, expect: …}`)"
                     }
                     _ if of_maps => "mappings",
-                    "paths" => "globs",
+                    "paths" | "read" | "write" => "globs",
                     "commands" => "regexes",
                     _ => "strings",
                 };
@@ -398,6 +398,30 @@ mod tests {
         assert!(m[2].contains("did you mean `file_read`?"), "{m:?}");
         let m = messages("tests: \"git status\"\n");
         assert!(m[0].contains("`tests` must be a list of tests"), "{m:?}");
+    }
+
+    #[test]
+    fn the_read_and_write_lists_are_known_keys_of_globs() {
+        let text = "permissions:\n  paths:\n    reed:\n      allow: [\"~/x/**\"]\n    write:\n      deny: \"/etc/**\"\n      alow: []\n";
+        let m = messages(text);
+        assert_eq!(m.len(), 3, "{m:?}");
+        assert!(
+            m[0].contains("3:5: unknown key `reed` under `paths`")
+                && m[0].contains("did you mean `read`?"),
+            "{m:?}"
+        );
+        assert!(
+            m[1].contains("6:13: `deny` must be a list of globs, not the string `/etc/**`"),
+            "{m:?}"
+        );
+        assert!(
+            m[2].contains("unknown key `alow` under `write`")
+                && m[2].contains("did you mean `allow`?"),
+            "{m:?}"
+        );
+        let good = "permissions:\n  paths:\n    read:\n      allow: [\"~/x/**\"]\n      deny: []\n    write:\n      deny: [\"./vendor/**\"]\n";
+        assert!(messages(good).is_empty());
+        assert!(crate::load::parse_policy(good, Path::new("p.yaml")).is_ok());
     }
 
     #[test]

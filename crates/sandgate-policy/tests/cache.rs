@@ -458,6 +458,7 @@ fn rule(text: &str) -> SourceRule {
         text: text.into(),
         origin: Origin::Builtin,
         column: 1,
+        access: None,
     }
 }
 

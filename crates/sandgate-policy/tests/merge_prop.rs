@@ -1,6 +1,8 @@
 //! Property: the managed and local files only tighten. Whatever they say, the
 //! effective policy never allows what the central file alone would not allow,
-//! and it denies everything the central file alone denies.
+//! and it denies everything the central file alone denies, for reads and
+//! writes alike, whichever of `paths`, `paths.read` and `paths.write` they
+//! use.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -65,6 +67,10 @@ struct FileSpec {
     shell: Option<bool>,
     path_deny: Vec<&'static str>,
     path_allow: Vec<&'static str>,
+    read_deny: Vec<&'static str>,
+    read_allow: Vec<&'static str>,
+    write_deny: Vec<&'static str>,
+    write_allow: Vec<&'static str>,
     command_deny: Vec<&'static str>,
     command_allow: Vec<&'static str>,
 }
@@ -75,17 +81,24 @@ fn file_spec() -> impl Strategy<Value = FileSpec> {
         proptest::option::of(any::<bool>()),
         rules(GLOBS),
         rules(GLOBS),
+        (rules(GLOBS), rules(GLOBS), rules(GLOBS), rules(GLOBS)),
         rules(REGEXES),
         rules(REGEXES),
     )
-        .prop_map(|(sandbox, shell, pd, pa, cd, ca)| FileSpec {
-            sandbox,
-            shell,
-            path_deny: pd,
-            path_allow: pa,
-            command_deny: cd,
-            command_allow: ca,
-        })
+        .prop_map(
+            |(sandbox, shell, pd, pa, (rd, ra, wd, wa), cd, ca)| FileSpec {
+                sandbox,
+                shell,
+                path_deny: pd,
+                path_allow: pa,
+                read_deny: rd,
+                read_allow: ra,
+                write_deny: wd,
+                write_allow: wa,
+                command_deny: cd,
+                command_allow: ca,
+            },
+        )
 }
 
 fn render(spec: &FileSpec) -> String {
@@ -104,6 +117,16 @@ fn render(spec: &FileSpec) -> String {
         "  paths:\n    deny: {}\n    allow: {}\n",
         list(&spec.path_deny),
         list(&spec.path_allow)
+    ));
+    out.push_str(&format!(
+        "    read:\n      deny: {}\n      allow: {}\n",
+        list(&spec.read_deny),
+        list(&spec.read_allow)
+    ));
+    out.push_str(&format!(
+        "    write:\n      deny: {}\n      allow: {}\n",
+        list(&spec.write_deny),
+        list(&spec.write_allow)
     ));
     out.push_str(&format!(
         "  commands:\n    deny: {}\n    allow: {}\n",
@@ -128,7 +151,17 @@ fn loaded(spec: &FileSpec, tier: Tier) -> LoadedFile {
 fn requests() -> Vec<ToolCall> {
     let mut out = Vec::new();
     for p in PATHS {
-        out.push(ToolCall::new("file_read", serde_json::json!({ "path": p })));
+        for tool in ["file_read", "file_write", "file_edit", "file_list"] {
+            out.push(ToolCall::new(tool, serde_json::json!({ "path": p })));
+        }
+        if !p.is_empty() {
+            for c in [format!("echo hi > {p}"), format!("cp /tmp/x {p}")] {
+                out.push(ToolCall::new(
+                    "exec_run",
+                    serde_json::json!({ "command": c }),
+                ));
+            }
+        }
     }
     for c in COMMANDS {
         out.push(ToolCall::new(

@@ -232,7 +232,7 @@ impl Dispatcher {
             return Ok(decision);
         }
         let cwd = self.exec_cwd(params.get("cwd").and_then(Value::as_str), policy)?;
-        let place = policy.decide_canonical_path(&cwd);
+        let place = policy.decide_canonical_path(&cwd, sandgate_policy::Access::Read);
         if place.verdict == Verdict::Deny {
             return Ok(Decision {
                 verdict: Verdict::Deny,

@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 
 use sandgate_policy::ask::{Question, Resolution, Resolver, SubjectKind};
 use sandgate_policy::persist::{self, Appended, Effect, PersistError, Section};
-use sandgate_policy::{Context, Decision, List, LoadError, Origin, Policy, RuleRef, Tier, Verdict};
+use sandgate_policy::{
+    Access, Context, Decision, List, LoadError, Origin, Policy, RuleRef, Tier, Verdict,
+};
 
 /// The rule an "always" answer wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,7 +86,8 @@ pub fn settle(
     let (decision, always, reloaded) = match persists {
         None => (resolution.decision(subject, &asked.reason), None, None),
         Some((answer, effect)) => {
-            let kept = keep_always(policy, ctx, kind, &asked.subject, effect);
+            let access = sandgate_policy::request::gated_tool(tool).and_then(|t| t.access);
+            let kept = keep_always(policy, ctx, kind, access, &asked.subject, effect);
             let (decision, always, reloaded) = match kept {
                 Ok((persisted, reloaded)) => {
                     let mut reason = format!(
@@ -143,10 +146,15 @@ pub fn exact_rule(kind: SubjectKind, subject: &str) -> Result<String, PersistErr
     }
 }
 
+/// "Allow always" on a path allows only the access that was asked about
+/// (`paths.read.allow` for a read, `paths.write.allow` for a write); "deny
+/// always" denies the path for both (`paths.deny`), the stricter reading of
+/// what the person meant.
 fn keep_always(
     policy: &Policy,
     ctx: &Context,
     kind: SubjectKind,
+    access: Option<Access>,
     subject: &str,
     effect: Effect,
 ) -> Result<(Persisted, Policy), AlwaysError> {
@@ -156,8 +164,12 @@ fn keep_always(
         .clone()
         .ok_or(AlwaysError::NoCentralFile)?;
     let pattern = exact_rule(kind, subject)?;
+    let rule_access = match (kind, effect) {
+        (SubjectKind::Path, Effect::Allow) => access,
+        _ => None,
+    };
     let section = match kind {
-        SubjectKind::Path => Section::Paths,
+        SubjectKind::Path => Section::paths_for(rule_access),
         SubjectKind::Command => Section::Commands,
     };
     let appended = persist::append_rule(&central, section, effect, &pattern)?;
@@ -171,6 +183,7 @@ fn keep_always(
             Effect::Allow => List::Allow,
             Effect::Deny => List::Deny,
         },
+        access: rule_access,
         origin: Origin::File {
             path: central.into(),
             line,
@@ -180,7 +193,11 @@ fn keep_always(
     let reloaded = Policy::load(policy.sources(), ctx).map_err(AlwaysError::Reload)?;
     let next_time = match kind {
         SubjectKind::Command => reloaded.evaluate_command(subject, ctx).verdict,
-        SubjectKind::Path => reloaded.decide_canonical_path(Path::new(subject)).verdict,
+        SubjectKind::Path => {
+            reloaded
+                .decide_canonical_path(Path::new(subject), access.unwrap_or(Access::Write))
+                .verdict
+        }
     };
     Ok((
         Persisted {
@@ -325,23 +342,65 @@ mod tests {
         assert!(text.starts_with("# keep me\n"), "{text}");
 
         let file = s.ctx.cwd.join("secret[1].txt");
-        let asked = reloaded.evaluate_path(file.to_str().unwrap(), &s.ctx);
+        let asked = reloaded.evaluate_path(file.to_str().unwrap(), Access::Read, &s.ctx);
         assert_eq!(asked.verdict, Verdict::Ask);
         let r = scripted(Resolution::Answered(Answer::DenyAlways));
         let settled = settle(&reloaded, &s.ctx, "file_read", &asked, &r);
         assert_eq!(settled.decision.verdict, Verdict::Deny);
         assert_eq!(r.asked.lock().unwrap()[0].kind, SubjectKind::Path);
         let again = settled.reloaded.expect("reloaded");
-        let d = again.evaluate_path(file.to_str().unwrap(), &s.ctx);
-        assert_eq!(d.verdict, Verdict::Deny);
-        assert_eq!(d.rule.map(|r| r.list), Some(List::Deny));
+        // "Deny always" denies the path for reading and writing.
+        for access in [Access::Read, Access::Write] {
+            let d = again.evaluate_path(file.to_str().unwrap(), access, &s.ctx);
+            assert_eq!(d.verdict, Verdict::Deny);
+            assert_eq!(d.rule.map(|r| (r.list, r.access)), Some((List::Deny, None)));
+        }
         let other = s.ctx.cwd.join("secret1.txt");
         assert_eq!(
-            again.evaluate_path(other.to_str().unwrap(), &s.ctx).verdict,
+            again
+                .evaluate_path(other.to_str().unwrap(), Access::Read, &s.ctx)
+                .verdict,
             Verdict::Ask
         );
         // The local file was never created.
         assert!(!s.ctx.cwd.join(".sandgate").exists());
+    }
+
+    #[test]
+    fn allow_always_on_a_path_allows_only_the_access_asked_about() {
+        let s = setup(TEXT);
+        for (tool, access, other, key) in [
+            ("file_read", Access::Read, Access::Write, "read"),
+            ("file_edit", Access::Write, Access::Read, "write"),
+        ] {
+            let file = s.ctx.cwd.join(format!("{tool}.txt"));
+            let asked = s
+                .policy
+                .evaluate_path(file.to_str().unwrap(), access, &s.ctx);
+            assert_eq!(asked.verdict, Verdict::Ask);
+            let r = scripted(Resolution::Answered(Answer::AllowAlways));
+            let settled = settle(&s.policy, &s.ctx, tool, &asked, &r);
+            assert_eq!(settled.decision.verdict, Verdict::Allow);
+            match &settled.always {
+                Some(Ok(p)) => {
+                    assert_eq!((p.added, p.next_time), (true, Verdict::Allow));
+                    assert_eq!(p.rule.path_key(), format!("paths.{key}.allow"));
+                }
+                other => panic!("{other:?}"),
+            }
+            let again = settled.reloaded.expect("reloaded");
+            let path = file.to_str().unwrap();
+            assert_eq!(
+                again.evaluate_path(path, access, &s.ctx).verdict,
+                Verdict::Allow
+            );
+            assert_eq!(
+                again.evaluate_path(path, other, &s.ctx).verdict,
+                Verdict::Ask
+            );
+        }
+        let text = std::fs::read_to_string(&s.central).unwrap();
+        assert!(text.contains("read:") && text.contains("write:"), "{text}");
     }
 
     #[test]

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::{WalkBuilder, WalkState};
-use sandgate_policy::{Context, Policy, Verdict};
+use sandgate_policy::{Access, Context, Policy, Verdict};
 use serde_json::json;
 
 use crate::error::ToolError;
@@ -62,14 +62,14 @@ impl EntryGate {
         let is_link = file_type.is_none_or(|t| t.is_symlink());
         let decision = if is_link {
             match path.to_str() {
-                Some(p) => self.policy.evaluate_path(p, &self.ctx),
+                Some(p) => self.policy.evaluate_path(p, Access::Read, &self.ctx),
                 None => {
                     self.skipped.fetch_add(1, Ordering::Relaxed);
                     return false;
                 }
             }
         } else {
-            self.policy.decide_canonical_path(path)
+            self.policy.decide_canonical_path(path, Access::Read)
         };
         // ASK inside a walk does not prompt again: the walk's root was already
         // approved, and what is under it is covered unless a rule denies it.

@@ -146,7 +146,8 @@ fn pre_tool_use_answers_validate_and_carry_the_verdict() {
                     assert!(
                         reason.contains("cannot ask")
                             && (reason.contains("commands.allow: '")
-                                || reason.contains("paths.allow: '")),
+                                || reason.contains("paths.read.allow: '")
+                                || reason.contains("paths.write.allow: '")),
                         "{reason}"
                     );
                 }

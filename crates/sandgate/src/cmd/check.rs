@@ -63,6 +63,11 @@ pub fn print_decision(decision: &Decision, json: bool) {
     }
     println!("{}: {}", decision.verdict, decision.reason);
     if let Some(rule) = &decision.rule {
-        println!("  rule: {} `{}` ({})", rule.list, rule.pattern, rule.origin);
+        println!(
+            "  rule: {} `{}` ({})",
+            rule.list_words(),
+            rule.pattern,
+            rule.origin
+        );
     }
 }

@@ -138,7 +138,12 @@ fn dry_run(
     } else {
         println!("verdict: {}: {}", decision.verdict, decision.reason);
         if let Some(rule) = &decision.rule {
-            println!("  rule: {} `{}` ({})", rule.list, rule.pattern, rule.origin);
+            println!(
+                "  rule: {} `{}` ({})",
+                rule.list_words(),
+                rule.pattern,
+                rule.origin
+            );
         }
         print!("{report}");
     }

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 use sandgate_policy::selftest::TestSubject;
-use sandgate_policy::{Policy, RuleRef, ToolCall, ToolKind};
+use sandgate_policy::{Access, Policy, RuleRef, ToolCall, ToolKind};
 use serde_json::json;
 
 use crate::cli::GlobalArgs;
@@ -19,7 +19,8 @@ pub enum PolicyCommand {
         /// The request as JSON; `-` or nothing reads stdin.
         request: Option<String>,
     },
-    /// Add an allow rule to the central policy file.
+    /// Add an allow rule to the central policy file (`--read`/`--write`: a
+    /// path rule about that access only).
     Allow(crate::cmd::policy_edit::EditArgs),
     /// Add a deny rule to the central policy file (or the local one with `--local`).
     Deny(crate::cmd::policy_edit::EditArgs),
@@ -133,7 +134,31 @@ fn test(global: &GlobalArgs) -> ExitCode {
 }
 
 fn rule_json(rule: &RuleRef) -> serde_json::Value {
-    json!({"pattern": rule.pattern, "list": rule.list, "origin": rule.origin})
+    let mut v = json!({"pattern": rule.pattern, "list": rule.list, "origin": rule.origin});
+    if let Some(access) = rule.access {
+        v["access"] = json!(access);
+    }
+    v
+}
+
+/// The path rules of `rules` that belong to the list of `access` (`None`: both).
+fn of_access(rules: &[RuleRef], access: Option<Access>) -> Vec<&RuleRef> {
+    rules.iter().filter(|r| r.access == access).collect()
+}
+
+/// The `paths` block of `policy show --json`: `deny`/`allow` for both, then
+/// `read` and `write`, as in a policy file.
+fn paths_json(deny: &[RuleRef], allow: &[RuleRef]) -> serde_json::Value {
+    let lists = |access| {
+        json!({
+            "deny": of_access(deny, access).into_iter().map(rule_json).collect::<Vec<_>>(),
+            "allow": of_access(allow, access).into_iter().map(rule_json).collect::<Vec<_>>(),
+        })
+    };
+    let mut out = lists(None);
+    out["read"] = lists(Some(Access::Read));
+    out["write"] = lists(Some(Access::Write));
+    out
 }
 
 fn show(global: &GlobalArgs) -> ExitCode {
@@ -166,8 +191,7 @@ fn show(global: &GlobalArgs) -> ExitCode {
             "gemini_ask": s.gemini_ask,
             "claude_ask": s.claude_ask,
             "floor": policy.floor_rules().iter().map(rule_json).collect::<Vec<_>>(),
-            "paths": {"deny": path_deny.iter().map(rule_json).collect::<Vec<_>>(),
-                      "allow": path_allow.iter().map(rule_json).collect::<Vec<_>>()},
+            "paths": paths_json(path_deny, path_allow),
             "commands": {"deny": command_deny.iter().map(rule_json).collect::<Vec<_>>(),
                          "allow": command_allow.iter().map(rule_json).collect::<Vec<_>>()},
             "ignored": policy.ignored_rules().iter()
@@ -199,7 +223,10 @@ fn show(global: &GlobalArgs) -> ExitCode {
         ),
         None => println!("exec isolation: none"),
     }
-    let section = |title: &str, rules: &[RuleRef]| {
+    let section = |title: &str, rules: &[&RuleRef], always: bool| {
+        if rules.is_empty() && !always {
+            return;
+        }
         println!("{title}:");
         if rules.is_empty() {
             println!("  (none)");
@@ -208,18 +235,36 @@ fn show(global: &GlobalArgs) -> ExitCode {
             println!("  {:<40} {}", r.pattern, r.origin);
         }
     };
+    let floor: Vec<&RuleRef> = policy.floor_rules().iter().collect();
+    section("floor (built in, cannot be overridden)", &floor, true);
+    section("path deny (paths.deny)", &of_access(path_deny, None), true);
     section(
-        "floor (built in, cannot be overridden)",
-        policy.floor_rules(),
+        "path allow (paths.allow)",
+        &of_access(path_allow, None),
+        true,
     );
-    section("path deny", path_deny);
-    section("path allow", path_allow);
-    section("command deny", command_deny);
-    section("command allow", command_allow);
+    for access in [Access::Read, Access::Write] {
+        for (list, rules) in [("deny", path_deny), ("allow", path_allow)] {
+            let title = format!("path {access} {list} (paths.{access}.{list})");
+            section(&title, &of_access(rules, Some(access)), false);
+        }
+    }
+    let command_deny: Vec<&RuleRef> = command_deny.iter().collect();
+    let command_allow: Vec<&RuleRef> = command_allow.iter().collect();
+    section("command deny", &command_deny, true);
+    section("command allow", &command_allow, true);
     if !policy.ignored_rules().is_empty() {
         println!("ignored:");
         for i in policy.ignored_rules() {
-            println!("  {:<40} {} ({})", i.rule.pattern, i.rule.origin, i.why);
+            let list = if i.rule.access.is_some() {
+                format!(" [{}]", i.rule.path_key())
+            } else {
+                String::new()
+            };
+            println!(
+                "  {:<40} {}{list} ({})",
+                i.rule.pattern, i.rule.origin, i.why
+            );
         }
     }
     ExitCode::SUCCESS
@@ -254,12 +299,15 @@ fn explain(global: &GlobalArgs, request: Option<String>) -> ExitCode {
     for r in &matched {
         let won = decision.rule.as_ref() == Some(r);
         println!(
-            "  {} {:<6} {:<40} {}",
+            "  {} {:<11} {:<40} {}",
             if won { "→" } else { " " },
-            r.list.as_str(),
+            r.list_words(),
             r.pattern,
             r.origin
         );
+    }
+    if let Some(access) = access_of(&call) {
+        println!("access: {access}; rules about the other access do not decide it");
     }
     print_parts(&parts);
     println!("decision: {}: {}", decision.verdict, decision.reason);
@@ -311,13 +359,24 @@ fn print_parts(parts: &[sandgate_policy::Part]) {
     }
 }
 
+/// Whether a file tool call reads or writes its path.
+fn access_of(call: &ToolCall) -> Option<Access> {
+    sandgate_policy::request::gated_tool(&call.tool).and_then(|t| t.access)
+}
+
 /// Every rule matching the request's subject, in evaluation order.
 fn matched_rules(policy: &Policy, call: &ToolCall, ctx: &sandgate_policy::Context) -> Vec<RuleRef> {
     match sandgate_policy::request::tool_kind(&call.tool) {
         ToolKind::File => {
             let path = call.str_param("path").unwrap_or("");
+            let access = access_of(call).unwrap_or(Access::Write);
             match policy.canonical_path(path, ctx) {
-                Ok(p) => policy.path_matches(&p).into_iter().cloned().collect(),
+                Ok(p) => policy
+                    .path_matches(&p)
+                    .into_iter()
+                    .filter(|r| r.applies_to(access))
+                    .cloned()
+                    .collect(),
                 Err(_) => Vec::new(),
             }
         }

@@ -1,4 +1,5 @@
-//! `sandgate policy allow|deny path|command RULE [--local]` and `sandgate policy lint`.
+//! `sandgate policy allow|deny path|command RULE [--read|--write] [--local]` and
+//! `sandgate policy lint`.
 //!
 //! Rules added by hand go through the same writer as the prompt's "always"
 //! answers: comments kept, file locked, replaced atomically, no duplicates.
@@ -11,7 +12,7 @@ use clap::{Args, ValueEnum};
 use sandgate_policy::lint::lint;
 use sandgate_policy::persist::{append_rule, Appended, Effect, Section};
 use sandgate_policy::rules::{CommandRules, PathRules, SourceRule};
-use sandgate_policy::{Context, List, Origin, Policy, Sources, Tier};
+use sandgate_policy::{Access, Context, List, Origin, Policy, Sources, Tier};
 use serde_json::json;
 
 use crate::cli::GlobalArgs;
@@ -36,6 +37,23 @@ pub struct EditArgs {
     /// Write to the local (project) file instead of the central one (deny rules only).
     #[arg(long)]
     pub local: bool,
+    /// A path rule about reading only (`paths.read.*`).
+    #[arg(long, conflicts_with = "write")]
+    pub read: bool,
+    /// A path rule about writing only (`paths.write.*`).
+    #[arg(long)]
+    pub write: bool,
+}
+
+impl EditArgs {
+    /// The access a path rule is about (`None`: both).
+    fn access(&self) -> Option<Access> {
+        match (self.read, self.write) {
+            (true, _) => Some(Access::Read),
+            (_, true) => Some(Access::Write),
+            _ => None,
+        }
+    }
 }
 
 /// Add a rule by hand.
@@ -61,12 +79,26 @@ pub fn add(global: &GlobalArgs, effect: Effect, args: EditArgs) -> ExitCode {
         eprintln!("sandgate: no {} policy file is configured", tier.as_str());
         return ExitCode::from(EXIT_CANNOT_CHECK);
     };
+    if args.kind == RuleKind::Command && args.access().is_some() {
+        eprintln!(
+            "sandgate: `--read` and `--write` are for path rules: a command rule is about running the command"
+        );
+        return ExitCode::from(EXIT_CANNOT_CHECK);
+    }
     let section = match args.kind {
-        RuleKind::Path => Section::Paths,
+        RuleKind::Path => Section::paths_for(args.access()),
         RuleKind::Command => Section::Commands,
     };
     let list = to_list(effect);
-    if let Err(message) = check_rule(args.kind, &args.rule, &target, tier, list, &ctx) {
+    if let Err(message) = check_rule(
+        args.kind,
+        &args.rule,
+        &target,
+        tier,
+        list,
+        args.access(),
+        &ctx,
+    ) {
         eprintln!(
             "sandgate: invalid {} rule `{}`: {message}",
             args.kind.name(),
@@ -146,6 +178,7 @@ fn check_rule(
     file: &Path,
     tier: Tier,
     list: List,
+    access: Option<Access>,
     ctx: &Context,
 ) -> Result<(), String> {
     let source = SourceRule {
@@ -156,6 +189,7 @@ fn check_rule(
             tier,
         },
         column: 0,
+        access,
     };
     let problems = match kind {
         RuleKind::Path => PathRules::compile(&[source], list, &ctx.cwd, &ctx.home).err(),

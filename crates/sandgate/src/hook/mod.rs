@@ -175,8 +175,11 @@ pub fn suggested_rule(call: &ToolCall, decision: &Decision) -> Option<String> {
         let rule = sandgate_policy::persist::command_rule(&decision.subject);
         Some(format!("commands.allow: '{}'", rule.replace('\'', "''")))
     } else {
+        // The narrowest rule: about the one access the call makes.
         let rule = sandgate_policy::persist::path_rule(Path::new(&decision.subject)).ok()?;
-        Some(format!("paths.allow: '{}'", rule.replace('\'', "''")))
+        let access = sandgate_policy::request::gated_tool(&call.tool).and_then(|t| t.access);
+        let key = sandgate_policy::persist::Section::paths_for(access).key();
+        Some(format!("{key}.allow: '{}'", rule.replace('\'', "''")))
     }
 }
 

@@ -12,9 +12,11 @@
 //! | `…(./x)`, `…(x/y)` | `./x`, `./x/y` (against the CWD) |
 //! | `…(x)` (no `/`) | `./**/x` (gitignore: at any depth) |
 //!
-//! sandgate path rules do not tell reads from writes, so a `Read` *allow*
-//! (which would also allow writing) and every `ask` rule (sandgate asks for
-//! whatever no allow rule matches) are listed as not converted, with why.
+//! `Read(…)` rules go to `paths.read.allow` / `paths.read.deny`, and
+//! `Edit`, `Write`, `MultiEdit` and `NotebookEdit` rules to
+//! `paths.write.allow` / `paths.write.deny`: each keeps the one access it
+//! is about, as in Claude Code. Every `ask` rule (sandgate asks for whatever
+//! no allow rule matches) is listed as not converted, with why.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -25,7 +27,7 @@ use serde_json::Value;
 /// A converted rule.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Converted {
-    /// `paths` or `commands`.
+    /// `paths.read`, `paths.write` or `commands`.
     pub section: &'static str,
     /// `deny` or `allow`.
     pub list: &'static str,
@@ -115,13 +117,9 @@ fn convert_rule(list: &str, rule: &str, base: &Path) -> Result<Converted, String
     };
     match tool {
         "Bash" => Ok(converted("commands", command_rule(list, spec)?)),
-        "Read" if list == "allow" => Err(
-            "sandgate path rules do not tell reads from writes: this allow would also allow \
-             writing there; add it by hand under `paths.allow` if that is what you want"
-                .into(),
-        ),
-        "Read" | "Edit" | "Write" | "MultiEdit" | "NotebookEdit" => {
-            Ok(converted("paths", path_rule(spec, base)?))
+        "Read" => Ok(converted("paths.read", path_rule(spec, base)?)),
+        "Edit" | "Write" | "MultiEdit" | "NotebookEdit" => {
+            Ok(converted("paths.write", path_rule(spec, base)?))
         }
         "WebFetch" | "WebSearch" => {
             Err("sandgate gates file paths and shell commands, not network access".into())
@@ -204,8 +202,14 @@ pub fn to_yaml(import: &Import, source: &str) -> String {
         "# sandgate rules converted from the Claude Code permissions in {source}"
     );
     out.push_str("permissions:\n");
-    for section in ["paths", "commands"] {
-        let _ = writeln!(out, "  {section}:");
+    // (section, the line that opens it, the indentation of its lists)
+    let sections = [
+        ("paths.read", "  paths:\n    read:", "      "),
+        ("paths.write", "    write:", "      "),
+        ("commands", "  commands:", "    "),
+    ];
+    for (section, opening, indent) in sections {
+        let _ = writeln!(out, "{opening}");
         for list in ["deny", "allow"] {
             let rules: Vec<&Converted> = import
                 .rules
@@ -213,10 +217,10 @@ pub fn to_yaml(import: &Import, source: &str) -> String {
                 .filter(|r| r.section == section && r.list == list)
                 .collect();
             if rules.is_empty() {
-                let _ = writeln!(out, "    {list}: []");
+                let _ = writeln!(out, "{indent}{list}: []");
                 continue;
             }
-            let _ = writeln!(out, "    {list}:");
+            let _ = writeln!(out, "{indent}{list}:");
             for r in rules {
                 // A JSON string is a valid YAML double-quoted scalar.
                 let quoted = serde_json::to_string(&r.rule).unwrap_or_default();
@@ -225,7 +229,7 @@ pub fn to_yaml(import: &Import, source: &str) -> String {
                     .chars()
                     .map(|c| if c.is_control() { ' ' } else { c })
                     .collect();
-                let _ = writeln!(out, "      - {quoted}  # {from}");
+                let _ = writeln!(out, "{indent}  - {quoted}  # {from}");
             }
         }
     }
@@ -267,10 +271,18 @@ mod tests {
         assert_eq!(one("deny", "Edit(build/)").unwrap(), "./**/build/**");
         assert_eq!(one("deny", "Edit(out/build/)").unwrap(), "./out/build/**");
         assert_eq!(one("deny", "Read(a{b}.txt)").unwrap(), "./**/a[{]b[}].txt");
-        assert!(
-            one("allow", "Read(./x)").is_err(),
-            "a Read allow would allow writes"
-        );
+        assert_eq!(one("allow", "Read(./x)").unwrap(), "./x");
+        let section = |list: &str, rule: &str| {
+            convert_rule(list, rule, Path::new("/proj/.claude"))
+                .map(|c| c.section)
+                .unwrap()
+        };
+        assert_eq!(section("allow", "Read(./x)"), "paths.read");
+        assert_eq!(section("deny", "Read(.env)"), "paths.read");
+        for tool in ["Edit", "Write", "MultiEdit", "NotebookEdit"] {
+            assert_eq!(section("allow", &format!("{tool}(./x)")), "paths.write");
+            assert_eq!(section("deny", &format!("{tool}(./x)")), "paths.write");
+        }
         assert!(one("ask", "Bash(git push:*)").is_err());
         assert!(one("allow", "WebFetch(domain:example.com)").is_err());
         assert!(one("allow", "mcp__github__create_issue").is_err());
