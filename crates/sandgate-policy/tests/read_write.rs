@@ -3,6 +3,8 @@
 //! judges (file tools, a command's path words, redirections, write
 //! operands), with deny → allow → ask and the floor first.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 
 use sandgate_policy::load::{parse_policy, LoadedFile};

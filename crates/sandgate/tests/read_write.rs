@@ -3,9 +3,11 @@
 //! real server, driven by the MCP Python SDK. A path that may be read is not
 //! thereby writable, and the reverse.
 
-mod hook_common;
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
+mod hook_common;
+mod mcp_client;
+
 use std::process::Command;
 
 use hook_common::{stdout_json, Env};
@@ -352,19 +354,7 @@ fn the_mcp_file_tools_read_what_may_be_read_and_refuse_the_writes() {
         "list_tools": false,
         "calls": calls,
     });
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client/client.py");
-    let out = Command::new("python3")
-        .arg(script)
-        .arg(plan.to_string())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "the client failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = mcp_client::run("client.py", &plan);
     let result = |i: usize| {
         let r = &v["results"][i];
         (
