@@ -162,6 +162,7 @@ fn candidate(rule: &str) -> SourceRule {
         text: rule.to_string(),
         origin: Origin::Builtin,
         column: 0,
+        access: None,
     }
 }
 
