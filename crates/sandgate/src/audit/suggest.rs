@@ -270,6 +270,10 @@ pub fn suggest(log: &Log, engine: &Engine, min: usize) -> Report {
             ToolKind::OutOfScope => {}
         }
     }
+    let denied: Vec<Denied> = denied
+        .iter()
+        .map(|call| Denied::new(engine, call))
+        .collect();
     let judge = Judge {
         engine,
         asks: &asks,
@@ -360,8 +364,51 @@ impl Node {
 struct Judge<'a> {
     engine: &'a Engine,
     asks: &'a [Call],
-    denied: &'a [Call],
+    denied: &'a [Denied<'a>],
     min: usize,
+}
+
+/// A call the log shows denied, with what the current policy makes of it
+/// (worked out once, not for every candidate).
+struct Denied<'a> {
+    call: &'a Call,
+    /// The current policy allows it now: no candidate can change that.
+    allowed_now: bool,
+    /// Its simple commands that a command deny rule refuses.
+    refused: Vec<String>,
+}
+
+impl<'a> Denied<'a> {
+    fn new(engine: &Engine, call: &'a Call) -> Denied<'a> {
+        let allowed_now = engine
+            .current
+            .evaluate(&call.tool_call(), &call.ctx)
+            .verdict
+            == Verdict::Allow;
+        let refused = if tool_kind(&call.tool) == ToolKind::Exec {
+            engine
+                .current
+                .explain_command(&call.subject, &call.ctx)
+                .parts
+                .into_iter()
+                .filter(|p| {
+                    p.kind == PartKind::Command
+                        && p.verdict == Verdict::Deny
+                        && p.rule
+                            .as_ref()
+                            .is_some_and(|r| r.list == sandgate_policy::List::Deny)
+                })
+                .map(|p| p.text)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Denied {
+            call,
+            allowed_now,
+            refused,
+        }
+    }
 }
 
 /// What a subtree left for the nodes above it.
@@ -404,7 +451,13 @@ impl Judge<'_> {
         };
         let covered: Vec<&Asked> = node.items.iter().filter_map(|&i| items.get(i)).collect();
         let count: usize = covered.iter().map(|a| self.asks[a.call].times).sum();
-        if let Some(why) = self.unsafe_because(kind, &rule) {
+        let (Some(with), Some(alone)) = (
+            self.engine.with(kind, &rule),
+            self.engine.alone(kind, &rule),
+        ) else {
+            return Left::Uncovered(0);
+        };
+        if let Some(why) = self.unsafe_because(kind, &with, &alone) {
             withheld.push(Withheld {
                 kind,
                 rule,
@@ -413,9 +466,7 @@ impl Judge<'_> {
             });
             return Left::Blocked;
         }
-        let Some(verified) = self.verify(kind, &rule, &covered) else {
-            return Left::Uncovered(0);
-        };
+        let verified = verify(self.asks, &with, &covered);
         if verified.0 < self.min {
             return Left::Uncovered(0);
         }
@@ -426,13 +477,7 @@ impl Judge<'_> {
     }
 
     /// Why `rule` must not be offered, or `None` when it may.
-    fn unsafe_because(&self, kind: RuleKind, rule: &str) -> Option<String> {
-        let Some(with) = self.engine.with(kind, rule) else {
-            return Some("it does not compile".into());
-        };
-        let Some(alone) = self.engine.alone(kind, rule) else {
-            return Some("it does not compile".into());
-        };
+    fn unsafe_because(&self, kind: RuleKind, with: &Policy, alone: &Policy) -> Option<String> {
         if kind == RuleKind::Path {
             let home = &self.engine.ctx.home;
             for dir in sandgate_policy::floor::dirs(home) {
@@ -450,7 +495,8 @@ impl Judge<'_> {
                 }
             }
         }
-        for call in self.denied {
+        for denied in self.denied {
+            let call = denied.call;
             let same_kind = match kind {
                 RuleKind::Command => tool_kind(&call.tool) == ToolKind::Exec,
                 RuleKind::Path => tool_kind(&call.tool) == ToolKind::File,
@@ -458,17 +504,15 @@ impl Judge<'_> {
             if !same_kind {
                 continue;
             }
-            let tool_call = call.tool_call();
-            let now = self.engine.current.evaluate(&tool_call, &call.ctx);
-            if now.verdict != Verdict::Allow
-                && with.evaluate(&tool_call, &call.ctx).verdict == Verdict::Allow
+            if !denied.allowed_now
+                && with.evaluate(&call.tool_call(), &call.ctx).verdict == Verdict::Allow
             {
                 return Some(format!(
                     "it would allow `{}`, which the log shows denied",
                     call.subject
                 ));
             }
-            if let Some(what) = refused_part_it_matches(&alone, &self.engine.current, call) {
+            if let Some(what) = refused_part_it_matches(alone, denied) {
                 return Some(format!(
                     "it matches `{what}`, which the log shows denied (`{}`)",
                     call.subject
@@ -477,81 +521,57 @@ impl Judge<'_> {
         }
         None
     }
+}
 
-    /// With `rule` added, how many of the covered asks become allowed, and the
-    /// examples; `None` when it cannot be compiled.
-    fn verify(
-        &self,
-        kind: RuleKind,
-        rule: &str,
-        covered: &[&Asked],
-    ) -> Option<(usize, Vec<String>)> {
-        let with = self.engine.with(kind, rule)?;
-        let mut count = 0;
-        let mut examples: Vec<(usize, String)> = Vec::new();
-        for asked in covered {
-            let call = &self.asks[asked.call];
-            let allowed = match &asked.part {
-                None => with.evaluate(&call.tool_call(), &call.ctx).verdict == Verdict::Allow,
-                Some(text) => with
-                    .explain_command(&call.subject, &call.ctx)
-                    .parts
-                    .iter()
-                    .any(|p| {
-                        p.kind == PartKind::Command
-                            && &p.text == text
-                            && p.verdict == Verdict::Allow
-                    }),
-            };
-            if allowed {
-                count += call.times;
-                let shown = asked.part.clone().unwrap_or_else(|| call.subject.clone());
-                match examples.iter_mut().find(|(_, e)| *e == shown) {
-                    Some((n, _)) => *n += call.times,
-                    None => examples.push((call.times, shown)),
-                }
+/// With the candidate added (`with`), how many of the covered asks become
+/// allowed, and the examples.
+fn verify(asks: &[Call], with: &Policy, covered: &[&Asked]) -> (usize, Vec<String>) {
+    let mut count = 0;
+    let mut examples: Vec<(usize, String)> = Vec::new();
+    for asked in covered {
+        let call = &asks[asked.call];
+        let allowed = match &asked.part {
+            None => with.evaluate(&call.tool_call(), &call.ctx).verdict == Verdict::Allow,
+            Some(text) => with
+                .explain_command(&call.subject, &call.ctx)
+                .parts
+                .iter()
+                .any(|p| {
+                    p.kind == PartKind::Command && &p.text == text && p.verdict == Verdict::Allow
+                }),
+        };
+        if allowed {
+            count += call.times;
+            let shown = asked.part.clone().unwrap_or_else(|| call.subject.clone());
+            match examples.iter_mut().find(|(_, e)| *e == shown) {
+                Some((n, _)) => *n += call.times,
+                None => examples.push((call.times, shown)),
             }
         }
-        examples.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-        Some((
-            count,
-            examples.into_iter().take(3).map(|(_, e)| e).collect(),
-        ))
     }
+    examples.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    (
+        count,
+        examples.into_iter().take(3).map(|(_, e)| e).collect(),
+    )
 }
 
 /// For a call denied by a command deny rule: the first simple command the
-/// rule was refused for that `alone` (the candidate rule by itself) allows.
-fn refused_part_it_matches(alone: &Policy, current: &Policy, call: &Call) -> Option<String> {
-    if tool_kind(&call.tool) != ToolKind::Exec {
+/// rule refused that `alone` (the candidate rule by itself) allows.
+fn refused_part_it_matches(alone: &Policy, denied: &Denied<'_>) -> Option<String> {
+    if denied.refused.is_empty() {
         return None;
     }
-    let explained = current.explain_command(&call.subject, &call.ctx);
-    let refused: Vec<&str> = explained
-        .parts
-        .iter()
-        .filter(|p| {
-            p.kind == PartKind::Command
-                && p.verdict == Verdict::Deny
-                && p.rule
-                    .as_ref()
-                    .is_some_and(|r| r.list == sandgate_policy::List::Deny)
-        })
-        .map(|p| p.text.as_str())
-        .collect();
-    if refused.is_empty() {
-        return None;
-    }
-    let alone = alone.explain_command(&call.subject, &call.ctx);
     alone
+        .explain_command(&denied.call.subject, &denied.call.ctx)
         .parts
-        .iter()
+        .into_iter()
         .find(|p| {
             p.kind == PartKind::Command
                 && p.verdict == Verdict::Allow
-                && refused.contains(&p.text.as_str())
+                && denied.refused.contains(&p.text)
         })
-        .map(|p| p.text.clone())
+        .map(|p| p.text)
 }
 
 /// The rule for the node at `prefix`: a whole-word command prefix, or the
