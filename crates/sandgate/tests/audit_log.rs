@@ -756,9 +756,11 @@ fn a_path_suggestion_never_covers_the_floor() {
         .map(|v| v["rule"].as_str().unwrap())
         .collect();
     assert_eq!(rules, ["~/notes/a/**"], "{s:#}");
+    // Asked for reading: a rule about reading only.
+    assert_eq!(s["suggestions"][0]["access"], "read");
     assert_eq!(
         s["suggestions"][0]["command"],
-        "sandgate policy allow path '~/notes/a/**'"
+        "sandgate policy allow path --read '~/notes/a/**'"
     );
     assert_eq!(s["decided_now"], 2, "the floor decides ~/.ssh/config now");
     let withheld: Vec<&str> = s["withheld"]
@@ -775,8 +777,16 @@ fn a_path_suggestion_never_covers_the_floor() {
             .ends_with("/.ssh`, which the built-in floor protects"),
         "{s:#}"
     );
-    let out = e.run(&["policy", "allow", "path", "~/notes/a/**"]);
+    let args: Vec<&str> = s["suggestions"][0]["args"].as_array().unwrap()[1..]
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let out = e.run(&args);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let request = json!({"tool": "file_read", "params": {"path": "~/notes/a/one.md"}}).to_string();
-    assert_eq!(e.json(&["check", &request])["verdict"], "allow");
+    let check = |tool: &str| {
+        let request = json!({"tool": tool, "params": {"path": "~/notes/a/one.md"}}).to_string();
+        e.json(&["check", &request])["verdict"].clone()
+    };
+    assert_eq!(check("file_read"), "allow");
+    assert_eq!(check("file_write"), "ask", "a read was asked, not a write");
 }

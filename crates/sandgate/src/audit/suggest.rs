@@ -8,7 +8,9 @@
 //! The tree is walked from the leaves up: a node whose asks, not already
 //! covered by a deeper suggestion, number at least `min` becomes a
 //! whole-word prefix rule (`^npm run test:unit( |$)`) or a path rule (the
-//! exact file, or `dir/**`), and takes in the suggestions beneath it.
+//! exact file, or `dir/**`), and takes in the suggestions beneath it. Reads
+//! and writes are kept apart: asked reads give `paths.read.allow` rules,
+//! asked writes `paths.write.allow` rules.
 //!
 //! A candidate is checked with the real policy engine before it is offered:
 //! it is withheld when, added to the policy, it would allow a call the log
@@ -26,7 +28,7 @@ use sandgate_policy::load::LoadedFile;
 use sandgate_policy::policy::Merged;
 use sandgate_policy::request::{tool_kind, ToolKind};
 use sandgate_policy::rules::SourceRule;
-use sandgate_policy::{Context, Origin, PartKind, Policy, Sources, ToolCall, Verdict};
+use sandgate_policy::{Access, Context, Origin, PartKind, Policy, Sources, ToolCall, Verdict};
 use serde::Serialize;
 use serde_json::json;
 
@@ -51,11 +53,21 @@ impl RuleKind {
     }
 }
 
+/// What a candidate rule is: its kind and, for a path rule, the access it
+/// is about (`paths.read.allow`, `paths.write.allow`; `None`: `paths.allow`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Target {
+    kind: RuleKind,
+    access: Option<Access>,
+}
+
 /// One suggested rule.
 #[derive(Debug, Clone, Serialize)]
 pub struct Suggestion {
     /// `command` or `path`.
     pub kind: RuleKind,
+    /// For a path rule: `read` or `write` when it is about one access only.
+    pub access: Option<&'static str>,
     /// The rule, as `sandgate policy allow` takes it.
     pub rule: String,
     /// How many asked calls it would have allowed (each simple command of a
@@ -74,6 +86,8 @@ pub struct Suggestion {
 pub struct Withheld {
     /// `command` or `path`.
     pub kind: RuleKind,
+    /// For a path rule: `read` or `write` when it is about one access only.
+    pub access: Option<&'static str>,
     /// The rule.
     pub rule: String,
     /// How many asks it would have covered.
@@ -123,23 +137,23 @@ impl Engine {
         Policy::from_merged(self.sources.clone(), merged, None, &self.ctx).ok()
     }
 
-    /// The policy with `rule` added to its allow list of `kind`.
-    fn with(&self, kind: RuleKind, rule: &str) -> Option<Policy> {
+    /// The policy with `rule` added to its allow list.
+    fn with(&self, target: Target, rule: &str) -> Option<Policy> {
         let mut merged = self.merged.clone();
         merged.tests.clear();
-        list(&mut merged, kind).push(candidate(rule));
+        list(&mut merged, target.kind).push(candidate(rule, target.access));
         self.compile(merged)
     }
 
     /// A policy of `rule` alone: no deny rules (the floor stays, as always).
-    fn alone(&self, kind: RuleKind, rule: &str) -> Option<Policy> {
+    fn alone(&self, target: Target, rule: &str) -> Option<Policy> {
         let mut merged = self.merged.clone();
         merged.tests.clear();
         merged.command_deny.clear();
         merged.command_allow.clear();
         merged.path_deny.clear();
         merged.path_allow.clear();
-        list(&mut merged, kind).push(candidate(rule));
+        list(&mut merged, target.kind).push(candidate(rule, target.access));
         self.compile(merged)
     }
 
@@ -157,12 +171,12 @@ fn list(merged: &mut Merged, kind: RuleKind) -> &mut Vec<SourceRule> {
     }
 }
 
-fn candidate(rule: &str) -> SourceRule {
+fn candidate(rule: &str, access: Option<Access>) -> SourceRule {
     SourceRule {
         text: rule.to_string(),
         origin: Origin::Builtin,
         column: 0,
-        access: None,
+        access,
     }
 }
 
@@ -249,7 +263,8 @@ pub fn suggest(log: &Log, engine: &Engine, min: usize) -> Report {
         ..Report::default()
     };
     let mut commands = Vec::new();
-    let mut paths = Vec::new();
+    // Reads, writes, and tools whose access is not known (both).
+    let mut paths: [Vec<Asked>; 3] = Default::default();
     for (i, call) in asks.iter().enumerate() {
         if engine
             .current
@@ -262,7 +277,7 @@ pub fn suggest(log: &Log, engine: &Engine, min: usize) -> Report {
         }
         match tool_kind(&call.tool) {
             ToolKind::Exec => commands.extend(asked_commands(engine, call, i)),
-            ToolKind::File => paths.push(Asked {
+            ToolKind::File => paths[access_index(access_of(&call.tool))].push(Asked {
                 key: components(&call.subject),
                 call: i,
                 part: None,
@@ -280,7 +295,24 @@ pub fn suggest(log: &Log, engine: &Engine, min: usize) -> Report {
         denied: &denied,
         min,
     };
-    for (kind, items) in [(RuleKind::Command, commands), (RuleKind::Path, paths)] {
+    let [reads, writes, both] = paths;
+    let path = |access| Target {
+        kind: RuleKind::Path,
+        access,
+    };
+    let trees = [
+        (
+            Target {
+                kind: RuleKind::Command,
+                access: None,
+            },
+            commands,
+        ),
+        (path(Some(Access::Read)), reads),
+        (path(Some(Access::Write)), writes),
+        (path(None), both),
+    ];
+    for (target, items) in trees {
         let mut tree = Node::default();
         for (i, item) in items.iter().enumerate() {
             tree.insert(&item.key, i, asks[item.call].times);
@@ -288,7 +320,7 @@ pub fn suggest(log: &Log, engine: &Engine, min: usize) -> Report {
         let mut prefix = Vec::new();
         let mut found = Vec::new();
         judge.walk(
-            kind,
+            target,
             &tree,
             &mut prefix,
             &items,
@@ -329,6 +361,20 @@ fn asked_commands(engine: &Engine, call: &Call, index: usize) -> Vec<Asked> {
         });
     }
     out
+}
+
+/// The access a file tool has: `None` for one sandgate does not know (a read
+/// and a write).
+fn access_of(tool: &str) -> Option<Access> {
+    sandgate_policy::request::gated_tool(tool).and_then(|t| t.access)
+}
+
+fn access_index(access: Option<Access>) -> usize {
+    match access {
+        Some(Access::Read) => 0,
+        Some(Access::Write) => 1,
+        None => 2,
+    }
 }
 
 /// The components of a canonical path: `/a/b` → `["a", "b"]`.
@@ -422,7 +468,7 @@ enum Left {
 impl Judge<'_> {
     fn walk(
         &self,
-        kind: RuleKind,
+        target: Target,
         node: &Node,
         prefix: &mut Vec<String>,
         items: &[Asked],
@@ -434,7 +480,7 @@ impl Judge<'_> {
         let before = found.len();
         for (word, child) in &node.children {
             prefix.push(word.clone());
-            match self.walk(kind, child, prefix, items, found, withheld) {
+            match self.walk(target, child, prefix, items, found, withheld) {
                 Left::Uncovered(n) => uncovered += n,
                 Left::Blocked => blocked = true,
             }
@@ -446,20 +492,21 @@ impl Judge<'_> {
         if prefix.is_empty() || uncovered < self.min {
             return Left::Uncovered(uncovered);
         }
-        let Some(rule) = rule_for(kind, prefix, node, &self.engine.ctx.home) else {
+        let Some(rule) = rule_for(target.kind, prefix, node, &self.engine.ctx.home) else {
             return Left::Uncovered(uncovered);
         };
         let covered: Vec<&Asked> = node.items.iter().filter_map(|&i| items.get(i)).collect();
         let count: usize = covered.iter().map(|a| self.asks[a.call].times).sum();
         let (Some(with), Some(alone)) = (
-            self.engine.with(kind, &rule),
-            self.engine.alone(kind, &rule),
+            self.engine.with(target, &rule),
+            self.engine.alone(target, &rule),
         ) else {
             return Left::Uncovered(0);
         };
-        if let Some(why) = self.unsafe_because(kind, &with, &alone) {
+        if let Some(why) = self.unsafe_because(target.kind, &with, &alone) {
             withheld.push(Withheld {
-                kind,
+                kind: target.kind,
+                access: target.access.map(Access::as_str),
                 rule,
                 count,
                 why,
@@ -472,7 +519,7 @@ impl Judge<'_> {
         }
         // The rule takes in every suggestion beneath it.
         found.truncate(before);
-        found.push(offer(kind, rule, verified.0, verified.1));
+        found.push(offer(target, rule, verified.0, verified.1));
         Left::Uncovered(0)
     }
 
@@ -616,21 +663,25 @@ fn regex_escape(word: &str) -> String {
     out
 }
 
-fn offer(kind: RuleKind, rule: String, count: usize, examples: Vec<String>) -> Suggestion {
-    let args = vec![
+fn offer(target: Target, rule: String, count: usize, examples: Vec<String>) -> Suggestion {
+    let mut args = vec![
         "sandgate".to_string(),
         "policy".to_string(),
         "allow".to_string(),
-        kind.as_str().to_string(),
-        rule.clone(),
+        target.kind.as_str().to_string(),
     ];
+    if let Some(access) = target.access {
+        args.push(format!("--{}", access.as_str()));
+    }
+    args.push(rule.clone());
     let command = args
         .iter()
         .map(|a| shell_quote(a))
         .collect::<Vec<_>>()
         .join(" ");
     Suggestion {
-        kind,
+        kind: target.kind,
+        access: target.access.map(Access::as_str),
         rule,
         count,
         examples,
