@@ -41,6 +41,11 @@ use std::process::Command;
 
 use serde::Serialize;
 
+use sandgate_sandbox::mount::{
+    self, bind_read_only, check, open_path, Fd, MOVE_MOUNT_F_EMPTY_PATH, MOVE_MOUNT_T_EMPTY_PATH,
+    OPEN_TREE_CLONE,
+};
+
 use super::plan::RunPlan;
 use super::seccomp;
 use sandgate_sandbox::bpf::{
@@ -130,20 +135,6 @@ impl Requested {
 /// written for x86-64).
 pub fn supported() -> bool {
     cfg!(target_arch = "x86_64")
-}
-
-const OPEN_TREE_CLONE: libc::c_uint = 1;
-const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x04;
-const MOVE_MOUNT_T_EMPTY_PATH: libc::c_uint = 0x40;
-const MOUNT_ATTR_RDONLY: u64 = 1;
-
-/// `struct mount_attr` of `mount_setattr(2)`.
-#[repr(C)]
-struct MountAttr {
-    attr_set: u64,
-    attr_clr: u64,
-    propagation: u64,
-    userns_fd: u64,
 }
 
 /// Everything the child needs, prepared before the fork (the child must not
@@ -265,150 +256,6 @@ pub fn probe_plan(plan: &RunPlan) -> io::Result<()> {
     probe(&Setup::new(&plan.mounted, &plan.floor_mounts, None)?)
 }
 
-fn check(rc: libc::c_long) -> io::Result<libc::c_long> {
-    if rc < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(rc)
-    }
-}
-
-/// Writes `text` to the NUL-terminated `path`. No allocation.
-fn write_file(path: &std::ffi::CStr, text: &[u8]) -> io::Result<()> {
-    // SAFETY: `path` is NUL-terminated and outlives the call.
-    let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: `text` is live for its length; `fd` is ours and closed once.
-    let written = unsafe { libc::write(fd, text.as_ptr().cast(), text.len()) };
-    let result = if written == text.len() as isize {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    };
-    // SAFETY: closing the descriptor opened above.
-    unsafe { libc::close(fd) };
-    result
-}
-
-/// Closes `fd` on drop. No allocation.
-struct Fd(RawFd);
-
-impl Drop for Fd {
-    fn drop(&mut self) {
-        // SAFETY: the descriptor was returned by the kernel to us and is
-        // closed only here.
-        unsafe { libc::close(self.0) };
-    }
-}
-
-/// Makes `path` a read-only bind mount of itself. No allocation.
-fn bind_read_only(path: &std::ffi::CStr) -> io::Result<()> {
-    let empty = c"";
-    // SAFETY: an all-zero open_how is valid; fields are set below.
-    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    how.flags = (libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC) as u64;
-    how.resolve = libc::RESOLVE_NO_SYMLINKS;
-    // SAFETY: `path` is NUL-terminated and `how` is live; the kernel reads both.
-    let target = check(unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            libc::AT_FDCWD,
-            path.as_ptr(),
-            &how as *const libc::open_how,
-            std::mem::size_of::<libc::open_how>(),
-        )
-    })?;
-    let target = Fd(target as RawFd);
-    // SAFETY: an open descriptor, an empty NUL-terminated path, flags.
-    let tree = check(unsafe {
-        libc::syscall(
-            libc::SYS_open_tree,
-            target.0,
-            empty.as_ptr(),
-            OPEN_TREE_CLONE
-                | libc::O_CLOEXEC as libc::c_uint
-                | libc::AT_RECURSIVE as libc::c_uint
-                | libc::AT_EMPTY_PATH as libc::c_uint,
-        )
-    })?;
-    let tree = Fd(tree as RawFd);
-    let attr = MountAttr {
-        attr_set: MOUNT_ATTR_RDONLY,
-        attr_clr: 0,
-        propagation: 0,
-        userns_fd: 0,
-    };
-    // SAFETY: the detached tree's descriptor, an empty path, and a live
-    // `mount_attr` whose size is passed; the kernel only reads it.
-    check(unsafe {
-        libc::syscall(
-            libc::SYS_mount_setattr,
-            tree.0,
-            empty.as_ptr(),
-            (libc::AT_EMPTY_PATH | libc::AT_RECURSIVE) as libc::c_uint,
-            &attr as *const MountAttr,
-            std::mem::size_of::<MountAttr>(),
-        )
-    })?;
-    // SAFETY: two open descriptors and empty NUL-terminated paths.
-    check(unsafe {
-        libc::syscall(
-            libc::SYS_move_mount,
-            tree.0,
-            empty.as_ptr(),
-            target.0,
-            empty.as_ptr(),
-            MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH,
-        )
-    })?;
-    Ok(())
-}
-
-/// `openat2(dirfd, path, O_PATH | O_NOFOLLOW | extra, RESOLVE_NO_SYMLINKS | resolve)`.
-/// No allocation.
-fn open_path(dirfd: RawFd, path: &std::ffi::CStr, extra: i32, resolve: u64) -> io::Result<Fd> {
-    // SAFETY: an all-zero open_how is valid; fields are set below.
-    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    how.flags = (libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC | extra) as u64;
-    how.resolve = libc::RESOLVE_NO_SYMLINKS | resolve;
-    // SAFETY: `path` is NUL-terminated and `how` is live; the kernel reads both.
-    let fd = check(unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            dirfd,
-            path.as_ptr(),
-            &how as *const libc::open_how,
-            std::mem::size_of::<libc::open_how>(),
-        )
-    })?;
-    Ok(Fd(fd as RawFd))
-}
-
-/// Sets the read-only flag of the mount `fd` refers to. No allocation.
-fn set_read_only(fd: &Fd) -> io::Result<()> {
-    let attr = MountAttr {
-        attr_set: MOUNT_ATTR_RDONLY,
-        attr_clr: 0,
-        propagation: 0,
-        userns_fd: 0,
-    };
-    // SAFETY: an open mount descriptor, an empty path, and a live
-    // `mount_attr` whose size is passed; the kernel only reads it.
-    check(unsafe {
-        libc::syscall(
-            libc::SYS_mount_setattr,
-            fd.0,
-            c"".as_ptr(),
-            libc::AT_EMPTY_PATH as libc::c_uint,
-            &attr as *const MountAttr,
-            std::mem::size_of::<MountAttr>(),
-        )
-    })?;
-    Ok(())
-}
-
 const FSOPEN_CLOEXEC: libc::c_uint = 1;
 const FSMOUNT_CLOEXEC: libc::c_uint = 1;
 const FSCONFIG_SET_STRING: libc::c_uint = 1;
@@ -510,7 +357,7 @@ fn hide(floor: &FloorSetup) -> io::Result<()> {
                     | libc::AT_EMPTY_PATH as libc::c_uint,
             )
         })? as RawFd);
-        set_read_only(&tree)?;
+        mount::set_read_only(&tree, false)?;
         // SAFETY: open descriptors and NUL-terminated paths.
         check(unsafe {
             libc::syscall(
@@ -523,42 +370,14 @@ fn hide(floor: &FloorSetup) -> io::Result<()> {
             )
         })?;
     }
-    set_read_only(&mnt)
+    mount::set_read_only(&mnt, false)
 }
 
 /// Enters a new mount namespace (and, unless root, a user namespace) and
 /// makes every target a read-only bind mount of itself. Runs in the forked
 /// child: raw system calls on prepared values only, no allocation.
 pub fn enter(setup: &Setup) -> io::Result<()> {
-    let flags = if setup.as_root {
-        libc::CLONE_NEWNS
-    } else {
-        libc::CLONE_NEWUSER | libc::CLONE_NEWNS
-    };
-    // SAFETY: integer arguments only.
-    if unsafe { libc::unshare(flags) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    if !setup.as_root {
-        write_file(c"/proc/self/setgroups", b"deny")?;
-        write_file(c"/proc/self/uid_map", &setup.uid_map)?;
-        write_file(c"/proc/self/gid_map", &setup.gid_map)?;
-    }
-    // Nothing mounted here may reach the caller's namespace.
-    // SAFETY: NUL-terminated literals; null source, type and data are allowed
-    // for a propagation change.
-    let rc = unsafe {
-        libc::mount(
-            std::ptr::null(),
-            c"/".as_ptr(),
-            std::ptr::null(),
-            libc::MS_REC | libc::MS_SLAVE,
-            std::ptr::null(),
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    mount::enter_namespaces(setup.as_root, &setup.uid_map, &setup.gid_map)?;
     for target in &setup.targets {
         bind_read_only(target)?;
     }

@@ -15,7 +15,8 @@
 //! The `unsafe` code of isolation is in the private `sys` module: the
 //! `pre_exec` hook and the raw system calls it makes. [`beneath`] (opening a
 //! judged path without following a symlink, shared by `sandgate run` and the
-//! MCP file tools) holds its own raw system calls.
+//! MCP file tools) holds its own raw system calls, and [`mount`] the mount
+//! namespace calls shared with `sandgate run`.
 //!
 //! ```no_run
 //! use sandgate_sandbox::{Environment, Isolation};
@@ -45,6 +46,7 @@ pub mod enforcement;
 pub mod harden;
 mod isolation;
 pub mod landlock;
+pub mod mount;
 pub mod plan;
 pub mod seatbelt;
 pub mod seccomp;

@@ -1,5 +1,6 @@
-//! The thin layer that talks to the kernel. Every `unsafe` block of the crate
-//! lives here.
+//! The thin layer that talks to the kernel for exec isolation: the
+//! `pre_exec` hook and the system calls it makes (the mount calls are in
+//! [`crate::mount`]).
 //!
 //! The functions called from the child ([`confine_child`]) run between `fork`
 //! and `exec`: they only make raw system calls and build no heap values, so
@@ -284,10 +285,10 @@ pub fn inherit_fds(command: &mut Command, fds: Vec<OwnedFd>) {
 /// `EROFS`, path-accurately, as the kernel resolves each path. Built in the
 /// parent; applied by the child before Landlock, which forbids mounting.
 ///
-/// The writable trees and the protected paths are cloned (`open_tree`)
-/// before everything is made read-only and moved back on top after, so each
-/// keeps the flags it had: nothing read-only in the caller's namespace
-/// becomes writable.
+/// The writable trees are cloned (`open_tree`) before everything is made
+/// read-only and moved back on top after, so each keeps the flags it had:
+/// nothing read-only in the caller's namespace becomes writable. The
+/// protected paths are read-only binds on top of them ([`crate::mount`]).
 #[derive(Debug)]
 pub struct ReadOnlyMounts {
     /// Root: a plain mount namespace; anyone else: a user namespace too,
@@ -303,8 +304,8 @@ pub struct ReadOnlyMounts {
     protected: Vec<std::ffi::CString>,
     /// The working directory, entered again once the mounts are made.
     cwd: std::ffi::CString,
-    /// Room for the clones' descriptors, reserved before the fork.
-    clones: Vec<libc::c_int>,
+    /// Room for the clones of the writable trees, reserved before the fork.
+    trees: Vec<crate::mount::Fd>,
 }
 
 impl ReadOnlyMounts {
@@ -327,172 +328,40 @@ impl ReadOnlyMounts {
             writable: writable.iter().map(|p| c(p)).collect::<Option<_>>()?,
             protected: protected.iter().map(|p| c(p)).collect::<Option<_>>()?,
             cwd: c(cwd)?,
-            clones: Vec::with_capacity(writable.len() + protected.len()),
+            trees: Vec::with_capacity(writable.len()),
         })
     }
 
     /// Enters the namespaces and makes the mounts. Raw system calls on
-    /// memory built before the fork only (`clones` stays within the room
+    /// memory built before the fork only (`trees` stays within the room
     /// reserved for it).
     fn apply(&mut self) -> io::Result<()> {
-        if self.as_root {
-            // SAFETY: integer flags only.
-            check(unsafe { libc::unshare(libc::CLONE_NEWNS) })?;
-        } else {
-            // SAFETY: integer flags only.
-            check(unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) })?;
-            write_proc(c"/proc/self/setgroups", b"deny")?;
-            write_proc(c"/proc/self/uid_map", self.uid_map.as_bytes())?;
-            write_proc(c"/proc/self/gid_map", self.gid_map.as_bytes())?;
-        }
-        // Nothing done here may reach the caller's namespace.
-        mount(None, c"/", libc::MS_REC | libc::MS_PRIVATE)?;
-        self.clones.clear();
+        use crate::mount::{self, open_path};
+        mount::enter_namespaces(
+            self.as_root,
+            self.uid_map.as_bytes(),
+            self.gid_map.as_bytes(),
+        )?;
+        self.trees.clear();
         for path in &self.writable {
-            let fd = open_tree(path, true)?;
-            self.clones.push(fd);
+            let source = open_path(libc::AT_FDCWD, path, libc::O_DIRECTORY, 0)?;
+            self.trees.push(mount::clone_tree(&source, true)?);
         }
+        let root = open_path(libc::AT_FDCWD, c"/", libc::O_DIRECTORY, 0)?;
+        mount::set_read_only(&root, true)?;
+        for (tree, path) in self.trees.iter().zip(&self.writable) {
+            let target = open_path(libc::AT_FDCWD, path, libc::O_DIRECTORY, 0)?;
+            mount::move_onto(tree, &target, c"")?;
+        }
+        self.trees.clear();
+        // On top of the writable trees, as the kernel now resolves them.
         for path in &self.protected {
-            let fd = open_tree(path, false)?;
-            set_read_only(fd, c"", libc::AT_EMPTY_PATH)?;
-            self.clones.push(fd);
-        }
-        set_read_only(libc::AT_FDCWD, c"/", libc::AT_RECURSIVE)?;
-        // Writable trees first, then the protected paths inside them on top.
-        for (fd, path) in self
-            .clones
-            .iter()
-            .zip(self.writable.iter().chain(&self.protected))
-        {
-            move_mount(*fd, path)?;
-            // SAFETY: `fd` came from `open_tree` above and is closed once.
-            unsafe { libc::close(*fd) };
+            mount::bind_read_only(path)?;
         }
         // The working directory was entered before the mounts: enter it
         // again, so that it is the writable tree on top, not the one below.
         // SAFETY: `cwd` is a valid NUL-terminated string owned by `self`.
         check(unsafe { libc::chdir(self.cwd.as_ptr()) })
-    }
-}
-
-/// `struct mount_attr` of `mount_setattr(2)`.
-#[repr(C)]
-struct MountAttr {
-    attr_set: u64,
-    attr_clr: u64,
-    propagation: u64,
-    userns_fd: u64,
-}
-
-/// `MOUNT_ATTR_RDONLY`.
-const MOUNT_ATTR_RDONLY: u64 = 0x1;
-/// `OPEN_TREE_CLONE`.
-const OPEN_TREE_CLONE: libc::c_uint = 1;
-/// `MOVE_MOUNT_F_EMPTY_PATH`.
-const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x04;
-
-/// A detached copy of the mount at `path` (with the mounts below it when
-/// `recursive`), as a descriptor.
-fn open_tree(path: &std::ffi::CStr, recursive: bool) -> io::Result<libc::c_int> {
-    let mut flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint;
-    if recursive {
-        flags |= libc::AT_RECURSIVE as libc::c_uint;
-    }
-    // SAFETY: `path` is NUL-terminated and outlives the call; the kernel
-    // returns a new descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, path.as_ptr(), flags) };
-    libc::c_int::try_from(fd)
-        .ok()
-        .filter(|fd| *fd >= 0)
-        .ok_or_else(io::Error::last_os_error)
-}
-
-/// Attaches the detached tree `fd` at `path`.
-fn move_mount(fd: libc::c_int, path: &std::ffi::CStr) -> io::Result<()> {
-    // SAFETY: `fd` is an open tree descriptor, the empty string and `path`
-    // are NUL-terminated and outlive the call.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_move_mount,
-            fd,
-            c"".as_ptr(),
-            libc::AT_FDCWD,
-            path.as_ptr(),
-            MOVE_MOUNT_F_EMPTY_PATH,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-/// Makes the mount at `dirfd`/`path` read-only (`flags`: `AT_RECURSIVE`
-/// for the mounts below it too, `AT_EMPTY_PATH` for `dirfd` itself).
-fn set_read_only(dirfd: libc::c_int, path: &std::ffi::CStr, flags: libc::c_int) -> io::Result<()> {
-    let attr = MountAttr {
-        attr_set: MOUNT_ATTR_RDONLY,
-        attr_clr: 0,
-        propagation: 0,
-        userns_fd: 0,
-    };
-    // SAFETY: `path` is NUL-terminated and `attr` is a valid `mount_attr`
-    // whose size is passed; both outlive the call, and the kernel only reads
-    // them.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_mount_setattr,
-            dirfd,
-            path.as_ptr(),
-            flags as libc::c_uint,
-            &attr as *const MountAttr,
-            std::mem::size_of::<MountAttr>(),
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-fn mount(
-    source: Option<&std::ffi::CStr>,
-    target: &std::ffi::CStr,
-    flags: libc::c_ulong,
-) -> io::Result<()> {
-    let source = source.map_or(std::ptr::null(), |s| s.as_ptr());
-    // SAFETY: `source` (or null) and `target` are NUL-terminated strings that
-    // outlive the call; no file system type or data is passed.
-    check(unsafe {
-        libc::mount(
-            source,
-            target.as_ptr(),
-            std::ptr::null(),
-            flags,
-            std::ptr::null(),
-        )
-    })
-}
-
-/// Writes `bytes` to the `/proc` file `path` in one `write`.
-fn write_proc(path: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
-    // SAFETY: `path` is NUL-terminated; the flags are integers.
-    let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: `bytes` is valid for its length during the call; `fd` was just
-    // opened and is closed right after.
-    let written = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
-    let err = io::Error::last_os_error();
-    // SAFETY: `fd` is ours and closed once.
-    unsafe { libc::close(fd) };
-    if usize::try_from(written).ok() == Some(bytes.len()) {
-        Ok(())
-    } else {
-        Err(err)
     }
 }
 
