@@ -98,3 +98,12 @@ hyperfine -N --warmup 3 --runs "$runs" \
   -n "summary --json, 2 x 10 MiB" "$two --json audit summary" \
   -n "tail -n 10, 2 x 10 MiB" "$two audit tail -n 10" \
   -n "suggest, 2 x 10 MiB" "$two audit suggest"
+
+# What writing a record costs a decision (the lock file, the append, the
+# size check), against the same decision with the log off.
+check='{"tool": "exec_run", "params": {"command": "git status"}}'
+mkdir -p "$work/write"
+"$bin" check "$check" >/dev/null
+hyperfine -N --warmup 10 --runs "$((runs * 10))" \
+  -n "check, audit off" "env SANDGATE_AUDIT=off $bin check '$check'" \
+  -n "check, audit on" "env SANDGATE_AUDIT=on SANDGATE_AUDIT_LOG=$work/write/audit.jsonl $bin check '$check'"

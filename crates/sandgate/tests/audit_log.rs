@@ -790,3 +790,55 @@ fn a_path_suggestion_never_covers_the_floor() {
     assert_eq!(check("file_read"), "allow");
     assert_eq!(check("file_write"), "ask", "a read was asked, not a write");
 }
+
+#[test]
+fn policy_show_names_the_log_and_its_size() {
+    let e = env();
+    let show = |extra: &[(&str, &str)]| {
+        let mut c = e.sandgate(&["--json", "policy", "show"]);
+        for (k, v) in extra {
+            c.env(k, v);
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()["audit"].clone()
+    };
+    assert_eq!(
+        show(&[]),
+        json!({"log": e.log, "max_bytes": 10485760, "max_bytes_from": "the default"})
+    );
+    let policy = format!("{POLICY}audit:\n  max_bytes: 65536\n");
+    std::fs::write(e.home.join(".sandgate/permissions.yaml"), policy).unwrap();
+    // A local file may raise the size, not lower it.
+    std::fs::create_dir_all(e.work.join(".sandgate")).unwrap();
+    std::fs::write(
+        e.work.join(".sandgate/permissions.yaml"),
+        "audit:\n  max_bytes: 8192\n",
+    )
+    .unwrap();
+    assert_eq!(show(&[])["max_bytes"], 65536);
+    assert_eq!(
+        show(&[])["max_bytes_from"],
+        "`audit.max_bytes` of the policy"
+    );
+    std::fs::write(
+        e.work.join(".sandgate/permissions.yaml"),
+        "audit:\n  max_bytes: 131072\n",
+    )
+    .unwrap();
+    assert_eq!(show(&[])["max_bytes"], 131072);
+    assert_eq!(
+        show(&[("SANDGATE_AUDIT_MAX_BYTES", "20000")])["max_bytes_from"],
+        "`SANDGATE_AUDIT_MAX_BYTES`"
+    );
+    assert_eq!(show(&[("SANDGATE_AUDIT", "off")])["log"], Value::Null);
+    let out = e.run(&["policy", "show"]);
+    assert!(
+        text(&out.stdout).contains(&format!(
+            "audit log: {}, rotated at 131072 bytes (`audit.max_bytes` of the policy)",
+            e.log.display()
+        )),
+        "{}",
+        text(&out.stdout)
+    );
+}

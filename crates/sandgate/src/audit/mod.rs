@@ -200,6 +200,25 @@ pub fn max_bytes() -> u64 {
     }
 }
 
+/// Where the log goes and when it rotates, for `policy show`: `log` (null
+/// when off), `max_bytes` and where that size comes from.
+pub fn describe(settings: &Settings) -> serde_json::Value {
+    let env = std::env::var(MAX_BYTES_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|n| *n >= sandgate_policy::config::MIN_AUDIT_BYTES);
+    let (max, from) = match (env, settings.audit_max_bytes) {
+        (Some(n), _) => (n, format!("`{MAX_BYTES_ENV}`")),
+        (None, Some(n)) => (n, "`audit.max_bytes` of the policy".to_string()),
+        (None, None) => (DEFAULT_MAX_BYTES, "the default".to_string()),
+    };
+    serde_json::json!({
+        "log": log_path(),
+        "max_bytes": max,
+        "max_bytes_from": from,
+    })
+}
+
 /// Append `decision` about `tool`, made through `surface` (`check`, `hook claude`, `mcp`, …).
 pub fn record(surface: &str, tool: &str, decision: &Decision) {
     record_outcome(surface, tool, decision, None);

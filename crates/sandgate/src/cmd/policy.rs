@@ -190,6 +190,7 @@ fn show(global: &GlobalArgs) -> ExitCode {
             "isolation": isolation,
             "gemini_ask": s.gemini_ask,
             "claude_ask": s.claude_ask,
+            "audit": crate::audit::describe(s),
             "floor": policy.floor_rules().iter().map(rule_json).collect::<Vec<_>>(),
             "paths": paths_json(path_deny, path_allow),
             "commands": {"deny": command_deny.iter().map(rule_json).collect::<Vec<_>>(),
@@ -215,6 +216,15 @@ fn show(global: &GlobalArgs) -> ExitCode {
         if s.shell { "shell" } else { "raw string" }
     );
     println!("prompt timeout: {}s", s.prompt_timeout.as_secs());
+    let audit = crate::audit::describe(s);
+    match audit["log"].as_str() {
+        Some(log) => println!(
+            "audit log: {log}, rotated at {} bytes ({})",
+            audit["max_bytes"],
+            audit["max_bytes_from"].as_str().unwrap_or("")
+        ),
+        None => println!("audit log: off"),
+    }
     match &s.isolation {
         Some((iso, tier)) => println!(
             "exec isolation: {:?} (from the {} file)",
