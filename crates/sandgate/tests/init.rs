@@ -119,6 +119,28 @@ fn every_preset_meets_the_corpus_through_the_binary_and_the_library() {
                 wrong.push(format!("want {want}, got {got}: `{command}`: {reason}"));
             }
         }
+        // The file tools: nothing is allowed by a path rule, the floor and the
+        // raw devices are denied.
+        for (tool, path, want) in [
+            ("file_read", "~/projects/app/README.md", Verdict::Ask),
+            ("file_write", "~/projects/app/src/main.rs", Verdict::Ask),
+            ("file_edit", "./README.md", Verdict::Ask),
+            ("file_read", "~/.ssh/id_rsa", Verdict::Deny),
+            ("file_write", "~/.aws/credentials", Verdict::Deny),
+            ("file_read", "/dev/sda", Verdict::Deny),
+            ("file_write", "/dev/nvme0n1", Verdict::Deny),
+        ] {
+            let request = serde_json::json!({"tool": tool, "params": {"path": path}});
+            let (code, out, err) = e.run(&["--json", "check", &request.to_string()]);
+            assert_eq!(code, 0, "{err}");
+            let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+            if v["verdict"] != want.as_str() {
+                wrong.push(format!(
+                    "want {want}, got {}: {tool} `{path}`",
+                    v["verdict"]
+                ));
+            }
+        }
         assert!(wrong.is_empty(), "preset {preset}:\n{}", wrong.join("\n"));
 
         // The library, from the same file, agrees case by case.
