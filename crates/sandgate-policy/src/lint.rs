@@ -7,20 +7,24 @@
 //! | shadowed | an allow rule that can never decide: every subject it matches is denied by a deny rule or the floor |
 //! | ignored | an allow rule in a tighten-only file (local, managed), which the merge ignores |
 //! | duplicate | the same rule twice in the same list |
+//! | covered | a rule every subject of which a broader rule of the same list already matches (`/srv/data/**` after `/srv/**`, `^git status$` after `^git( |$)`) |
+//! | never matches | a command regex no command can match (`a^b`, `^ls$x`, `^[^\s\S]`, `$^`), decided on its syntax tree |
 //! | runs programs | a command allow covering a program whose options can run other programs or write files (`^git( |$)`, `^sed -n`, `^find `); the warning names the forms that still ask |
 //!
-//! Every warning names the file and line of the rule. Shadowing is reported
-//! only when it is certain (exact rules, and rules under a denied directory),
-//! never guessed.
+//! Every warning names the file and line of the rule. Shadowing and coverage
+//! are reported only when they are certain (see [`crate::coverage`] for the
+//! forms that are decided: exact rules, globs below a literal directory and
+//! `^literal` prefixes), never guessed; overlaps of other forms are not
+//! reported.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use globset::{GlobBuilder, GlobMatcher};
 use regex::Regex;
 use regex_syntax::hir::{HirKind, Look};
 
+use crate::coverage;
 use crate::decision::{Access, Origin, Tier};
 use crate::error::LoadError;
 use crate::floor;
@@ -45,6 +49,10 @@ pub enum WarningKind {
     /// The allow rule covers a program whose options can run other programs
     /// or write files; those forms still ask.
     RunsPrograms,
+    /// A broader rule of the same list matches everything this one matches.
+    Covered,
+    /// The command regex can never match a command.
+    NeverMatches,
 }
 
 impl WarningKind {
@@ -57,6 +65,8 @@ impl WarningKind {
             WarningKind::Ignored => "ignored",
             WarningKind::Duplicate => "duplicate",
             WarningKind::RunsPrograms => "runs programs",
+            WarningKind::Covered => "covered",
+            WarningKind::NeverMatches => "never matches",
         }
     }
 }
@@ -117,18 +127,34 @@ pub fn lint(sources: &Sources, ctx: &Context) -> Result<Vec<Warning>, LoadError>
         .filter_map(|r| Regex::new(&r.text).ok().map(|re| (r, re)))
         .collect();
 
+    let mut never = Vec::new();
+    for rule in lists.command_allow.iter().chain(&lists.command_deny) {
+        if let Some(why) = coverage::never_matches(&rule.text) {
+            never.push(rule.text.clone());
+            warnings.push(warning(
+                rule,
+                WarningKind::NeverMatches,
+                format!("it can never match a command: {why}; the rule does nothing"),
+            ));
+        }
+    }
+    let counted = |r: &SourceRule| !never.contains(&r.text);
+    let mut central_path_allow = Vec::new();
     for rule in &lists.path_allow {
         if let Some(w) = ignored(rule) {
             warnings.push(w);
             continue;
         }
+        central_path_allow.push(rule.clone());
         warnings.extend(path_allow_warnings(rule, &path_deny, ctx));
     }
-    for rule in &lists.command_allow {
+    let mut central_command_allow = Vec::new();
+    for rule in lists.command_allow.iter().filter(|r| counted(r)) {
         if let Some(w) = ignored(rule) {
             warnings.push(w);
             continue;
         }
+        central_command_allow.push(rule.clone());
         let found = command_allow_warnings(rule, &command_deny);
         if !found.iter().any(|w| w.kind == WarningKind::TooBroad) {
             warnings.extend(runs_programs(rule));
@@ -143,8 +169,101 @@ pub fn lint(sources: &Sources, ctx: &Context) -> Result<Vec<Warning>, LoadError>
     ] {
         warnings.extend(duplicates(list));
     }
+    let command_deny_rules: Vec<SourceRule> = lists
+        .command_deny
+        .iter()
+        .filter(|r| counted(r))
+        .cloned()
+        .collect();
+    // A rule covered by a too broad one is not the rule to remove.
+    let too_broad: Vec<String> = warnings
+        .iter()
+        .filter(|w| w.kind == WarningKind::TooBroad)
+        .map(|w| w.rule.clone())
+        .collect();
+    warnings.extend(covered_paths(&central_path_allow, &too_broad, ctx));
+    warnings.extend(covered_paths(&lists.path_deny, &[], ctx));
+    warnings.extend(covered_commands(&central_command_allow, &too_broad));
+    warnings.extend(covered_commands(&command_deny_rules, &[]));
+    // A rule that is already shadowed, duplicated or too broad says enough.
+    let named: Vec<(PathBuf, u32, String)> = warnings
+        .iter()
+        .filter(|w| w.kind != WarningKind::Covered && w.kind != WarningKind::RunsPrograms)
+        .map(|w| (w.file.clone(), w.line, w.rule.clone()))
+        .collect();
+    warnings.retain(|w| {
+        w.kind != WarningKind::Covered || !named.contains(&(w.file.clone(), w.line, w.rule.clone()))
+    });
     warnings.sort_by(|a, b| (&a.file, a.line, a.kind as u8).cmp(&(&b.file, b.line, b.kind as u8)));
     Ok(warnings)
+}
+
+/// Why `sandgate policy allow` should not add the allow rule `rule` (of
+/// `kind`, for `access`) to the policy of `sources` without `--force`: it
+/// matches every command, the whole disk or the whole home directory, it can
+/// never match, or the floor or a deny rule of the loaded files denies
+/// everything it matches. `None` when none of these holds.
+pub fn allow_refusal(
+    sources: &Sources,
+    ctx: &Context,
+    kind: crate::ask::SubjectKind,
+    rule: &str,
+    access: Option<Access>,
+) -> Result<Option<String>, LoadError> {
+    let files = read_policy_files(sources)?;
+    let lists = collect(&files);
+    let candidate = SourceRule {
+        text: rule.to_string(),
+        origin: Origin::Builtin,
+        column: 0,
+        access,
+    };
+    Ok(match kind {
+        crate::ask::SubjectKind::Command => {
+            let Ok(re) = Regex::new(rule) else {
+                return Ok(None);
+            };
+            if coverage::matches_every_command(&re) {
+                Some("it matches every command".into())
+            } else if let Some(why) = coverage::never_matches(rule) {
+                Some(format!("it can never match a command: {why}"))
+            } else {
+                let denies: Vec<(&SourceRule, Regex)> = lists
+                    .command_deny
+                    .iter()
+                    .filter_map(|r| Regex::new(&r.text).ok().map(|re| (r, re)))
+                    .collect();
+                command_shadow(rule, &denies)
+            }
+        }
+        crate::ask::SubjectKind::Path => {
+            let glob = absolute_glob(rule, &ctx.cwd, &ctx.home);
+            let bare = rule.trim_end_matches('/');
+            if !bare.is_empty() && bare.chars().all(|c| c == '*' || c == '/') {
+                Some(format!(
+                    "`{rule}` names no directory: it matches every path below the directory each \
+                     call is made in, which is the whole disk for a call made in `/`; name the \
+                     directory, or write `./{}` for the one you are in",
+                    rule.trim_start_matches('/')
+                ))
+            } else if let Some((what, probe)) = coverage::whole_tree(&glob, &ctx.home) {
+                Some(format!(
+                    "it matches {what} (`{}` among them)",
+                    probe.display()
+                ))
+            } else {
+                let floor = floor::source_rules();
+                let denies: Vec<(&SourceRule, String)> = floor
+                    .iter()
+                    .chain(&lists.path_deny)
+                    .map(|r| (r, absolute_glob(&r.text, &ctx.cwd, &ctx.home)))
+                    .collect();
+                path_shadow(&candidate, &glob, &denies, &ctx.home).map(|by| {
+                    format!("it can never allow anything: every path it matches is denied by {by}")
+                })
+            }
+        }
+    })
 }
 
 struct Lists {
@@ -216,39 +335,6 @@ fn ignored(rule: &SourceRule) -> Option<Warning> {
     }
 }
 
-fn matcher(glob: &str) -> Option<GlobMatcher> {
-    GlobBuilder::new(glob)
-        .literal_separator(true)
-        .backslash_escape(true)
-        .build()
-        .ok()
-        .map(|g| g.compile_matcher())
-}
-
-/// The literal directory prefix of an absolute glob: every component before the first pattern.
-fn literal_prefix(glob: &str) -> (String, bool) {
-    let mut prefix = String::new();
-    let mut components = glob.split('/').filter(|c| !c.is_empty()).peekable();
-    while let Some(c) = components.next() {
-        if c.contains(['*', '?', '[', ']', '{', '}', '\\']) {
-            return (
-                if prefix.is_empty() {
-                    "/".into()
-                } else {
-                    prefix
-                },
-                false,
-            );
-        }
-        prefix.push('/');
-        prefix.push_str(c);
-        if components.peek().is_none() {
-            return (prefix, true);
-        }
-    }
-    ("/".into(), true)
-}
-
 fn path_allow_warnings(
     rule: &SourceRule,
     denies: &[(&SourceRule, String)],
@@ -256,32 +342,7 @@ fn path_allow_warnings(
 ) -> Vec<Warning> {
     let mut out = Vec::new();
     let glob = absolute_glob(&rule.text, &ctx.cwd, &ctx.home);
-    let variants: Vec<GlobMatcher> = [
-        Some(glob.clone()),
-        glob.strip_suffix("/**").map(|d| {
-            if d.is_empty() {
-                "/".to_string()
-            } else {
-                d.to_string()
-            }
-        }),
-    ]
-    .into_iter()
-    .flatten()
-    .filter_map(|g| matcher(&g))
-    .collect();
-    let matches = |p: &Path| variants.iter().any(|m| m.is_match(p));
-    let home = &ctx.home;
-    let probes = [
-        (PathBuf::from("/etc/passwd"), "the whole disk".to_string()),
-        (PathBuf::from("/usr/bin/env"), "the whole disk".to_string()),
-        (home.join(".bashrc"), "the whole home directory".to_string()),
-        (
-            home.join(".config/sandgate-lint-probe"),
-            "the whole home directory".to_string(),
-        ),
-    ];
-    if let Some((probe, what)) = probes.iter().find(|(p, _)| matches(p)) {
+    if let Some((what, probe)) = coverage::whole_tree(&glob, &ctx.home) {
         out.push(warning(
             rule,
             WarningKind::TooBroad,
@@ -291,37 +352,132 @@ fn path_allow_warnings(
             ),
         ));
     }
-    let (prefix, exact) = literal_prefix(&glob);
-    // A deny rule shadows an allow rule only for every access the allow rule
-    // grants: a read deny rule leaves a `paths.allow` rule its writes.
-    let covers = |deny: &SourceRule| deny.access.is_none() || deny.access == rule.access;
-    for (deny, deny_glob) in denies.iter().filter(|(d, _)| covers(d)) {
-        let shadowed = if exact {
-            let p = Path::new(&prefix);
-            matcher(deny_glob).is_some_and(|m| m.is_match(p))
-                || deny_glob
-                    .strip_suffix("/**")
-                    .is_some_and(|d| d == prefix || d.is_empty())
-        } else {
-            deny_glob.strip_suffix("/**").is_some_and(|d| {
-                let (d_prefix, d_exact) = literal_prefix(d);
-                d_exact
-                    && (prefix == d_prefix
-                        || prefix.starts_with(&format!("{d_prefix}/"))
-                        || d_prefix == "/")
-            })
-        };
-        if shadowed {
-            let by = match &deny.origin {
-                Origin::Builtin => format!("the built-in floor `{}`", deny.text),
-                origin => format!("the deny rule `{}` ({origin})", deny.text),
-            };
+    if let Some(by) = path_shadow(rule, &glob, denies, &ctx.home) {
+        out.push(warning(
+            rule,
+            WarningKind::Shadowed,
+            format!("it can never allow anything: every path it matches is denied by {by}"),
+        ));
+    }
+    out
+}
+
+/// The floor or deny rule that denies every path the allow rule `rule`
+/// (compiled to the absolute `glob`) matches, in words, if one does. A
+/// deny rule shadows an allow rule only for every access the allow rule
+/// grants: a read deny rule leaves a `paths.allow` rule its writes.
+fn path_shadow(
+    rule: &SourceRule,
+    glob: &str,
+    denies: &[(&SourceRule, String)],
+    home: &Path,
+) -> Option<String> {
+    let applies = |deny: &SourceRule| deny.access.is_none() || deny.access == rule.access;
+    let (deny, _) = denies
+        .iter()
+        .filter(|(d, _)| applies(d))
+        .find(|(_, deny_glob)| coverage::glob_covers(deny_glob, glob))?;
+    Some(match &deny.origin {
+        Origin::Builtin => {
+            let mut by = format!(
+                "the built-in floor `{}`, which no rule opens for the file tools, the hooks \
+                 and `sandgate check`",
+                deny.text
+            );
+            let (literal, exact) = coverage::literal_prefix(glob);
+            let path = Path::new(&literal);
+            let readable = exact
+                && floor::FLOOR.iter().any(|entry| {
+                    path.parent() == Some(entry.path(home).as_path())
+                        && path
+                            .file_name()
+                            .and_then(|n| n.to_str())
+                            .is_some_and(|n| floor::file_readable(entry.dir, n))
+                });
+            if readable {
+                by.push_str(&format!(
+                    " (under `sandgate run`, `{literal}` is readable without any rule)"
+                ));
+            }
+            by
+        }
+        origin => format!(
+            "the {} rule `{}` ({origin})",
+            list_words(deny, "deny"),
+            deny.text
+        ),
+    })
+}
+
+/// `deny`, `read deny`, `write allow`, … for a path rule.
+fn list_words(rule: &SourceRule, list: &str) -> String {
+    match rule.access {
+        None => list.to_string(),
+        Some(a) => format!("{a} {list}"),
+    }
+}
+
+/// Path rules of one effect that a broader rule of the same list covers: a
+/// rule of `paths.*` covers rules of every access, a `paths.read.*` rule only
+/// reads, a `paths.write.*` rule only writes.
+fn covered_paths(rules: &[SourceRule], too_broad: &[String], ctx: &Context) -> Vec<Warning> {
+    let globs: Vec<String> = rules
+        .iter()
+        .map(|r| absolute_glob(&r.text, &ctx.cwd, &ctx.home))
+        .collect();
+    let mut out = Vec::new();
+    for (i, narrow) in rules.iter().enumerate() {
+        let by = rules.iter().enumerate().find(|&(j, broad)| {
+            j != i
+                && !too_broad.contains(&broad.text)
+                && (broad.access.is_none() || broad.access == narrow.access)
+                && !(broad.text == narrow.text && broad.access == narrow.access)
+                && coverage::glob_covers(&globs[j], &globs[i])
+                // Of two rules that cover each other, the later one is reported.
+                && !(j > i && coverage::glob_covers(&globs[i], &globs[j]))
+        });
+        if let Some((_, broad)) = by {
             out.push(warning(
-                rule,
-                WarningKind::Shadowed,
-                format!("it can never allow anything: every path it matches is denied by {by}"),
+                narrow,
+                WarningKind::Covered,
+                format!(
+                    "the broader rule `{}` ({}) already matches every path this one matches, so this one adds nothing",
+                    broad.text, broad.origin
+                ),
             ));
-            break;
+        }
+    }
+    out
+}
+
+/// Command rules of one list that a broader `^literal` rule of it covers.
+fn covered_commands(rules: &[SourceRule], too_broad: &[String]) -> Vec<Warning> {
+    let forms: Vec<Option<coverage::CommandForm>> = rules
+        .iter()
+        .map(|r| coverage::CommandForm::of(&r.text))
+        .collect();
+    let covers = |j: usize, i: usize| match (&forms[j], &forms[i]) {
+        (Some(b), Some(a)) => b.covers(a),
+        _ => false,
+    };
+    let mut out = Vec::new();
+    for (i, narrow) in rules.iter().enumerate() {
+        let by = rules.iter().enumerate().find(|&(j, broad)| {
+            j != i
+                && !too_broad.contains(&broad.text)
+                && broad.text != narrow.text
+                && covers(j, i)
+                && !(j > i && covers(i, j))
+        });
+        if let Some((_, broad)) = by {
+            out.push(warning(
+                narrow,
+                WarningKind::Covered,
+                format!(
+                    "the broader rule `{}` ({}) already matches every command this one matches, so this one adds nothing",
+                    broad.text, broad.origin
+                ),
+            ));
         }
     }
     out
@@ -387,7 +543,7 @@ fn command_allow_warnings(rule: &SourceRule, denies: &[(&SourceRule, Regex)]) ->
         return out;
     };
     let text = rule.text.as_str();
-    if re.is_match("") || re.is_match("\u{1}sandgate-lint-probe\u{1}") {
+    if coverage::matches_every_command(&re) {
         out.push(warning(
             rule,
             WarningKind::TooBroad,
@@ -418,19 +574,32 @@ fn command_allow_warnings(rule: &SourceRule, denies: &[(&SourceRule, Regex)]) ->
             "it matches anywhere in a command, not only at its start; anchor it with `^`".into(),
         ));
     }
+    if let Some(message) = command_shadow(text, denies) {
+        out.push(warning(rule, WarningKind::Shadowed, message));
+    }
+    out
+}
+
+/// Why every command the allow rule `text` matches is denied, if it is: the
+/// one command of an exact rule matches a deny regex, or a deny rule's
+/// `^literal` form covers the allow rule's.
+fn command_shadow(text: &str, denies: &[(&SourceRule, Regex)]) -> Option<String> {
     if let Some(literal) = exact_literal(text) {
         if let Some((deny, _)) = denies.iter().find(|(_, d)| d.is_match(&literal)) {
-            out.push(warning(
-                rule,
-                WarningKind::Shadowed,
-                format!(
-                    "it can never allow anything: `{literal}` is denied by the deny rule `{}` ({})",
-                    deny.text, deny.origin
-                ),
+            return Some(format!(
+                "it can never allow anything: `{literal}` is denied by the deny rule `{}` ({})",
+                deny.text, deny.origin
             ));
         }
     }
-    out
+    let form = coverage::CommandForm::of(text)?;
+    let (deny, _) = denies.iter().find(|(d, _)| {
+        coverage::CommandForm::of(&d.text).is_some_and(|broad| broad.covers(&form))
+    })?;
+    Some(format!(
+        "it can never allow anything: every command it matches is denied by the deny rule `{}` ({})",
+        deny.text, deny.origin
+    ))
 }
 
 /// `git` for `^git…`: the command word a rule starts with, if it is plain.
@@ -585,6 +754,63 @@ permissions:
         assert!(text[0].contains("local.yaml:3"), "{}", text[0]);
         assert_eq!(warnings[1].kind, WarningKind::Ignored);
         assert!(text[1].contains("local.yaml:4"), "{}", text[1]);
+    }
+
+    #[test]
+    fn regexes_that_never_match_and_rules_a_broader_one_covers() {
+        let central = "\
+permissions:
+  paths:
+    deny: [\"/srv/**\", \"/srv/data/**\"]
+    allow:
+      - ~/projects/**
+      - ~/projects/app/**
+      - ~/projects/app/README.md
+      - ~/work/*.md
+    read:
+      allow: [\"~/projects/app/docs/**\", \"~/docs/**\"]
+    write:
+      allow: [\"~/docs/out/**\"]
+  commands:
+    deny: ['a^b', '^curl ', '^curl -s ']
+    allow:
+      - '^ls$x'
+      - '^[^\\s\\S]'
+      - '$^'
+      - '^npm( |$)'
+      - '^npm test$'
+      - '^make test( |$)'
+      - '^curl -x$'
+";
+        let got = kinds(central, "");
+        let want: Vec<(u32, String, WarningKind)> = vec![
+            (3, "/srv/data/**".into(), WarningKind::Covered),
+            (6, "~/projects/app/**".into(), WarningKind::Covered),
+            (7, "~/projects/app/README.md".into(), WarningKind::Covered),
+            (10, "~/projects/app/docs/**".into(), WarningKind::Covered),
+            (14, "^curl -s ".into(), WarningKind::Covered),
+            (14, "a^b".into(), WarningKind::NeverMatches),
+            (16, "^ls$x".into(), WarningKind::NeverMatches),
+            (17, "^[^\\s\\S]".into(), WarningKind::NeverMatches),
+            (18, "$^".into(), WarningKind::NeverMatches),
+            (20, "^npm test$".into(), WarningKind::Covered),
+            (22, "^curl -x$".into(), WarningKind::Shadowed),
+        ];
+        assert_eq!(got, want);
+        // `~/docs/out/**` (write) is not covered by `~/docs/**` (read): another list.
+        let f = fixture(central, "");
+        let text: Vec<String> = lint(&f.sources, &f.ctx)
+            .unwrap()
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
+        let never = text.iter().find(|t| t.contains("`$^`")).unwrap();
+        assert!(never.contains("empty command"), "{never}");
+        assert!(!text
+            .iter()
+            .any(|t| t.contains("$^") && t.contains("every command")));
+        let covered = text.iter().find(|t| t.contains("`^npm test$`")).unwrap();
+        assert!(covered.contains("`^npm( |$)`"), "{covered}");
     }
 
     #[test]

@@ -175,6 +175,35 @@ pub enum PersistError {
     /// The path is not absolute (rules written by sandgate name canonical paths).
     #[error("the path `{0}` is not absolute")]
     RelativePath(PathBuf),
+    /// The rule to remove is not in the list.
+    #[error(
+        "`{rule}` is not in `permissions.{section}.{list}` of `{path}`, so nothing was removed"
+    )]
+    Absent {
+        /// The policy file.
+        path: PathBuf,
+        /// The rule.
+        rule: String,
+        /// The section key.
+        section: &'static str,
+        /// The list key.
+        list: &'static str,
+    },
+    /// The edited text would not hold exactly the old data minus the rule.
+    #[error(
+        "cannot remove `{rule}` from `{path}` without changing other content; \
+         remove it by hand from `permissions.{section}.{list}`"
+    )]
+    UnsafeRemoval {
+        /// The policy file.
+        path: PathBuf,
+        /// The rule.
+        rule: String,
+        /// The section key.
+        section: &'static str,
+        /// The list key.
+        list: &'static str,
+    },
 }
 
 /// The exact glob for one canonical path: the path with every glob
@@ -313,7 +342,7 @@ pub fn add_rule_to_text(
 }
 
 /// Parse as a policy file (so the file stays loadable) and as plain data (for the comparison).
-fn parse_checked(text: &str, path: &Path) -> Result<Value, PersistError> {
+pub(crate) fn parse_checked(text: &str, path: &Path) -> Result<Value, PersistError> {
     parse_policy(text, path).map_err(|p| invalid(path, problem_text(&p)))?;
     if is_blank(text) {
         return Ok(Value::Null);
@@ -321,21 +350,21 @@ fn parse_checked(text: &str, path: &Path) -> Result<Value, PersistError> {
     serde_saphyr::from_str::<Value>(text).map_err(|e| invalid(path, first_line(&e.to_string())))
 }
 
-fn problem_text(p: &crate::error::Problem) -> String {
+pub(crate) fn problem_text(p: &crate::error::Problem) -> String {
     match p.position {
         Some((l, c)) => format!("line {l} column {c}: {}", p.message),
         None => p.message.clone(),
     }
 }
 
-fn invalid(path: &Path, message: String) -> PersistError {
+pub(crate) fn invalid(path: &Path, message: String) -> PersistError {
     PersistError::Invalid {
         path: path.to_path_buf(),
         message,
     }
 }
 
-fn shape(path: &Path, key: &str, expected: &'static str) -> PersistError {
+pub(crate) fn shape(path: &Path, key: &str, expected: &'static str) -> PersistError {
     PersistError::Shape {
         path: path.to_path_buf(),
         key: key.to_string(),
@@ -350,7 +379,7 @@ fn is_blank(text: &str) -> bool {
     })
 }
 
-fn first_line(message: &str) -> String {
+pub(crate) fn first_line(message: &str) -> String {
     message.lines().next().unwrap_or(message).trim().to_string()
 }
 
@@ -475,7 +504,7 @@ fn edit_tree(
     Ok(out)
 }
 
-fn is_null_node(node: &yaml_edit::YamlNode) -> bool {
+pub(crate) fn is_null_node(node: &yaml_edit::YamlNode) -> bool {
     match node.as_scalar() {
         Some(s) => {
             let t = s.as_string();
@@ -486,7 +515,7 @@ fn is_null_node(node: &yaml_edit::YamlNode) -> bool {
 }
 
 /// Follow a symlinked policy file to its target; keep a missing path as it is.
-fn resolve_target(file: &Path) -> Result<PathBuf, PersistError> {
+pub(crate) fn resolve_target(file: &Path) -> Result<PathBuf, PersistError> {
     match fs::symlink_metadata(file) {
         Ok(meta) if meta.file_type().is_symlink() => {
             fs::canonicalize(file).map_err(|source| PersistError::Io {
@@ -499,7 +528,7 @@ fn resolve_target(file: &Path) -> Result<PathBuf, PersistError> {
     }
 }
 
-fn create_private_dir(dir: &Path) -> Result<(), PersistError> {
+pub(crate) fn create_private_dir(dir: &Path) -> Result<(), PersistError> {
     let mut builder = fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
@@ -511,7 +540,7 @@ fn create_private_dir(dir: &Path) -> Result<(), PersistError> {
     })
 }
 
-fn open_lock(path: &Path) -> Result<File, PersistError> {
+pub(crate) fn open_lock(path: &Path) -> Result<File, PersistError> {
     let mut options = OpenOptions::new();
     options.read(true).write(true).create(true).truncate(false);
     #[cfg(unix)]
@@ -524,7 +553,7 @@ fn open_lock(path: &Path) -> Result<File, PersistError> {
 }
 
 /// The current text and permission bits of `file`, or `None` when it does not exist.
-fn read_existing(file: &Path) -> Result<Option<(String, u32)>, PersistError> {
+pub(crate) fn read_existing(file: &Path) -> Result<Option<(String, u32)>, PersistError> {
     let io_err = |action, source| PersistError::Io {
         action,
         path: file.to_path_buf(),
@@ -554,7 +583,7 @@ fn read_existing(file: &Path) -> Result<Option<(String, u32)>, PersistError> {
 
 /// Remove temp files of writers that died before their rename. Only called
 /// under the lock, so no live writer has a temp file at this moment.
-fn remove_stale_temp_files(file: &Path, dir: &Path) {
+pub(crate) fn remove_stale_temp_files(file: &Path, dir: &Path) {
     let prefix = atomic::temp_prefix(file);
     let Ok(entries) = fs::read_dir(dir) else {
         return;
@@ -569,7 +598,12 @@ fn remove_stale_temp_files(file: &Path, dir: &Path) {
 }
 
 /// Write `text` over `file` with [`atomic::atomic_replace`].
-fn replace_atomically(file: &Path, _dir: &Path, text: &str, mode: u32) -> Result<(), PersistError> {
+pub(crate) fn replace_atomically(
+    file: &Path,
+    _dir: &Path,
+    text: &str,
+    mode: u32,
+) -> Result<(), PersistError> {
     atomic::atomic_replace(file, text.as_bytes(), atomic::Mode::Set(mode)).map_err(|e| {
         PersistError::Io {
             action: e.action,

@@ -24,7 +24,11 @@ pub enum PolicyCommand {
     Allow(crate::cmd::policy_edit::EditArgs),
     /// Add a deny rule to the central policy file (or the local one with `--local`).
     Deny(crate::cmd::policy_edit::EditArgs),
-    /// Warn about rules that are too broad, unanchored, shadowed or duplicated (exit 1 if any).
+    /// Remove one exact rule from the list that holds it (the central file, or
+    /// the local one with `--local`).
+    Remove(crate::cmd::policy_edit::RemoveArgs),
+    /// Warn about rules that are too broad, unanchored, shadowed, covered,
+    /// duplicated or can never match (exit 1 if any).
     Lint,
     /// Print the JSON Schema of a policy file (for an editor's YAML language server).
     Schema,
@@ -43,6 +47,7 @@ pub fn run(global: &GlobalArgs, command: PolicyCommand) -> ExitCode {
         PolicyCommand::Deny(args) => {
             crate::cmd::policy_edit::add(global, sandgate_policy::persist::Effect::Deny, args)
         }
+        PolicyCommand::Remove(args) => crate::cmd::policy_edit::remove(global, args),
         PolicyCommand::Lint => crate::cmd::policy_edit::run_lint(global),
         PolicyCommand::Test => test(global),
         PolicyCommand::Schema => {

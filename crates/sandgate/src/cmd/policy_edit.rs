@@ -9,8 +9,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use sandgate_policy::lint::lint;
+use sandgate_policy::ask::SubjectKind;
+use sandgate_policy::lint::{self, lint};
 use sandgate_policy::persist::{append_rule, Appended, Effect, Section};
+use sandgate_policy::remove::remove_rule;
 use sandgate_policy::rules::{CommandRules, PathRules, SourceRule};
 use sandgate_policy::{Access, Context, List, Origin, Policy, Sources, Tier};
 use serde_json::json;
@@ -43,6 +45,10 @@ pub struct EditArgs {
     /// A path rule about writing only (`paths.write.*`).
     #[arg(long)]
     pub write: bool,
+    /// Add an allow rule even though it matches every command or path, can
+    /// never match, or is shadowed by the floor or a deny rule.
+    #[arg(long)]
+    pub force: bool,
 }
 
 impl EditArgs {
@@ -106,6 +112,27 @@ pub fn add(global: &GlobalArgs, effect: Effect, args: EditArgs) -> ExitCode {
         );
         return ExitCode::from(EXIT_CANNOT_CHECK);
     }
+    if effect == Effect::Allow && !args.force {
+        let kind = match args.kind {
+            RuleKind::Path => SubjectKind::Path,
+            RuleKind::Command => SubjectKind::Command,
+        };
+        match lint::allow_refusal(&sources, &ctx, kind, &args.rule, args.access()) {
+            Ok(None) => {}
+            Ok(Some(why)) => {
+                eprintln!(
+                    "sandgate: refusing to add the allow rule `{}`: {why}; nothing was written \
+                     (`--force` adds it anyway)",
+                    args.rule
+                );
+                return ExitCode::from(EXIT_FAILED);
+            }
+            Err(e) => {
+                eprintln!("sandgate: {e}");
+                return ExitCode::from(EXIT_CANNOT_CHECK);
+            }
+        }
+    }
     let appended = match append_rule(&target, section, effect, &args.rule) {
         Ok(a) => a,
         Err(e) => {
@@ -140,6 +167,138 @@ pub fn add(global: &GlobalArgs, effect: Effect, args: EditArgs) -> ExitCode {
     // The whole policy must still load; say so loudly if another file breaks it.
     if let Err(e) = Policy::load(&sources, &ctx) {
         eprintln!("sandgate: the rule was written, but the policy does not load: {e}");
+        return ExitCode::from(EXIT_FAILED);
+    }
+    ExitCode::SUCCESS
+}
+
+/// Which list `policy remove` takes a rule from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListArg {
+    /// An allow list.
+    Allow,
+    /// A deny list.
+    Deny,
+}
+
+/// `policy remove` arguments.
+#[derive(Debug, Args)]
+pub struct RemoveArgs {
+    /// `path` (a glob) or `command` (a regex).
+    pub kind: RuleKind,
+    /// The rule, exactly as it stands in the file.
+    pub rule: String,
+    /// Remove from the local (project) file instead of the central one.
+    #[arg(long)]
+    pub local: bool,
+    /// Only from `paths.read.*`.
+    #[arg(long, conflicts_with = "write")]
+    pub read: bool,
+    /// Only from `paths.write.*`.
+    #[arg(long)]
+    pub write: bool,
+    /// Only from the allow or the deny list.
+    #[arg(long, value_enum)]
+    pub list: Option<ListArg>,
+}
+
+/// `sandgate policy remove`: take one exact rule out of the list that holds it.
+pub fn remove(global: &GlobalArgs, args: RemoveArgs) -> ExitCode {
+    let ctx = match crate::setup::context(global) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    if args.kind == RuleKind::Command && (args.read || args.write) {
+        eprintln!(
+            "sandgate: `--read` and `--write` are for path rules: a command rule is about running the command"
+        );
+        return ExitCode::from(EXIT_CANNOT_CHECK);
+    }
+    let sources = sources(global, &ctx);
+    let (target, tier) = if args.local {
+        (sources.local.clone(), Tier::Local)
+    } else {
+        (sources.central.clone(), Tier::Central)
+    };
+    let Some(target) = target else {
+        eprintln!("sandgate: no {} policy file is configured", tier.as_str());
+        return ExitCode::from(EXIT_CANNOT_CHECK);
+    };
+    let file = match sandgate_policy::load::read_policy_file(&target, tier) {
+        Ok(f) => f,
+        Err(p) => {
+            eprintln!("sandgate: {p}");
+            return ExitCode::from(EXIT_CANNOT_CHECK);
+        }
+    };
+    let sections: Vec<Section> = match (args.kind, args.read, args.write) {
+        (RuleKind::Command, _, _) => vec![Section::Commands],
+        (RuleKind::Path, true, _) => vec![Section::PathsRead],
+        (RuleKind::Path, _, true) => vec![Section::PathsWrite],
+        (RuleKind::Path, _, _) => vec![Section::Paths, Section::PathsRead, Section::PathsWrite],
+    };
+    let effects: Vec<Effect> = match args.list {
+        Some(ListArg::Allow) => vec![Effect::Allow],
+        Some(ListArg::Deny) => vec![Effect::Deny],
+        None => vec![Effect::Allow, Effect::Deny],
+    };
+    let place = |s: Section, e: Effect| format!("permissions.{}.{}", s.key(), e.key());
+    let holding: Vec<(Section, Effect)> = sections
+        .iter()
+        .flat_map(|&s| effects.iter().map(move |&e| (s, e)))
+        .filter(|&(s, e)| {
+            file.as_ref()
+                .is_some_and(|f| s.list(e, &f.file).iter().any(|r| r.value == args.rule))
+        })
+        .collect();
+    let (section, effect) = match holding.as_slice() {
+        [] => {
+            let searched: Vec<String> = sections
+                .iter()
+                .flat_map(|&s| effects.iter().map(move |&e| place(s, e)))
+                .collect();
+            eprintln!(
+                "sandgate: `{}` is not in {} of {}, so nothing was removed",
+                args.rule,
+                searched.join(", "),
+                target.display()
+            );
+            return ExitCode::from(EXIT_FAILED);
+        }
+        [one] => *one,
+        several => {
+            let lists: Vec<String> = several.iter().map(|&(s, e)| place(s, e)).collect();
+            eprintln!(
+                "sandgate: `{}` is in {} of {}; say which with `--read`, `--write` or `--list allow|deny`",
+                args.rule,
+                lists.join(" and "),
+                target.display()
+            );
+            return ExitCode::from(EXIT_CANNOT_CHECK);
+        }
+    };
+    let line = match remove_rule(&target, section, effect, &args.rule) {
+        Ok(line) => line,
+        Err(e) => {
+            eprintln!("sandgate: {e}");
+            return ExitCode::from(EXIT_FAILED);
+        }
+    };
+    let list = place(section, effect);
+    if global.json {
+        println!(
+            "{}",
+            json!({"removed": true, "rule": args.rule, "list": list, "file": target, "line": line})
+        );
+    } else {
+        println!(
+            "removed `{}` from {list} in {} (it was on line {line})",
+            args.rule,
+            target.display()
+        );
+    }
+    if let Err(e) = Policy::load(&sources, &ctx) {
+        eprintln!("sandgate: the rule was removed, but the policy does not load: {e}");
         return ExitCode::from(EXIT_FAILED);
     }
     ExitCode::SUCCESS
