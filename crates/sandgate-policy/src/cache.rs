@@ -48,7 +48,7 @@ use crate::selftest::{PolicyTest, TestSubject};
 use crate::Verdict;
 
 const MAGIC: &str = "sandgate-policy-cache";
-const FORMAT: &str = "7";
+const FORMAT: &str = "8";
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The one reason the merge gives for an ignored rule (see `Policy::merge`).
 const IGNORED_WHY: &str = "allow rules of a tighten-only file are ignored";

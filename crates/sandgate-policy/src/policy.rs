@@ -427,28 +427,36 @@ impl Policy {
     /// Decide a tool call (DESIGN.md §Evaluation). With no policy file at
     /// all, an ASK's reason also says how to write one.
     pub fn evaluate(&self, call: &ToolCall, ctx: &Context) -> Decision {
-        let mut decision = self.evaluate_call(call, ctx);
+        let mut decision = if self.settings.sandbox {
+            self.evaluate_rules(call, ctx)
+        } else {
+            self.sandbox_off(call)
+        };
         if self.no_policy_files && decision.verdict == Verdict::Ask {
             decision.reason = format!("{}; {NO_POLICY_HINT}", decision.reason);
         }
         decision
     }
 
-    fn evaluate_call(&self, call: &ToolCall, ctx: &Context) -> Decision {
+    /// 1. The sandbox is off → ALLOW.
+    fn sandbox_off(&self, call: &ToolCall) -> Decision {
+        let subject = match tool_kind(&call.tool) {
+            ToolKind::File => call.str_param("path").unwrap_or("").to_string(),
+            ToolKind::Exec => call.str_param("command").unwrap_or("").to_string(),
+            ToolKind::OutOfScope => call.tool.clone(),
+        };
+        Decision::new(
+            Verdict::Allow,
+            subject,
+            format!("the sandbox is off ({})", self.settings.sandbox_reason),
+        )
+    }
+
+    /// What the rules decide for a call, as if the sandbox were on (steps 2
+    /// to 6 of [`Policy::evaluate`]). The self-tests are judged this way, so
+    /// that `sandbox: false` or `--no-sandbox` does not fail them.
+    pub fn evaluate_rules(&self, call: &ToolCall, ctx: &Context) -> Decision {
         let kind = tool_kind(&call.tool);
-        // 1. Sandbox off → ALLOW.
-        if !self.settings.sandbox {
-            let subject = match kind {
-                ToolKind::File => call.str_param("path").unwrap_or("").to_string(),
-                ToolKind::Exec => call.str_param("command").unwrap_or("").to_string(),
-                ToolKind::OutOfScope => call.tool.clone(),
-            };
-            return Decision::new(
-                Verdict::Allow,
-                subject,
-                format!("the sandbox is off ({})", self.settings.sandbox_reason),
-            );
-        }
         match kind {
             // 2. Tool outside scope → ALLOW.
             ToolKind::OutOfScope => Decision::new(

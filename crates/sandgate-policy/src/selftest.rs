@@ -7,8 +7,9 @@
 //!   - {path: "~/projects/x/README.md", tool: file_read, expect: allow}
 //! ```
 //!
-//! A test is judged like the call it describes, in the context the policy is
-//! loaded for (its working directory and home). A test that gets another
+//! A test is judged like the call it describes, by the rules (also when the
+//! sandbox is off), in the context the policy is loaded for (its working
+//! directory and home). A test that gets another
 //! verdict makes the policy fail to load, naming the test's `file:line`, so a
 //! rule edited by mistake never quietly changes what the policy means.
 
@@ -116,14 +117,15 @@ impl TestOutcome<'_> {
     }
 }
 
-/// Run every test of `policy` in `ctx`, in file order.
+/// Run every test of `policy` in `ctx`, in file order. A test is judged by
+/// the rules ([`Policy::evaluate_rules`]), also when the sandbox is off.
 pub fn run<'a>(policy: &'a Policy, ctx: &Context) -> Vec<TestOutcome<'a>> {
     policy
         .tests()
         .iter()
         .map(|test| TestOutcome {
             test,
-            decision: policy.evaluate(&test.call(), ctx),
+            decision: policy.evaluate_rules(&test.call(), ctx),
         })
         .collect()
 }

@@ -220,3 +220,25 @@ fn a_warm_load_keeps_the_pass_and_a_change_runs_the_tests_again() {
     cache::load_with(&sources, &t.ctx(), Some(&t.cache)).unwrap();
     assert_eq!(cache_files(&t.cache, "tests-"), 2);
 }
+
+#[test]
+fn tests_judge_the_rules_also_when_the_sandbox_is_off() {
+    let t = tree();
+    t.central(&POLICY.replace("permissions:\n", "permissions:\n  sandbox: false\n"));
+    let sources = t.sources(None);
+    let policy = Policy::load(&sources, &t.ctx()).unwrap();
+    assert!(!policy.settings().sandbox);
+    let mut off = sources.clone();
+    off.no_sandbox = true;
+    t.central(POLICY);
+    let policy = cache::load_with(&off, &t.ctx(), Some(&t.cache)).unwrap().0;
+    let call = sandgate_policy::ToolCall::new(
+        "exec_run",
+        serde_json::json!({"command": "git push -f origin main"}),
+    );
+    assert_eq!(policy.evaluate(&call, &t.ctx()).verdict, Verdict::Allow);
+    assert_eq!(
+        policy.evaluate_rules(&call, &t.ctx()).verdict,
+        Verdict::Deny
+    );
+}

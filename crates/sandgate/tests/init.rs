@@ -119,12 +119,21 @@ fn every_preset_meets_the_corpus_through_the_binary_and_the_library() {
                 wrong.push(format!("want {want}, got {got}: `{command}`: {reason}"));
             }
         }
-        // The file tools: nothing is allowed by a path rule, the floor and the
-        // raw devices are denied.
+        // The file tools: reading the working directory's tree is allowed,
+        // reading elsewhere and every write ask, the floor and the raw
+        // devices are denied.
+        std::fs::write(e.home.join("notes.md"), "x").unwrap();
         for (tool, path, want) in [
-            ("file_read", "~/projects/app/README.md", Verdict::Ask),
+            ("file_read", "~/projects/app/README.md", Verdict::Allow),
+            ("file_read", "src", Verdict::Allow),
+            ("file_grep", ".", Verdict::Allow),
+            ("file_list", "./src", Verdict::Allow),
+            ("file_head_tail", "./README.md", Verdict::Allow),
+            ("file_read", "~/notes.md", Verdict::Ask),
+            ("file_read", "/etc/hostname", Verdict::Ask),
             ("file_write", "~/projects/app/src/main.rs", Verdict::Ask),
             ("file_edit", "./README.md", Verdict::Ask),
+            ("file_write", "~/notes.md", Verdict::Ask),
             ("file_read", "~/.ssh/id_rsa", Verdict::Deny),
             ("file_write", "~/.aws/credentials", Verdict::Deny),
             ("file_read", "/dev/sda", Verdict::Deny),

@@ -200,6 +200,7 @@ fn show(global: &GlobalArgs) -> ExitCode {
             "paths": paths_json(path_deny, path_allow),
             "commands": {"deny": command_deny.iter().map(rule_json).collect::<Vec<_>>(),
                          "allow": command_allow.iter().map(rule_json).collect::<Vec<_>>()},
+            "tests": policy.tests().len(),
             "ignored": policy.ignored_rules().iter()
                 .map(|i| json!({"rule": rule_json(&i.rule), "why": i.why})).collect::<Vec<_>>(),
         });
@@ -268,6 +269,10 @@ fn show(global: &GlobalArgs) -> ExitCode {
     let command_allow: Vec<&RuleRef> = command_allow.iter().collect();
     section("command deny", &command_deny, true);
     section("command allow", &command_allow, true);
+    println!(
+        "self-tests: {} (`sandgate policy test` shows each result)",
+        policy.tests().len()
+    );
     if !policy.ignored_rules().is_empty() {
         println!("ignored:");
         for i in policy.ignored_rules() {
