@@ -43,7 +43,7 @@ use crate::error::LoadError;
 use crate::load::{parse_policy, LoadedFile, Sources, MAX_POLICY_BYTES};
 use crate::policy::{IgnoredRule, Merged, Policy, Settings};
 use crate::request::Context;
-use crate::rules::{PrefixResolver, SourceRule};
+use crate::rules::{PrefixCanonicalizer, SourceRule};
 use crate::selftest::{PolicyTest, TestSubject};
 use crate::Verdict;
 
@@ -735,11 +735,11 @@ fn resolved_globs(
         }
     }
     let started = SystemTime::now();
-    let mut resolver = PrefixResolver::default();
-    let deny = resolver.globs(&merged.path_deny, &ctx.cwd, &ctx.home);
-    let allow = resolver.globs(&merged.path_allow, &ctx.cwd, &ctx.home);
+    let mut canonicalizer = PrefixCanonicalizer::default();
+    let deny = canonicalizer.globs(&merged.path_deny, &ctx.cwd, &ctx.home);
+    let allow = canonicalizer.globs(&merged.path_allow, &ctx.cwd, &ctx.home);
     let settled_before = started.checked_sub(RACY);
-    let dirs: Option<Vec<(PathBuf, Stamp)>> = resolver.dependencies().and_then(|dirs| {
+    let dirs: Option<Vec<(PathBuf, Stamp)>> = canonicalizer.dependencies().and_then(|dirs| {
         dirs.into_iter()
             .map(|path| {
                 let stamp = stamp(&path)?;

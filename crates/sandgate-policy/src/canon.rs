@@ -182,7 +182,7 @@ pub struct Resolved {
 /// missing one: the rest is collapsed lexically, as the command itself could
 /// not go further either. Used for the words of a command, most of which name
 /// no path at all.
-pub fn resolve_in(base: &Path, rest: &str) -> Result<Resolved, CanonError> {
+pub fn canonicalize_in(base: &Path, rest: &str) -> Result<Resolved, CanonError> {
     if rest.contains('\0') {
         return Err(CanonError::Nul);
     }

@@ -115,7 +115,7 @@ impl Places {
         };
         let mut added = Vec::new();
         for dir in &self.dirs {
-            if let Ok(r) = canon::resolve_in(dir, &target) {
+            if let Ok(r) = canon::canonicalize_in(dir, &target) {
                 if !self.dirs.contains(&r.path) && !added.contains(&r.path) {
                     added.push(r.path);
                 }
@@ -498,7 +498,7 @@ impl Policy {
             &places.dirs
         };
         for base in bases {
-            match canon::resolve_in(base, text) {
+            match canon::canonicalize_in(base, text) {
                 Ok(r) => {
                     if let Some((rule, why)) =
                         self.protected(&r.path, r.meta.as_ref(), Access::Read)
@@ -651,7 +651,7 @@ impl Policy {
             match places.expand(&value) {
                 Expansion::Known(t) => {
                     for base in &places.dirs {
-                        if let Ok(r) = canon::resolve_in(base, &t) {
+                        if let Ok(r) = canon::canonicalize_in(base, &t) {
                             dirs.push(r.path);
                         }
                     }
@@ -813,7 +813,7 @@ impl Policy {
                 &places.dirs
             };
             for base in bases {
-                let r = match canon::resolve_in(base, &text) {
+                let r = match canon::canonicalize_in(base, &text) {
                     Ok(r) => r,
                     Err(e) => {
                         parts.push(write_part(

@@ -247,7 +247,7 @@ pub fn append_rule(
     if rule.is_empty() {
         return Err(PersistError::EmptyRule);
     }
-    let file = resolve_target(file)?;
+    let file = canonical_target(file)?;
     let dir = match file.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -515,7 +515,7 @@ pub(crate) fn is_null_node(node: &yaml_edit::YamlNode) -> bool {
 }
 
 /// Follow a symlinked policy file to its target; keep a missing path as it is.
-pub(crate) fn resolve_target(file: &Path) -> Result<PathBuf, PersistError> {
+pub(crate) fn canonical_target(file: &Path) -> Result<PathBuf, PersistError> {
     match fs::symlink_metadata(file) {
         Ok(meta) if meta.file_type().is_symlink() => {
             fs::canonicalize(file).map_err(|source| PersistError::Io {

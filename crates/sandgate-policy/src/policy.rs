@@ -287,7 +287,7 @@ impl Policy {
     }
 
     /// [`Policy::from_merged`], where `path_globs` (deny, allow), if given, are
-    /// the absolute globs a [`crate::rules::PrefixResolver`] gave for the path
+    /// the absolute globs a [`crate::rules::PrefixCanonicalizer`] gave for the path
     /// rules and that are known to be still valid for `ctx` (used only with
     /// `command_literals`, that is for rules checked before).
     pub(crate) fn from_checked(

@@ -15,8 +15,8 @@ use fs4::FileExt;
 use serde_json::Value;
 
 use crate::persist::{
-    first_line, invalid, lock_path, open_lock, parse_checked, read_existing,
-    remove_stale_temp_files, replace_atomically, resolve_target, Effect, PersistError, Section,
+    canonical_target, first_line, invalid, lock_path, open_lock, parse_checked, read_existing,
+    remove_stale_temp_files, replace_atomically, Effect, PersistError, Section,
 };
 
 /// Remove the first `rule` of `permissions.<section>.<effect>` from the
@@ -31,7 +31,7 @@ pub fn remove_rule(
     if rule.is_empty() {
         return Err(PersistError::EmptyRule);
     }
-    let file = resolve_target(file)?;
+    let file = canonical_target(file)?;
     let dir = match file.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),

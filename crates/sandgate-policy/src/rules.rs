@@ -111,7 +111,7 @@ pub fn escape_glob_literal(literal: &str) -> String {
 /// rules resolved against `cwd`, `..` collapsed, and symlinks in the literal
 /// prefix resolved, so the glob compares with canonical subjects.
 pub fn absolute_glob(text: &str, cwd: &Path, home: &Path) -> String {
-    absolute_glob_in(text, cwd, home, &mut PrefixResolver::default())
+    absolute_glob_in(text, cwd, home, &mut PrefixCanonicalizer::default())
 }
 
 /// Resolves the literal prefixes of many rules, sharing the work for the
@@ -125,7 +125,7 @@ pub fn absolute_glob(text: &str, cwd: &Path, home: &Path) -> String {
 /// listing: what `lstat` would have said of each name, without a system call
 /// per rule.
 #[derive(Debug, Default)]
-pub(crate) struct PrefixResolver {
+pub(crate) struct PrefixCanonicalizer {
     /// Lexical prefix → (resolved path, exists), or `None`: use `canonicalize`.
     memo: FastMap<Box<[u8]>, Option<(PathBuf, bool)>>,
     /// Existing directory (its lexical prefix; `/` is empty) → what is known
@@ -140,7 +140,7 @@ const LIST_AFTER: u32 = 8;
 /// A directory with more entries than this is not kept as a listing.
 const LIST_MAX: usize = 4096;
 
-/// What the resolver knows of one existing directory's entries.
+/// What the canonicalizer knows of one existing directory's entries.
 #[derive(Debug)]
 enum Listing {
     /// How many children `lstat` found or did not find (which also shows
@@ -152,7 +152,7 @@ enum Listing {
     Unlisted,
 }
 
-/// What `lstat` says of a path, as far as the resolver cares.
+/// What `lstat` says of a path, as far as the canonicalizer cares.
 enum Entry {
     Symlink,
     Present,
@@ -227,9 +227,9 @@ fn entry(
     }
 }
 
-impl PrefixResolver {
+impl PrefixCanonicalizer {
     /// The canonical form of an absolute, lexically normal `literal` (no `.`/`..`).
-    fn resolve(&mut self, literal: &Path, cwd: &Path, home: &Path) -> Option<PathBuf> {
+    fn canonical(&mut self, literal: &Path, cwd: &Path, home: &Path) -> Option<PathBuf> {
         // Once a symlink or an error is met, the walk defers to `canonicalize`.
         self.walk(literal).or_else(|| {
             self.fell_back = true;
@@ -271,7 +271,7 @@ impl PrefixResolver {
         Some(dirs)
     }
 
-    /// The walk of [`PrefixResolver::resolve`]: `None` where `canonicalize` must answer.
+    /// The walk of [`PrefixCanonicalizer::resolve`]: `None` where `canonicalize` must answer.
     fn walk(&mut self, literal: &Path) -> Option<PathBuf> {
         let bytes = literal.as_os_str().as_bytes();
         // Where each component ends: `bytes[..ends[i]]` is the prefix of
@@ -370,12 +370,12 @@ fn normal_components<'a>(text: &'a str, cwd: &'a Path, home: &'a Path) -> Vec<&'
     parts
 }
 
-/// [`absolute_glob`], resolving through a shared [`PrefixResolver`].
+/// [`absolute_glob`], resolving through a shared [`PrefixCanonicalizer`].
 pub(crate) fn absolute_glob_in(
     text: &str,
     cwd: &Path,
     home: &Path,
-    resolver: &mut PrefixResolver,
+    canonicalizer: &mut PrefixCanonicalizer,
 ) -> String {
     let parts = normal_components(text, cwd, home);
     // The literal prefix ends where the first pattern component starts.
@@ -392,7 +392,7 @@ pub(crate) fn absolute_glob_in(
         literal_bytes.push(b'/');
     }
     let literal = Path::new(OsStr::from_bytes(&literal_bytes));
-    let canonical = match resolver.resolve(literal, cwd, home) {
+    let canonical = match canonicalizer.canonical(literal, cwd, home) {
         Some(p) => match p.into_os_string().into_string() {
             Ok(s) => s,
             Err(_) => literal.to_string_lossy().into_owned(),
@@ -429,7 +429,7 @@ impl PathRules {
         cwd: &Path,
         home: &Path,
     ) -> Result<Self, Vec<Problem>> {
-        Self::resolve(rules, list, cwd, home, true)
+        Self::canonicalized(rules, list, cwd, home, true)
     }
 
     /// Rules that [`PathRules::compile`] accepted before (the same text): they
@@ -442,11 +442,11 @@ impl PathRules {
         cwd: &Path,
         home: &Path,
     ) -> Option<Self> {
-        Self::resolve(rules, list, cwd, home, false).ok()
+        Self::canonicalized(rules, list, cwd, home, false).ok()
     }
 
     /// Rules that [`PathRules::compile`] accepted before, with the absolute
-    /// glob of each as [`PrefixResolver::globs`] resolved it (still valid: the
+    /// glob of each as [`PrefixCanonicalizer::globs`] resolved it (still valid: the
     /// caller checked what it depends on). `None` if the counts differ or a
     /// rule is empty.
     pub(crate) fn from_globs(
@@ -460,14 +460,14 @@ impl PathRules {
         Self::build(rules, list, compiled, false).ok()
     }
 
-    fn resolve(
+    fn canonicalized(
         rules: &[SourceRule],
         list: crate::List,
         cwd: &Path,
         home: &Path,
         check: bool,
     ) -> Result<Self, Vec<Problem>> {
-        let compiled = PrefixResolver::default().globs(rules, cwd, home);
+        let compiled = PrefixCanonicalizer::default().globs(rules, cwd, home);
         Self::build(rules, list, compiled, check)
     }
 
@@ -878,9 +878,9 @@ mod tests {
             "~/work/src/a/**",
             "~/link/missing/**",
         ];
-        let mut shared = PrefixResolver::default();
+        let mut shared = PrefixCanonicalizer::default();
         for rule in rules {
-            // A fresh resolver per rule is the plain canonicalize path; a shared one reuses work.
+            // A fresh canonicalizer per rule is the plain canonicalize path; a shared one reuses work.
             let alone = absolute_glob(rule, &cwd, &home);
             let with_shared = absolute_glob_in(rule, &cwd, &home, &mut shared);
             assert_eq!(alone, with_shared, "{rule}");
@@ -921,7 +921,7 @@ mod tests {
             rules.push(format!("{}/{name}/inner/**", many.display()));
             rules.push(format!("{}/{name}/*.txt", many.display()));
         }
-        let mut shared = PrefixResolver::default();
+        let mut shared = PrefixCanonicalizer::default();
         for rule in &rules {
             let alone = absolute_glob(rule, &root, &root);
             assert_eq!(

@@ -113,7 +113,7 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    fn resolve<'s>(&'s self, mut s: &'s Value) -> &'s Value {
+    fn dereference<'s>(&'s self, mut s: &'s Value) -> &'s Value {
         while let Some(r) = s.get("$ref").and_then(Value::as_str) {
             let name = r.rsplit('/').next().unwrap_or("");
             match self.schema.get("definitions").and_then(|d| d.get(name)) {
@@ -136,7 +136,7 @@ impl Walk<'_> {
 
     /// Check `node` against `schema`; `key` is its key, `parent` the key above it.
     fn check(&self, node: &Node, schema: &Value, key: &str, parent: &str, out: &mut Vec<Problem>) {
-        let schema = self.resolve(schema);
+        let schema = self.dereference(schema);
         if is_null(node) {
             return;
         }
@@ -221,7 +221,7 @@ impl Walk<'_> {
         match schema.get("type").and_then(Value::as_str).unwrap_or("") {
             "object" => "a mapping of keys".into(),
             "array" => {
-                let items = schema.get("items").map(|i| self.resolve(i));
+                let items = schema.get("items").map(|i| self.dereference(i));
                 let of_maps =
                     items.and_then(|i| i.get("type")).and_then(Value::as_str) == Some("object");
                 let what = match parent {
