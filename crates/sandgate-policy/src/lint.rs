@@ -198,6 +198,90 @@ pub fn lint(sources: &Sources, ctx: &Context) -> Result<Vec<Warning>, LoadError>
     Ok(warnings)
 }
 
+/// An allow rule whose shadowing by some deny rules lint could not decide.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Undecided {
+    /// The policy file.
+    pub file: PathBuf,
+    /// 1-based line of the allow rule.
+    pub line: u32,
+    /// The allow rule as written.
+    pub rule: String,
+    /// The deny rules it could not be compared with.
+    pub against: Vec<String>,
+}
+
+/// The central allow rules that lint could not compare with some deny rule
+/// (see [`crate::coverage`] for the forms it compares): a deny rule of them
+/// may deny everything the allow rule matches, and lint cannot say.
+pub fn undecided(sources: &Sources, ctx: &Context) -> Result<Vec<Undecided>, LoadError> {
+    let files = read_policy_files(sources)?;
+    let lists = collect(&files);
+    let central = |r: &&SourceRule| {
+        matches!(
+            &r.origin,
+            Origin::File {
+                tier: Tier::Central,
+                ..
+            }
+        )
+    };
+    let mut out = Vec::new();
+    let mut push = |rule: &SourceRule, against: Vec<String>| {
+        if against.is_empty() {
+            return;
+        }
+        let (file, line, _) = location(rule);
+        out.push(Undecided {
+            file,
+            line,
+            rule: rule.text.clone(),
+            against,
+        });
+    };
+    // An exact allow rule is compared with every deny regex; otherwise both
+    // need a `^literal` form, and the deny rule's must say what follows its
+    // literal unless that literal is not where the allow rule's starts.
+    let decided = |allow: &str, deny: &str| match (
+        coverage::CommandForm::of(allow),
+        coverage::CommandForm::of(deny),
+    ) {
+        (Some(a), Some(d)) => d.tail != coverage::Tail::Other || !a.literal.starts_with(&d.literal),
+        _ => false,
+    };
+    for rule in lists.command_allow.iter().filter(central) {
+        if coverage::never_matches(&rule.text).is_some() || exact_literal(&rule.text).is_some() {
+            continue;
+        }
+        let against = lists
+            .command_deny
+            .iter()
+            .filter(|d| !decided(&rule.text, &d.text))
+            .filter(|d| coverage::never_matches(&d.text).is_none())
+            .map(|d| d.text.clone())
+            .collect();
+        push(rule, against);
+    }
+    for rule in lists.path_allow.iter().filter(central) {
+        let against = lists
+            .path_deny
+            .iter()
+            .filter(|d| d.access.is_none() || d.access == rule.access)
+            .filter(|d| {
+                let glob = absolute_glob(&d.text, &ctx.cwd, &ctx.home);
+                let (_, exact) = coverage::literal_prefix(&glob);
+                let dir_form = glob
+                    .strip_suffix("/**")
+                    .is_some_and(|dir| dir.is_empty() || coverage::literal_prefix(dir).1);
+                !exact && !dir_form
+            })
+            .map(|d| d.text.clone())
+            .collect();
+        push(rule, against);
+    }
+    Ok(out)
+}
+
 /// Why `sandgate policy allow` should not add the allow rule `rule` (of
 /// `kind`, for `access`) to the policy of `sources` without `--force`: it
 /// matches every command, the whole disk or the whole home directory, it can

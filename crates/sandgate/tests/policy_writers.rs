@@ -245,6 +245,37 @@ fn lint_finds_regexes_that_never_match_and_covered_rules() {
             "{rule}: {stdout}"
         );
     }
+    // Rules of forms lint does not compare are named as not decided, not warned about.
+    let env2 = Env::with_policy(
+        r#"permissions:
+  paths:
+    deny: ["{root}/work/**/*.pem"]
+    allow: ["{root}/work/**"]
+  commands:
+    deny: ['^sudo( |$)', '^rm\s']
+    allow: ['^ls( |$)', '^(cat|head) ']
+"#,
+    );
+    let (code, stdout2, _) = run(&env2, &["policy", "lint"]);
+    assert_eq!(code, 0, "{stdout2}");
+    assert!(stdout2.contains("no warnings"), "{stdout2}");
+    for rule in [
+        "/work/**`",
+        "`^(cat|head) ` is shadowed by the deny rules `^sudo( |$)`, `^rm\\s`",
+    ] {
+        assert!(
+            stdout2
+                .lines()
+                .any(|l| l.contains("note: not decided whether") && l.contains(rule)),
+            "{rule}: {stdout2}"
+        );
+    }
+    let (_, json2, _) = run(&env2, &["--json", "policy", "lint"]);
+    let v2: Value = serde_json::from_str(&json2).unwrap();
+    // `^ls( |$)` cannot be shadowed by rules that start `sudo` or `rm`.
+    assert!(!stdout2.contains("`^ls( |$)`"), "{stdout2}");
+    assert_eq!(v2["undecided"].as_array().unwrap().len(), 2, "{v2}");
+
     let (_, stdout, _) = run(&env, &["--json", "policy", "lint"]);
     let v: Value = serde_json::from_str(&stdout).unwrap();
     let kinds: Vec<&str> = v["warnings"]

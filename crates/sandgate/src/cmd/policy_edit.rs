@@ -382,8 +382,12 @@ pub fn run_lint(global: &GlobalArgs) -> ExitCode {
             return ExitCode::from(EXIT_CANNOT_CHECK);
         }
     };
+    let undecided = lint::undecided(&sources, &ctx).unwrap_or_default();
     if global.json {
-        println!("{}", json!({ "warnings": warnings }));
+        println!(
+            "{}",
+            json!({ "warnings": warnings, "undecided": undecided })
+        );
     } else if warnings.is_empty() {
         println!("no warnings");
     } else {
@@ -401,6 +405,20 @@ pub fn run_lint(global: &GlobalArgs) -> ExitCode {
             warnings.len(),
             if warnings.len() == 1 { "" } else { "s" }
         );
+    }
+    if !global.json {
+        for u in &undecided {
+            let against: Vec<String> = u.against.iter().map(|d| format!("`{d}`")).collect();
+            println!(
+                "{}:{}: note: not decided whether `{}` is shadowed by the deny rule{} {}: \
+                 lint compares only exact rules, `dir/**` globs and `^literal` prefixes",
+                u.file.display(),
+                u.line,
+                u.rule,
+                if against.len() == 1 { "" } else { "s" },
+                against.join(", ")
+            );
+        }
     }
     if warnings.is_empty() {
         ExitCode::SUCCESS
