@@ -17,7 +17,8 @@
 //! shows denied (by a rule or the floor, or by a human's answer), when on its
 //! own it would allow a simple command a deny rule refused in the log (so
 //! `^npm( |$)` is withheld once `npm publish` was denied), or when a path
-//! rule would cover any directory of the built-in floor. A withheld rule
+//! rule would cover any directory of the built-in floor, or when `sandgate
+//! policy allow` would refuse it without `--force`. A withheld rule
 //! withholds every broader one above it, since each of those allows all it
 //! does. Each offered rule is verified to allow the asks it counts.
 
@@ -516,6 +517,28 @@ impl Judge<'_> {
         let verified = verify(self.asks, &with, &covered);
         if verified.0 < self.min {
             return Left::Uncovered(0);
+        }
+        // Only what `sandgate policy allow` takes without `--force` is offered.
+        let subject = match target.kind {
+            RuleKind::Command => sandgate_policy::ask::SubjectKind::Command,
+            RuleKind::Path => sandgate_policy::ask::SubjectKind::Path,
+        };
+        let refusal = sandgate_policy::lint::allow_refusal(
+            &self.engine.sources,
+            &self.engine.ctx,
+            subject,
+            &rule,
+            target.access,
+        );
+        if let Some(why) = refusal.unwrap_or_else(|e| Some(e.to_string())) {
+            withheld.push(Withheld {
+                kind: target.kind,
+                access: target.access.map(Access::as_str),
+                rule,
+                count,
+                why: format!("`sandgate policy allow` refuses it: {why}"),
+            });
+            return Left::Blocked;
         }
         // The rule takes in every suggestion beneath it.
         found.truncate(before);
