@@ -133,7 +133,8 @@ fn create_mode(flags: i32, mode: u32) -> u32 {
     }
 }
 
-fn raw_openat2(
+/// `openat2` with `O_CLOEXEC` added; no allocation (shared with [`crate::mount`]).
+pub(crate) fn raw_openat2(
     dirfd: libc::c_int,
     path: &CStr,
     flags: i32,

@@ -16,7 +16,7 @@
 
 use std::ffi::CStr;
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{IntoRawFd, RawFd};
 
 /// `MOUNT_ATTR_RDONLY`.
 const MOUNT_ATTR_RDONLY: u64 = 0x1;
@@ -106,21 +106,14 @@ pub fn enter_namespaces(as_root: bool, uid_map: &[u8], gid_map: &[u8]) -> io::Re
 
 /// `openat2(dirfd, path, O_PATH | O_NOFOLLOW | extra, RESOLVE_NO_SYMLINKS | resolve)`.
 pub fn open_path(dirfd: RawFd, path: &CStr, extra: i32, resolve: u64) -> io::Result<Fd> {
-    // SAFETY: an all-zero open_how is valid; fields are set below.
-    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    how.flags = (libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC | extra) as u64;
-    how.resolve = libc::RESOLVE_NO_SYMLINKS | resolve;
-    // SAFETY: `path` is NUL-terminated and `how` is live; the kernel reads both.
-    let fd = check(unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            dirfd,
-            path.as_ptr(),
-            &how as *const libc::open_how,
-            std::mem::size_of::<libc::open_how>(),
-        )
-    })?;
-    Ok(Fd(fd as RawFd))
+    let fd = crate::beneath::raw_openat2(
+        dirfd,
+        path,
+        libc::O_PATH | libc::O_NOFOLLOW | extra,
+        0,
+        libc::RESOLVE_NO_SYMLINKS | resolve,
+    )?;
+    Ok(Fd(fd.into_raw_fd()))
 }
 
 /// A detached copy of the mount at `fd` (with the mounts below it when
