@@ -601,6 +601,12 @@ fn suggest_generalises_repeated_asks_to_a_whole_word_prefix() {
     );
     assert_eq!(s["asked"], 14);
     assert_eq!(s["decided_now"], 2);
+    // The suggestions are about the rules: `--no-sandbox` does not make every
+    // ask look decided.
+    assert_eq!(
+        e.json(&["--no-sandbox", "audit", "suggest"])["suggestions"],
+        s["suggestions"]
+    );
     let first = &s["suggestions"][0];
     assert_eq!(first["kind"], "command");
     assert_eq!(

@@ -320,10 +320,12 @@ fn suggest_rules(global: &GlobalArgs, log: &Log, args: &SuggestArgs) -> ExitCode
         Ok(c) => c,
         Err(code) => return code,
     };
+    // The rules are what is suggested about: `--no-sandbox`, which would
+    // allow everything, does not apply here.
     let sources = sandgate_policy::Sources::discover(
         global.config.clone(),
         global.local_config.clone(),
-        global.no_sandbox,
+        false,
         &ctx.cwd,
         &ctx.home,
     );
