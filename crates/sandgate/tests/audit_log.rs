@@ -848,3 +848,39 @@ fn policy_show_names_the_log_and_its_size() {
         text(&out.stdout)
     );
 }
+
+#[test]
+fn a_rotation_that_cannot_happen_keeps_the_record_and_says_why() {
+    let e = env();
+    let one = record_size(&e);
+    let max = (one * 2).max(4096);
+    // A non-empty directory where audit.jsonl.1 goes: the rename must fail.
+    std::fs::create_dir_all(e.rotated().join("x")).unwrap();
+    let mut last = None;
+    for i in 0..(max / one + 2) {
+        let out = e
+            .sandgate(&[
+                "check",
+                &json!({"tool": "exec_run", "params": {"command": format!("echo p00-{i:02}")}})
+                    .to_string(),
+            ])
+            .env("SANDGATE_AUDIT_MAX_BYTES", max.to_string())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "the decision is not affected");
+        last = Some(text(&out.stderr));
+    }
+    let stderr = last.unwrap();
+    assert!(
+        stderr.contains("sandgate: warning: the audit record was written, but `")
+            && stderr.contains("could not be renamed to `")
+            && stderr.contains("decisions are not affected"),
+        "{stderr}"
+    );
+    let records = std::fs::read_to_string(&e.log).unwrap();
+    assert_eq!(
+        records.lines().count() as u64,
+        max / one + 2,
+        "nothing lost"
+    );
+}

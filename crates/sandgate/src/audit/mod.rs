@@ -268,10 +268,17 @@ pub fn record_in(
         }
         Err(e) => return warn_write(&path, &std::io::Error::other(e)),
     };
-    if let Err(e) = append(&path, &line, max_bytes()) {
-        warn_write(&path, &e);
+    match append(&path, &line, max_bytes()) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::Other && e.to_string().starts_with(ROTATE) => {
+            warn_once(&format!("{e}; decisions are not affected"));
+        }
+        Err(e) => warn_write(&path, &e),
     }
 }
+
+/// How a rotation error begins (the record itself was written).
+const ROTATE: &str = "the audit record was written, but";
 
 fn warn_write(path: &Path, e: &std::io::Error) {
     warn_once(&format!(
@@ -315,13 +322,11 @@ pub fn append(path: &Path, line: &[u8], max: u64) -> std::io::Result<()> {
     drop(lock);
     match rotate_error {
         None => Ok(()),
-        Some(e) => Err(std::io::Error::new(
-            e.kind(),
-            format!(
-                "the record was written, but the log could not be rotated to `{}`: {e}",
-                rotated_path(path).display()
-            ),
-        )),
+        Some(e) => Err(std::io::Error::other(format!(
+            "{ROTATE} `{}` could not be renamed to `{}` (the log grows until it can): {e}",
+            path.display(),
+            rotated_path(path).display()
+        ))),
     }
 }
 
@@ -454,7 +459,7 @@ mod tests {
         let e = append(&path, b"second\n", 8).unwrap_err();
         assert!(
             e.to_string()
-                .contains("the record was written, but the log could not be rotated"),
+                .starts_with("the audit record was written, but `"),
             "{e}"
         );
         assert_eq!(std::fs::read(&path).unwrap(), b"first\nsecond\n");
