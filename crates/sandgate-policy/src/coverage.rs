@@ -90,7 +90,9 @@ fn impossible_concat(parts: &[Hir]) -> Option<&'static str> {
     None
 }
 
-/// Unlike commands: a regex that matches each of them matches every command.
+/// Unlike commands: a regex that matches each of them matches every command
+/// (a command holds at least one character that is not white space: a blank
+/// one is denied before any rule is asked).
 const EVERY_COMMAND_PROBES: &[&str] = &[
     "x",
     "rm -rf ~",
@@ -99,6 +101,9 @@ const EVERY_COMMAND_PROBES: &[&str] = &[
     "\u{1}sandgate probe\u{1}",
     "é",
     "a\nb",
+    "\nx",
+    "\tx",
+    "x\n",
     "git status",
 ];
 
