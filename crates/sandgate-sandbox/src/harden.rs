@@ -18,7 +18,12 @@
 //!   session outside);
 //! - `bpf`, `perf_event_open`, `userfaultfd`;
 //! - `socket(AF_UNIX, …)` unless UNIX sockets are allowed: with no socket,
-//!   nothing can `connect()` to a listener by path (socket pairs still work);
+//!   nothing can `connect()` to a listener by path (stream and seqpacket
+//!   socket pairs still work);
+//! - `socketpair(AF_UNIX, SOCK_DGRAM, …)` (and `socket(AF_UNIX, SOCK_DGRAM, …)`
+//!   when UNIX sockets are allowed): a datagram socket sends to any listener
+//!   by path with `sendto`, connected or not, so a datagram pair would reach
+//!   every datagram listener on the machine;
 //! - the `TIOCSTI` and `TIOCLINUX` ioctls (typing into the terminal outside).
 //!
 //! A second, tiny filter fails `clone3` with `ENOSYS`: its flags are in
@@ -52,6 +57,9 @@ const NAMESPACE_FLAGS: [u64; 8] = [
     libc::CLONE_NEWCGROUP as u64,
     0x80, // CLONE_NEWTIME
 ];
+
+/// The bits of the `socket` type argument that hold the type (the kernel's `SOCK_TYPE_MASK`).
+const SOCK_TYPE_MASK: u64 = 0xf;
 
 /// What the hardening filter lets through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,15 +175,32 @@ pub fn programs(spec: HardenSpec) -> Result<[Vec<libc::sock_filter>; 2], Seccomp
     };
     rules.insert(libc::SYS_unshare, namespaced(0)?);
     rules.insert(libc::SYS_clone, namespaced(0)?);
-    if !spec.unix_sockets {
-        let unix = SeccompCondition::new(
+    let unix = || {
+        SeccompCondition::new(
             0,
             SeccompCmpArgLen::Dword,
             SeccompCmpOp::Eq,
             libc::AF_UNIX as u64,
-        )?;
-        rules.insert(libc::SYS_socket, vec![SeccompRule::new(vec![unix])?]);
+        )
+    };
+    // The type argument carries SOCK_NONBLOCK and SOCK_CLOEXEC above the type.
+    let datagram = || {
+        SeccompCondition::new(
+            1,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::MaskedEq(SOCK_TYPE_MASK),
+            libc::SOCK_DGRAM as u64,
+        )
+    };
+    let unix_datagram = || -> Result<SeccompRule, SeccompError> {
+        Ok(SeccompRule::new(vec![unix()?, datagram()?])?)
+    };
+    if spec.unix_sockets {
+        rules.insert(libc::SYS_socket, vec![unix_datagram()?]);
+    } else {
+        rules.insert(libc::SYS_socket, vec![SeccompRule::new(vec![unix()?])?]);
     }
+    rules.insert(libc::SYS_socketpair, vec![unix_datagram()?]);
     let ioctl = |request: u64| -> Result<SeccompRule, SeccompError> {
         let c = SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request)?;
         Ok(SeccompRule::new(vec![c])?)
@@ -216,13 +241,13 @@ mod tests {
     }
 
     #[test]
-    fn unix_sockets_make_the_filter_shorter() {
+    fn unix_sockets_change_the_filter() {
         let closed = programs(HardenSpec {
             unix_sockets: false,
         })
         .unwrap();
         let open = programs(HardenSpec { unix_sockets: true }).unwrap();
-        assert!(closed[0].len() > open[0].len());
+        assert_ne!(closed[0].len(), open[0].len());
         assert_eq!(to_bytes(&closed[1]).len(), closed[1].len() * 8);
     }
 }

@@ -589,7 +589,7 @@ fn harden_notes() -> Vec<String> {
             "seccomp refuses {}, clone and unshare of new namespaces, and the TIOCSTI and TIOCLINUX ioctls",
             harden::REFUSED.join(", ")
         ),
-        "unix sockets cannot be created, so nothing connects to a listener by path (socket pairs work)".to_string(),
+        "unix sockets cannot be created, so nothing connects to a listener by path (stream and seqpacket socket pairs work; datagram pairs are refused: they send to any listener by path)".to_string(),
     ]
 }
 

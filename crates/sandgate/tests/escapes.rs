@@ -14,7 +14,7 @@
 use std::fs;
 use std::io::Read;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::os::unix::net::UnixListener;
+use std::os::unix::net::{UnixDatagram, UnixListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
@@ -235,6 +235,14 @@ s.sendall(b"hello from inside\n")
 print("connected")
 "#;
 
+/// Sends a datagram to the UNIX socket at `SOCK` from one end of a datagram
+/// socket pair (no `socket(AF_UNIX)` needed); exits 0 when sent.
+const SENDTO_PAIR_PY: &str = r#"import os, socket
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+a.sendto(b"hello from inside", os.environ["SOCK"])
+print("sent")
+"#;
+
 impl Tree {
     fn new(who: Who) -> Tree {
         let tmp = tempfile::tempdir_in(base()).unwrap();
@@ -256,6 +264,7 @@ impl Tree {
             ("name_to_handle.py", NAME_TO_HANDLE_PY),
             ("ptrace.py", PTRACE_PY),
             ("connect.py", CONNECT_PY),
+            ("sendto_pair.py", SENDTO_PAIR_PY),
         ] {
             fs::write(bin.join(name), body).unwrap();
         }
@@ -698,6 +707,26 @@ fn rows() -> Vec<Row> {
                     let _ = stream.read_to_string(&mut buf);
                     got = buf.contains("hello from inside");
                 }
+                (got, seen(&out))
+            },
+        },
+        Row {
+            name: "sendto() from a datagram socket pair to a UNIX socket by path, listener outside",
+            root_only: false,
+            held_by: EXEC,
+            attempt: |t, r| {
+                let sock = t.outside.join("datagram.sock");
+                let listener = UnixDatagram::bind(&sock).unwrap();
+                fs::set_permissions(&sock, fs::Permissions::from_mode(0o777)).unwrap();
+                listener.set_nonblocking(true).unwrap();
+                let out = r.sh_with(
+                    &format!("python3 {}", t.bin("sendto_pair.py")),
+                    &[("SOCK", sock.to_str().unwrap())],
+                );
+                let mut buf = [0u8; 64];
+                let got = listener
+                    .recv(&mut buf)
+                    .is_ok_and(|n| buf[..n].starts_with(b"hello from inside"));
                 (got, seen(&out))
             },
         },
