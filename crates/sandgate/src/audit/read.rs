@@ -8,6 +8,7 @@
 //! `session` and `outcome` came later and may be missing.
 
 use std::io::{BufRead, BufReader, Read};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -137,6 +138,18 @@ pub struct Log {
     pub skipped: usize,
     /// The first few of them.
     pub broken: Vec<Broken>,
+    /// Where reading `audit.jsonl` ended, for following it from there.
+    pub end: Option<End>,
+}
+
+/// The file `audit.jsonl` was when it was read, and how far it was read
+/// (to the end of its last complete line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct End {
+    /// Its inode.
+    pub inode: u64,
+    /// The bytes read.
+    pub offset: u64,
 }
 
 impl Log {
@@ -179,30 +192,41 @@ pub fn read(path: &Path) -> Result<Log, String> {
                 ))
             }
         };
-        read_file(opened, &file, &mut log)
+        let inode = opened.metadata().map(|m| m.ino()).unwrap_or(0);
+        let read = read_file(opened, &file, &mut log)
             .map_err(|e| format!("cannot read the audit log `{}`: {e}", file.display()))?;
+        if file == path {
+            log.end = Some(End {
+                inode,
+                offset: read,
+            });
+        }
         log.files.push(file);
     }
     Ok(log)
 }
 
-fn read_file(file: std::fs::File, path: &Path, log: &mut Log) -> std::io::Result<()> {
+/// Read the records of one file into `log`; the bytes read up to the end of
+/// its last complete line.
+fn read_file(file: std::fs::File, path: &Path, log: &mut Log) -> std::io::Result<u64> {
     let mut reader = BufReader::with_capacity(256 * 1024, file);
     let mut line = Vec::with_capacity(512);
     let mut number = 0;
+    let mut offset = 0u64;
     loop {
         line.clear();
         let read =
             Read::take(&mut reader, MAX_LINE_BYTES as u64 + 1).read_until(b'\n', &mut line)?;
         if read == 0 {
-            return Ok(());
+            return Ok(offset);
         }
         number += 1;
         let complete = line.last() == Some(&b'\n');
+        if complete {
+            offset += read as u64;
+        }
         if !complete && line.len() > MAX_LINE_BYTES {
-            // Skip the rest of the overlong line.
-            let mut rest = Vec::new();
-            reader.read_until(b'\n', &mut rest)?;
+            offset += read as u64 + skip_line(&mut reader)?;
             skip(
                 log,
                 path,
@@ -218,6 +242,28 @@ fn read_file(file: std::fs::File, path: &Path, log: &mut Log) -> std::io::Result
         match serde_json::from_slice::<Entry>(text) {
             Ok(entry) => log.entries.push(entry),
             Err(e) => skip(log, path, number, json_why(&e)),
+        }
+    }
+}
+
+/// Skip to just past the next newline without holding the line; the bytes skipped.
+fn skip_line(reader: &mut impl BufRead) -> std::io::Result<u64> {
+    let mut skipped = 0u64;
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(skipped);
+        }
+        match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                reader.consume(i + 1);
+                return Ok(skipped + i as u64 + 1);
+            }
+            None => {
+                let n = buf.len();
+                reader.consume(n);
+                skipped += n as u64;
+            }
         }
     }
 }

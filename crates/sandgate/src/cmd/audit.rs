@@ -11,7 +11,7 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 use serde_json::json;
 
-use crate::audit::read::{printable, Entry, Log};
+use crate::audit::read::{printable, End, Entry, Log};
 use crate::audit::suggest::{suggest, Engine};
 use crate::cli::GlobalArgs;
 use crate::{EXIT_CANNOT_CHECK, EXIT_OK};
@@ -138,16 +138,23 @@ fn tail(global: &GlobalArgs, path: &Path, log: &Log, args: &TailArgs) -> ExitCod
     let _ = out.flush();
     drop(out);
     if args.follow {
-        return follow(global, path);
+        return follow(global, path, log.end);
     }
     ExitCode::from(EXIT_OK)
 }
 
-/// Print records appended to `path` from now on. A rotation (the file
-/// renamed, a new one begun) is noticed by its inode: what is left of the old
-/// file is read to its end, then the new one from its start.
-fn follow(global: &GlobalArgs, path: &Path) -> ExitCode {
-    let mut current = open_at_end(path);
+/// Print the records appended to `path` after `end` (where the first
+/// reading stopped; a file that is no longer the one read, or none then, is
+/// new and read from its start). A rotation (the file renamed, a new one
+/// begun) is noticed by its inode: what is left of the old file is read to
+/// its end, then the new one from its start.
+fn follow(global: &GlobalArgs, path: &Path, end: Option<End>) -> ExitCode {
+    let mut current = open_from_start(path).and_then(|(mut file, inode)| {
+        if let Some(end) = end.filter(|e| e.inode == inode) {
+            file.seek(SeekFrom::Start(end.offset)).ok()?;
+        }
+        Some((file, inode))
+    });
     let mut pending: Vec<u8> = Vec::new();
     loop {
         let Some((file, inode)) = &mut current else {
@@ -190,12 +197,6 @@ fn follow(global: &GlobalArgs, path: &Path) -> ExitCode {
 
 fn pause() {
     std::thread::sleep(Duration::from_millis(200));
-}
-
-fn open_at_end(path: &Path) -> Option<(std::fs::File, u64)> {
-    let (mut file, inode) = open_from_start(path)?;
-    file.seek(SeekFrom::End(0)).ok()?;
-    Some((file, inode))
 }
 
 fn open_from_start(path: &Path) -> Option<(std::fs::File, u64)> {
@@ -322,13 +323,7 @@ fn suggest_rules(global: &GlobalArgs, log: &Log, args: &SuggestArgs) -> ExitCode
     };
     // The rules are what is suggested about: `--no-sandbox`, which would
     // allow everything, does not apply here.
-    let sources = sandgate_policy::Sources::discover(
-        global.config.clone(),
-        global.local_config.clone(),
-        false,
-        &ctx.cwd,
-        &ctx.home,
-    );
+    let sources = crate::setup::sources_with_the_gate_on(global, &ctx);
     let engine = match Engine::load(&sources, &ctx) {
         Ok(e) => e,
         Err(e) => {
