@@ -68,6 +68,22 @@ hyperfine -N --warmup 20 --runs "$runs" --export-markdown "$results/r.md" --expo
   -n "preset with 20 tests, cache warm (pass kept)" "$(sh_c "$(hook with "$with_tests")")" \
   -n "preset with 20 tests, tests run every call" "$(sh_c "$(hook rerun "$with_tests")")" \
   -n "sandgate --version (through sh and env)" "$(sh_c "env $bin --version")"
+# Instructions of one whole call per side (callgrind; independent of the
+# machine's load), when valgrind is installed.
+if command -v valgrind > /dev/null; then
+  echo
+  echo "| side | instructions of one call (callgrind) |"
+  echo "| --- | --- |"
+  for side in without with rerun; do
+    config="$with_tests"
+    [ "$side" = without ] && config="$without_tests"
+    [ "$side" = rerun ] && rm -f "$work/cache-rerun"/tests-*.cache
+    ir="$(SANDGATE_CONFIG="$config" SANDGATE_CACHE_DIR="$work/cache-$side" \
+      valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" hook claude < "$work/bash.json" 2>&1 >/dev/null \
+      | sed -n 's/.*Collected : *\([0-9]*\).*/\1/p')"
+    echo "| $side | $ir |"
+  done
+fi
 cat "$results/r.md"
 python3 - "$results/r.json" <<'PY'
 import json, sys

@@ -432,3 +432,21 @@ fn the_example_policy_passes_its_tests_and_reads_quietly() {
         assert!(check(denied).starts_with("deny:"), "{denied}");
     }
 }
+
+#[test]
+fn lint_of_a_preset_only_names_the_programs_whose_options_still_ask() {
+    for preset in PRESETS {
+        let e = Env::new();
+        assert_eq!(e.run(&["init", "--preset", preset]).0, 0);
+        let (code, out, err) = e.run(&["--json", "policy", "lint"]);
+        assert!(code == 0 || code == 1, "{preset}: {err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let mut programs: Vec<String> = Vec::new();
+        for w in v["warnings"].as_array().unwrap() {
+            assert_eq!(w["kind"], "runs_programs", "{preset}: {w}");
+            let message = w["message"].as_str().unwrap();
+            programs.push(message.split('`').nth(1).unwrap().to_string());
+        }
+        assert_eq!(programs, ["rg", "find", "sort", "git"], "{preset}");
+    }
+}
