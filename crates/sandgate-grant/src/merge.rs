@@ -11,6 +11,7 @@
 //! touch.
 
 use sandgate_policy::atomic::{atomic_replace, Mode};
+use sandgate_policy::request::json_type;
 use std::collections::BTreeSet;
 use std::fs;
 use std::io;
@@ -122,7 +123,7 @@ pub fn merge_into(
             Ok(other) => {
                 return Err(MergeError::RootNotObject {
                     path: path.to_path_buf(),
-                    found: kind(&other),
+                    found: json_type(&other),
                 })
             }
             Err(_) if force => {
@@ -141,7 +142,7 @@ pub fn merge_into(
     let permissions = root
         .entry("permissions")
         .or_insert_with(|| Value::Object(Map::new()));
-    let found = kind(permissions);
+    let found = json_type(permissions);
     let Value::Object(permissions) = permissions else {
         return Err(MergeError::PermissionsNotObject {
             path: path.to_path_buf(),
@@ -151,7 +152,7 @@ pub fn merge_into(
     let allow = permissions
         .entry("allow")
         .or_insert_with(|| Value::Array(Vec::new()));
-    let found = kind(allow);
+    let found = json_type(allow);
     let Value::Array(allow) = allow else {
         return Err(MergeError::AllowNotArray {
             path: path.to_path_buf(),
@@ -193,18 +194,6 @@ pub fn merge_into(
         backup,
         json,
     })
-}
-
-/// How a JSON value is described in messages: `an array`, `a string`, …
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// Copy `path` to `path.bak` (or `.bak.1`, `.bak.2`, … when that exists).

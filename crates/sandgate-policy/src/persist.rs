@@ -247,21 +247,35 @@ pub fn append_rule(
     if rule.is_empty() {
         return Err(PersistError::EmptyRule);
     }
+    with_locked_file(
+        file,
+        |_, dir| create_private_dir(dir),
+        |file, dir| append_locked(file, dir, section, effect, rule),
+    )
+}
+
+/// Run `edit` on the policy file `file` (a symlink followed to its target)
+/// and its directory while holding the file's lock, after `prepare` has
+/// checked or made the directory. The lock is released when this returns,
+/// also on every error path.
+pub(crate) fn with_locked_file<T>(
+    file: &Path,
+    prepare: impl FnOnce(&Path, &Path) -> Result<(), PersistError>,
+    edit: impl FnOnce(&Path, &Path) -> Result<T, PersistError>,
+) -> Result<T, PersistError> {
     let file = canonical_target(file)?;
     let dir = match file.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    create_private_dir(&dir)?;
-
+    prepare(&file, &dir)?;
     let lock = open_lock(&lock_path(&file))?;
     FileExt::lock(&lock).map_err(|source| PersistError::Io {
         action: "lock",
         path: lock_path(&file),
         source,
     })?;
-    // The lock is released when `lock` is dropped (also on every error path).
-    let result = append_locked(&file, &dir, section, effect, rule);
+    let result = edit(&file, &dir);
     drop(lock);
     result
 }

@@ -8,15 +8,14 @@
 //! must hold exactly the old data minus that one rule, or nothing is written.
 //! A rule that is not in the list is an error, never a silent success.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::str::FromStr;
 
-use fs4::FileExt;
 use serde_json::Value;
 
 use crate::persist::{
-    canonical_target, first_line, invalid, lock_path, open_lock, parse_checked, read_existing,
-    remove_stale_temp_files, replace_atomically, Effect, PersistError, Section,
+    first_line, invalid, parse_checked, read_existing, remove_stale_temp_files, replace_atomically,
+    with_locked_file, Effect, PersistError, Section,
 };
 
 /// Remove the first `rule` of `permissions.<section>.<effect>` from the
@@ -31,38 +30,31 @@ pub fn remove_rule(
     if rule.is_empty() {
         return Err(PersistError::EmptyRule);
     }
-    let file = canonical_target(file)?;
-    let dir = match file.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let absent = || PersistError::Absent {
-        path: file.clone(),
+    let absent = |file: &Path| PersistError::Absent {
+        path: file.to_path_buf(),
         rule: rule.to_string(),
         section: section.key(),
         list: effect.key(),
     };
-    if !dir.is_dir() {
-        return Err(absent());
-    }
-    let lock = open_lock(&lock_path(&file))?;
-    FileExt::lock(&lock).map_err(|source| PersistError::Io {
-        action: "lock",
-        path: lock_path(&file),
-        source,
-    })?;
-    // The lock is released when `lock` is dropped (also on every error path).
-    let result = (|| {
-        let Some((text, mode)) = read_existing(&file)? else {
-            return Err(absent());
-        };
-        let (edited, line) = remove_rule_from_text(&text, &file, section, effect, rule)?;
-        remove_stale_temp_files(&file, &dir);
-        replace_atomically(&file, &dir, &edited, mode)?;
-        Ok(line)
-    })();
-    drop(lock);
-    result
+    with_locked_file(
+        file,
+        |file, dir| {
+            if dir.is_dir() {
+                Ok(())
+            } else {
+                Err(absent(file))
+            }
+        },
+        |file, dir| {
+            let Some((text, mode)) = read_existing(file)? else {
+                return Err(absent(file));
+            };
+            let (edited, line) = remove_rule_from_text(&text, file, section, effect, rule)?;
+            remove_stale_temp_files(file, dir);
+            replace_atomically(file, dir, &edited, mode)?;
+            Ok(line)
+        },
+    )
 }
 
 /// Remove the first `rule` of the list from policy text in memory, keeping

@@ -15,18 +15,34 @@ pub struct Loaded {
     pub ctx: Context,
 }
 
+/// The policy files named by the options and found from `ctx`.
+pub fn sources(global: &GlobalArgs, ctx: &Context) -> Sources {
+    discover(global, ctx, global.no_sandbox)
+}
+
+/// The policy files, as [`sources`], but with `--no-sandbox` not applied:
+/// for the commands that look at the rules themselves, or that must not run
+/// a program with the gate off.
+pub fn sources_with_the_gate_on(global: &GlobalArgs, ctx: &Context) -> Sources {
+    discover(global, ctx, false)
+}
+
+fn discover(global: &GlobalArgs, ctx: &Context, no_sandbox: bool) -> Sources {
+    Sources::discover(
+        global.config.clone(),
+        global.local_config.clone(),
+        no_sandbox,
+        &ctx.cwd,
+        &ctx.home,
+    )
+}
+
 /// Build the context and load the policy (through the compiled-policy cache,
 /// which never changes a decision), or print why not and give exit code 2.
 /// Prints the sandbox-off warning when the gate is off.
 pub fn load(global: &GlobalArgs) -> Result<Loaded, ExitCode> {
     let ctx = context(global)?;
-    let sources = Sources::discover(
-        global.config.clone(),
-        global.local_config.clone(),
-        global.no_sandbox,
-        &ctx.cwd,
-        &ctx.home,
-    );
+    let sources = sources(global, &ctx);
     let policy = sandgate_policy::cache::load(&sources, &ctx).map_err(|e| {
         eprintln!("sandgate: {e}");
         ExitCode::from(EXIT_CANNOT_CHECK)

@@ -125,13 +125,7 @@ pub fn run(global: &GlobalArgs, args: InitArgs) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let sources = Sources::discover(
-        global.config.clone(),
-        global.local_config.clone(),
-        global.no_sandbox,
-        &ctx.cwd,
-        &ctx.home,
-    );
+    let sources = crate::setup::sources(global, &ctx);
     let Some(named) = sources.central.clone() else {
         eprintln!("sandgate: no central policy file is configured");
         return ExitCode::from(EXIT_CANNOT_CHECK);

@@ -64,13 +64,7 @@ fn test(global: &GlobalArgs) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let sources = sandgate_policy::Sources::discover(
-        global.config.clone(),
-        global.local_config.clone(),
-        global.no_sandbox,
-        &ctx.cwd,
-        &ctx.home,
-    );
+    let sources = crate::setup::sources(global, &ctx);
     let policy = match Policy::load_untested(&sources, &ctx) {
         Ok(p) => p,
         Err(e) => {

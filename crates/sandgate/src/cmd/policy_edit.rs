@@ -5,7 +5,7 @@
 //! answers: comments kept, file locked, replaced atomically, no duplicates.
 //! A rule is checked (glob or regex) before anything is written.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
@@ -29,14 +29,15 @@ pub enum RuleKind {
     Command,
 }
 
-/// `policy allow|deny` arguments.
+/// The rule `policy allow|deny|remove` is about, and the file it is in.
 #[derive(Debug, Args)]
-pub struct EditArgs {
+pub struct RuleArgs {
     /// `path` (a glob) or `command` (a regex).
     pub kind: RuleKind,
-    /// The rule, exactly as it should appear in the file.
+    /// The rule, exactly as it stands (or should stand) in the file.
     pub rule: String,
-    /// Write to the local (project) file instead of the central one (deny rules only).
+    /// The local (project) file instead of the central one (allow rules
+    /// cannot go there: a local file only tightens).
     #[arg(long)]
     pub local: bool,
     /// A path rule about reading only (`paths.read.*`).
@@ -45,13 +46,9 @@ pub struct EditArgs {
     /// A path rule about writing only (`paths.write.*`).
     #[arg(long)]
     pub write: bool,
-    /// Add an allow rule even though it matches every command or path, can
-    /// never match, or is shadowed by the floor or a deny rule.
-    #[arg(long)]
-    pub force: bool,
 }
 
-impl EditArgs {
+impl RuleArgs {
     /// The access a path rule is about (`None`: both).
     fn access(&self) -> Option<Access> {
         match (self.read, self.write) {
@@ -60,10 +57,45 @@ impl EditArgs {
             _ => None,
         }
     }
+
+    /// The policy file the rule is in, and its tier; an error already said
+    /// when the options do not fit together or no such file is configured.
+    fn file(&self, sources: &Sources) -> Result<(PathBuf, Tier), ExitCode> {
+        if self.kind == RuleKind::Command && self.access().is_some() {
+            eprintln!(
+                "sandgate: `--read` and `--write` are for path rules: a command rule is about running the command"
+            );
+            return Err(ExitCode::from(EXIT_CANNOT_CHECK));
+        }
+        let (target, tier) = if self.local {
+            (sources.local.clone(), Tier::Local)
+        } else {
+            (sources.central.clone(), Tier::Central)
+        };
+        match target {
+            Some(target) => Ok((target, tier)),
+            None => {
+                eprintln!("sandgate: no {} policy file is configured", tier.as_str());
+                Err(ExitCode::from(EXIT_CANNOT_CHECK))
+            }
+        }
+    }
+}
+
+/// `policy allow|deny` arguments.
+#[derive(Debug, Args)]
+pub struct EditArgs {
+    #[command(flatten)]
+    pub rule: RuleArgs,
+    /// Add an allow rule even though it matches every command or path, can
+    /// never match, or is shadowed by the floor or a deny rule.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Add a rule by hand.
 pub fn add(global: &GlobalArgs, effect: Effect, args: EditArgs) -> ExitCode {
+    let EditArgs { rule: args, force } = args;
     if args.local && effect == Effect::Allow {
         eprintln!(
             "sandgate: `--local` is only for deny rules: a local policy file can only tighten, \
@@ -75,22 +107,11 @@ pub fn add(global: &GlobalArgs, effect: Effect, args: EditArgs) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let sources = sources(global, &ctx);
-    let (target, tier) = if args.local {
-        (sources.local.clone(), Tier::Local)
-    } else {
-        (sources.central.clone(), Tier::Central)
+    let sources = crate::setup::sources(global, &ctx);
+    let (target, tier) = match args.file(&sources) {
+        Ok(found) => found,
+        Err(code) => return code,
     };
-    let Some(target) = target else {
-        eprintln!("sandgate: no {} policy file is configured", tier.as_str());
-        return ExitCode::from(EXIT_CANNOT_CHECK);
-    };
-    if args.kind == RuleKind::Command && args.access().is_some() {
-        eprintln!(
-            "sandgate: `--read` and `--write` are for path rules: a command rule is about running the command"
-        );
-        return ExitCode::from(EXIT_CANNOT_CHECK);
-    }
     let section = match args.kind {
         RuleKind::Path => Section::paths_for(args.access()),
         RuleKind::Command => Section::Commands,
@@ -112,7 +133,7 @@ pub fn add(global: &GlobalArgs, effect: Effect, args: EditArgs) -> ExitCode {
         );
         return ExitCode::from(EXIT_CANNOT_CHECK);
     }
-    if effect == Effect::Allow && !args.force {
+    if effect == Effect::Allow && !force {
         let kind = match args.kind {
             RuleKind::Path => SubjectKind::Path,
             RuleKind::Command => SubjectKind::Command,
@@ -184,19 +205,8 @@ pub enum ListArg {
 /// `policy remove` arguments.
 #[derive(Debug, Args)]
 pub struct RemoveArgs {
-    /// `path` (a glob) or `command` (a regex).
-    pub kind: RuleKind,
-    /// The rule, exactly as it stands in the file.
-    pub rule: String,
-    /// Remove from the local (project) file instead of the central one.
-    #[arg(long)]
-    pub local: bool,
-    /// Only from `paths.read.*`.
-    #[arg(long, conflicts_with = "write")]
-    pub read: bool,
-    /// Only from `paths.write.*`.
-    #[arg(long)]
-    pub write: bool,
+    #[command(flatten)]
+    pub rule: RuleArgs,
     /// Only from the allow or the deny list.
     #[arg(long, value_enum)]
     pub list: Option<ListArg>,
@@ -204,25 +214,15 @@ pub struct RemoveArgs {
 
 /// `sandgate policy remove`: take one exact rule out of the list that holds it.
 pub fn remove(global: &GlobalArgs, args: RemoveArgs) -> ExitCode {
+    let RemoveArgs { rule: args, list } = args;
     let ctx = match crate::setup::context(global) {
         Ok(c) => c,
         Err(code) => return code,
     };
-    if args.kind == RuleKind::Command && (args.read || args.write) {
-        eprintln!(
-            "sandgate: `--read` and `--write` are for path rules: a command rule is about running the command"
-        );
-        return ExitCode::from(EXIT_CANNOT_CHECK);
-    }
-    let sources = sources(global, &ctx);
-    let (target, tier) = if args.local {
-        (sources.local.clone(), Tier::Local)
-    } else {
-        (sources.central.clone(), Tier::Central)
-    };
-    let Some(target) = target else {
-        eprintln!("sandgate: no {} policy file is configured", tier.as_str());
-        return ExitCode::from(EXIT_CANNOT_CHECK);
+    let sources = crate::setup::sources(global, &ctx);
+    let (target, tier) = match args.file(&sources) {
+        Ok(found) => found,
+        Err(code) => return code,
     };
     let file = match sandgate_policy::load::read_policy_file(&target, tier) {
         Ok(f) => f,
@@ -237,7 +237,7 @@ pub fn remove(global: &GlobalArgs, args: RemoveArgs) -> ExitCode {
         (RuleKind::Path, _, true) => vec![Section::PathsWrite],
         (RuleKind::Path, _, _) => vec![Section::Paths, Section::PathsRead, Section::PathsWrite],
     };
-    let effects: Vec<Effect> = match args.list {
+    let effects: Vec<Effect> = match list {
         Some(ListArg::Allow) => vec![Effect::Allow],
         Some(ListArg::Deny) => vec![Effect::Deny],
         None => vec![Effect::Allow, Effect::Deny],
@@ -320,16 +320,6 @@ fn to_list(effect: Effect) -> List {
     }
 }
 
-fn sources(global: &GlobalArgs, ctx: &Context) -> Sources {
-    Sources::discover(
-        global.config.clone(),
-        global.local_config.clone(),
-        global.no_sandbox,
-        &ctx.cwd,
-        &ctx.home,
-    )
-}
-
 /// Compile the rule the way the engine will, so a broken rule is never written.
 fn check_rule(
     kind: RuleKind,
@@ -369,7 +359,7 @@ pub fn run_lint(global: &GlobalArgs) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let sources = sources(global, &ctx);
+    let sources = crate::setup::sources(global, &ctx);
     // Rules that do not compile are load errors, reported as such.
     if let Err(e) = Policy::load(&sources, &ctx) {
         eprintln!("sandgate: {e}");

@@ -19,7 +19,6 @@ use sandgate_confine::{
     RunPlanInputs, SandboxFile, SandboxSettings, Supervisor,
 };
 use sandgate_policy::ask::{NoHuman, Question, Resolution, Resolver};
-use sandgate_policy::Sources;
 use serde_json::json;
 
 use crate::cli::GlobalArgs;
@@ -209,13 +208,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
 
     // The policy's cache entry, written now: the program cannot write the
     // cache, and hooks that run inside it find the entry ready.
-    let sources = Sources::discover(
-        global.config.clone(),
-        global.local_config.clone(),
-        false,
-        &ctx.cwd,
-        &ctx.home,
-    );
+    let sources = crate::setup::sources_with_the_gate_on(global, &ctx);
     // The prompt timeout (`permissions.prompt.timeout`) comes from the same
     // load, or its default when the policy does not load.
     let timeout = match sandgate_policy::cache::load(&sources, &ctx) {

@@ -16,7 +16,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use sandgate_policy::{Context, Decision, Sources, ToolCall};
+use sandgate_policy::{Context, Decision, ToolCall};
 use serde_json::{Map, Value};
 
 use crate::cli::GlobalArgs;
@@ -333,13 +333,7 @@ fn decide(
     let home = Path::new(&home);
     let ctx =
         Context::new(Path::new(&payload.cwd), home).map_err(|e| InputError::new(e.to_string()))?;
-    let sources = Sources::discover(
-        global.config.clone(),
-        global.local_config.clone(),
-        global.no_sandbox,
-        &ctx.cwd,
-        &ctx.home,
-    );
+    let sources = crate::setup::sources(global, &ctx);
     let policy =
         sandgate_policy::cache::load(&sources, &ctx).map_err(|e| InputError::new(e.to_string()))?;
     if !policy.settings().sandbox {
