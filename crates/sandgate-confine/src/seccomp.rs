@@ -7,14 +7,8 @@
 //! marked by the preload library (see [`super::preload`]): the Landlock floor
 //! alone decides it, and the library retries a refused one unmarked.
 //!
-//! This module contains `unsafe` code: installing the filter and the
-//! listener's `ioctl`s, `poll`, and reading the caller's memory
-//! (`process_vm_readv`).
-
-#![allow(unsafe_code)]
-
-use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
+//! The listener, the notifications and reading the caller's memory are
+//! [`sandgate_sandbox::notify`]'s, shared with exec isolation.
 
 use sandgate_sandbox::bpf::{
     arg_high, arg_low, jump, stmt, ARCH, AUDIT_ARCH_X86_64, JEQ_K, JGE_K, JSET_K, LD_W_ABS, NR,
@@ -23,19 +17,9 @@ use sandgate_sandbox::bpf::{
 
 use super::preload::MARKER;
 
-pub(super) const SET_MODE_FILTER: libc::c_uint = 1;
-const FILTER_FLAG_NEW_LISTENER: libc::c_ulong = 1 << 3;
-const USER_NOTIF_FLAG_CONTINUE: u32 = 1;
-const ADDFD_FLAG_SEND: u32 = 1 << 1;
-
-const IOCTL_NOTIF_RECV: libc::c_ulong = 0xc050_2100;
-const IOCTL_NOTIF_SEND: libc::c_ulong = 0xc018_2101;
-const IOCTL_NOTIF_ID_VALID: libc::c_ulong = 0x4008_2102;
-const IOCTL_NOTIF_ADDFD: libc::c_ulong = 0x4018_2103;
-const IOCTL_NOTIF_SET_FLAGS: libc::c_ulong = 0x4008_2104;
-/// `SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP` (Linux 6.6): the notifying thread and
-/// the supervisor wake each other on the waker's CPU.
-const USER_NOTIF_FD_SYNC_WAKE_UP: u64 = 1;
+pub use sandgate_sandbox::notify::{
+    install, load, read_cstring, read_memory, Listener, Notif, Ready,
+};
 
 /// Open flags that make an open a write.
 pub const WRITE_OPEN_FLAGS: u32 =
@@ -140,238 +124,6 @@ pub fn program() -> Vec<libc::sock_filter> {
     prog.push(stmt(RET_K, RET_USER_NOTIF));
     prog.push(stmt(RET_K, RET_ALLOW));
     prog
-}
-
-/// Installs `prog` on the calling thread (which must have `no_new_privs`)
-/// and returns the listener descriptor. Runs in the forked child: raw
-/// system calls only, no allocation.
-pub fn install(prog: &[libc::sock_filter]) -> io::Result<RawFd> {
-    let fd = load(prog, FILTER_FLAG_NEW_LISTENER)?;
-    RawFd::try_from(fd).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))
-}
-
-/// Installs `prog` in the calling thread with `flags` and returns what the
-/// kernel returns (the listener with `FILTER_FLAG_NEW_LISTENER`, else 0).
-/// One raw system call: safe between fork and exec.
-pub(super) fn load(prog: &[libc::sock_filter], flags: libc::c_ulong) -> io::Result<libc::c_long> {
-    let fprog = libc::sock_fprog {
-        len: prog.len() as libc::c_ushort,
-        filter: prog.as_ptr() as *mut libc::sock_filter,
-    };
-    // SAFETY: `fprog` points at `prog`, which outlives the call; the kernel
-    // copies the program.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_seccomp,
-            SET_MODE_FILTER,
-            flags,
-            &fprog as *const libc::sock_fprog,
-        )
-    };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(rc)
-}
-
-/// One system call waiting for the supervisor.
-#[derive(Debug, Clone, Copy)]
-pub struct Notif {
-    /// The notification id (answer with it).
-    pub id: u64,
-    /// The calling thread.
-    pub pid: u32,
-    /// The system call number.
-    pub nr: i64,
-    /// The raw arguments.
-    pub args: [u64; 6],
-}
-
-/// The supervisor's end of the filter.
-#[derive(Debug)]
-pub struct Listener {
-    fd: OwnedFd,
-}
-
-/// What [`Listener::wait`] saw.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Ready {
-    /// A notification is waiting.
-    Notification,
-    /// Nothing within the timeout.
-    Idle,
-    /// No process uses the filter any more.
-    Gone,
-}
-
-impl Listener {
-    /// Wraps a listener descriptor received from the child, and asks the
-    /// kernel for synchronous wake-ups (see [`Listener::sync_wake_up`]).
-    pub fn new(fd: OwnedFd) -> Listener {
-        let listener = Listener { fd };
-        listener.sync_wake_up();
-        listener
-    }
-
-    /// Asks the kernel to hand each notification to the supervisor, and
-    /// each answer back to the program, on the CPU of the thread that
-    /// wakes the other (`SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP`, Linux 6.6):
-    /// the program waits for the answer anyway, so its CPU is free, and a
-    /// cross-CPU wake-up is most of a round trip's cost. Returns whether the
-    /// kernel took it; an older kernel refuses it, and then notifications
-    /// simply wake the supervisor wherever the scheduler puts it.
-    pub fn sync_wake_up(&self) -> bool {
-        // SAFETY: the ioctl takes a flag word by value and touches no memory.
-        let rc = unsafe {
-            libc::ioctl(
-                self.fd.as_raw_fd(),
-                IOCTL_NOTIF_SET_FLAGS,
-                USER_NOTIF_FD_SYNC_WAKE_UP,
-            )
-        };
-        rc == 0
-    }
-
-    /// Waits up to `timeout_ms` for a notification.
-    pub fn wait(&self, timeout_ms: i32) -> io::Result<Ready> {
-        let mut pfd = libc::pollfd {
-            fd: self.fd.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one live pollfd, count 1.
-        let rc = unsafe { libc::poll(&mut pfd, 1, timeout_ms) };
-        if rc < 0 {
-            let err = io::Error::last_os_error();
-            return if err.kind() == io::ErrorKind::Interrupted {
-                Ok(Ready::Idle)
-            } else {
-                Err(err)
-            };
-        }
-        if pfd.revents & libc::POLLIN != 0 {
-            Ok(Ready::Notification)
-        } else if pfd.revents & (libc::POLLHUP | libc::POLLERR) != 0 {
-            Ok(Ready::Gone)
-        } else {
-            Ok(Ready::Idle)
-        }
-    }
-
-    /// Receives one notification (blocks until one arrives).
-    pub fn recv(&self) -> io::Result<Notif> {
-        // SAFETY: an all-zero seccomp_notif is valid, and the kernel requires
-        // the buffer to be zeroed.
-        let mut raw: libc::seccomp_notif = unsafe { std::mem::zeroed() };
-        // SAFETY: `raw` is a live seccomp_notif the kernel fills in.
-        let rc = unsafe { libc::ioctl(self.fd.as_raw_fd(), IOCTL_NOTIF_RECV, &mut raw) };
-        if rc != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(Notif {
-            id: raw.id,
-            pid: raw.pid,
-            nr: i64::from(raw.data.nr),
-            args: raw.data.args,
-        })
-    }
-
-    /// Whether the notification is still pending (its thread still waits).
-    pub fn id_valid(&self, id: u64) -> bool {
-        let mut id = id;
-        // SAFETY: the kernel reads one u64.
-        unsafe { libc::ioctl(self.fd.as_raw_fd(), IOCTL_NOTIF_ID_VALID, &mut id) == 0 }
-    }
-
-    fn send(&self, id: u64, val: i64, error: i32, flags: u32) {
-        let mut resp = libc::seccomp_notif_resp {
-            id,
-            val,
-            error,
-            flags,
-        };
-        // SAFETY: the kernel reads a live seccomp_notif_resp. A failure means
-        // the caller is gone (killed or interrupted): nothing left to answer.
-        unsafe {
-            libc::ioctl(self.fd.as_raw_fd(), IOCTL_NOTIF_SEND, &mut resp);
-        }
-    }
-
-    /// Lets the kernel run the system call (the Landlock floor still applies).
-    pub fn allow(&self, id: u64) {
-        self.send(id, 0, 0, USER_NOTIF_FLAG_CONTINUE);
-    }
-
-    /// Fails the system call with `errno`.
-    pub fn fail(&self, id: u64, errno: i32) {
-        self.send(id, 0, -errno, 0);
-    }
-
-    /// Completes the system call with return value `val`.
-    pub fn succeed(&self, id: u64, val: i64) {
-        self.send(id, val, 0, 0);
-    }
-
-    /// Installs `fd` in the caller and completes its system call with the new
-    /// descriptor number.
-    pub fn send_fd(&self, id: u64, fd: BorrowedFd<'_>, cloexec: bool) -> io::Result<()> {
-        let mut addfd = libc::seccomp_notif_addfd {
-            id,
-            flags: ADDFD_FLAG_SEND,
-            srcfd: fd.as_raw_fd() as u32,
-            newfd: 0,
-            newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
-        };
-        // SAFETY: the kernel reads a live seccomp_notif_addfd.
-        let rc = unsafe { libc::ioctl(self.fd.as_raw_fd(), IOCTL_NOTIF_ADDFD, &mut addfd) };
-        if rc < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
-    }
-}
-
-/// Reads `len` bytes at `addr` of process `pid`.
-pub fn read_memory(pid: u32, addr: u64, buf: &mut [u8]) -> io::Result<usize> {
-    let local = libc::iovec {
-        iov_base: buf.as_mut_ptr().cast(),
-        iov_len: buf.len(),
-    };
-    let remote = libc::iovec {
-        iov_base: addr as *mut libc::c_void,
-        iov_len: buf.len(),
-    };
-    // SAFETY: `local` describes our own live buffer; the remote address is
-    // only read by the kernel, which checks it.
-    let n = unsafe { libc::process_vm_readv(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(n as usize)
-}
-
-/// Reads a NUL-terminated string (at most `PATH_MAX` bytes) at `addr` of `pid`.
-pub fn read_cstring(pid: u32, addr: u64) -> io::Result<Vec<u8>> {
-    const PAGE: u64 = 4096;
-    let mut out = Vec::new();
-    let mut cursor = addr;
-    while out.len() < libc::PATH_MAX as usize {
-        // Never read across a page boundary in one go: the next page may be unmapped.
-        let chunk = (PAGE - cursor % PAGE) as usize;
-        let mut page = [0u8; PAGE as usize];
-        let buf = &mut page[..chunk];
-        let n = read_memory(pid, cursor, buf)?;
-        if n == 0 {
-            return Err(io::Error::from_raw_os_error(libc::EFAULT));
-        }
-        if let Some(end) = buf[..n].iter().position(|b| *b == 0) {
-            out.extend_from_slice(&buf[..end]);
-            return Ok(out);
-        }
-        out.extend_from_slice(&buf[..n]);
-        cursor += n as u64;
-    }
-    Err(io::Error::from_raw_os_error(libc::ENAMETOOLONG))
 }
 
 /// Runs `prog` on one system call as the kernel would (the instructions these
@@ -550,29 +302,5 @@ mod tests {
         for (name, arch, nr, args, want) in table {
             assert_eq!(verdict(&prog, *arch, *nr, *args), *want, "{name}");
         }
-    }
-
-    #[test]
-    fn ioctl_numbers_match_the_kernel_headers() {
-        assert_eq!(
-            IOCTL_NOTIF_RECV,
-            libc::SECCOMP_IOCTL_NOTIF_RECV as libc::c_ulong
-        );
-        assert_eq!(
-            IOCTL_NOTIF_SEND,
-            libc::SECCOMP_IOCTL_NOTIF_SEND as libc::c_ulong
-        );
-        assert_eq!(
-            IOCTL_NOTIF_ID_VALID,
-            libc::SECCOMP_IOCTL_NOTIF_ID_VALID as libc::c_ulong
-        );
-        assert_eq!(
-            IOCTL_NOTIF_ADDFD,
-            libc::SECCOMP_IOCTL_NOTIF_ADDFD as libc::c_ulong
-        );
-        assert_eq!(
-            IOCTL_NOTIF_SET_FLAGS,
-            libc::SECCOMP_IOCTL_NOTIF_SET_FLAGS as libc::c_ulong
-        );
     }
 }

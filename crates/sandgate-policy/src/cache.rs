@@ -48,7 +48,7 @@ use crate::selftest::{PolicyTest, TestSubject};
 use crate::Verdict;
 
 const MAGIC: &str = "sandgate-policy-cache";
-const FORMAT: &str = "8";
+const FORMAT: &str = "9";
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The one reason the merge gives for an ignored rule (see `Policy::merge`).
 const IGNORED_WHY: &str = "allow rules of a tighten-only file are ignored";
@@ -352,6 +352,7 @@ struct CachedIsolation {
     network: Option<bool>,
     best_effort: Option<bool>,
     protect: Option<Vec<String>>,
+    unix_sockets: Option<Vec<String>>,
 }
 
 fn tier_code(tier: Tier) -> u8 {
@@ -477,6 +478,7 @@ impl Entry {
                 network,
                 best_effort,
                 protect,
+                unix_sockets,
             } = iso.clone();
             (
                 CachedIsolation {
@@ -487,6 +489,7 @@ impl Entry {
                     network,
                     best_effort,
                     protect,
+                    unix_sockets,
                 },
                 tier_code(*tier),
             )
@@ -585,6 +588,7 @@ impl Entry {
                     network,
                     best_effort,
                     protect,
+                    unix_sockets,
                 } = iso;
                 Some((
                     IsolationConfig {
@@ -595,6 +599,7 @@ impl Entry {
                         network,
                         best_effort,
                         protect,
+                        unix_sockets,
                     },
                     tier_from(tier)?,
                 ))

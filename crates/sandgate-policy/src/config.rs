@@ -184,6 +184,9 @@ pub struct IsolationConfig {
     /// More protected paths (see [`crate::protected`]): relative to the
     /// workdir, `~/…`, or absolute.
     pub protect: Option<Vec<String>>,
+    /// UNIX socket paths the command may `connect()` to (absolute, `~/…`,
+    /// or relative to the working directory); every other is refused.
+    pub unix_sockets: Option<Vec<String>>,
 }
 
 /// Settings for `sandgate hook …`.

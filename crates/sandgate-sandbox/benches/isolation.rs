@@ -80,7 +80,12 @@ fn bench_spawn(c: &mut Criterion) {
         group.bench_function(format!("{mode:?}"), |b| {
             b.iter(|| {
                 let iso = Isolation::new(Some(&cfg), true, &[], &env).ok()?;
-                iso.command("true").ok()?.stdin(Stdio::null()).status().ok()
+                iso.command("true")
+                    .ok()?
+                    .command
+                    .stdin(Stdio::null())
+                    .status()
+                    .ok()
             })
         });
     }

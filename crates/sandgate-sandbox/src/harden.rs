@@ -21,7 +21,8 @@
 //!   nothing can `connect()` to a listener by path (stream and seqpacket
 //!   socket pairs still work);
 //! - `socketpair(AF_UNIX, SOCK_DGRAM, …)` (and `socket(AF_UNIX, SOCK_DGRAM, …)`
-//!   when UNIX sockets are allowed): a datagram socket sends to any listener
+//!   when UNIX sockets are allowed), and the same with `SOCK_RAW`, which
+//!   makes a datagram socket too: a datagram socket sends to any listener
 //!   by path with `sendto`, connected or not, so a datagram pair would reach
 //!   every datagram listener on the machine;
 //! - the `TIOCSTI` and `TIOCLINUX` ioctls (typing into the terminal outside).
@@ -183,24 +184,28 @@ pub fn programs(spec: HardenSpec) -> Result<[Vec<libc::sock_filter>; 2], Seccomp
             libc::AF_UNIX as u64,
         )
     };
-    // The type argument carries SOCK_NONBLOCK and SOCK_CLOEXEC above the type.
-    let datagram = || {
+    // The type argument carries SOCK_NONBLOCK and SOCK_CLOEXEC above the
+    // type. An AF_UNIX `SOCK_RAW` socket is a datagram socket too.
+    let of_type = |kind: i32| {
         SeccompCondition::new(
             1,
             SeccompCmpArgLen::Dword,
             SeccompCmpOp::MaskedEq(SOCK_TYPE_MASK),
-            libc::SOCK_DGRAM as u64,
+            kind as u64,
         )
     };
-    let unix_datagram = || -> Result<SeccompRule, SeccompError> {
-        Ok(SeccompRule::new(vec![unix()?, datagram()?])?)
+    let unix_datagram = || -> Result<Vec<SeccompRule>, SeccompError> {
+        [libc::SOCK_DGRAM, libc::SOCK_RAW]
+            .into_iter()
+            .map(|kind| Ok(SeccompRule::new(vec![unix()?, of_type(kind)?])?))
+            .collect()
     };
     if spec.unix_sockets {
-        rules.insert(libc::SYS_socket, vec![unix_datagram()?]);
+        rules.insert(libc::SYS_socket, unix_datagram()?);
     } else {
         rules.insert(libc::SYS_socket, vec![SeccompRule::new(vec![unix()?])?]);
     }
-    rules.insert(libc::SYS_socketpair, vec![unix_datagram()?]);
+    rules.insert(libc::SYS_socketpair, unix_datagram()?);
     let ioctl = |request: u64| -> Result<SeccompRule, SeccompError> {
         let c = SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request)?;
         Ok(SeccompRule::new(vec![c])?)

@@ -12,6 +12,7 @@ use crate::custom::Template;
 use crate::enforcement::{Enforcement, EnforcementLevel};
 use crate::landlock::{Grants, RealTree};
 use crate::plan::{self, Plan, PlanError, PlanInput};
+use crate::supervise::{self, Sockets, Supervision};
 use crate::{bwrap, harden, landlock, seatbelt, seccomp, sys};
 
 /// The shell every mode runs the command with.
@@ -108,6 +109,19 @@ pub enum IsolationError {
     /// The seccomp filter could not be handed to `bwrap`.
     #[error("cannot pass the seccomp filter to `bwrap`: {0}")]
     Filter(std::io::Error),
+    /// The supervisor of `unix_sockets` could not be prepared.
+    #[error("cannot prepare the supervisor of `unix_sockets`: {0}")]
+    Supervise(std::io::Error),
+}
+
+/// A command ready to spawn, and the supervisor that must start beside it.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The command; the caller sets stdio and environment, then spawns it.
+    pub command: Command,
+    /// With `unix_sockets` listed (`landlock` and `bwrap`): attach it right
+    /// after a successful spawn, or every `connect()` of the command fails.
+    pub supervision: Option<Supervision>,
 }
 
 #[derive(Debug, Clone)]
@@ -233,7 +247,7 @@ impl Isolation {
                     "every capability is dropped before the command starts (ambient, permitted, effective; the bounding set too when the caller may)"
                         .to_string(),
                 );
-                enforcement.notes.extend(harden_notes());
+                enforcement.notes.extend(harden_notes(&plan.unix_sockets));
                 let mounts = sys::user_namespaces_available();
                 if mounts {
                     enforcement.notes.push(
@@ -288,7 +302,7 @@ impl Isolation {
                         bwrap::PACKAGE
                     ));
                 }
-                enforcement.notes.extend(bwrap_notes());
+                enforcement.notes.extend(bwrap_notes(&plan.unix_sockets));
                 if plan.protected.iter().any(|p| !p.exists) {
                     enforcement.notes.push(
                         "protected paths that are missing at start can be created under bwrap (only existing ones are read-only binds); `sandgate run` refuses them"
@@ -413,9 +427,21 @@ impl Isolation {
         }
     }
 
+    /// Whether `connect()` goes to the supervisor: UNIX sockets are listed
+    /// and the mode runs sandgate's own filters.
+    fn supervises_sockets(&self) -> bool {
+        matches!(
+            self.mechanism,
+            Mechanism::Landlock { .. } | Mechanism::Bwrap(_)
+        ) && self
+            .plan
+            .as_ref()
+            .is_some_and(|p| !p.unix_sockets.is_empty())
+    }
+
     fn harden_spec(&self) -> harden::HardenSpec {
         harden::HardenSpec {
-            unix_sockets: false,
+            unix_sockets: self.supervises_sockets(),
         }
     }
 
@@ -453,10 +479,18 @@ impl Isolation {
         }
     }
 
-    /// A command that runs `command` isolated, in the working directory.
-    /// The caller sets stdio and environment, then spawns it.
-    pub fn command(&self, command: &str) -> Result<Command, IsolationError> {
+    /// A command that runs `command` isolated, in the working directory,
+    /// and its supervisor if it needs one.
+    pub fn command(&self, command: &str) -> Result<Prepared, IsolationError> {
         self.ensure_startable()?;
+        let (mut child_half, supervision) = match &self.plan {
+            Some(plan) if self.supervises_sockets() => {
+                let (child, parent) = supervise::prepare(Sockets::open(&plan.unix_sockets))
+                    .map_err(IsolationError::Supervise)?;
+                (Some(child), Some(parent))
+            }
+            _ => (None, None),
+        };
         let mut fds = Vec::new();
         if let Mechanism::Bwrap(_) = self.mechanism {
             for program in harden::programs(self.harden_spec())? {
@@ -473,6 +507,11 @@ impl Isolation {
         cmd.args(argv).current_dir(&self.cwd);
         if !fds.is_empty() {
             sys::inherit_fds(&mut cmd, fds);
+        }
+        if let Mechanism::Bwrap(_) = self.mechanism {
+            if let Some(half) = child_half.take() {
+                sys::supervise_child(&mut cmd, half);
+            }
         }
         if let (
             Mechanism::Landlock {
@@ -516,10 +555,14 @@ impl Isolation {
                     drop_capabilities: true,
                     seccomp: filters,
                     read_only_mounts,
+                    supervised: child_half.take(),
                 },
             );
         }
-        Ok(cmd)
+        Ok(Prepared {
+            command: cmd,
+            supervision,
+        })
     }
 }
 
@@ -559,6 +602,12 @@ impl fmt::Display for IsolationReport<'_> {
                     writeln!(f, "    {}{state}: {}", p.path.display(), p.why)?;
                 }
             }
+            if !plan.unix_sockets.is_empty() {
+                writeln!(f, "  unix sockets (connect() by path):")?;
+                for s in supervise::states(&plan.unix_sockets) {
+                    writeln!(f, "    {} ({})", s.path.display(), s.state)?;
+                }
+            }
             writeln!(f, "  network: {}", if plan.network { "on" } else { "off" })?;
             writeln!(f, "  no_new_privs: {}", plan.no_new_privs)?;
         }
@@ -574,22 +623,27 @@ impl fmt::Display for IsolationReport<'_> {
 }
 
 /// What the bwrap preset holds beyond the plan, for `--dry-run`.
-fn bwrap_notes() -> Vec<String> {
+fn bwrap_notes(unix_sockets: &[PathBuf]) -> Vec<String> {
     let mut notes = vec![
         "own user namespace (only the caller's uid and gid mapped, no nested ones), own PID namespace with a fresh /proc, no capabilities, a new session".to_string(),
     ];
-    notes.extend(harden_notes());
+    notes.extend(harden_notes(unix_sockets));
     notes
 }
 
 /// What the hardening filters hold, for `--dry-run`.
-fn harden_notes() -> Vec<String> {
+fn harden_notes(unix_sockets: &[PathBuf]) -> Vec<String> {
+    let sockets = if unix_sockets.is_empty() {
+        "unix sockets cannot be created, so nothing connects to a listener by path (stream and seqpacket socket pairs work; datagram pairs are refused: they send to any listener by path)".to_string()
+    } else {
+        "every connect() goes to sandgate's supervisor, which connects only to the listed unix sockets (each resolved once at start) and refuses abstract addresses; datagram unix sockets are refused: they send to any listener by path".to_string()
+    };
     vec![
         format!(
             "seccomp refuses {}, clone and unshare of new namespaces, and the TIOCSTI and TIOCLINUX ioctls",
             harden::REFUSED.join(", ")
         ),
-        "unix sockets cannot be created, so nothing connects to a listener by path (stream and seqpacket socket pairs work; datagram pairs are refused: they send to any listener by path)".to_string(),
+        sockets,
     ]
 }
 

@@ -13,7 +13,9 @@
 //! [`Isolation`] ties them together: settings in, a [`std::process::Command`]
 //! out, with the [`Enforcement`] level the caller can inspect and require.
 //! The `unsafe` code of isolation is in the private `sys` module: the
-//! `pre_exec` hook and the raw system calls it makes. [`beneath`] (opening a
+//! `pre_exec` hook and the raw system calls it makes. [`notify`] (seccomp
+//! user notification, shared with `sandgate run`) and [`supervise`] (the
+//! supervisor of `unix_sockets`) hold their own. [`beneath`] (opening a
 //! judged path without following a symlink, shared by `sandgate run` and the
 //! MCP file tools) holds its own raw system calls, and [`mount`] the mount
 //! namespace calls shared with `sandgate run`.
@@ -28,7 +30,13 @@
 //! for notice in isolation.notices() {
 //!     eprintln!("sandgate: {notice}");
 //! }
-//! let status = isolation.command("make test")?.status()?;
+//! let prepared = isolation.command("make test")?;
+//! let mut command = prepared.command;
+//! let mut child = command.spawn()?;
+//! if let Some(supervision) = prepared.supervision {
+//!     supervision.attach()?;
+//! }
+//! let status = child.wait()?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -47,14 +55,17 @@ pub mod harden;
 mod isolation;
 pub mod landlock;
 pub mod mount;
+pub mod notify;
 pub mod plan;
 pub mod seatbelt;
 pub mod seccomp;
+pub mod supervise;
 mod sys;
 
 pub use enforcement::{Enforcement, EnforcementLevel};
 pub use isolation::{
-    Environment, Isolation, IsolationError, IsolationReport, Notice, NoticeLevel, SHELL,
+    Environment, Isolation, IsolationError, IsolationReport, Notice, NoticeLevel, Prepared, SHELL,
 };
 pub use plan::Plan;
+pub use supervise::Supervision;
 pub use sys::{landlock_abi, landlock_restrict_child};

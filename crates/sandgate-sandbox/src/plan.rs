@@ -71,6 +71,10 @@ pub struct Plan {
     /// Paths inside the writable trees that stay read-only
     /// ([`sandgate_policy::protected`]), with whether each exists.
     pub protected: Vec<Protected>,
+    /// The UNIX sockets the command may `connect()` to by path
+    /// (`unix_sockets`; absolute, lexically normalized). Empty: the command
+    /// cannot create a UNIX socket at all (socket pairs still work).
+    pub unix_sockets: Vec<PathBuf>,
 }
 
 /// A protected path of the plan.
@@ -171,9 +175,19 @@ pub fn build(input: &PlanInput<'_>) -> Result<Plan, PlanError> {
     })
     .collect();
 
+    let mut unix_sockets: Vec<PathBuf> = config
+        .unix_sockets
+        .iter()
+        .flatten()
+        .map(|p| expand_path(p, input))
+        .collect();
+    unix_sockets.sort();
+    unix_sockets.dedup();
+
     Ok(Plan {
         workdir,
         protected,
+        unix_sockets,
         readable: vec![PathBuf::from("/")],
         writable,
         writable_files: vec![PathBuf::from("/dev/null"), PathBuf::from("/dev/tty")],

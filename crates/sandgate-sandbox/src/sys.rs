@@ -57,6 +57,8 @@ pub struct ChildConfinement {
     pub seccomp: Vec<Vec<libc::sock_filter>>,
     /// A read-only view of everything but the writable trees, made first.
     pub read_only_mounts: Option<ReadOnlyMounts>,
+    /// The supervisor's filter, installed last, and its hand-over.
+    pub supervised: Option<crate::supervise::ChildHalf>,
 }
 
 /// Installs `confinement` as a `pre_exec` hook of `command`: the child
@@ -71,6 +73,7 @@ pub fn confine_child(command: &mut Command, confinement: ChildConfinement) {
         drop_capabilities: drop_caps,
         seccomp,
         read_only_mounts,
+        supervised,
     } = confinement;
     let programs: Vec<(Vec<libc::sock_filter>, u16)> = seccomp
         .into_iter()
@@ -80,7 +83,7 @@ pub fn confine_child(command: &mut Command, confinement: ChildConfinement) {
         })
         .collect();
     // Seccomp filters need `no_new_privs` from callers without CAP_SYS_ADMIN.
-    let no_new_privs = no_new_privs || !programs.is_empty();
+    let no_new_privs = no_new_privs || !programs.is_empty() || supervised.is_some();
     let mut read_only_mounts = read_only_mounts;
     let hook = move || -> io::Result<()> {
         if let Some(mounts) = &mut read_only_mounts {
@@ -98,16 +101,36 @@ pub fn confine_child(command: &mut Command, confinement: ChildConfinement) {
         for (filters, len) in &programs {
             install_seccomp(filters, *len)?;
         }
+        if let Some(half) = &supervised {
+            half.install()?;
+        }
         Ok(())
     };
     // SAFETY: the hook runs in the forked child before `exec`. It only calls
     // `unshare`, `open`/`write`/`close` of `/proc/self` files, `mount`,
-    // `mount_setattr`, `chdir`, `prctl`, `landlock_restrict_self` and
-    // `seccomp` on memory owned by the closure (the mount paths, the ruleset
+    // `mount_setattr`, `chdir`, `prctl`, `landlock_restrict_self`,
+    // `seccomp`, `sendmsg` and `close` on memory owned by the closure (the mount paths, the ruleset
     // fd and the filter vector, all built before the fork) and allocates
     // nothing, so it cannot deadlock on a lock held by
     // another thread of the parent at fork time. Errors are returned as
     // `io::Error` built from errno, which allocates nothing either.
+    unsafe {
+        command.pre_exec(hook);
+    }
+}
+
+/// Installs the supervisor's filter as a `pre_exec` hook of `command` (a
+/// wrapper such as `bwrap`, whose own filters come later), with
+/// `no_new_privs` first.
+pub fn supervise_child(command: &mut Command, half: crate::supervise::ChildHalf) {
+    let hook = move || -> io::Result<()> {
+        set_no_new_privs()?;
+        half.install()
+    };
+    // SAFETY: the hook runs in the forked child before `exec`. It only calls
+    // `prctl`, `seccomp`, `sendmsg` and `close` on memory owned by the
+    // closure (the filter and the socket, made before the fork) and
+    // allocates nothing.
     unsafe {
         command.pre_exec(hook);
     }

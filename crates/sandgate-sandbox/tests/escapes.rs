@@ -76,12 +76,18 @@ impl Fixture {
 }
 
 fn run(isolation: &Isolation, command: &str) -> Output {
-    isolation
-        .command(command)
-        .unwrap()
+    let prepared = isolation.command(command).unwrap();
+    let mut cmd = prepared.command;
+    let child = cmd
         .stdin(Stdio::null())
-        .output()
-        .unwrap()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(supervision) = prepared.supervision {
+        supervision.attach().unwrap();
+    }
+    child.wait_with_output().unwrap()
 }
 
 fn text(bytes: &[u8]) -> String {

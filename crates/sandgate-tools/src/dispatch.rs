@@ -363,11 +363,20 @@ impl Dispatcher {
         for n in isolation.notices() {
             notes.push_str(&format!("[sandgate: isolation {n}]\n"));
         }
-        let cmd = isolation
+        let prepared = isolation
             .command(command)
             .map_err(|e| ToolError::failed(format!("cannot isolate the command: {e}")))?;
         let cwd_text = cwd.display().to_string();
-        let job = Job::spawn(cmd, command, &cwd_text)?;
+        let job = Job::spawn(prepared.command, command, &cwd_text)?;
+        if let Some(supervision) = prepared.supervision {
+            if let Err(e) = supervision.attach() {
+                // Nothing may run unsupervised: the command is ended.
+                let _ = job.kill();
+                return Err(ToolError::failed(format!(
+                    "the supervisor of `unix_sockets` did not start, so the command was stopped: {e}"
+                )));
+            }
+        }
         let state = job.wait(Duration::from_secs(timeout));
         let (output, dropped) = job.output();
         let shown = clip_front(&output);

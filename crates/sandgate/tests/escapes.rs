@@ -98,13 +98,17 @@ fn users() -> Vec<Who> {
 enum Mode {
     Landlock,
     Bwrap,
+    /// `landlock` with `unix_sockets` listed: the connect supervisor is on.
+    LandlockSockets,
+    /// `bwrap` with `unix_sockets` listed.
+    BwrapSockets,
     Run,
 }
 
 impl Mode {
     fn available(self) -> bool {
         match self {
-            Mode::Landlock | Mode::Run => {
+            Mode::Landlock | Mode::LandlockSockets | Mode::Run => {
                 let abi = sandgate_sandbox::landlock_abi();
                 if abi < 6 {
                     missing(&format!(
@@ -114,7 +118,7 @@ impl Mode {
                 }
                 true
             }
-            Mode::Bwrap => {
+            Mode::Bwrap | Mode::BwrapSockets => {
                 if has("bwrap") {
                     return true;
                 }
@@ -243,6 +247,57 @@ a.sendto(b"hello from inside", os.environ["SOCK"])
 print("sent")
 "#;
 
+/// Like [`SENDTO_PAIR_PY`] with a `SOCK_RAW` pair, which `AF_UNIX` makes a
+/// datagram pair.
+const SENDTO_RAW_PAIR_PY: &str = r#"import os, socket
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_RAW)
+a.sendto(b"hello from inside", os.environ["SOCK"])
+print("sent")
+"#;
+
+/// Connects to the abstract UNIX socket named `NAME`; exits 0 when connected.
+const CONNECT_ABSTRACT_PY: &str = r#"import os, socket
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect("\0" + os.environ["NAME"])
+s.sendall(b"hello from inside\n")
+print("connected")
+"#;
+
+/// Calls `connect()` on an address buffer that another thread keeps
+/// switching between the listed socket `LISTED` and the unlisted `SOCK`, so
+/// that a supervisor which checked the address and let the kernel read it
+/// again could be fooled; prints `UNLISTED` and stops at the first
+/// connection to `SOCK` (within 3,000 tries or 4 seconds).
+const CONNECT_SWAP_PY: &str = r#"import ctypes, os, socket, struct, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+def addr(path):
+    raw = path.encode()
+    return struct.pack("H", socket.AF_UNIX) + raw + b"\0" * (108 - len(raw))
+listed, unlisted = addr(os.environ["LISTED"]), addr(os.environ["SOCK"])
+buf = ctypes.create_string_buffer(listed, 110)
+done = threading.Event()
+def flip():
+    while not done.is_set():
+        ctypes.memmove(buf, unlisted, 110)
+        ctypes.memmove(buf, listed, 110)
+threading.Thread(target=flip, daemon=True).start()
+end = time.time() + 4
+for _ in range(3000):
+    if time.time() > end:
+        break
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.setblocking(False)
+    if libc.connect(s.fileno(), buf, 110) == 0 and s.getpeername() == os.environ["SOCK"]:
+        s.sendall(b"hello from inside\n")
+        print("UNLISTED")
+        break
+    s.close()
+done.set()
+"#;
+
+/// The socket that the `-sockets` policies list, in `outside`.
+const LISTED: &str = "listed.sock";
+
 impl Tree {
     fn new(who: Who) -> Tree {
         let tmp = tempfile::tempdir_in(base()).unwrap();
@@ -265,6 +320,9 @@ impl Tree {
             ("ptrace.py", PTRACE_PY),
             ("connect.py", CONNECT_PY),
             ("sendto_pair.py", SENDTO_PAIR_PY),
+            ("sendto_raw_pair.py", SENDTO_RAW_PAIR_PY),
+            ("connect_abstract.py", CONNECT_ABSTRACT_PY),
+            ("connect_swap.py", CONNECT_SWAP_PY),
         ] {
             fs::write(bin.join(name), body).unwrap();
         }
@@ -273,6 +331,14 @@ impl Tree {
             fs::write(
                 root.join(format!("{mode}.yaml")),
                 format!("{policy}  exec:\n    isolation:\n      mode: {mode}\n"),
+            )
+            .unwrap();
+            fs::write(
+                root.join(format!("{mode}-sockets.yaml")),
+                format!(
+                    "{policy}  exec:\n    isolation:\n      mode: {mode}\n      unix_sockets: [\"{}\"]\n",
+                    outside.join(LISTED).display()
+                ),
             )
             .unwrap();
         }
@@ -395,11 +461,14 @@ impl Runner<'_> {
                 c.arg("-c").arg(script);
                 c
             }
-            Some(Mode::Landlock | Mode::Bwrap) => {
-                let name = if self.mode == Some(Mode::Landlock) {
-                    "landlock"
-                } else {
-                    "bwrap"
+            Some(
+                mode @ (Mode::Landlock | Mode::Bwrap | Mode::LandlockSockets | Mode::BwrapSockets),
+            ) => {
+                let name = match mode {
+                    Mode::Landlock => "landlock",
+                    Mode::Bwrap => "bwrap",
+                    Mode::LandlockSockets => "landlock-sockets",
+                    _ => "bwrap-sockets",
                 };
                 let mut c = t.command(binary().to_str().unwrap());
                 c.arg("--config")
@@ -419,7 +488,7 @@ impl Runner<'_> {
             cmd.env(k, v);
         }
         let out = cmd.output().unwrap();
-        if matches!(self.mode, Some(Mode::Landlock | Mode::Bwrap)) {
+        if matches!(self.mode, Some(mode) if mode != Mode::Run) {
             assert!(
                 !text(&out.stderr).contains("sandgate: denied:"),
                 "the gate, not the sandbox, stopped it: {}",
@@ -474,8 +543,19 @@ fn mode_of(path: &Path) -> u32 {
     fs::symlink_metadata(path).unwrap().permissions().mode() & 0o7777
 }
 
-const ALL: &[Mode] = &[Mode::Landlock, Mode::Bwrap, Mode::Run];
-const EXEC: &[Mode] = &[Mode::Landlock, Mode::Bwrap];
+const ALL: &[Mode] = &[
+    Mode::Landlock,
+    Mode::Bwrap,
+    Mode::LandlockSockets,
+    Mode::BwrapSockets,
+    Mode::Run,
+];
+const EXEC: &[Mode] = &[
+    Mode::Landlock,
+    Mode::Bwrap,
+    Mode::LandlockSockets,
+    Mode::BwrapSockets,
+];
 
 fn rows() -> Vec<Row> {
     vec![
@@ -730,7 +810,84 @@ fn rows() -> Vec<Row> {
                 (got, seen(&out))
             },
         },
+        Row {
+            name: "sendto() from a SOCK_RAW unix socket pair (a datagram pair) to a UNIX socket by path, listener outside",
+            root_only: false,
+            held_by: EXEC,
+            attempt: |t, r| {
+                let sock = t.outside.join("datagram.sock");
+                let listener = UnixDatagram::bind(&sock).unwrap();
+                fs::set_permissions(&sock, fs::Permissions::from_mode(0o777)).unwrap();
+                listener.set_nonblocking(true).unwrap();
+                let out = r.sh_with(
+                    &format!("python3 {}", t.bin("sendto_raw_pair.py")),
+                    &[("SOCK", sock.to_str().unwrap())],
+                );
+                let mut buf = [0u8; 64];
+                let got = listener
+                    .recv(&mut buf)
+                    .is_ok_and(|n| buf[..n].starts_with(b"hello from inside"));
+                (got, seen(&out))
+            },
+        },
+        Row {
+            name: "connect() to an abstract UNIX socket, listener outside",
+            root_only: false,
+            held_by: EXEC,
+            attempt: |t, r| {
+                use std::os::linux::net::SocketAddrExt;
+                let name = format!("sandgate-escape-{}", t.root.display());
+                let address = std::os::unix::net::SocketAddr::from_abstract_name(&name).unwrap();
+                let listener = UnixListener::bind_addr(&address).unwrap();
+                listener.set_nonblocking(true).unwrap();
+                let out = r.sh_with(
+                    &format!("python3 {}", t.bin("connect_abstract.py")),
+                    &[("NAME", &name)],
+                );
+                (accepted_hello(&listener), seen(&out))
+            },
+        },
+        Row {
+            name: "connect() while another thread switches the address from a listed socket to an unlisted one",
+            root_only: false,
+            held_by: EXEC,
+            attempt: |t, r| {
+                let listed = t.outside.join(LISTED);
+                let sock = t.outside.join("unlisted.sock");
+                let mut listeners = Vec::new();
+                for path in [&listed, &sock] {
+                    let l = UnixListener::bind(path).unwrap();
+                    fs::set_permissions(path, fs::Permissions::from_mode(0o777)).unwrap();
+                    l.set_nonblocking(true).unwrap();
+                    listeners.push(l);
+                }
+                let out = r.sh_with(
+                    &format!("python3 {}", t.bin("connect_swap.py")),
+                    &[
+                        ("LISTED", listed.to_str().unwrap()),
+                        ("SOCK", sock.to_str().unwrap()),
+                    ],
+                );
+                (accepted_hello(&listeners[1]), seen(&out))
+            },
+        },
     ]
+}
+
+/// Whether some connection waiting on `listener` said hello from inside.
+fn accepted_hello(listener: &UnixListener) -> bool {
+    while let Ok((mut stream, _)) = listener.accept() {
+        let mut buf = String::new();
+        stream.set_nonblocking(false).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(2)))
+            .unwrap();
+        let _ = stream.read_to_string(&mut buf);
+        if buf.contains("hello from inside") {
+            return true;
+        }
+    }
+    false
 }
 
 /// The mount point of the file system holding `path` (for `open_by_handle_at`).
@@ -795,6 +952,70 @@ fn exec_landlock_holds_every_row() {
 #[test]
 fn exec_bwrap_holds_every_row() {
     check_mode(Mode::Bwrap);
+}
+
+#[test]
+fn exec_landlock_with_listed_sockets_holds_every_row() {
+    check_mode(Mode::LandlockSockets);
+}
+
+#[test]
+fn exec_bwrap_with_listed_sockets_holds_every_row() {
+    check_mode(Mode::BwrapSockets);
+}
+
+/// With `unix_sockets` listed, the listed socket is reachable by its
+/// absolute path, a relative one and a symlink in the workdir, in both exec
+/// modes and for both users; an unlisted one next to it is refused.
+#[test]
+fn listed_unix_sockets_connect_and_only_they() {
+    for mode in [Mode::LandlockSockets, Mode::BwrapSockets] {
+        if !mode.available() || !has("python3") {
+            continue;
+        }
+        for who in users() {
+            let t = Tree::new(who);
+            let listed = t.outside.join(LISTED);
+            let other = t.outside.join("other.sock");
+            let mut listeners = Vec::new();
+            for path in [&listed, &other] {
+                let l = UnixListener::bind(path).unwrap();
+                fs::set_permissions(path, fs::Permissions::from_mode(0o777)).unwrap();
+                l.set_nonblocking(true).unwrap();
+                listeners.push(l);
+            }
+            std::os::unix::fs::symlink(&listed, t.work.join("link.sock")).unwrap();
+            let r = Runner {
+                tree: &t,
+                mode: Some(mode),
+            };
+            for spelling in [
+                listed.display().to_string(),
+                "../outside/listed.sock".to_string(),
+                "link.sock".to_string(),
+            ] {
+                let out = r.sh_with(
+                    &format!("python3 {}", t.bin("connect.py")),
+                    &[("SOCK", &spelling)],
+                );
+                assert!(
+                    text(&out.stdout).contains("connected") && accepted_hello(&listeners[0]),
+                    "{mode:?}, {who:?}, `{spelling}`: {}",
+                    seen(&out)
+                );
+            }
+            let out = r.sh_with(
+                &format!("python3 {}", t.bin("connect.py")),
+                &[("SOCK", other.to_str().unwrap())],
+            );
+            assert!(
+                !out.status.success() && text(&out.stderr).contains("Permission denied"),
+                "{mode:?}, {who:?}: {}",
+                seen(&out)
+            );
+            assert!(!accepted_hello(&listeners[1]), "{mode:?}, {who:?}");
+        }
+    }
 }
 
 #[test]

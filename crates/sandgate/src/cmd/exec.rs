@@ -15,7 +15,7 @@ use std::process::{ExitCode, ExitStatus};
 use clap::Args;
 use sandgate_policy::config::IsolationMode;
 use sandgate_policy::{Context, Decision, Policy, ToolCall, Verdict};
-use sandgate_sandbox::{Environment, Isolation, IsolationError};
+use sandgate_sandbox::{notify, Environment, Isolation, IsolationError};
 use sandgate_tools::resolver::settle;
 use serde_json::json;
 
@@ -180,21 +180,51 @@ fn report_denied(decision: &Decision) {
 /// This is the one place a gated command is started. Isolation errors and
 /// warnings (e.g. an invalid custom template) are logged to stderr first.
 ///
-/// With `landlock` this process *becomes* the command (`exec`), so on success
-/// this function does not return: the confinement runs in a `pre_exec` hook,
-/// which would force a full `fork` for a child (measurably slower than the
-/// spawn used otherwise), and nothing is left to do after the command ends.
+/// With `landlock` and no supervisor this process *becomes* the command
+/// (`exec`), so on success this function does not return: the confinement
+/// runs in a `pre_exec` hook, which would force a full `fork` for a child
+/// (measurably slower than the spawn used otherwise), and nothing is left
+/// to do after the command ends. With `unix_sockets` listed, sandgate stays
+/// as the supervisor of the command's `connect()` calls, passes on the
+/// signals other processes send it, and waits.
 pub fn spawn(policy: &Policy, command: &str, ctx: &Context) -> Result<ExitStatus, SpawnError> {
     let isolation = isolation(policy, ctx).map_err(SpawnError::Isolation)?;
     for notice in isolation.notices() {
         eprintln!("sandgate: {notice}");
     }
-    let mut child = isolation.command(command).map_err(SpawnError::Isolation)?;
-    if isolation.mode() == IsolationMode::Landlock {
-        use std::os::unix::process::CommandExt;
-        return Err(SpawnError::Io(child.exec()));
+    let prepared = isolation.command(command).map_err(SpawnError::Isolation)?;
+    let mut child = prepared.command;
+    let Some(supervision) = prepared.supervision else {
+        if isolation.mode() == IsolationMode::Landlock {
+            use std::os::unix::process::CommandExt;
+            return Err(SpawnError::Io(child.exec()));
+        }
+        return child.status().map_err(SpawnError::Io);
+    };
+    notify::hold_forwarded(&mut child).map_err(SpawnError::Io)?;
+    let mut running = child.spawn().map_err(|e| {
+        SpawnError::Io(std::io::Error::new(
+            e.kind(),
+            format!(
+                "{e}; with `unix_sockets` sandgate supervises the command's connect() calls, \
+                 which cannot be set up inside another supervised sandbox such as `sandgate run`"
+            ),
+        ))
+    })?;
+    if let Err(e) = notify::forward_signals(&running) {
+        eprintln!(
+            "sandgate: warning: signals sent to sandgate are not passed on to the command: {e}"
+        );
     }
-    child.status().map_err(SpawnError::Io)
+    if let Err(e) = supervision.attach() {
+        // Nothing may run unsupervised: the command is ended.
+        let _ = running.kill();
+        let _ = running.wait();
+        return Err(SpawnError::Io(std::io::Error::other(format!(
+            "the supervisor of `unix_sockets` did not start, so the command was stopped: {e}"
+        ))));
+    }
+    running.wait().map_err(SpawnError::Io)
 }
 
 /// The exit code sandgate passes on: the command's, or 128 + the signal that ended it.

@@ -1,0 +1,427 @@
+//! Exec isolation's supervisor: the listed UNIX sockets
+//! (`exec.isolation.unix_sockets`) are the only ones an isolated command can
+//! `connect()` to by path.
+//!
+//! Neither Landlock (up to ABI 7) nor a read-only mount stops a `connect()`
+//! to a socket file, so the command's `connect` calls go to this supervisor
+//! through seccomp user notification. The supervisor never lets the kernel
+//! continue one, since the kernel would read the address again from memory
+//! another thread can change: it copies the address once, takes the
+//! caller's socket with `pidfd_getfd`, and connects that socket itself.
+//!
+//! - An address of another family (with `network: true`) is connected as
+//!   copied.
+//! - A socket path is resolved in the caller's view (its root and working
+//!   directory), and its inode compared with those of the listed sockets,
+//!   each opened once when the command starts. On a match, the supervisor
+//!   connects to the socket it opened (`/proc/self/fd/N`), never to a path
+//!   the caller could swap in between; otherwise the call fails with
+//!   `EACCES`.
+//! - An abstract address fails with `EPERM`: connected from outside the
+//!   sandbox it would pass Landlock's scoping of abstract sockets.
+//!
+//! This module contains `unsafe` code: `pidfd_open`, `pidfd_getfd`,
+//! `openat2`, `fstat` and `connect` on descriptors it owns, and the child's
+//! half of the listener hand-over, which runs between `fork` and `exec`.
+
+#![allow(unsafe_code)]
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::bpf::{
+    jump, stmt, ARCH, AUDIT_ARCH_X86_64, JEQ_K, JGE_K, LD_W_ABS, NR, RET_ALLOW, RET_K,
+    RET_USER_NOTIF, X32_SYSCALL_BIT,
+};
+use crate::notify::{self, Listener, Notif, Ready};
+
+/// `PIDFD_THREAD` (Linux 6.9): a pidfd for a thread that is not the leader.
+const PIDFD_THREAD: libc::c_uint = libc::O_EXCL as libc::c_uint;
+/// `RESOLVE_NO_MAGICLINKS`.
+const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
+/// `RESOLVE_IN_ROOT`.
+const RESOLVE_IN_ROOT: u64 = 0x10;
+/// The size of `struct sockaddr_un`.
+const SOCKADDR_UN_LEN: usize = std::mem::size_of::<libc::sockaddr_un>();
+
+/// One entry of `exec.isolation.unix_sockets` as found when the command starts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SocketState {
+    /// The path as listed, made absolute.
+    pub path: PathBuf,
+    /// `socket`, `missing` or `not a socket`.
+    pub state: &'static str,
+}
+
+#[derive(Debug)]
+struct Listed {
+    fd: OwnedFd,
+    identity: (u64, u64),
+}
+
+/// The listed sockets, each opened once (`O_PATH`).
+#[derive(Debug)]
+pub struct Sockets {
+    listed: Vec<Listed>,
+}
+
+impl Sockets {
+    /// Opens every listed path that is a socket now; the others are left
+    /// out (see [`states`]).
+    pub fn open(paths: &[PathBuf]) -> Sockets {
+        let listed = paths
+            .iter()
+            .filter_map(|p| {
+                let fd = open_path(libc::AT_FDCWD, p, 0).ok()?;
+                let st = fstat(fd.as_raw_fd()).ok()?;
+                (st.st_mode & libc::S_IFMT == libc::S_IFSOCK).then_some(Listed {
+                    fd,
+                    identity: (st.st_dev, st.st_ino),
+                })
+            })
+            .collect();
+        Sockets { listed }
+    }
+
+    fn find(&self, identity: (u64, u64)) -> Option<&Listed> {
+        self.listed.iter().find(|l| l.identity == identity)
+    }
+}
+
+/// What each listed path is right now, for `--dry-run`.
+pub fn states(paths: &[PathBuf]) -> Vec<SocketState> {
+    use std::os::unix::fs::FileTypeExt;
+    paths
+        .iter()
+        .map(|p| SocketState {
+            path: p.clone(),
+            state: match std::fs::metadata(p) {
+                Ok(m) if m.file_type().is_socket() => "socket",
+                Ok(_) => "not a socket",
+                Err(_) => "missing",
+            },
+        })
+        .collect()
+}
+
+/// The filter: every `connect` goes to the supervisor; everything else
+/// passes (the other filters decide it). x32 and foreign system calls pass
+/// here and are failed or killed by [`crate::seccomp`]'s filter.
+pub fn program() -> Vec<libc::sock_filter> {
+    vec![
+        stmt(LD_W_ABS, ARCH),
+        jump(JEQ_K, AUDIT_ARCH_X86_64, 0, 3),
+        stmt(LD_W_ABS, NR),
+        jump(JGE_K, X32_SYSCALL_BIT, 1, 0),
+        jump(JEQ_K, libc::SYS_connect as u32, 1, 0),
+        stmt(RET_K, RET_ALLOW),
+        stmt(RET_K, RET_USER_NOTIF),
+    ]
+}
+
+/// The child's half: the filter and its end of the socket pair. Made
+/// before the fork; [`ChildHalf::install`] runs between `fork` and `exec`.
+#[derive(Debug)]
+pub struct ChildHalf {
+    program: Vec<libc::sock_filter>,
+    sock: OwnedFd,
+}
+
+impl ChildHalf {
+    /// Installs the filter (the caller has set `no_new_privs`) and hands
+    /// the listener to the parent. Raw system calls only, no allocation.
+    pub fn install(&self) -> io::Result<()> {
+        let listener = notify::install(&self.program)?;
+        let sent = notify::send_fd(self.sock.as_raw_fd(), listener);
+        // SAFETY: `listener` was just returned by the kernel and is ours;
+        // the parent holds its own copy once `send_fd` succeeded.
+        unsafe { libc::close(listener) };
+        sent
+    }
+}
+
+/// The parent's half: attach it once the child has started.
+#[derive(Debug)]
+pub struct Supervision {
+    sock: OwnedFd,
+    sockets: Arc<Sockets>,
+}
+
+/// Prepares supervision of the listed `sockets`: the child's half goes into
+/// the command's `pre_exec` hook, the parent's is attached after the spawn.
+pub fn prepare(sockets: Sockets) -> io::Result<(ChildHalf, Supervision)> {
+    let (parent, child) = notify::socketpair()?;
+    Ok((
+        ChildHalf {
+            program: program(),
+            sock: child,
+        },
+        Supervision {
+            sock: parent,
+            sockets: Arc::new(sockets),
+        },
+    ))
+}
+
+impl Supervision {
+    /// Takes the listener the started child sent and answers its `connect`
+    /// calls on a thread of its own, which ends when the last process under
+    /// the filter has ended. Call right after a successful spawn; dropped
+    /// instead, the listener closes and every `connect` fails (`ENOSYS`).
+    pub fn attach(self) -> io::Result<()> {
+        let fd = notify::recv_fd(self.sock.as_raw_fd())?;
+        let listener = Arc::new(Listener::new(fd));
+        let sockets = self.sockets;
+        std::thread::Builder::new()
+            .name("sandgate-connect".into())
+            .spawn(move || serve(&listener, &sockets))?;
+        Ok(())
+    }
+}
+
+fn serve(listener: &Arc<Listener>, sockets: &Arc<Sockets>) {
+    loop {
+        match listener.wait(-1) {
+            Ok(Ready::Notification) => {}
+            Ok(Ready::Idle) => continue,
+            Ok(Ready::Gone) | Err(_) => return,
+        }
+        let Ok(n) = listener.recv() else {
+            // The caller was interrupted or ended before the notification was read.
+            continue;
+        };
+        // A connect can block (a full backlog, a slow TCP peer): each gets a
+        // thread, so one never holds up another.
+        let (l, s) = (Arc::clone(listener), Arc::clone(sockets));
+        let spawned = std::thread::Builder::new()
+            .name("sandgate-connect-call".into())
+            .spawn(move || answer(&l, &s, &n));
+        if spawned.is_err() {
+            listener.fail(n.id, libc::EAGAIN);
+        }
+    }
+}
+
+fn answer(listener: &Listener, sockets: &Sockets, n: &Notif) {
+    match connect_for(listener, sockets, n) {
+        Ok(()) => listener.succeed(n.id, 0),
+        Err(errno) => listener.fail(n.id, errno),
+    }
+}
+
+/// Performs the notified `connect` for the caller; `Err` is the errno it gets.
+fn connect_for(listener: &Listener, sockets: &Sockets, n: &Notif) -> Result<(), i32> {
+    if n.nr != libc::SYS_connect {
+        return Err(libc::ENOSYS);
+    }
+    let pidfd = pidfd_open(n.pid).map_err(|_| libc::ESRCH)?;
+    // The thread id named the caller when the pidfd was made: from here on
+    // the pidfd cannot name another process.
+    if !listener.id_valid(n.id) {
+        return Err(libc::ESRCH);
+    }
+    // `socklen_t` is 32 bits: the kernel ignores the upper half.
+    let len = (n.args[2] as u32) as usize;
+    let mut addr = [0u8; 128];
+    if len > addr.len() {
+        return Err(libc::EINVAL);
+    }
+    let read = notify::read_memory(n.pid, n.args[1], &mut addr[..len]).map_err(|_| libc::EFAULT)?;
+    if read != len {
+        return Err(libc::EFAULT);
+    }
+    // The descriptor is an `int`: the kernel ignores the upper half.
+    let target_fd = n.args[0] as u32 as i32;
+    let sock =
+        pidfd_getfd(&pidfd, target_fd).map_err(|e| e.raw_os_error().unwrap_or(libc::EBADF))?;
+    let family = if len >= 2 {
+        u16::from_ne_bytes([addr[0], addr[1]])
+    } else {
+        0
+    };
+    if i32::from(family) != libc::AF_UNIX || len <= 2 {
+        // Another family (network allowed), or no address at all: connected
+        // exactly as copied; no socket file is named.
+        return raw_connect(sock.as_raw_fd(), &addr[..len]);
+    }
+    let path = &addr[2..len];
+    if path[0] == 0 {
+        return Err(libc::EPERM);
+    }
+    let path = match path.iter().position(|b| *b == 0) {
+        Some(end) => &path[..end],
+        None => path,
+    };
+    let found = resolve_as_caller(n.pid, Path::new(std::ffi::OsStr::from_bytes(path)))
+        .map_err(|e| e.raw_os_error().unwrap_or(libc::EACCES))?;
+    let st = fstat(found.as_raw_fd()).map_err(|_| libc::EACCES)?;
+    let listed = sockets
+        .find((st.st_dev, st.st_ino))
+        .filter(|_| st.st_mode & libc::S_IFMT == libc::S_IFSOCK)
+        .ok_or(libc::EACCES)?;
+    let via = format!("/proc/self/fd/{}", listed.fd.as_raw_fd());
+    let mut un = [0u8; SOCKADDR_UN_LEN];
+    un[..2].copy_from_slice(&(libc::AF_UNIX as u16).to_ne_bytes());
+    un[2..2 + via.len()].copy_from_slice(via.as_bytes());
+    raw_connect(sock.as_raw_fd(), &un[..2 + via.len() + 1])
+}
+
+/// `path` as the caller `tid` would reach it: an absolute path inside its
+/// root, a relative one from its working directory.
+fn resolve_as_caller(tid: u32, path: &Path) -> io::Result<OwnedFd> {
+    if path.is_absolute() {
+        let root = open_path(libc::AT_FDCWD, Path::new(&format!("/proc/{tid}/root")), 0)?;
+        let rel = path.strip_prefix("/").unwrap_or(path);
+        let rel = if rel.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            rel
+        };
+        open_path(
+            root.as_raw_fd(),
+            rel,
+            RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+        )
+    } else {
+        let cwd = open_path(libc::AT_FDCWD, Path::new(&format!("/proc/{tid}/cwd")), 0)?;
+        open_path(cwd.as_raw_fd(), path, RESOLVE_NO_MAGICLINKS)
+    }
+}
+
+/// `openat2(dir, path, O_PATH | O_CLOEXEC, resolve)`, following symlinks.
+fn open_path(dir: RawFd, path: &Path, resolve: u64) -> io::Result<OwnedFd> {
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: open_how is plain integers; all-zero is a valid value.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
+    how.resolve = resolve;
+    // SAFETY: `c` and `how` are live for the call and the size is `how`'s.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            dir,
+            c.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    owned(rc)
+}
+
+fn owned(rc: libc::c_long) -> io::Result<OwnedFd> {
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let fd = RawFd::try_from(rc).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))?;
+    // SAFETY: the kernel just returned this descriptor and nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn fstat(fd: RawFd) -> io::Result<libc::stat> {
+    // SAFETY: an all-zero `stat` is a valid buffer for the kernel to fill.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is live and the kernel writes one `stat` into it.
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(st)
+}
+
+/// A pidfd for thread `tid`: `PIDFD_THREAD` where the kernel has it, else
+/// one for its thread group (descriptors are shared by the whole group).
+fn pidfd_open(tid: u32) -> io::Result<OwnedFd> {
+    // SAFETY: integer arguments only.
+    let rc = unsafe { libc::syscall(libc::SYS_pidfd_open, tid, PIDFD_THREAD) };
+    if rc >= 0 {
+        return owned(rc);
+    }
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status"))?;
+    let tgid: u32 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or_else(|| io::Error::from_raw_os_error(libc::ESRCH))?;
+    // SAFETY: integer arguments only.
+    owned(unsafe { libc::syscall(libc::SYS_pidfd_open, tgid, 0) })
+}
+
+/// A copy of descriptor `fd` of the process behind `pidfd`.
+fn pidfd_getfd(pidfd: &OwnedFd, fd: i32) -> io::Result<OwnedFd> {
+    // SAFETY: integer arguments only.
+    owned(unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0u32) })
+}
+
+/// `connect(sock, addr)` with the address bytes as given.
+fn raw_connect(sock: RawFd, addr: &[u8]) -> Result<(), i32> {
+    let len = libc::socklen_t::try_from(addr.len()).map_err(|_| libc::EINVAL)?;
+    // The kernel copies the address; a `sockaddr_storage` keeps it aligned.
+    // SAFETY: an all-zero sockaddr_storage is valid.
+    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let room = std::mem::size_of::<libc::sockaddr_storage>();
+    if addr.len() > room {
+        return Err(libc::EINVAL);
+    }
+    // SAFETY: `storage` has room for `addr.len()` bytes (checked above) and
+    // the two do not overlap.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            addr.as_ptr(),
+            (&mut storage as *mut libc::sockaddr_storage).cast::<u8>(),
+            addr.len(),
+        );
+    }
+    // SAFETY: `storage` holds `len` initialised bytes of address.
+    let rc = unsafe {
+        libc::connect(
+            sock,
+            (&storage as *const libc::sockaddr_storage).cast(),
+            len,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::ECONNREFUSED))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_filter_hands_over_connect_only() {
+        let prog = program();
+        let last = prog.len() - 1;
+        for (i, ins) in prog.iter().enumerate() {
+            if ins.code == JEQ_K || ins.code == JGE_K {
+                assert!(i + 1 + usize::from(ins.jt) <= last);
+                assert!(i + 1 + usize::from(ins.jf) <= last);
+            }
+        }
+        assert_eq!(prog[last].k, RET_USER_NOTIF);
+    }
+
+    #[test]
+    fn states_name_what_each_listed_path_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let sock = dir.path().join("s");
+        let _l = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "").unwrap();
+        let gone = dir.path().join("gone");
+        let got = states(&[sock.clone(), file, gone]);
+        let names: Vec<&str> = got.iter().map(|s| s.state).collect();
+        assert_eq!(names, ["socket", "not a socket", "missing"]);
+        assert_eq!(Sockets::open(&[sock]).listed.len(), 1);
+    }
+}
