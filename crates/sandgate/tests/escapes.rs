@@ -99,12 +99,15 @@ enum Mode {
     Landlock,
     Bwrap,
     Run,
+    /// `sandgate run` holding its protected paths by carving Landlock rules
+    /// around them instead of read-only mounts (`SANDGATE_RUN_PROTECTION=carve`).
+    RunCarve,
 }
 
 impl Mode {
     fn available(self) -> bool {
         match self {
-            Mode::Landlock | Mode::Run => {
+            Mode::Landlock | Mode::Run | Mode::RunCarve => {
                 let abi = sandgate_sandbox::landlock_abi();
                 if abi < 6 {
                     missing(&format!(
@@ -341,6 +344,18 @@ impl Tree {
         assert!(out.status.success(), "git {args}: {}", seen(&out));
     }
 
+    /// Runs `script` with `/bin/sh -c` in the workdir as this tree's user,
+    /// unconfined, to prepare an attempt; it must succeed.
+    fn prepare(&self, script: &str) {
+        let out = self
+            .command("/bin/sh")
+            .arg("-c")
+            .arg(script)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{script}: {}", seen(&out));
+    }
+
     /// A long-running process outside the sandbox, as this tree's user, in `outside`.
     fn victim(&self) -> Victim {
         let mut cmd = self.command("sleep");
@@ -408,10 +423,13 @@ impl Runner<'_> {
                     .arg(script);
                 c
             }
-            Some(Mode::Run) => {
+            Some(Mode::Run | Mode::RunCarve) => {
                 let mut c = t.command(binary().to_str().unwrap());
                 c.args(["run", "--no-ui", "--", "/bin/sh", "-c"])
                     .arg(script);
+                if self.mode == Some(Mode::RunCarve) {
+                    c.env("SANDGATE_RUN_PROTECTION", "carve");
+                }
                 c
             }
         };
@@ -476,6 +494,8 @@ fn mode_of(path: &Path) -> u32 {
 
 const ALL: &[Mode] = &[Mode::Landlock, Mode::Bwrap, Mode::Run];
 const EXEC: &[Mode] = &[Mode::Landlock, Mode::Bwrap];
+/// `sandgate run` with either way of holding protected paths.
+const RUN: &[Mode] = &[Mode::Run, Mode::RunCarve];
 
 fn rows() -> Vec<Row> {
     vec![
@@ -565,7 +585,7 @@ fn rows() -> Vec<Row> {
         Row {
             name: "write .git/hooks/pre-commit and .git/config in the workdir",
             root_only: false,
-            held_by: ALL,
+            held_by: &[Mode::Landlock, Mode::Bwrap, Mode::Run, Mode::RunCarve],
             attempt: |t, r| {
                 t.git("init -q");
                 let config = fs::read_to_string(t.work.join(".git/config")).unwrap();
@@ -581,7 +601,7 @@ fn rows() -> Vec<Row> {
             name:
                 "create missing protected paths (.mcp.json, .gitmodules, .vscode, .claude/commands)",
             root_only: false,
-            held_by: &[Mode::Run],
+            held_by: RUN,
             attempt: |t, r| {
                 let out = r.sh(
                     "echo '{}' > .mcp.json; python3 -c 'open(\".gitmodules\", \"w\")'; mkdir -p .vscode .claude/commands; echo x > .claude/commands/evil.md",
@@ -589,6 +609,97 @@ fn rows() -> Vec<Row> {
                 let got = [".mcp.json", ".gitmodules", ".vscode", ".claude/commands"]
                     .iter()
                     .any(|p| t.work.join(p).exists());
+                (got, seen(&out))
+            },
+        },
+        Row {
+            name: "rename a prepared directory onto a missing .claude",
+            root_only: false,
+            held_by: RUN,
+            attempt: |t, r| {
+                let out = r.sh(
+                    "mkdir -p prep/commands && echo evil > prep/commands/evil.md && mv -T prep .claude",
+                );
+                (t.work.join(".claude/commands/evil.md").exists(), seen(&out))
+            },
+        },
+        Row {
+            name: "make .claude a symbolic link to a prepared directory",
+            root_only: false,
+            held_by: RUN,
+            attempt: |t, r| {
+                let out = r.sh(
+                    "mkdir -p prep/commands && echo evil > prep/commands/evil.md && ln -s prep .claude",
+                );
+                (t.work.join(".claude/commands/evil.md").exists(), seen(&out))
+            },
+        },
+        Row {
+            name: "move .git away and rename a prepared .git with core.hooksPath in its place",
+            root_only: false,
+            held_by: RUN,
+            attempt: |t, r| {
+                t.git("init -q");
+                let out = r.sh(
+                    "mkdir g && cp -r .git g/.git && printf '[core]\\n\\thooksPath = /evil\\n' >> g/.git/config && mv .git .git-old; mv g/.git .git",
+                );
+                let config = fs::read_to_string(t.work.join(".git/config")).unwrap_or_default();
+                (config.contains("hooksPath"), seen(&out))
+            },
+        },
+        Row {
+            name: "move .git/hooks away and make a new one with a hook",
+            root_only: false,
+            held_by: RUN,
+            attempt: |t, r| {
+                t.git("init -q");
+                let out = r.sh(
+                    "mv .git/hooks .git/hooks-old; mkdir -p .git/hooks && echo 'echo evil' > .git/hooks/pre-commit",
+                );
+                (t.work.join(".git/hooks/pre-commit").exists(), seen(&out))
+            },
+        },
+        Row {
+            name: "hard links: a second name for .git/config written through, a prepared file linked in as a hook",
+            root_only: false,
+            held_by: RUN,
+            attempt: |t, r| {
+                t.git("init -q");
+                let config = fs::read_to_string(t.work.join(".git/config")).unwrap();
+                let out = r.sh(
+                    "ln .git/config cfg && printf '[core]\\n\\tfsmonitor = evil\\n' >> cfg; echo 'echo evil' > hook && ln hook .git/hooks/pre-commit",
+                );
+                let got = t.work.join(".git/hooks/pre-commit").exists()
+                    || fs::read_to_string(t.work.join(".git/config")).unwrap() != config;
+                (got, seen(&out))
+            },
+        },
+        Row {
+            name: "symbolic links: write .git/hooks through one, make a hook one to a prepared file",
+            root_only: false,
+            held_by: RUN,
+            attempt: |t, r| {
+                t.git("init -q");
+                let out = r.sh(
+                    "ln -s .git/hooks h && echo 'echo evil' > h/pre-commit; echo 'echo evil' > hook && ln -s ../../hook .git/hooks/pre-push",
+                );
+                let hooks = t.work.join(".git/hooks");
+                let got = hooks.join("pre-commit").exists()
+                    || fs::symlink_metadata(hooks.join("pre-push")).is_ok();
+                (got, seen(&out))
+            },
+        },
+        Row {
+            name: "cp -r a prepared directory to a missing .vscode and into an existing .idea",
+            root_only: false,
+            held_by: RUN,
+            attempt: |t, r| {
+                t.prepare("mkdir .idea");
+                let out = r.sh(
+                    "mkdir -p prep && echo '{}' > prep/tasks.json && cp -r prep .vscode; cp -r prep/. .idea/",
+                );
+                let got = t.work.join(".vscode/tasks.json").exists()
+                    || t.work.join(".idea/tasks.json").exists();
                 (got, seen(&out))
             },
         },
@@ -800,6 +911,11 @@ fn exec_bwrap_holds_every_row() {
 #[test]
 fn run_holds_every_row() {
     check_mode(Mode::Run);
+}
+
+#[test]
+fn run_carving_holds_every_row() {
+    check_mode(Mode::RunCarve);
 }
 
 /// Neither exec mode leaves the command a capability, even as root; both
