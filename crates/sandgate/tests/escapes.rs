@@ -494,6 +494,8 @@ fn mode_of(path: &Path) -> u32 {
 
 const ALL: &[Mode] = &[Mode::Landlock, Mode::Bwrap, Mode::Run];
 const EXEC: &[Mode] = &[Mode::Landlock, Mode::Bwrap];
+/// Every mode, `sandgate run` with both ways of holding protected paths.
+const EVERY: &[Mode] = &[Mode::Landlock, Mode::Bwrap, Mode::Run, Mode::RunCarve];
 /// `sandgate run` with either way of holding protected paths.
 const RUN: &[Mode] = &[Mode::Run, Mode::RunCarve];
 
@@ -523,7 +525,7 @@ fn rows() -> Vec<Row> {
         Row {
             name: "read ~/.ssh/id_rsa",
             root_only: false,
-            held_by: EXEC,
+            held_by: EVERY,
             attempt: |_, r| {
                 let out = r.sh("cat \"$HOME/.ssh/id_rsa\"");
                 (text(&out.stdout).contains("SECRET"), seen(&out))
@@ -706,7 +708,7 @@ fn rows() -> Vec<Row> {
         Row {
             name: "mknod a character device and write to it",
             root_only: true,
-            held_by: ALL,
+            held_by: EVERY,
             attempt: |t, r| {
                 // 1:3 is /dev/null: the device works without leaving a trace.
                 let out = r.sh("mknod ./kd c 1 3 && echo hi > ./kd && echo wrote");
@@ -714,6 +716,19 @@ fn rows() -> Vec<Row> {
                 let is_dev = fs::symlink_metadata(t.work.join("kd"))
                     .is_ok_and(|m| m.file_type().is_char_device());
                 (is_dev && text(&out.stdout).contains("wrote"), seen(&out))
+            },
+        },
+        Row {
+            name: "mknod a block device",
+            root_only: true,
+            held_by: EVERY,
+            attempt: |t, r| {
+                // 7:0 is the first loop device; it is made, never opened.
+                let out = r.sh("mknod ./kb b 7 0");
+                use std::os::unix::fs::FileTypeExt;
+                let is_dev = fs::symlink_metadata(t.work.join("kb"))
+                    .is_ok_and(|m| m.file_type().is_block_device());
+                (is_dev, seen(&out))
             },
         },
         Row {
@@ -755,7 +770,7 @@ fn rows() -> Vec<Row> {
         Row {
             name: "remount / read-write, then write outside",
             root_only: true,
-            held_by: EXEC,
+            held_by: EVERY,
             attempt: |t, r| {
                 let out = r.sh_in_mounts(
                     "mount --bind / / && mount -o remount,ro,bind /",
@@ -767,7 +782,7 @@ fn rows() -> Vec<Row> {
         Row {
             name: "umount ~/.ssh, then read the key",
             root_only: true,
-            held_by: EXEC,
+            held_by: EVERY,
             attempt: |_, r| {
                 let out = r.sh_in_mounts(
                     "mount -t tmpfs none \"$HOME/.ssh\"",
@@ -779,7 +794,7 @@ fn rows() -> Vec<Row> {
         Row {
             name: "open_by_handle_at to read ~/.ssh/id_rsa",
             root_only: true,
-            held_by: EXEC,
+            held_by: EVERY,
             attempt: |t, r| {
                 let key = t.home.join(".ssh/id_rsa");
                 let handle = Command::new("python3")

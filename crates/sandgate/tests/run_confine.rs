@@ -195,6 +195,10 @@ for name, call in [('fchmod', lambda: os.fchmod(f, 0o600)),
         print(name + '=' + str(err.errno))
 "
 chmod 777 .sandgate/sandbox.json; echo protected=$?
+exec 4< src/main.txt
+chmod 640 /proc/self/fd/4; echo proc-self=$?; stat -c proc-self-mode=%a src/main.txt
+(cd /proc && chmod 604 thread-self/fd/4); echo thread-self=$?; stat -c thread-self-mode=%a src/main.txt
+exec 4<&-
 chmod 600 src/main.txt; echo inside=$?
 touch -m -d @978307200 src/main.txt; echo touch-inside=$?
 echo done"#;
@@ -208,7 +212,17 @@ echo done"#;
     for refused in ["fchmod=13", "futimes=13", "xattr=13"] {
         assert!(stdout.contains(refused), "{refused}: {stdout} {stderr}");
     }
-    assert!(stdout.contains("inside=0"), "{stdout} {stderr}");
+    // `/proc/self` and `/proc/thread-self` are the calling `chmod`'s own:
+    // descriptor 4 it inherited names a file inside, so the change is made.
+    for done in [
+        "proc-self=0",
+        "proc-self-mode=640",
+        "thread-self=0",
+        "thread-self-mode=604",
+        "inside=0",
+    ] {
+        assert!(stdout.contains(done), "{done}: {stdout} {stderr}");
+    }
     assert!(stdout.contains("touch-inside=0"), "{stdout} {stderr}");
     let after = fs::metadata(&keep).unwrap();
     assert_eq!(after.permissions().mode() & 0o777, 0o644);
