@@ -487,6 +487,19 @@ impl RunPlan {
             .any(|p| path.starts_with(p))
     }
 
+    /// Whether `path` lies above a protected path (`.git` above
+    /// `.git/hooks`, `.claude` above `.claude/commands`). Renaming such a
+    /// directory moves the protected path away and frees its name; renaming
+    /// a prepared tree onto it, or making it a symbolic link, puts the
+    /// program's own files where the protected path is looked for. So both
+    /// are refused like a write to the protected path itself.
+    pub fn holds_protected(&self, path: &Path) -> bool {
+        self.protected
+            .iter()
+            .chain(&self.guarded)
+            .any(|p| p != path && p.starts_with(path))
+    }
+
     /// Whether `path` is in the allowed set of the plan or of `extra`.
     pub fn is_allowed(&self, path: &Path, extra: &[PathBuf]) -> bool {
         self.allowed.iter().any(|a| path.starts_with(&a.path))
@@ -1047,6 +1060,28 @@ mod tests {
                 Standing::Protected,
                 "{protected}"
             );
+        }
+    }
+
+    #[test]
+    fn the_directories_above_protected_paths_hold_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = fs::canonicalize(dir.path()).unwrap();
+        let plan = plan_for(&ws, false);
+        for above in [".git", ".claude"] {
+            assert!(plan.holds_protected(&ws.join(above)), "{above}");
+        }
+        assert!(plan.holds_protected(&ws));
+        // The protected path itself is protected, not a holder; its
+        // neighbours hold nothing.
+        for plain in [
+            ".git/hooks",
+            ".sandgate",
+            ".git/objects",
+            ".claude/settings.json",
+            "src",
+        ] {
+            assert!(!plan.holds_protected(&ws.join(plain)), "{plain}");
         }
     }
 

@@ -103,12 +103,15 @@ enum Mode {
     /// `bwrap` with `unix_sockets` listed.
     BwrapSockets,
     Run,
+    /// `sandgate run` holding its protected paths by carving Landlock rules
+    /// around them instead of read-only mounts (`SANDGATE_RUN_PROTECTION=carve`).
+    RunCarve,
 }
 
 impl Mode {
     fn available(self) -> bool {
         match self {
-            Mode::Landlock | Mode::LandlockSockets | Mode::Run => {
+            Mode::Landlock | Mode::LandlockSockets | Mode::Run | Mode::RunCarve => {
                 let abi = sandgate_sandbox::landlock_abi();
                 if abi < 6 {
                     missing(&format!(
@@ -407,6 +410,18 @@ impl Tree {
         assert!(out.status.success(), "git {args}: {}", seen(&out));
     }
 
+    /// Runs `script` with `/bin/sh -c` in the workdir as this tree's user,
+    /// unconfined, to prepare an attempt; it must succeed.
+    fn prepare(&self, script: &str) {
+        let out = self
+            .command("/bin/sh")
+            .arg("-c")
+            .arg(script)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{script}: {}", seen(&out));
+    }
+
     /// A long-running process outside the sandbox, as this tree's user, in `outside`.
     fn victim(&self) -> Victim {
         let mut cmd = self.command("sleep");
@@ -477,10 +492,13 @@ impl Runner<'_> {
                     .arg(script);
                 c
             }
-            Some(Mode::Run) => {
+            Some(Mode::Run | Mode::RunCarve) => {
                 let mut c = t.command(binary().to_str().unwrap());
                 c.args(["run", "--no-ui", "--", "/bin/sh", "-c"])
                     .arg(script);
+                if self.mode == Some(Mode::RunCarve) {
+                    c.env("SANDGATE_RUN_PROTECTION", "carve");
+                }
                 c
             }
         };
@@ -488,7 +506,7 @@ impl Runner<'_> {
             cmd.env(k, v);
         }
         let out = cmd.output().unwrap();
-        if matches!(self.mode, Some(mode) if mode != Mode::Run) {
+        if matches!(self.mode, Some(mode) if !RUN.contains(&mode)) {
             assert!(
                 !text(&out.stderr).contains("sandgate: denied:"),
                 "the gate, not the sandbox, stopped it: {}",
@@ -556,6 +574,17 @@ const EXEC: &[Mode] = &[
     Mode::LandlockSockets,
     Mode::BwrapSockets,
 ];
+/// Every mode, `sandgate run` with both ways of holding protected paths.
+const EVERY: &[Mode] = &[
+    Mode::Landlock,
+    Mode::Bwrap,
+    Mode::LandlockSockets,
+    Mode::BwrapSockets,
+    Mode::Run,
+    Mode::RunCarve,
+];
+/// `sandgate run` with either way of holding protected paths.
+const RUN: &[Mode] = &[Mode::Run, Mode::RunCarve];
 
 fn rows() -> Vec<Row> {
     vec![
@@ -583,7 +612,7 @@ fn rows() -> Vec<Row> {
         Row {
             name: "read ~/.ssh/id_rsa",
             root_only: false,
-            held_by: EXEC,
+            held_by: EVERY,
             attempt: |_, r| {
                 let out = r.sh("cat \"$HOME/.ssh/id_rsa\"");
                 (text(&out.stdout).contains("SECRET"), seen(&out))
@@ -645,7 +674,7 @@ fn rows() -> Vec<Row> {
         Row {
             name: "write .git/hooks/pre-commit and .git/config in the workdir",
             root_only: false,
-            held_by: ALL,
+            held_by: EVERY,
             attempt: |t, r| {
                 t.git("init -q");
                 let config = fs::read_to_string(t.work.join(".git/config")).unwrap();
@@ -661,7 +690,7 @@ fn rows() -> Vec<Row> {
             name:
                 "create missing protected paths (.mcp.json, .gitmodules, .vscode, .claude/commands)",
             root_only: false,
-            held_by: &[Mode::Run],
+            held_by: RUN,
             attempt: |t, r| {
                 let out = r.sh(
                     "echo '{}' > .mcp.json; python3 -c 'open(\".gitmodules\", \"w\")'; mkdir -p .vscode .claude/commands; echo x > .claude/commands/evil.md",
@@ -673,9 +702,100 @@ fn rows() -> Vec<Row> {
             },
         },
         Row {
+            name: "rename a prepared directory onto a missing .claude",
+            root_only: false,
+            held_by: RUN,
+            attempt: |t, r| {
+                let out = r.sh(
+                    "mkdir -p prep/commands && echo evil > prep/commands/evil.md && mv -T prep .claude",
+                );
+                (t.work.join(".claude/commands/evil.md").exists(), seen(&out))
+            },
+        },
+        Row {
+            name: "make .claude a symbolic link to a prepared directory",
+            root_only: false,
+            held_by: RUN,
+            attempt: |t, r| {
+                let out = r.sh(
+                    "mkdir -p prep/commands && echo evil > prep/commands/evil.md && ln -s prep .claude",
+                );
+                (t.work.join(".claude/commands/evil.md").exists(), seen(&out))
+            },
+        },
+        Row {
+            name: "move .git away and rename a prepared .git with core.hooksPath in its place",
+            root_only: false,
+            held_by: RUN,
+            attempt: |t, r| {
+                t.git("init -q");
+                let out = r.sh(
+                    "mkdir g && cp -r .git g/.git && printf '[core]\\n\\thooksPath = /evil\\n' >> g/.git/config && mv .git .git-old; mv g/.git .git",
+                );
+                let config = fs::read_to_string(t.work.join(".git/config")).unwrap_or_default();
+                (config.contains("hooksPath"), seen(&out))
+            },
+        },
+        Row {
+            name: "move .git/hooks away and make a new one with a hook",
+            root_only: false,
+            held_by: RUN,
+            attempt: |t, r| {
+                t.git("init -q");
+                let out = r.sh(
+                    "mv .git/hooks .git/hooks-old; mkdir -p .git/hooks && echo 'echo evil' > .git/hooks/pre-commit",
+                );
+                (t.work.join(".git/hooks/pre-commit").exists(), seen(&out))
+            },
+        },
+        Row {
+            name: "hard links: a second name for .git/config written through, a prepared file linked in as a hook",
+            root_only: false,
+            held_by: RUN,
+            attempt: |t, r| {
+                t.git("init -q");
+                let config = fs::read_to_string(t.work.join(".git/config")).unwrap();
+                let out = r.sh(
+                    "ln .git/config cfg && printf '[core]\\n\\tfsmonitor = evil\\n' >> cfg; echo 'echo evil' > hook && ln hook .git/hooks/pre-commit",
+                );
+                let got = t.work.join(".git/hooks/pre-commit").exists()
+                    || fs::read_to_string(t.work.join(".git/config")).unwrap() != config;
+                (got, seen(&out))
+            },
+        },
+        Row {
+            name: "symbolic links: write .git/hooks through one, make a hook one to a prepared file",
+            root_only: false,
+            held_by: RUN,
+            attempt: |t, r| {
+                t.git("init -q");
+                let out = r.sh(
+                    "ln -s .git/hooks h && echo 'echo evil' > h/pre-commit; echo 'echo evil' > hook && ln -s ../../hook .git/hooks/pre-push",
+                );
+                let hooks = t.work.join(".git/hooks");
+                let got = hooks.join("pre-commit").exists()
+                    || fs::symlink_metadata(hooks.join("pre-push")).is_ok();
+                (got, seen(&out))
+            },
+        },
+        Row {
+            name: "cp -r a prepared directory to a missing .vscode and into an existing .idea",
+            root_only: false,
+            held_by: RUN,
+            attempt: |t, r| {
+                t.prepare("mkdir .idea");
+                let out = r.sh(
+                    "mkdir -p prep && echo '{}' > prep/tasks.json && cp -r prep .vscode; cp -r prep/. .idea/",
+                );
+                let got = t.work.join(".vscode/tasks.json").exists()
+                    || t.work.join(".idea/tasks.json").exists();
+                (got, seen(&out))
+            },
+        },
+        Row {
             name: "mknod a character device and write to it",
             root_only: true,
-            held_by: ALL,
+            held_by: EVERY,
             attempt: |t, r| {
                 // 1:3 is /dev/null: the device works without leaving a trace.
                 let out = r.sh("mknod ./kd c 1 3 && echo hi > ./kd && echo wrote");
@@ -683,6 +803,19 @@ fn rows() -> Vec<Row> {
                 let is_dev = fs::symlink_metadata(t.work.join("kd"))
                     .is_ok_and(|m| m.file_type().is_char_device());
                 (is_dev && text(&out.stdout).contains("wrote"), seen(&out))
+            },
+        },
+        Row {
+            name: "mknod a block device",
+            root_only: true,
+            held_by: EVERY,
+            attempt: |t, r| {
+                // 7:0 is the first loop device; it is made, never opened.
+                let out = r.sh("mknod ./kb b 7 0");
+                use std::os::unix::fs::FileTypeExt;
+                let is_dev = fs::symlink_metadata(t.work.join("kb"))
+                    .is_ok_and(|m| m.file_type().is_block_device());
+                (is_dev, seen(&out))
             },
         },
         Row {
@@ -724,7 +857,7 @@ fn rows() -> Vec<Row> {
         Row {
             name: "remount / read-write, then write outside",
             root_only: true,
-            held_by: EXEC,
+            held_by: EVERY,
             attempt: |t, r| {
                 let out = r.sh_in_mounts(
                     "mount --bind / / && mount -o remount,ro,bind /",
@@ -736,7 +869,7 @@ fn rows() -> Vec<Row> {
         Row {
             name: "umount ~/.ssh, then read the key",
             root_only: true,
-            held_by: EXEC,
+            held_by: EVERY,
             attempt: |_, r| {
                 let out = r.sh_in_mounts(
                     "mount -t tmpfs none \"$HOME/.ssh\"",
@@ -748,7 +881,7 @@ fn rows() -> Vec<Row> {
         Row {
             name: "open_by_handle_at to read ~/.ssh/id_rsa",
             root_only: true,
-            held_by: EXEC,
+            held_by: EVERY,
             attempt: |t, r| {
                 let key = t.home.join(".ssh/id_rsa");
                 let handle = Command::new("python3")
@@ -1021,6 +1154,11 @@ fn listed_unix_sockets_connect_and_only_they() {
 #[test]
 fn run_holds_every_row() {
     check_mode(Mode::Run);
+}
+
+#[test]
+fn run_carving_holds_every_row() {
+    check_mode(Mode::RunCarve);
 }
 
 /// Neither exec mode leaves the command a capability, even as root; both

@@ -89,21 +89,31 @@ fn has_bwrap() -> bool {
     sandgate_sandbox::bwrap::find().is_some()
 }
 
+/// Skips with `why` printed; under `CI=true` fails instead, so that CI never
+/// passes a test it did not run.
+fn skip(why: &str) {
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "CI must run this: {why}"
+    );
+    eprintln!("skipping {why}");
+}
+
 /// The modes that can run here, with the reason printed for each one skipped.
 fn modes() -> Vec<&'static str> {
     let mut modes = Vec::new();
     if landlock_abi() >= 5 {
         modes.push("landlock");
     } else {
-        eprintln!(
-            "skipping landlock: the kernel has Landlock ABI {}, these tests need 5",
+        skip(&format!(
+            "landlock: the kernel has Landlock ABI {}, these tests need 5",
             landlock_abi()
-        );
+        ));
     }
     if has_bwrap() {
         modes.push("bwrap");
     } else {
-        eprintln!("skipping bwrap: `bwrap` is not installed (package `bubblewrap`)");
+        skip("bwrap: `bwrap` is not installed (package `bubblewrap`)");
     }
     modes
 }
@@ -193,7 +203,7 @@ fn loopback_connect(f: &Fixture) -> (bool, bool) {
 #[test]
 fn network_off_and_on() {
     if !Path::new("/bin/bash").exists() && !Path::new("/usr/bin/bash").exists() {
-        eprintln!("skipping: bash is not installed (needed for /dev/tcp)");
+        skip("network_off_and_on: bash is not installed (needed for /dev/tcp)");
         return;
     }
     for mode in modes() {
@@ -211,7 +221,10 @@ fn network_off_and_on() {
 #[test]
 fn no_sandbox_turns_isolation_off() {
     if landlock_abi() < 5 {
-        eprintln!("skipping: the kernel has Landlock ABI {}", landlock_abi());
+        skip(&format!(
+            "no_sandbox_turns_isolation_off: the kernel has Landlock ABI {}",
+            landlock_abi()
+        ));
         return;
     }
     let f = fixture(&mode_block("landlock", false));
@@ -224,6 +237,89 @@ fn no_sandbox_turns_isolation_off() {
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(target.exists());
+}
+
+/// `--dry-run` lists the protected paths of the built-in list with whether
+/// each exists, `protect` adds to them, and under each mode the ones that
+/// exist stay read-only while the rest of the workdir is writable.
+#[test]
+fn protected_paths_are_listed_extended_by_protect_and_read_only() {
+    for mode in modes() {
+        let f = fixture(&format!(
+            "{}      protect: [\"Makefile\", \"gen/out\"]\n",
+            mode_block(mode, false)
+        ));
+        let git = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&f.work)
+            .env("HOME", &f.home)
+            .output()
+            .unwrap();
+        assert!(git.status.success(), "{}", text(&git.stderr));
+        fs::write(f.work.join("Makefile"), "all:\n").unwrap();
+        let config = fs::read_to_string(f.work.join(".git/config")).unwrap();
+
+        let out = f
+            .sandgate()
+            .args(["--json", "exec", "--dry-run", "--", "true"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{mode}: {}", text(&out.stderr));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let protected = json["isolation"]["plan"]["protected"].as_array().unwrap();
+        let exists = |rel: &str| {
+            let path = f.work.join(rel).display().to_string();
+            protected
+                .iter()
+                .find(|p| p["path"] == path.as_str())
+                .map(|p| p["exists"].as_bool().unwrap())
+        };
+        for (rel, there) in [
+            (".git/hooks", true),
+            (".git/config", true),
+            (".gitmodules", false),
+            (".sandgate", false),
+            (".bashrc", false),
+            (".gitconfig", false),
+            (".claude/commands", false),
+            (".claude/agents", false),
+            (".mcp.json", false),
+            (".vscode", false),
+            (".idea", false),
+            ("Makefile", true),
+            ("gen/out", false),
+        ] {
+            assert_eq!(exists(rel), Some(there), "{mode}: {rel} in {protected:#?}");
+        }
+        let shown = f
+            .sandgate()
+            .args(["exec", "--dry-run", "--", "true"])
+            .output()
+            .unwrap();
+        assert!(
+            text(&shown.stdout).contains(&format!("{}/.mcp.json (missing)", f.work.display())),
+            "{mode}: {}",
+            text(&shown.stdout)
+        );
+
+        let out = f.exec("echo x >> Makefile; echo x >> .git/config; echo ok > other.txt");
+        not_gated(&out);
+        assert_eq!(
+            fs::read_to_string(f.work.join("Makefile")).unwrap(),
+            "all:\n",
+            "{mode}"
+        );
+        assert_eq!(
+            fs::read_to_string(f.work.join(".git/config")).unwrap(),
+            config,
+            "{mode}"
+        );
+        assert!(
+            f.work.join("other.txt").exists(),
+            "{mode}: {}",
+            text(&out.stderr)
+        );
+    }
 }
 
 #[test]
@@ -241,7 +337,7 @@ fn custom_template_keeps_spaces_and_shell_syntax_intact() {
 #[test]
 fn custom_template_around_bwrap_confines() {
     if !has_bwrap() {
-        eprintln!("skipping: `bwrap` is not installed (package `bubblewrap`)");
+        skip("custom_template_around_bwrap_confines: `bwrap` is not installed (package `bubblewrap`)");
         return;
     }
     let f = fixture(

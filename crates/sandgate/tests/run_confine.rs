@@ -195,6 +195,10 @@ for name, call in [('fchmod', lambda: os.fchmod(f, 0o600)),
         print(name + '=' + str(err.errno))
 "
 chmod 777 .sandgate/sandbox.json; echo protected=$?
+exec 4< src/main.txt
+chmod 640 /proc/self/fd/4; echo proc-self=$?; stat -c proc-self-mode=%a src/main.txt
+(cd /proc && chmod 604 thread-self/fd/4); echo thread-self=$?; stat -c thread-self-mode=%a src/main.txt
+exec 4<&-
 chmod 600 src/main.txt; echo inside=$?
 touch -m -d @978307200 src/main.txt; echo touch-inside=$?
 echo done"#;
@@ -208,7 +212,17 @@ echo done"#;
     for refused in ["fchmod=13", "futimes=13", "xattr=13"] {
         assert!(stdout.contains(refused), "{refused}: {stdout} {stderr}");
     }
-    assert!(stdout.contains("inside=0"), "{stdout} {stderr}");
+    // `/proc/self` and `/proc/thread-self` are the calling `chmod`'s own:
+    // descriptor 4 it inherited names a file inside, so the change is made.
+    for done in [
+        "proc-self=0",
+        "proc-self-mode=640",
+        "thread-self=0",
+        "thread-self-mode=604",
+        "inside=0",
+    ] {
+        assert!(stdout.contains(done), "{done}: {stdout} {stderr}");
+    }
     assert!(stdout.contains("touch-inside=0"), "{stdout} {stderr}");
     let after = fs::metadata(&keep).unwrap();
     assert_eq!(after.permissions().mode() & 0o777, 0o644);
@@ -670,6 +684,108 @@ fn dry_run_json_shows_the_allowed_set_protected_paths_and_mechanism() {
     }
     assert_eq!(v["mechanism"]["name"], "landlock+seccomp-notify");
     assert!(v["mechanism"]["enforcement"].is_string());
+}
+
+/// The built-in protected list is shown by `--dry-run` (those that exist as
+/// `protected`, the missing ones as `guarded`), `protect` in `sandbox.json`
+/// adds to it, and the shell start-up files of a home the settings allow
+/// are on it too; each is read-only to the program, and a missing one
+/// cannot be created, while the rest of the workspace and home stays writable.
+#[test]
+fn the_protected_list_is_shown_extended_by_protect_and_held() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    assert!(
+        e.home.starts_with(&e.root) && e.ws.starts_with(&e.root),
+        "a throwaway tree"
+    );
+    e.write_settings(
+        "{\"enabled\": true, \"allow\": [\"~\"], \"protect\": [\"Makefile\", \"docs/gen\"]}",
+    );
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&e.ws)
+        .env("HOME", &e.home)
+        .output()
+        .unwrap();
+    assert!(git.status.success(), "{}", text(&git.stderr));
+    fs::write(e.ws.join("Makefile"), "all:\n").unwrap();
+    fs::write(e.home.join(".bashrc"), "# rc\n").unwrap();
+
+    let out = e
+        .sandgate()
+        .args(["run", "--dry-run", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let listed = |key: &str, path: PathBuf| {
+        v[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x == path.to_string_lossy().as_ref())
+    };
+    for existing in [
+        e.ws.join(".git/hooks"),
+        e.ws.join(".git/config"),
+        e.ws.join("Makefile"),
+        e.home.join(".bashrc"),
+    ] {
+        assert!(listed("protected", existing.clone()), "{existing:?}: {v:#}");
+    }
+    for missing in [
+        ".gitmodules",
+        ".gitconfig",
+        ".zshrc",
+        ".claude/commands",
+        ".claude/agents",
+        ".mcp.json",
+        ".vscode",
+        ".idea",
+        "docs/gen",
+    ] {
+        assert!(listed("guarded", e.ws.join(missing)), "{missing}: {v:#}");
+    }
+    assert!(listed("guarded", e.home.join(".zshrc")), "{v:#}");
+    let text_form = e.sandgate().args(["run", "--dry-run"]).output().unwrap();
+    let shown = text(&text_form.stdout);
+    assert!(
+        shown.contains(&format!(
+            "{}  (missing: refused when created)",
+            e.ws.join(".mcp.json").display()
+        )),
+        "{shown}"
+    );
+
+    let out = e.run(
+        r#"for w in 'echo x >> Makefile' 'mkdir -p docs/gen' 'echo evil >> $HOME/.bashrc' 'echo evil > $HOME/.zshrc' 'echo ok > $HOME/notes.txt' 'echo ok > docs/readme'; do (eval "$w") 2>/dev/null && echo "wrote: $w" || echo "refused: $w"; done"#,
+    );
+    let stdout = text(&out.stdout);
+    for expected in [
+        "refused: echo x >> Makefile",
+        "refused: mkdir -p docs/gen",
+        "refused: echo evil >> $HOME/.bashrc",
+        "refused: echo evil > $HOME/.zshrc",
+        "wrote: echo ok > $HOME/notes.txt",
+        "wrote: echo ok > docs/readme",
+    ] {
+        assert!(
+            stdout.contains(expected),
+            "{expected}: {stdout} {}",
+            text(&out.stderr)
+        );
+    }
+    assert_eq!(fs::read_to_string(e.ws.join("Makefile")).unwrap(), "all:\n");
+    assert_eq!(
+        fs::read_to_string(e.home.join(".bashrc")).unwrap(),
+        "# rc\n"
+    );
+    assert!(!e.ws.join("docs/gen").exists());
+    assert!(!e.home.join(".zshrc").exists());
+    assert!(e.home.join("notes.txt").exists());
 }
 
 #[test]

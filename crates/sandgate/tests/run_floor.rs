@@ -297,7 +297,7 @@ fn the_floor_is_unreadable_and_unwritable_and_ssh_through_the_agent_still_works(
     }
     if let Some(reason) = missing_tools() {
         assert!(std::env::var("CI").is_err(), "{reason}");
-        eprintln!("skipping: {reason}");
+        run_common::skip(&reason);
         return;
     }
     let setup = Setup::new();
@@ -380,7 +380,7 @@ fn an_unprivileged_user_cannot_read_the_floor_either() {
     }
     let uid = must(Command::new("id").arg("-u")).stdout;
     if text(&uid).trim() != "0" {
-        eprintln!("skipping: runs the unprivileged path as user 65534, which needs root to set up");
+        run_common::skip("runs the unprivileged path as user 65534, which needs root to set up");
         return;
     }
     let has_setpriv = Command::new("setpriv")
@@ -392,7 +392,7 @@ fn an_unprivileged_user_cannot_read_the_floor_either() {
             std::env::var("CI").is_err(),
             "setpriv is missing (apt-get install util-linux)"
         );
-        eprintln!("skipping: setpriv (util-linux) is not installed");
+        run_common::skip("setpriv (util-linux) is not installed");
         return;
     }
     // Under /tmp, which user 65534 can reach; the binary is copied there too.
@@ -449,10 +449,10 @@ fn an_unprivileged_user_cannot_read_the_floor_either() {
         let dry = as_nobody(protection, &["run", "--dry-run", "--json"]);
         let v: serde_json::Value = serde_json::from_slice(&dry.stdout).unwrap_or_default();
         if v["protection"] != protection {
-            eprintln!(
-                "skipping {protection}: not available here ({})",
+            run_common::skip(&format!(
+                "{protection}: not available here ({})",
                 text(&dry.stderr)
-            );
+            ));
             continue;
         }
         let out = as_nobody(protection, &["run", "--no-ui", "--", "sh", "-c", script]);

@@ -80,17 +80,14 @@ impl Env {
 fn mount_layer(e: &Env) -> bool {
     let (out, v) = e.dry_run(None);
     if v["mechanism"]["landlockAbi"].as_u64().unwrap_or(0) == 0 {
-        eprintln!(
-            "skipping: this kernel has no Landlock ({})",
+        run_common::skip(&format!(
+            "this kernel has no Landlock ({})",
             text(&out.stderr)
-        );
+        ));
         return false;
     }
     if v["protection"] != "mount" {
-        eprintln!(
-            "skipping: no mount namespace for the program here (protection {}); the carving tests in run_confine.rs cover this machine",
-            v["protection"]
-        );
+        run_common::skip(&format!("no mount namespace for the program here (protection {}); the carving tests in run_confine.rs cover this machine", v["protection"]));
         return false;
     }
     true
@@ -102,7 +99,7 @@ fn python() -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        eprintln!("skipping: python3 is needed for raw system calls");
+        run_common::skip("python3 is needed for raw system calls");
     }
     ok
 }
@@ -126,10 +123,10 @@ fn the_report_names_the_protection_in_force() {
     let e = env();
     let (out, v) = e.dry_run(None);
     if v["mechanism"]["landlockAbi"].as_u64().unwrap_or(0) == 0 {
-        eprintln!(
-            "skipping: this kernel has no Landlock ({})",
+        run_common::skip(&format!(
+            "this kernel has no Landlock ({})",
             text(&out.stderr)
-        );
+        ));
         return;
     }
     assert_eq!(v["protection"], v["mechanism"]["protection"]);
@@ -286,7 +283,7 @@ fn carving_on_request_still_protects() {
     let e = env();
     let (_, v) = e.dry_run(Some("carve"));
     if v["mechanism"]["landlockAbi"].as_u64().unwrap_or(0) == 0 {
-        eprintln!("skipping: this kernel has no Landlock");
+        run_common::skip("this kernel has no Landlock");
         return;
     }
     let out = e.run(
@@ -305,7 +302,7 @@ fn carving_on_request_still_protects() {
 fn an_unprivileged_user_gets_the_binds_in_its_own_user_namespace() {
     let uid = Command::new("id").arg("-u").output().unwrap();
     if text(&uid.stdout).trim() != "0" {
-        eprintln!("skipping: runs the unprivileged path as user 65534, which needs root to set up");
+        run_common::skip("runs the unprivileged path as user 65534, which needs root to set up");
         return;
     }
     let has_setpriv = Command::new("setpriv")
@@ -313,7 +310,7 @@ fn an_unprivileged_user_gets_the_binds_in_its_own_user_namespace() {
         .output()
         .is_ok_and(|o| o.status.success());
     if !has_setpriv {
-        eprintln!("skipping: setpriv (util-linux) is not installed");
+        run_common::skip("setpriv (util-linux) is not installed");
         return;
     }
     // Under /tmp, which user 65534 can reach; the binary is copied there too.
@@ -337,10 +334,10 @@ fn an_unprivileged_user_gets_the_binds_in_its_own_user_namespace() {
     let dry = as_nobody(&["run", "--dry-run", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&dry.stdout).unwrap_or_default();
     if v["protection"] != "mount" {
-        eprintln!(
-            "skipping: unprivileged user namespaces are not available here ({})",
+        run_common::skip(&format!(
+            "unprivileged user namespaces are not available here ({})",
             text(&dry.stderr)
-        );
+        ));
         return;
     }
     let out = as_nobody(&[

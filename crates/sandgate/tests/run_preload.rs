@@ -378,7 +378,7 @@ fn a_file_mode_refusal_inside_the_workspace_still_gets_the_hint() {
     }
     let uid = Command::new("id").arg("-u").output().unwrap();
     if text(&uid.stdout).trim() != "0" {
-        eprintln!("skipping: dropping to another user needs root");
+        run_common::skip("dropping to another user needs root");
         return;
     }
     let e = env();
@@ -449,7 +449,7 @@ fn the_library_loads_into_a_musl_program_too() {
         .output()
         .is_ok_and(|o| o.status.success());
     if !have_musl {
-        eprintln!("skipping: no `musl-gcc` (Debian: musl-tools) to build a musl program");
+        run_common::skip("no `musl-gcc` (Debian: musl-tools) to build a musl program");
         return;
     }
     let e = env();

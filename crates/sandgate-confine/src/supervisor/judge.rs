@@ -25,7 +25,14 @@ pub(super) fn decide(shared: &Arc<Shared>, notif: Notif, op: Op, asks: &Sender<P
     let answers = lock(&shared.answers).clone();
     let standings: Vec<(PathBuf, Standing)> = targets
         .iter()
-        .map(|(path, entry)| (path.clone(), shared.plan.standing(path, *entry, &answers)))
+        .map(|(path, entry)| {
+            let standing = if replaces_protected(&shared.plan, &op, path) {
+                Standing::Protected
+            } else {
+                shared.plan.standing(path, *entry, &answers)
+            };
+            (path.clone(), standing)
+        })
         .collect();
     drop(answers);
     if let Some((path, standing)) = standings
@@ -105,7 +112,7 @@ pub(super) fn fast(shared: &Shared, notif: &Notif, op: &Op) -> bool {
     let targets = lexical_targets(op);
     if targets
         .iter()
-        .any(|(p, _)| plan.is_protected(p) || plan.is_floor(p))
+        .any(|(p, _)| plan.is_protected(p) || plan.is_floor(p) || replaces_protected(plan, op, p))
     {
         return false;
     }
@@ -150,6 +157,14 @@ pub(super) fn fast(shared: &Shared, notif: &Notif, op: &Op) -> bool {
         shared.anchors.moving(from);
     }
     try_perform(&shared.listener, &shared.anchors, notif.id, op, umask)
+}
+
+/// Whether `op` would move the directory above a protected path away, or
+/// put a tree or symbolic link of the program's in its place: a rename from
+/// or onto `path`, or a symbolic link made at `path`, when `path` holds a
+/// protected path (see [`RunPlan::holds_protected`]).
+fn replaces_protected(plan: &RunPlan, op: &Op, path: &Path) -> bool {
+    matches!(op, Op::Rename { .. } | Op::Symlink { .. }) && plan.holds_protected(path)
 }
 
 /// Whether `targets` may take the shortcut with the mount layer as they

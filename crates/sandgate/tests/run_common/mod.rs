@@ -14,7 +14,18 @@ use std::process::Command;
 #[path = "../../../../tests/support/outside.rs"]
 pub mod outside;
 
-/// Whether this kernel can run the confinement (Landlock present); prints why not.
+/// Skips with `why` printed; under `CI=true` fails instead, so that CI never
+/// passes a test it did not run.
+pub fn skip(why: &str) {
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "CI must run this: {why}"
+    );
+    eprintln!("skipping: {why}");
+}
+
+/// Whether this kernel can run the confinement (Landlock present); prints why
+/// not (under `CI=true` fails instead).
 pub fn supported() -> bool {
     let out = Command::new(env!("CARGO_BIN_EXE_sandgate"))
         .args(["run", "--dry-run", "--json"])
@@ -24,10 +35,10 @@ pub fn supported() -> bool {
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
     if v["mechanism"]["landlockAbi"].as_u64().unwrap_or(0) == 0 {
-        eprintln!(
-            "skipping: this kernel has no Landlock ({})",
+        skip(&format!(
+            "this kernel has no Landlock ({})",
             text(&out.stderr)
-        );
+        ));
         return false;
     }
     true
