@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -12,6 +13,7 @@ use crate::custom::Template;
 use crate::enforcement::{Enforcement, EnforcementLevel};
 use crate::landlock::{Grants, RealTree};
 use crate::plan::{self, Plan, PlanError, PlanInput};
+use crate::protect::Guard;
 use crate::supervise::{self, Sockets, Supervision};
 use crate::{bwrap, harden, landlock, seatbelt, seccomp, sys};
 
@@ -255,10 +257,7 @@ impl Isolation {
                             .to_string(),
                     );
                     if !plan.protected.is_empty() {
-                        enforcement.notes.push(
-                            "the protected paths that exist are read-only binds; one missing at start can be created (`sandgate run` refuses them)"
-                                .to_string(),
-                        );
+                        enforcement.notes.push(PROTECTED_NOTE.to_string());
                     }
                 } else {
                     enforcement.missing.push(
@@ -303,11 +302,8 @@ impl Isolation {
                     ));
                 }
                 enforcement.notes.extend(bwrap_notes(&plan.unix_sockets));
-                if plan.protected.iter().any(|p| !p.exists) {
-                    enforcement.notes.push(
-                        "protected paths that are missing at start can be created under bwrap (only existing ones are read-only binds); `sandgate run` refuses them"
-                            .to_string(),
-                    );
+                if !plan.protected.is_empty() {
+                    enforcement.notes.push(PROTECTED_NOTE.to_string());
                 }
                 (Mechanism::Bwrap(found), enforcement)
             }
@@ -439,6 +435,15 @@ impl Isolation {
             .is_some_and(|p| !p.unix_sockets.is_empty())
     }
 
+    /// Whether the calls that make or move names go to the supervisor:
+    /// paths are protected and the mode runs sandgate's own filters.
+    fn supervises_names(&self) -> bool {
+        matches!(
+            self.mechanism,
+            Mechanism::Landlock { .. } | Mechanism::Bwrap(_)
+        ) && self.plan.as_ref().is_some_and(|p| !p.protected.is_empty())
+    }
+
     fn harden_spec(&self) -> harden::HardenSpec {
         harden::HardenSpec {
             unix_sockets: self.supervises_sockets(),
@@ -484,9 +489,24 @@ impl Isolation {
     pub fn command(&self, command: &str) -> Result<Prepared, IsolationError> {
         self.ensure_startable()?;
         let (mut child_half, supervision) = match &self.plan {
-            Some(plan) if self.supervises_sockets() => {
-                let (child, parent) = supervise::prepare(Sockets::open(&plan.unix_sockets))
-                    .map_err(IsolationError::Supervise)?;
+            Some(plan) if self.supervises_sockets() || self.supervises_names() => {
+                let sockets = self
+                    .supervises_sockets()
+                    .then(|| Sockets::open(&plan.unix_sockets));
+                let guard = self.supervises_names().then(|| Guard {
+                    protected: plan.protected.iter().map(|p| p.path.clone()).collect(),
+                    writable: plan.writable.clone(),
+                    writable_files: plan.writable_files.clone(),
+                    denied: plan.denied.iter().map(|d| d.path.clone()).collect(),
+                    setup: match &self.mechanism {
+                        Mechanism::Bwrap(Some(program)) => {
+                            std::fs::metadata(program).ok().map(|m| (m.dev(), m.ino()))
+                        }
+                        _ => None,
+                    },
+                });
+                let (child, parent) =
+                    supervise::prepare(sockets, guard).map_err(IsolationError::Supervise)?;
                 (Some(child), Some(parent))
             }
             _ => (None, None),
@@ -621,6 +641,9 @@ impl fmt::Display for IsolationReport<'_> {
         Ok(())
     }
 }
+
+/// How the protected paths are held, for `--dry-run`.
+const PROTECTED_NOTE: &str = "the protected paths that exist are read-only binds, and sandgate's supervisor makes every name the command makes or moves (open with O_CREAT, mkdir, mknod, symlink, link, rename), refusing a protected path, also one missing at start, and a rename or link of a directory above one; openat2 fails with ENOSYS";
 
 /// What the bwrap preset holds beyond the plan, for `--dry-run`.
 fn bwrap_notes(unix_sockets: &[PathBuf]) -> Vec<String> {

@@ -57,6 +57,7 @@ pub mod landlock;
 pub mod mount;
 pub mod notify;
 pub mod plan;
+pub mod protect;
 pub mod seatbelt;
 pub mod seccomp;
 pub mod supervise;

@@ -317,6 +317,13 @@ pub fn send_fd(sock: RawFd, fd: RawFd) -> io::Result<()> {
 
 /// Receives one descriptor from `sock`.
 pub fn recv_fd(sock: RawFd) -> io::Result<OwnedFd> {
+    recv_fd_or_tag(sock)?
+        .map_err(|_| io::Error::other("the program did not hand over its seccomp listener"))
+}
+
+/// Receives one descriptor from `sock`, or the one-byte tag the child sent
+/// instead (`Err(tag)`; 0 when the peer closed without sending).
+pub fn recv_fd_or_tag(sock: RawFd) -> io::Result<Result<OwnedFd, u8>> {
     let mut byte = [0u8; 1];
     let mut iov = libc::iovec {
         iov_base: byte.as_mut_ptr().cast(),
@@ -332,7 +339,8 @@ pub fn recv_fd(sock: RawFd) -> io::Result<OwnedFd> {
         msg.msg_iovlen = 1;
         msg.msg_control = buf.as_mut_ptr().cast();
         msg.msg_controllen = std::mem::size_of::<CmsgBuf>();
-        if libc::recvmsg(sock, &mut msg, libc::MSG_CMSG_CLOEXEC) < 0 {
+        let got = libc::recvmsg(sock, &mut msg, libc::MSG_CMSG_CLOEXEC);
+        if got < 0 {
             return Err(io::Error::last_os_error());
         }
         let cmsg = libc::CMSG_FIRSTHDR(&msg);
@@ -340,12 +348,10 @@ pub fn recv_fd(sock: RawFd) -> io::Result<OwnedFd> {
             || (*cmsg).cmsg_level != libc::SOL_SOCKET
             || (*cmsg).cmsg_type != libc::SCM_RIGHTS
         {
-            return Err(io::Error::other(
-                "the program did not hand over its seccomp listener",
-            ));
+            return Ok(Err(if got == 0 { 0 } else { byte[0] }));
         }
         let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>());
-        Ok(OwnedFd::from_raw_fd(fd))
+        Ok(Ok(OwnedFd::from_raw_fd(fd)))
     }
 }
 

@@ -1,6 +1,8 @@
-//! Exec isolation's supervisor: the listed UNIX sockets
+//! Exec isolation's supervisor. It has two jobs, on one seccomp listener
+//! (a process can have only one): the listed UNIX sockets
 //! (`exec.isolation.unix_sockets`) are the only ones an isolated command can
-//! `connect()` to by path.
+//! `connect()` to by path, and the protected paths, also those missing at
+//! start, are never made or moved (see [`crate::protect`]).
 //!
 //! Neither Landlock (up to ABI 7) nor a read-only mount stops a `connect()`
 //! to a socket file, so the command's `connect` calls go to this supervisor
@@ -36,17 +38,21 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::bpf::{
-    jump, stmt, ARCH, AUDIT_ARCH_X86_64, JEQ_K, JGE_K, LD_W_ABS, NR, RET_ALLOW, RET_K,
-    RET_USER_NOTIF, X32_SYSCALL_BIT,
+    arg_low, jump, stmt, ARCH, AUDIT_ARCH_X86_64, JEQ_K, JGE_K, JSET_K, LD_W_ABS, NR, RET_ALLOW,
+    RET_ERRNO, RET_K, RET_USER_NOTIF, X32_SYSCALL_BIT,
 };
 use crate::notify::{self, Listener, Notif, Ready};
+use crate::protect::{self, Guard};
 
 /// `PIDFD_THREAD` (Linux 6.9): a pidfd for a thread that is not the leader.
 const PIDFD_THREAD: libc::c_uint = libc::O_EXCL as libc::c_uint;
 /// `RESOLVE_NO_MAGICLINKS`.
-const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
+pub(crate) const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
 /// `RESOLVE_IN_ROOT`.
-const RESOLVE_IN_ROOT: u64 = 0x10;
+pub(crate) const RESOLVE_IN_ROOT: u64 = 0x10;
+/// What the child sends instead of a listener when another supervisor
+/// (`sandgate run`'s) holds the one a process may have.
+const OUTER_SUPERVISOR: u8 = b'B';
 /// The size of `struct sockaddr_un`.
 const SOCKADDR_UN_LEN: usize = std::mem::size_of::<libc::sockaddr_un>();
 
@@ -110,19 +116,64 @@ pub fn states(paths: &[PathBuf]) -> Vec<SocketState> {
         .collect()
 }
 
-/// The filter: every `connect` goes to the supervisor; everything else
-/// passes (the other filters decide it). x32 and foreign system calls pass
-/// here and are failed or killed by [`crate::seccomp`]'s filter.
-pub fn program() -> Vec<libc::sock_filter> {
-    vec![
+/// The filter: with `sockets`, every `connect` goes to the supervisor; with
+/// `protect`, every call that makes or moves a name, and `openat2` fails with
+/// `ENOSYS`. Everything else passes (the other filters decide it). x32 and
+/// foreign system calls pass here and are failed or killed by
+/// [`crate::seccomp`]'s filter.
+pub fn program(sockets: bool, protect: bool) -> Vec<libc::sock_filter> {
+    // Labels, resolved once the layout is known.
+    enum To {
+        Notify,
+        Enosys,
+        OpenFlags(u32),
+    }
+    let mut body: Vec<(u16, u32, To)> = Vec::new();
+    if sockets {
+        body.push((JEQ_K, libc::SYS_connect as u32, To::Notify));
+    }
+    if protect {
+        body.push((JEQ_K, libc::SYS_openat2 as u32, To::Enosys));
+        body.push((JEQ_K, libc::SYS_open as u32, To::OpenFlags(1)));
+        body.push((JEQ_K, libc::SYS_openat as u32, To::OpenFlags(2)));
+        for nr in protect::NOTIFIED {
+            body.push((JEQ_K, *nr as u32, To::Notify));
+        }
+    }
+    // Layout (BPF jumps forward only): 0 ld arch, 1 jeq x86-64, 2 ld nr,
+    // 3 jge x32, body…, allow, then per open flavour four instructions (ld
+    // flags, jset O_CREAT, notify, allow), then notify, then enosys.
+    let first = 4;
+    let allow = first + body.len();
+    let flags_at = |arg: u32| allow + 1 + if arg == 1 { 0 } else { 4 };
+    let notify = allow + 9;
+    let enosys = notify + 1;
+    let off = |from: usize, to: usize| to - from - 1;
+    let mut prog = vec![
         stmt(LD_W_ABS, ARCH),
-        jump(JEQ_K, AUDIT_ARCH_X86_64, 0, 3),
+        jump(JEQ_K, AUDIT_ARCH_X86_64, 0, off(1, allow)),
         stmt(LD_W_ABS, NR),
-        jump(JGE_K, X32_SYSCALL_BIT, 1, 0),
-        jump(JEQ_K, libc::SYS_connect as u32, 1, 0),
-        stmt(RET_K, RET_ALLOW),
-        stmt(RET_K, RET_USER_NOTIF),
-    ]
+        jump(JGE_K, X32_SYSCALL_BIT, off(3, allow), 0),
+    ];
+    for (i, (code, k, to)) in body.iter().enumerate() {
+        let at = first + i;
+        let target = match to {
+            To::Notify => notify,
+            To::Enosys => enosys,
+            To::OpenFlags(arg) => flags_at(*arg),
+        };
+        prog.push(jump(*code, *k, off(at, target), 0));
+    }
+    prog.push(stmt(RET_K, RET_ALLOW));
+    for arg in [1u32, 2] {
+        prog.push(stmt(LD_W_ABS, arg_low(arg)));
+        prog.push(jump(JSET_K, libc::O_CREAT as u32, 0, 1));
+        prog.push(stmt(RET_K, RET_USER_NOTIF));
+        prog.push(stmt(RET_K, RET_ALLOW));
+    }
+    prog.push(stmt(RET_K, RET_USER_NOTIF));
+    prog.push(stmt(RET_K, RET_ERRNO | libc::ENOSYS as u32));
+    prog
 }
 
 /// The child's half: the filter and its end of the socket pair. Made
@@ -131,13 +182,34 @@ pub fn program() -> Vec<libc::sock_filter> {
 pub struct ChildHalf {
     program: Vec<libc::sock_filter>,
     sock: OwnedFd,
+    /// Whether the command may start under another supervisor instead.
+    optional: bool,
 }
 
 impl ChildHalf {
     /// Installs the filter (the caller has set `no_new_privs`) and hands
     /// the listener to the parent. Raw system calls only, no allocation.
     pub fn install(&self) -> io::Result<()> {
-        let listener = notify::install(&self.program)?;
+        let listener = match notify::install(&self.program) {
+            Ok(fd) => fd,
+            Err(e) if self.optional && e.raw_os_error() == Some(libc::EBUSY) => {
+                // SAFETY: one byte from a live buffer on our own socket.
+                let sent = unsafe {
+                    libc::send(
+                        self.sock.as_raw_fd(),
+                        [OUTER_SUPERVISOR].as_ptr().cast(),
+                        1,
+                        0,
+                    )
+                };
+                return if sent == 1 {
+                    Ok(())
+                } else {
+                    Err(io::Error::last_os_error())
+                };
+            }
+            Err(e) => return Err(e),
+        };
         let sent = notify::send_fd(self.sock.as_raw_fd(), listener);
         // SAFETY: `listener` was just returned by the kernel and is ours;
         // the parent holds its own copy once `send_fd` succeeded.
@@ -150,42 +222,77 @@ impl ChildHalf {
 #[derive(Debug)]
 pub struct Supervision {
     sock: OwnedFd,
-    sockets: Arc<Sockets>,
+    sockets: Option<Arc<Sockets>>,
+    guard: Option<Arc<Guard>>,
 }
 
-/// Prepares supervision of the listed `sockets`: the child's half goes into
-/// the command's `pre_exec` hook, the parent's is attached after the spawn.
-pub fn prepare(sockets: Sockets) -> io::Result<(ChildHalf, Supervision)> {
+/// What to tell the user when the command runs under another supervisor.
+pub const OUTER_NOTE: &str = "warning: another sandbox's supervisor (`sandgate run`) holds this command's system calls, so the protected paths missing at start are held by its rules, not by exec isolation's";
+
+/// What [`Supervision::attach`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attached {
+    /// The supervisor runs.
+    Supervising,
+    /// The command runs under another supervisor (it is inside `sandgate
+    /// run`), which holds the one listener a process may have: the
+    /// protected paths missing at start are that supervisor's to hold.
+    Outer,
+}
+
+/// Prepares the supervisor: of the listed `sockets` (with `unix_sockets`),
+/// of the protected paths (`guard`, when there are any). The child's half
+/// goes into the command's `pre_exec` hook, the parent's is attached after
+/// the spawn.
+pub fn prepare(
+    sockets: Option<Sockets>,
+    guard: Option<Guard>,
+) -> io::Result<(ChildHalf, Supervision)> {
     let (parent, child) = notify::socketpair()?;
     Ok((
         ChildHalf {
-            program: program(),
+            program: program(sockets.is_some(), guard.is_some()),
             sock: child,
+            // Unsupervised, a listed socket would be reachable and every
+            // other too: only protection may give way to an outer supervisor.
+            optional: sockets.is_none(),
         },
         Supervision {
             sock: parent,
-            sockets: Arc::new(sockets),
+            sockets: sockets.map(Arc::new),
+            guard: guard.map(Arc::new),
         },
     ))
 }
 
 impl Supervision {
-    /// Takes the listener the started child sent and answers its `connect`
-    /// calls on a thread of its own, which ends when the last process under
-    /// the filter has ended. Call right after a successful spawn; dropped
-    /// instead, the listener closes and every `connect` fails (`ENOSYS`).
-    pub fn attach(self) -> io::Result<()> {
-        let fd = notify::recv_fd(self.sock.as_raw_fd())?;
+    /// Takes the listener the started child sent and answers its calls on
+    /// a thread of its own, which ends when the last process under the
+    /// filter has ended. Call right after a successful spawn; dropped
+    /// instead, the listener closes and every supervised call fails
+    /// (`ENOSYS`).
+    pub fn attach(self) -> io::Result<Attached> {
+        let fd = match notify::recv_fd_or_tag(self.sock.as_raw_fd())? {
+            Ok(fd) => fd,
+            Err(OUTER_SUPERVISOR) => return Ok(Attached::Outer),
+            Err(_) => {
+                return Err(io::Error::other(
+                    "the command did not hand over its seccomp listener",
+                ))
+            }
+        };
         let listener = Arc::new(Listener::new(fd));
-        let sockets = self.sockets;
+        let (sockets, guard) = (self.sockets, self.guard);
         std::thread::Builder::new()
-            .name("sandgate-connect".into())
-            .spawn(move || serve(&listener, &sockets))?;
-        Ok(())
+            .name("sandgate-supervisor".into())
+            .spawn(move || serve(&listener, sockets.as_ref(), guard.as_ref()))?;
+        Ok(Attached::Supervising)
     }
 }
 
-fn serve(listener: &Arc<Listener>, sockets: &Arc<Sockets>) {
+fn serve(listener: &Arc<Listener>, sockets: Option<&Arc<Sockets>>, guard: Option<&Arc<Guard>>) {
+    // This thread takes on the command's umask for the calls it performs.
+    let own_context = protect::own_fs_context().is_ok();
     loop {
         match listener.wait(-1) {
             Ok(Ready::Notification) => {}
@@ -196,11 +303,22 @@ fn serve(listener: &Arc<Listener>, sockets: &Arc<Sockets>) {
             // The caller was interrupted or ended before the notification was read.
             continue;
         };
+        if n.nr != libc::SYS_connect {
+            match guard {
+                Some(guard) if own_context => protect::answer(listener, guard, &n),
+                _ => listener.fail(n.id, libc::EACCES),
+            }
+            continue;
+        }
+        let Some(sockets) = sockets else {
+            listener.fail(n.id, libc::EACCES);
+            continue;
+        };
         // A connect can block (a full backlog, a slow TCP peer): each gets a
         // thread, so one never holds up another.
         let (l, s) = (Arc::clone(listener), Arc::clone(sockets));
         let spawned = std::thread::Builder::new()
-            .name("sandgate-connect-call".into())
+            .name("sandgate-connect".into())
             .spawn(move || answer(&l, &s, &n));
         if spawned.is_err() {
             listener.fail(n.id, libc::EAGAIN);
@@ -295,7 +413,7 @@ fn resolve_as_caller(tid: u32, path: &Path) -> io::Result<OwnedFd> {
 }
 
 /// `openat2(dir, path, O_PATH | O_CLOEXEC, resolve)`, following symlinks.
-fn open_path(dir: RawFd, path: &Path, resolve: u64) -> io::Result<OwnedFd> {
+pub(crate) fn open_path(dir: RawFd, path: &Path, resolve: u64) -> io::Result<OwnedFd> {
     let c = CString::new(path.as_os_str().as_bytes())
         .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
     // SAFETY: open_how is plain integers; all-zero is a valid value.
@@ -352,6 +470,11 @@ fn pidfd_open(tid: u32) -> io::Result<OwnedFd> {
     owned(unsafe { libc::syscall(libc::SYS_pidfd_open, tgid, 0) })
 }
 
+/// A copy of descriptor `fd` of thread `tid`'s process.
+pub(crate) fn take_fd(tid: u32, fd: i32) -> io::Result<OwnedFd> {
+    pidfd_getfd(&pidfd_open(tid)?, fd)
+}
+
 /// A copy of descriptor `fd` of the process behind `pidfd`.
 fn pidfd_getfd(pidfd: &OwnedFd, fd: i32) -> io::Result<OwnedFd> {
     // SAFETY: integer arguments only.
@@ -399,16 +522,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_filter_hands_over_connect_only() {
-        let prog = program();
-        let last = prog.len() - 1;
-        for (i, ins) in prog.iter().enumerate() {
-            if ins.code == JEQ_K || ins.code == JGE_K {
-                assert!(i + 1 + usize::from(ins.jt) <= last);
-                assert!(i + 1 + usize::from(ins.jf) <= last);
+    fn filter_jumps_stay_inside() {
+        for (sockets, protect) in [(true, false), (false, true), (true, true)] {
+            let prog = program(sockets, protect);
+            for (i, ins) in prog.iter().enumerate() {
+                if ins.code == JEQ_K || ins.code == JGE_K || ins.code == JSET_K {
+                    assert!(i + 1 + usize::from(ins.jt) < prog.len());
+                    assert!(i + 1 + usize::from(ins.jf) < prog.len());
+                }
             }
         }
-        assert_eq!(prog[last].k, RET_USER_NOTIF);
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use sandgate_policy::{canon, Context, Decision, Policy, ToolCall, ToolKind, Verdict};
+use sandgate_sandbox::supervise::{Attached, OUTER_NOTE};
 use sandgate_sandbox::{Environment, Isolation};
 use serde_json::{json, Value};
 
@@ -369,12 +370,16 @@ impl Dispatcher {
         let cwd_text = cwd.display().to_string();
         let job = Job::spawn(prepared.command, command, &cwd_text)?;
         if let Some(supervision) = prepared.supervision {
-            if let Err(e) = supervision.attach() {
-                // Nothing may run unsupervised: the command is ended.
-                let _ = job.kill();
-                return Err(ToolError::failed(format!(
-                    "the supervisor of `unix_sockets` did not start, so the command was stopped: {e}"
-                )));
+            match supervision.attach() {
+                Ok(Attached::Supervising) => {}
+                Ok(Attached::Outer) => notes.push_str(&format!("[sandgate: {OUTER_NOTE}]\n")),
+                Err(e) => {
+                    // Nothing may run unsupervised: the command is ended.
+                    let _ = job.kill();
+                    return Err(ToolError::failed(format!(
+                        "sandgate's supervisor did not start, so the command was stopped: {e}"
+                    )));
+                }
             }
         }
         let state = job.wait(Duration::from_secs(timeout));

@@ -298,6 +298,30 @@ for _ in range(3000):
 done.set()
 "#;
 
+/// Calls `open(O_CREAT)` on a path buffer that another thread keeps
+/// switching between a plain name and the protected `.mcp.json`, so that a
+/// supervisor which checked the path and let the kernel read it again could
+/// be fooled; stops once `.mcp.json` exists (within 3,000 tries or 4 seconds).
+const CREATE_SWAP_PY: &str = r#"import ctypes, os, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+plain, protected = b"plain-name.json\0", b".mcp.json\0\0\0\0\0\0\0"
+buf = ctypes.create_string_buffer(plain, 16)
+done = threading.Event()
+def flip():
+    while not done.is_set():
+        ctypes.memmove(buf, protected, 16)
+        ctypes.memmove(buf, plain, 16)
+threading.Thread(target=flip, daemon=True).start()
+end = time.time() + 4
+for _ in range(3000):
+    if time.time() > end or os.path.exists(".mcp.json"):
+        break
+    fd = libc.open(buf, os.O_CREAT | os.O_WRONLY, 0o644)
+    if fd >= 0:
+        os.close(fd)
+done.set()
+"#;
+
 /// The socket that the `-sockets` policies list, in `outside`.
 const LISTED: &str = "listed.sock";
 
@@ -326,6 +350,7 @@ impl Tree {
             ("sendto_raw_pair.py", SENDTO_RAW_PAIR_PY),
             ("connect_abstract.py", CONNECT_ABSTRACT_PY),
             ("connect_swap.py", CONNECT_SWAP_PY),
+            ("create_swap.py", CREATE_SWAP_PY),
         ] {
             fs::write(bin.join(name), body).unwrap();
         }
@@ -690,7 +715,7 @@ fn rows() -> Vec<Row> {
             name:
                 "create missing protected paths (.mcp.json, .gitmodules, .vscode, .claude/commands)",
             root_only: false,
-            held_by: RUN,
+            held_by: EVERY,
             attempt: |t, r| {
                 let out = r.sh(
                     "echo '{}' > .mcp.json; python3 -c 'open(\".gitmodules\", \"w\")'; mkdir -p .vscode .claude/commands; echo x > .claude/commands/evil.md",
@@ -702,9 +727,20 @@ fn rows() -> Vec<Row> {
             },
         },
         Row {
+            name: "create .mcp.json while another thread switches the path from a plain name to it",
+            root_only: false,
+            // `sandgate run` checks the path, then lets the kernel read it
+            // again: this race gets through there (see the README).
+            held_by: EXEC,
+            attempt: |t, r| {
+                let out = r.sh(&format!("python3 {}", t.bin("create_swap.py")));
+                (t.work.join(".mcp.json").exists(), seen(&out))
+            },
+        },
+        Row {
             name: "rename a prepared directory onto a missing .claude",
             root_only: false,
-            held_by: RUN,
+            held_by: EVERY,
             attempt: |t, r| {
                 let out = r.sh(
                     "mkdir -p prep/commands && echo evil > prep/commands/evil.md && mv -T prep .claude",
@@ -715,7 +751,7 @@ fn rows() -> Vec<Row> {
         Row {
             name: "make .claude a symbolic link to a prepared directory",
             root_only: false,
-            held_by: RUN,
+            held_by: EVERY,
             attempt: |t, r| {
                 let out = r.sh(
                     "mkdir -p prep/commands && echo evil > prep/commands/evil.md && ln -s prep .claude",
@@ -726,7 +762,7 @@ fn rows() -> Vec<Row> {
         Row {
             name: "move .git away and rename a prepared .git with core.hooksPath in its place",
             root_only: false,
-            held_by: RUN,
+            held_by: EVERY,
             attempt: |t, r| {
                 t.git("init -q");
                 let out = r.sh(
@@ -739,7 +775,7 @@ fn rows() -> Vec<Row> {
         Row {
             name: "move .git/hooks away and make a new one with a hook",
             root_only: false,
-            held_by: RUN,
+            held_by: EVERY,
             attempt: |t, r| {
                 t.git("init -q");
                 let out = r.sh(
@@ -751,7 +787,7 @@ fn rows() -> Vec<Row> {
         Row {
             name: "hard links: a second name for .git/config written through, a prepared file linked in as a hook",
             root_only: false,
-            held_by: RUN,
+            held_by: EVERY,
             attempt: |t, r| {
                 t.git("init -q");
                 let config = fs::read_to_string(t.work.join(".git/config")).unwrap();
@@ -766,7 +802,7 @@ fn rows() -> Vec<Row> {
         Row {
             name: "symbolic links: write .git/hooks through one, make a hook one to a prepared file",
             root_only: false,
-            held_by: RUN,
+            held_by: EVERY,
             attempt: |t, r| {
                 t.git("init -q");
                 let out = r.sh(
@@ -781,7 +817,7 @@ fn rows() -> Vec<Row> {
         Row {
             name: "cp -r a prepared directory to a missing .vscode and into an existing .idea",
             root_only: false,
-            held_by: RUN,
+            held_by: EVERY,
             attempt: |t, r| {
                 t.prepare("mkdir .idea");
                 let out = r.sh(

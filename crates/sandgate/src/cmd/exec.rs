@@ -15,6 +15,7 @@ use std::process::{ExitCode, ExitStatus};
 use clap::Args;
 use sandgate_policy::config::IsolationMode;
 use sandgate_policy::{Context, Decision, Policy, ToolCall, Verdict};
+use sandgate_sandbox::supervise::{Attached, OUTER_NOTE};
 use sandgate_sandbox::{notify, Environment, Isolation, IsolationError};
 use sandgate_tools::resolver::settle;
 use serde_json::json;
@@ -184,9 +185,10 @@ fn report_denied(decision: &Decision) {
 /// (`exec`), so on success this function does not return: the confinement
 /// runs in a `pre_exec` hook, which would force a full `fork` for a child
 /// (measurably slower than the spawn used otherwise), and nothing is left
-/// to do after the command ends. With `unix_sockets` listed, sandgate stays
-/// as the supervisor of the command's `connect()` calls, passes on the
-/// signals other processes send it, and waits.
+/// to do after the command ends. Under `landlock` and `bwrap` with protected
+/// paths or `unix_sockets`, sandgate stays as the supervisor of the calls
+/// that make names and of `connect()`, passes on the signals other
+/// processes send it, and waits.
 pub fn spawn(policy: &Policy, command: &str, ctx: &Context) -> Result<ExitStatus, SpawnError> {
     let isolation = isolation(policy, ctx).map_err(SpawnError::Isolation)?;
     for notice in isolation.notices() {
@@ -216,13 +218,17 @@ pub fn spawn(policy: &Policy, command: &str, ctx: &Context) -> Result<ExitStatus
             "sandgate: warning: signals sent to sandgate are not passed on to the command: {e}"
         );
     }
-    if let Err(e) = supervision.attach() {
-        // Nothing may run unsupervised: the command is ended.
-        let _ = running.kill();
-        let _ = running.wait();
-        return Err(SpawnError::Io(std::io::Error::other(format!(
-            "the supervisor of `unix_sockets` did not start, so the command was stopped: {e}"
-        ))));
+    match supervision.attach() {
+        Ok(Attached::Supervising) => {}
+        Ok(Attached::Outer) => eprintln!("sandgate: {OUTER_NOTE}"),
+        Err(e) => {
+            // Nothing may run unsupervised: the command is ended.
+            let _ = running.kill();
+            let _ = running.wait();
+            return Err(SpawnError::Io(std::io::Error::other(format!(
+                "sandgate's supervisor did not start, so the command was stopped: {e}"
+            ))));
+        }
     }
     running.wait().map_err(SpawnError::Io)
 }

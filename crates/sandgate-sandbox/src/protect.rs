@@ -1,0 +1,834 @@
+//! Protected paths under exec isolation, including those missing at start:
+//! the supervisor performs each system call that makes a name (`open` and
+//! `openat` with `O_CREAT`, `creat`, `mkdir`, `mknod`, `symlink`, `link`,
+//! `rename`, in every spelling) on the command's behalf, after judging the
+//! names it would make or move.
+//!
+//! Landlock cannot refuse one name in a writable directory, and a read-only
+//! bind needs the path to exist, so a missing `.mcp.json` or `.git/hooks`
+//! could otherwise be created, and renaming `.git` away would carry the
+//! binds of its existing protected paths with it.
+//!
+//! The supervisor never lets the kernel continue such a call, since the
+//! kernel would read the path again from memory another thread can change.
+//! It resolves the parent directory once, in the command's own root and
+//! mount namespace (`/proc/TID/root`, so the read-only mounts and binds hold
+//! for what it does too), judges the resulting path, and then makes the name
+//! through that directory's descriptor, with the command's umask and no
+//! capabilities, and hands an opened file back with `SECCOMP_IOCTL_NOTIF_ADDFD`.
+//! What Landlock would decide for the command, the judgement decides here:
+//! names are made only in the writable trees, never in a denied directory,
+//! and `/dev/null` and `/dev/tty` stay writable.
+//!
+//! `openat2` fails with `ENOSYS` (its flags are in memory, where the filter
+//! cannot read them), and the C library and most programs fall back to
+//! `openat`.
+//!
+//! This module contains `unsafe` code: the system calls that make names
+//! through descriptors, per-thread capabilities and `umask`, and reading a
+//! descriptor's path.
+
+#![allow(unsafe_code)]
+
+use std::ffi::{CString, OsStr, OsString};
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Component, Path, PathBuf};
+
+use crate::notify::{self, Listener, Notif};
+
+/// Where names may be made, and which paths stay as they are.
+#[derive(Debug, Clone, Default)]
+pub struct Guard {
+    /// Protected paths (absolute, symlinks resolved where they exist).
+    pub protected: Vec<PathBuf>,
+    /// Trees where names may be made.
+    pub writable: Vec<PathBuf>,
+    /// Single files that may be opened for writing (`/dev/null`, `/dev/tty`).
+    pub writable_files: Vec<PathBuf>,
+    /// Directories nothing may be read from or made in.
+    pub denied: Vec<PathBuf>,
+    /// The wrapper that sets the sandbox up (`bwrap`, as device and inode):
+    /// its calls pass while it runs under this filter alone, before it
+    /// installs its own filters and starts the command.
+    pub setup: Option<(u64, u64)>,
+}
+
+/// What a path is to an operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// A name made (`open` with `O_CREAT`, `mkdir`, `mknod`).
+    Made,
+    /// A name made or replaced with something prepared elsewhere: the new
+    /// name of a `rename`, of a `link`, of a `symlink`.
+    Placed,
+    /// The old name of a `rename`.
+    Moved,
+    /// The existing file of a `link`.
+    Linked,
+}
+
+impl Guard {
+    fn protects(&self, path: &Path) -> bool {
+        self.protected.iter().any(|p| path.starts_with(p))
+    }
+
+    fn holds_protected(&self, path: &Path) -> bool {
+        self.protected
+            .iter()
+            .any(|p| p != path && p.starts_with(path))
+    }
+
+    fn writable(&self, path: &Path) -> bool {
+        self.writable.iter().any(|w| path.starts_with(w))
+    }
+
+    fn denied(&self, path: &Path) -> bool {
+        self.denied.iter().any(|d| path.starts_with(d))
+    }
+
+    /// Judges `path` (absolute, its parent's symlinks resolved) in `role`:
+    /// `Err` is the errno the command gets.
+    pub fn judge(&self, path: &Path, role: Role) -> Result<(), i32> {
+        if self.protects(path) || self.denied(path) {
+            return Err(libc::EACCES);
+        }
+        match role {
+            Role::Made => {}
+            Role::Placed | Role::Moved => {
+                // Moving a directory above a protected path, or putting
+                // something prepared in its place, moves the protection or
+                // brings in what it would have refused.
+                if self.holds_protected(path) {
+                    return Err(libc::EACCES);
+                }
+            }
+            Role::Linked => {
+                // Another mount in the command's view: the kernel says EXDEV.
+                if !self.writable(path) {
+                    return Err(libc::EXDEV);
+                }
+                return Ok(());
+            }
+        }
+        let parent = path.parent().unwrap_or(path);
+        if self.writable(parent) && parent != path {
+            Ok(())
+        } else {
+            Err(libc::EACCES)
+        }
+    }
+}
+
+/// The system calls handed to the supervisor when paths are protected.
+pub const NOTIFIED: &[libc::c_long] = &[
+    libc::SYS_creat,
+    libc::SYS_mkdir,
+    libc::SYS_mkdirat,
+    libc::SYS_mknod,
+    libc::SYS_mknodat,
+    libc::SYS_symlink,
+    libc::SYS_symlinkat,
+    libc::SYS_link,
+    libc::SYS_linkat,
+    libc::SYS_rename,
+    libc::SYS_renameat,
+    libc::SYS_renameat2,
+];
+
+/// What the command asked for, decoded from its registers and memory.
+#[derive(Debug)]
+enum Call {
+    Open {
+        at: Base,
+        path: Vec<u8>,
+        flags: i32,
+        mode: u32,
+    },
+    Mkdir {
+        at: Base,
+        path: Vec<u8>,
+        mode: u32,
+    },
+    Mknod {
+        at: Base,
+        path: Vec<u8>,
+        mode: u32,
+    },
+    Symlink {
+        target: Vec<u8>,
+        at: Base,
+        path: Vec<u8>,
+    },
+    Link {
+        from_at: Base,
+        from: Vec<u8>,
+        at: Base,
+        path: Vec<u8>,
+        flags: i32,
+    },
+    Rename {
+        from_at: Base,
+        from: Vec<u8>,
+        at: Base,
+        path: Vec<u8>,
+        flags: u32,
+    },
+}
+
+/// The directory a relative path starts from: the working directory or a
+/// descriptor of the command.
+#[derive(Debug, Clone, Copy)]
+enum Base {
+    Cwd,
+    Fd(i32),
+}
+
+fn base(arg: u64) -> Base {
+    // `int` arguments: the kernel reads the lower half only.
+    let fd = arg as u32 as i32;
+    if fd == libc::AT_FDCWD {
+        Base::Cwd
+    } else {
+        Base::Fd(fd)
+    }
+}
+
+fn decode(n: &Notif) -> Result<Call, i32> {
+    let a = n.args;
+    let s = |addr: u64| notify::read_cstring(n.pid, addr).map_err(|_| libc::EFAULT);
+    let int = |v: u64| v as u32 as i32;
+    Ok(match n.nr {
+        libc::SYS_open => Call::Open {
+            at: Base::Cwd,
+            path: s(a[0])?,
+            flags: int(a[1]),
+            mode: a[2] as u32,
+        },
+        libc::SYS_openat => Call::Open {
+            at: base(a[0]),
+            path: s(a[1])?,
+            flags: int(a[2]),
+            mode: a[3] as u32,
+        },
+        libc::SYS_creat => Call::Open {
+            at: Base::Cwd,
+            path: s(a[0])?,
+            flags: libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC,
+            mode: a[1] as u32,
+        },
+        libc::SYS_mkdir => Call::Mkdir {
+            at: Base::Cwd,
+            path: s(a[0])?,
+            mode: a[1] as u32,
+        },
+        libc::SYS_mkdirat => Call::Mkdir {
+            at: base(a[0]),
+            path: s(a[1])?,
+            mode: a[2] as u32,
+        },
+        libc::SYS_mknod => Call::Mknod {
+            at: Base::Cwd,
+            path: s(a[0])?,
+            mode: a[1] as u32,
+        },
+        libc::SYS_mknodat => Call::Mknod {
+            at: base(a[0]),
+            path: s(a[1])?,
+            mode: a[2] as u32,
+        },
+        libc::SYS_symlink => Call::Symlink {
+            target: s(a[0])?,
+            at: Base::Cwd,
+            path: s(a[1])?,
+        },
+        libc::SYS_symlinkat => Call::Symlink {
+            target: s(a[0])?,
+            at: base(a[1]),
+            path: s(a[2])?,
+        },
+        libc::SYS_link => Call::Link {
+            from_at: Base::Cwd,
+            from: s(a[0])?,
+            at: Base::Cwd,
+            path: s(a[1])?,
+            flags: 0,
+        },
+        libc::SYS_linkat => Call::Link {
+            from_at: base(a[0]),
+            from: s(a[1])?,
+            at: base(a[2]),
+            path: s(a[3])?,
+            flags: int(a[4]),
+        },
+        libc::SYS_rename => Call::Rename {
+            from_at: Base::Cwd,
+            from: s(a[0])?,
+            at: Base::Cwd,
+            path: s(a[1])?,
+            flags: 0,
+        },
+        libc::SYS_renameat => Call::Rename {
+            from_at: base(a[0]),
+            from: s(a[1])?,
+            at: base(a[2]),
+            path: s(a[3])?,
+            flags: 0,
+        },
+        libc::SYS_renameat2 => Call::Rename {
+            from_at: base(a[0]),
+            from: s(a[1])?,
+            at: base(a[2]),
+            path: s(a[3])?,
+            flags: a[4] as u32,
+        },
+        _ => return Err(libc::ENOSYS),
+    })
+}
+
+/// The command thread `tid`, as the supervisor reaches it.
+struct Caller {
+    tid: u32,
+    root: OwnedFd,
+}
+
+/// A name in a directory the supervisor holds open, with the directory's path.
+struct Place {
+    dir: OwnedFd,
+    path: PathBuf,
+    name: CString,
+}
+
+impl Place {
+    fn full(&self) -> PathBuf {
+        self.path.join(OsStr::from_bytes(self.name.as_bytes()))
+    }
+}
+
+impl Caller {
+    fn new(tid: u32) -> Result<Caller, i32> {
+        let root =
+            crate::supervise::open_path(libc::AT_FDCWD, Path::new(&format!("/proc/{tid}/root")), 0)
+                .map_err(|_| libc::ESRCH)?;
+        Ok(Caller { tid, root })
+    }
+
+    /// The command's view of where `base` is.
+    fn base_path(&self, base: Base) -> Result<PathBuf, i32> {
+        let link = match base {
+            Base::Cwd => format!("/proc/{}/cwd", self.tid),
+            Base::Fd(fd) if fd >= 0 => format!("/proc/{}/fd/{fd}", self.tid),
+            Base::Fd(_) => return Err(libc::EBADF),
+        };
+        let path = std::fs::read_link(&link).map_err(|_| libc::EBADF)?;
+        if !path.is_absolute() || path.to_string_lossy().ends_with(" (deleted)") {
+            return Err(libc::ENOENT);
+        }
+        Ok(path)
+    }
+
+    /// Resolves `path` (from `base`) to its parent directory, held open,
+    /// and its last name; with `follow`, a last name that is a symbolic link
+    /// is followed (up to 40 links), as the kernel would.
+    fn place(&self, base: Base, path: &[u8], follow: bool) -> Result<Place, i32> {
+        if path.is_empty() {
+            return Err(libc::ENOENT);
+        }
+        let mut absolute = if path.first() == Some(&b'/') {
+            PathBuf::from(OsStr::from_bytes(path))
+        } else {
+            self.base_path(base)?.join(OsStr::from_bytes(path))
+        };
+        for _ in 0..40 {
+            let (parent, name) = split(&absolute)?;
+            let rel = parent.strip_prefix("/").unwrap_or(&parent);
+            let rel = if rel.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                rel
+            };
+            let dir = crate::supervise::open_path(
+                self.root.as_raw_fd(),
+                rel,
+                crate::supervise::RESOLVE_IN_ROOT | crate::supervise::RESOLVE_NO_MAGICLINKS,
+            )
+            .map_err(errno)?;
+            let dir_path = fd_path(&dir)?;
+            let name = CString::new(name.into_vec()).map_err(|_| libc::EINVAL)?;
+            if follow {
+                if let Some(target) = readlink_at(&dir, &name) {
+                    absolute = if target.first() == Some(&b'/') {
+                        PathBuf::from(OsString::from_vec(target))
+                    } else {
+                        dir_path.join(OsStr::from_bytes(&target))
+                    };
+                    continue;
+                }
+            }
+            return Ok(Place {
+                dir,
+                path: dir_path,
+                name,
+            });
+        }
+        Err(libc::ELOOP)
+    }
+
+    fn umask(&self) -> u32 {
+        std::fs::read_to_string(format!("/proc/{}/status", self.tid))
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("Umask:"))
+                    .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+            })
+            .unwrap_or(0o022)
+    }
+}
+
+/// The parent and the last name of `path`, `.` and `..` collapsed
+/// lexically only where the kernel would not need the disk (a trailing
+/// slash is dropped; a last name of `.` or `..` is refused).
+fn split(path: &Path) -> Result<(PathBuf, OsString), i32> {
+    let mut parent = PathBuf::from("/");
+    let mut last: Option<OsString> = None;
+    for c in path.components() {
+        if let Some(prev) = last.take() {
+            parent.push(prev);
+        }
+        match c {
+            Component::RootDir | Component::Prefix(_) => {}
+            Component::CurDir => last = None,
+            Component::ParentDir => {
+                parent.push("..");
+            }
+            Component::Normal(n) => last = Some(n.to_os_string()),
+        }
+    }
+    match last {
+        Some(name) => Ok((parent, name)),
+        None => Err(libc::EEXIST),
+    }
+}
+
+fn errno(e: io::Error) -> i32 {
+    e.raw_os_error().unwrap_or(libc::EACCES)
+}
+
+/// The path of a descriptor the supervisor holds, as the command sees it.
+fn fd_path(fd: &OwnedFd) -> Result<PathBuf, i32> {
+    let path = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+        .map_err(|_| libc::ENOENT)?;
+    if !path.is_absolute() || path.to_string_lossy().ends_with(" (deleted)") {
+        return Err(libc::ENOENT);
+    }
+    Ok(path)
+}
+
+/// The target of `name` in `dir` if it is a symbolic link.
+fn readlink_at(dir: &OwnedFd, name: &CString) -> Option<Vec<u8>> {
+    let mut buf = vec![0u8; libc::PATH_MAX as usize];
+    // SAFETY: `name` is NUL-terminated and `buf` has room for `buf.len()` bytes.
+    let n = unsafe {
+        libc::readlinkat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    let n = usize::try_from(n).ok()?;
+    buf.truncate(n);
+    Some(buf)
+}
+
+fn exists(place: &Place) -> bool {
+    // SAFETY: an all-zero `stat` is a valid buffer.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `name` is NUL-terminated and `st` is live.
+    unsafe {
+        libc::fstatat(
+            place.dir.as_raw_fd(),
+            place.name.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        ) == 0
+    }
+}
+
+fn rc(v: libc::c_int) -> Result<(), i32> {
+    if v == 0 {
+        Ok(())
+    } else {
+        Err(errno(io::Error::last_os_error()))
+    }
+}
+
+/// Whether the caller is the sandbox's own set-up: the wrapper, under no
+/// filter but the supervisor's (the command runs under more).
+fn in_setup(guard: &Guard, tid: u32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Some(setup) = guard.setup else {
+        return false;
+    };
+    let exe = std::fs::metadata(format!("/proc/{tid}/exe")).map(|m| (m.dev(), m.ino()));
+    if exe.ok() != Some(setup) {
+        return false;
+    }
+    std::fs::read_to_string(format!("/proc/{tid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Seccomp_filters:"))
+                .and_then(|v| v.trim().parse::<u32>().ok())
+        })
+        .is_some_and(|filters| filters <= 1)
+}
+
+/// Answers one notified call: performs it for the command or fails it.
+pub fn answer(listener: &Listener, guard: &Guard, n: &Notif) {
+    if in_setup(guard, n.pid) && listener.id_valid(n.id) {
+        listener.allow(n.id);
+        return;
+    }
+    match perform(listener, guard, n) {
+        Ok(Some(fd)) => {
+            let cloexec = open_flags(n) & libc::O_CLOEXEC != 0;
+            if listener.send_fd(n.id, fd.as_fd(), cloexec).is_err() {
+                listener.fail(n.id, libc::EMFILE);
+            }
+        }
+        Ok(None) => listener.succeed(n.id, 0),
+        Err(e) => listener.fail(n.id, e),
+    }
+}
+
+fn open_flags(n: &Notif) -> i32 {
+    match n.nr {
+        libc::SYS_open => n.args[1] as u32 as i32,
+        libc::SYS_openat => n.args[2] as u32 as i32,
+        _ => 0,
+    }
+}
+
+fn perform(listener: &Listener, guard: &Guard, n: &Notif) -> Result<Option<OwnedFd>, i32> {
+    let caller = Caller::new(n.pid)?;
+    let call = decode(n)?;
+    // The thread id named the caller when its root was opened and its
+    // memory read: everything decided below is about that command.
+    if !listener.id_valid(n.id) {
+        return Err(libc::ESRCH);
+    }
+    let umask = caller.umask();
+    let _creds = AsCommand::enter(umask)?;
+    match call {
+        Call::Open {
+            at,
+            path,
+            flags,
+            mode,
+        } => {
+            let follow = flags & (libc::O_NOFOLLOW | libc::O_EXCL) == 0;
+            let place = caller.place(at, &path, follow)?;
+            let full = place.full();
+            let writing = flags & libc::O_ACCMODE != libc::O_RDONLY || flags & libc::O_TRUNC != 0;
+            let there = exists(&place);
+            if guard.writable_files.contains(&full) && there {
+                // `> /dev/null`: opened as asked, nothing is made.
+            } else if there && !writing && !guard.protects(&full) && !guard.denied(&full) {
+                if flags & libc::O_EXCL != 0 {
+                    return Err(libc::EEXIST);
+                }
+            } else if there && flags & libc::O_EXCL != 0 {
+                return Err(libc::EEXIST);
+            } else {
+                guard.judge(&full, Role::Made)?;
+            }
+            // SAFETY: `name` is NUL-terminated; the flags and mode are the
+            // command's own, and O_NOFOLLOW keeps a link swapped in since the
+            // judgement from being followed.
+            let fd = unsafe {
+                libc::openat(
+                    place.dir.as_raw_fd(),
+                    place.name.as_ptr(),
+                    flags | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                    mode,
+                )
+            };
+            if fd < 0 {
+                return Err(errno(io::Error::last_os_error()));
+            }
+            // SAFETY: the kernel just returned this descriptor; we own it.
+            Ok(Some(unsafe {
+                <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd)
+            }))
+        }
+        Call::Mkdir { at, path, mode } => {
+            let place = caller.place(at, &path, false)?;
+            if exists(&place) {
+                return Err(libc::EEXIST);
+            }
+            guard.judge(&place.full(), Role::Made)?;
+            // SAFETY: `name` is NUL-terminated.
+            rc(unsafe { libc::mkdirat(place.dir.as_raw_fd(), place.name.as_ptr(), mode) })
+                .map(|()| None)
+        }
+        Call::Mknod { at, path, mode } => {
+            let kind = mode & libc::S_IFMT;
+            if kind == libc::S_IFCHR || kind == libc::S_IFBLK {
+                return Err(libc::EPERM);
+            }
+            let place = caller.place(at, &path, false)?;
+            if exists(&place) {
+                return Err(libc::EEXIST);
+            }
+            guard.judge(&place.full(), Role::Made)?;
+            // SAFETY: `name` is NUL-terminated; no device is made (checked above).
+            rc(unsafe { libc::mknodat(place.dir.as_raw_fd(), place.name.as_ptr(), mode, 0) })
+                .map(|()| None)
+        }
+        Call::Symlink { target, at, path } => {
+            let place = caller.place(at, &path, false)?;
+            if exists(&place) {
+                return Err(libc::EEXIST);
+            }
+            guard.judge(&place.full(), Role::Placed)?;
+            let target = CString::new(target).map_err(|_| libc::EINVAL)?;
+            // SAFETY: both strings are NUL-terminated.
+            rc(unsafe {
+                libc::symlinkat(target.as_ptr(), place.dir.as_raw_fd(), place.name.as_ptr())
+            })
+            .map(|()| None)
+        }
+        Call::Link {
+            from_at,
+            from,
+            at,
+            path,
+            flags,
+        } => {
+            let to = caller.place(at, &path, false)?;
+            if exists(&to) {
+                return Err(libc::EEXIST);
+            }
+            guard.judge(&to.full(), Role::Placed)?;
+            if flags & libc::AT_EMPTY_PATH != 0 && from.is_empty() {
+                // The descriptor itself: linked through its magic link,
+                // which keeps its mount (a read-only bind stays EXDEV).
+                let Base::Fd(fd) = from_at else {
+                    return Err(libc::ENOENT);
+                };
+                let file = crate::supervise::take_fd(n.pid, fd).map_err(errno)?;
+                let via = CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))
+                    .map_err(|_| libc::EINVAL)?;
+                // SAFETY: both names are NUL-terminated.
+                return rc(unsafe {
+                    libc::linkat(
+                        libc::AT_FDCWD,
+                        via.as_ptr(),
+                        to.dir.as_raw_fd(),
+                        to.name.as_ptr(),
+                        libc::AT_SYMLINK_FOLLOW,
+                    )
+                })
+                .map(|()| None);
+            }
+            let follow = flags & libc::AT_SYMLINK_FOLLOW != 0;
+            let source = caller.place(from_at, &from, follow)?;
+            guard.judge(&source.full(), Role::Linked)?;
+            // SAFETY: both names are NUL-terminated.
+            rc(unsafe {
+                libc::linkat(
+                    source.dir.as_raw_fd(),
+                    source.name.as_ptr(),
+                    to.dir.as_raw_fd(),
+                    to.name.as_ptr(),
+                    0,
+                )
+            })
+            .map(|()| None)
+        }
+        Call::Rename {
+            from_at,
+            from,
+            at,
+            path,
+            flags,
+        } => {
+            let source = caller.place(from_at, &from, false)?;
+            let to = caller.place(at, &path, false)?;
+            guard.judge(&source.full(), Role::Moved)?;
+            guard.judge(&to.full(), Role::Placed)?;
+            // SAFETY: both names are NUL-terminated; the flags are the command's.
+            rc(unsafe {
+                libc::renameat2(
+                    source.dir.as_raw_fd(),
+                    source.name.as_ptr(),
+                    to.dir.as_raw_fd(),
+                    to.name.as_ptr(),
+                    flags,
+                )
+            })
+            .map(|()| None)
+        }
+    }
+}
+
+/// The supervisor thread acting as the command would: no effective
+/// capabilities and the command's umask, for the thread only, until dropped.
+struct AsCommand {
+    effective: [u32; 2],
+}
+
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+const CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+fn capget() -> Result<[CapData; 2], i32> {
+    let mut header = CapHeader {
+        version: CAPABILITY_VERSION_3,
+        pid: 0,
+    };
+    let mut data = [CapData::default(); 2];
+    // SAFETY: `header` and `data` are live and laid out as the kernel's
+    // version 3 structures; the kernel writes two data entries.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_capget,
+            &mut header as *mut CapHeader,
+            data.as_mut_ptr(),
+        )
+    };
+    if r == 0 {
+        Ok(data)
+    } else {
+        Err(libc::EPERM)
+    }
+}
+
+fn capset(data: &[CapData; 2]) -> Result<(), i32> {
+    let header = CapHeader {
+        version: CAPABILITY_VERSION_3,
+        pid: 0,
+    };
+    // SAFETY: as in `capget`; the kernel only reads. The raw system call
+    // changes the calling thread only.
+    let r = unsafe { libc::syscall(libc::SYS_capset, &header as *const CapHeader, data.as_ptr()) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(libc::EPERM)
+    }
+}
+
+impl AsCommand {
+    fn enter(umask: u32) -> Result<AsCommand, i32> {
+        let mut data = capget()?;
+        let effective = [data[0].effective, data[1].effective];
+        if effective != [0, 0] {
+            data[0].effective = 0;
+            data[1].effective = 0;
+            capset(&data)?;
+        }
+        // SAFETY: umask cannot fail; this thread has its own file system
+        // context (see `own_fs_context`), so no other thread sees it.
+        unsafe { libc::umask(umask & 0o777) };
+        Ok(AsCommand { effective })
+    }
+}
+
+impl Drop for AsCommand {
+    fn drop(&mut self) {
+        if self.effective != [0, 0] {
+            if let Ok(mut data) = capget() {
+                data[0].effective = self.effective[0];
+                data[1].effective = self.effective[1];
+                let _ = capset(&data);
+            }
+        }
+    }
+}
+
+/// Gives the calling thread its own umask and working directory
+/// (`unshare(CLONE_FS)`), so that [`answer`] can take on the command's
+/// umask without changing the rest of the process. Call once per thread
+/// before its first [`answer`].
+pub fn own_fs_context() -> io::Result<()> {
+    // SAFETY: integer argument only; affects the calling thread only.
+    if unsafe { libc::unshare(libc::CLONE_FS) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guard() -> Guard {
+        Guard {
+            protected: [".git/hooks", ".git/config", ".mcp.json", ".claude/commands"]
+                .iter()
+                .map(|p| Path::new("/w").join(p))
+                .collect(),
+            writable: vec![PathBuf::from("/w"), PathBuf::from("/tmp")],
+            writable_files: vec![PathBuf::from("/dev/null")],
+            denied: vec![PathBuf::from("/w/secrets")],
+            setup: None,
+        }
+    }
+
+    #[test]
+    fn judgements_follow_the_roles() {
+        let g = guard();
+        let table: &[(&str, Role, Result<(), i32>)] = &[
+            ("/w/src/main.rs", Role::Made, Ok(())),
+            ("/w/.mcp.json", Role::Made, Err(libc::EACCES)),
+            ("/w/.git/hooks", Role::Made, Err(libc::EACCES)),
+            ("/w/.git/hooks/pre-commit", Role::Made, Err(libc::EACCES)),
+            ("/w/.git/index.lock", Role::Made, Ok(())),
+            ("/w/.git", Role::Made, Ok(())),
+            ("/w/.git", Role::Placed, Err(libc::EACCES)),
+            ("/w/.git", Role::Moved, Err(libc::EACCES)),
+            ("/w/.claude", Role::Placed, Err(libc::EACCES)),
+            ("/w/.claude/settings.json", Role::Placed, Ok(())),
+            ("/w/secrets/x", Role::Made, Err(libc::EACCES)),
+            ("/etc/passwd", Role::Made, Err(libc::EACCES)),
+            ("/tmp/x", Role::Made, Ok(())),
+            ("/etc/passwd", Role::Linked, Err(libc::EXDEV)),
+            ("/w/.git/config", Role::Linked, Err(libc::EACCES)),
+            ("/w/a", Role::Linked, Ok(())),
+            ("/w", Role::Made, Err(libc::EACCES)),
+        ];
+        for (path, role, want) in table {
+            assert_eq!(g.judge(Path::new(path), *role), *want, "{path} {role:?}");
+        }
+    }
+
+    #[test]
+    fn split_takes_the_last_name() {
+        assert_eq!(
+            split(Path::new("/a/b/c/")).unwrap(),
+            (PathBuf::from("/a/b"), OsString::from("c"))
+        );
+        assert_eq!(
+            split(Path::new("/a/../b")).unwrap(),
+            (PathBuf::from("/a/.."), OsString::from("b"))
+        );
+        assert_eq!(split(Path::new("/")), Err(libc::EEXIST));
+    }
+}
