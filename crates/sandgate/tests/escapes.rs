@@ -949,55 +949,20 @@ fn rows() -> Vec<Row> {
                     &format!("python3 {}", t.bin("connect.py")),
                     &[("SOCK", sock.to_str().unwrap())],
                 );
-                let mut got = false;
-                if let Ok((mut stream, _)) = listener.accept() {
-                    let mut buf = String::new();
-                    stream.set_nonblocking(false).unwrap();
-                    let _ = stream.read_to_string(&mut buf);
-                    got = buf.contains("hello from inside");
-                }
-                (got, seen(&out))
+                (accepted_hello(&listener), seen(&out))
             },
         },
         Row {
             name: "sendto() from a datagram socket pair to a UNIX socket by path, listener outside",
             root_only: false,
             held_by: EXEC,
-            attempt: |t, r| {
-                let sock = t.outside.join("datagram.sock");
-                let listener = UnixDatagram::bind(&sock).unwrap();
-                fs::set_permissions(&sock, fs::Permissions::from_mode(0o777)).unwrap();
-                listener.set_nonblocking(true).unwrap();
-                let out = r.sh_with(
-                    &format!("python3 {}", t.bin("sendto_pair.py")),
-                    &[("SOCK", sock.to_str().unwrap())],
-                );
-                let mut buf = [0u8; 64];
-                let got = listener
-                    .recv(&mut buf)
-                    .is_ok_and(|n| buf[..n].starts_with(b"hello from inside"));
-                (got, seen(&out))
-            },
+            attempt: |t, r| datagram_sent(t, r, "sendto_pair.py"),
         },
         Row {
             name: "sendto() from a SOCK_RAW unix socket pair (a datagram pair) to a UNIX socket by path, listener outside",
             root_only: false,
             held_by: EXEC,
-            attempt: |t, r| {
-                let sock = t.outside.join("datagram.sock");
-                let listener = UnixDatagram::bind(&sock).unwrap();
-                fs::set_permissions(&sock, fs::Permissions::from_mode(0o777)).unwrap();
-                listener.set_nonblocking(true).unwrap();
-                let out = r.sh_with(
-                    &format!("python3 {}", t.bin("sendto_raw_pair.py")),
-                    &[("SOCK", sock.to_str().unwrap())],
-                );
-                let mut buf = [0u8; 64];
-                let got = listener
-                    .recv(&mut buf)
-                    .is_ok_and(|n| buf[..n].starts_with(b"hello from inside"));
-                (got, seen(&out))
-            },
+            attempt: |t, r| datagram_sent(t, r, "sendto_raw_pair.py"),
         },
         Row {
             name: "connect() to an abstract UNIX socket, listener outside",
@@ -1041,6 +1006,24 @@ fn rows() -> Vec<Row> {
             },
         },
     ]
+}
+
+/// Runs `script`, which sends a datagram to a listener outside; whether it
+/// arrived.
+fn datagram_sent(t: &Tree, r: &Runner, script: &str) -> (bool, String) {
+    let sock = t.outside.join("datagram.sock");
+    let listener = UnixDatagram::bind(&sock).unwrap();
+    fs::set_permissions(&sock, fs::Permissions::from_mode(0o777)).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let out = r.sh_with(
+        &format!("python3 {}", t.bin(script)),
+        &[("SOCK", sock.to_str().unwrap())],
+    );
+    let mut buf = [0u8; 64];
+    let got = listener
+        .recv(&mut buf)
+        .is_ok_and(|n| buf[..n].starts_with(b"hello from inside"));
+    (got, seen(&out))
 }
 
 /// Whether some connection waiting on `listener` said hello from inside.
