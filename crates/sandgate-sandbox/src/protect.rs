@@ -1,8 +1,9 @@
 //! Protected paths under exec isolation, including those missing at start:
 //! the supervisor performs each system call that makes a name (`open` and
 //! `openat` with `O_CREAT`, `creat`, `mkdir`, `mknod`, `symlink`, `link`,
-//! `rename`, in every spelling) on the command's behalf, after judging the
-//! names it would make or move.
+//! `rename`, in every spelling, and `bind` of a UNIX socket when
+//! `unix_sockets` lets the command make one) on the command's behalf, after
+//! judging the names it would make or move.
 //!
 //! Landlock cannot refuse one name in a writable directory, and a read-only
 //! bind needs the path to exist, so a missing `.mcp.json` or `.git/hooks`
@@ -175,6 +176,10 @@ enum Call {
         path: Vec<u8>,
         flags: u32,
     },
+    Bind {
+        fd: i32,
+        addr: Vec<u8>,
+    },
 }
 
 /// The directory a relative path starts from: the working directory or a
@@ -283,6 +288,22 @@ fn decode(n: &Notif) -> Result<Call, i32> {
             path: s(a[3])?,
             flags: a[4] as u32,
         },
+        libc::SYS_bind => {
+            // `socklen_t` is 32 bits: the kernel ignores the upper half.
+            let len = (a[2] as u32) as usize;
+            if len > std::mem::size_of::<libc::sockaddr_un>() {
+                return Err(libc::EINVAL);
+            }
+            let mut addr = vec![0u8; len];
+            let read = notify::read_memory(n.pid, a[1], &mut addr).map_err(|_| libc::EFAULT)?;
+            if read != len {
+                return Err(libc::EFAULT);
+            }
+            Call::Bind {
+                fd: int(a[0]),
+                addr,
+            }
+        }
         _ => return Err(libc::ENOSYS),
     })
 }
@@ -671,6 +692,38 @@ fn perform(listener: &Listener, guard: &Guard, n: &Notif) -> Result<Option<Owned
                 )
             })
             .map(|()| None)
+        }
+        Call::Bind { fd, addr } => {
+            let sock = crate::supervise::take_fd(n.pid, fd).map_err(errno)?;
+            let family = addr
+                .get(..2)
+                .map(|b| i32::from(u16::from_ne_bytes([b[0], b[1]])));
+            let path = addr.get(2..).filter(|p| p.first().is_some_and(|b| *b != 0));
+            let (Some(libc::AF_UNIX), Some(path)) = (family, path) else {
+                // Another family, an abstract name or none: no file is made.
+                return crate::supervise::raw_address_call(sock.as_raw_fd(), &addr, libc::bind)
+                    .map(|()| None);
+            };
+            let path = match path.iter().position(|b| *b == 0) {
+                Some(end) => &path[..end],
+                None => path,
+            };
+            let place = caller.place(Base::Cwd, path, false)?;
+            if exists(&place) {
+                return Err(libc::EADDRINUSE);
+            }
+            guard.judge(&place.full(), Role::Made)?;
+            // Bound through the directory already judged, never its path again.
+            let mut via = format!("/proc/self/fd/{}/", place.dir.as_raw_fd()).into_bytes();
+            via.extend_from_slice(place.name.as_bytes());
+            let mut un = vec![0u8; 2];
+            un.copy_from_slice(&(libc::AF_UNIX as u16).to_ne_bytes());
+            un.extend_from_slice(&via);
+            un.push(0);
+            if un.len() > std::mem::size_of::<libc::sockaddr_un>() {
+                return Err(libc::ENAMETOOLONG);
+            }
+            crate::supervise::raw_address_call(sock.as_raw_fd(), &un, libc::bind).map(|()| None)
         }
     }
 }

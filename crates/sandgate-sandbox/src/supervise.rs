@@ -132,6 +132,10 @@ pub fn program(sockets: bool, protect: bool) -> Vec<libc::sock_filter> {
     if sockets {
         body.push((JEQ_K, libc::SYS_connect as u32, To::Notify));
     }
+    if sockets && protect {
+        // Binding a UNIX socket makes a name too.
+        body.push((JEQ_K, libc::SYS_bind as u32, To::Notify));
+    }
     if protect {
         body.push((JEQ_K, libc::SYS_openat2 as u32, To::Enosys));
         body.push((JEQ_K, libc::SYS_open as u32, To::OpenFlags(1)));
@@ -483,6 +487,16 @@ fn pidfd_getfd(pidfd: &OwnedFd, fd: i32) -> io::Result<OwnedFd> {
 
 /// `connect(sock, addr)` with the address bytes as given.
 fn raw_connect(sock: RawFd, addr: &[u8]) -> Result<(), i32> {
+    raw_address_call(sock, addr, libc::connect)
+}
+
+/// A system call that takes a socket and an address (`connect`, `bind`),
+/// made with the address bytes as given; `Err` is its errno.
+pub(crate) fn raw_address_call(
+    sock: RawFd,
+    addr: &[u8],
+    call: unsafe extern "C" fn(libc::c_int, *const libc::sockaddr, libc::socklen_t) -> libc::c_int,
+) -> Result<(), i32> {
     let len = libc::socklen_t::try_from(addr.len()).map_err(|_| libc::EINVAL)?;
     // The kernel copies the address; a `sockaddr_storage` keeps it aligned.
     // SAFETY: an all-zero sockaddr_storage is valid.
@@ -500,9 +514,10 @@ fn raw_connect(sock: RawFd, addr: &[u8]) -> Result<(), i32> {
             addr.len(),
         );
     }
-    // SAFETY: `storage` holds `len` initialised bytes of address.
+    // SAFETY: `storage` holds `len` initialised bytes of address, and
+    // `call` is `connect` or `bind`, which only read it.
     let rc = unsafe {
-        libc::connect(
+        call(
             sock,
             (&storage as *const libc::sockaddr_storage).cast(),
             len,

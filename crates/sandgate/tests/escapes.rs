@@ -738,6 +738,17 @@ fn rows() -> Vec<Row> {
             },
         },
         Row {
+            name: "bind a UNIX socket at the missing .mcp.json",
+            root_only: false,
+            held_by: EXEC,
+            attempt: |t, r| {
+                let out = r.sh(
+                    "python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\".mcp.json\")'",
+                );
+                (fs::symlink_metadata(t.work.join(".mcp.json")).is_ok(), seen(&out))
+            },
+        },
+        Row {
             name: "rename a prepared directory onto a missing .claude",
             root_only: false,
             held_by: EVERY,
@@ -1166,6 +1177,17 @@ fn listed_unix_sockets_connect_and_only_they() {
                 seen(&out)
             );
             assert!(!accepted_hello(&listeners[1]), "{mode:?}, {who:?}");
+            // A socket of the command's own, in the workdir, is made and reached.
+            let out = r.sh(
+                "python3 -c 'import socket; l = socket.socket(socket.AF_UNIX); l.bind(\"own.sock\"); l.listen(1); print(\"bound\")'",
+            );
+            use std::os::unix::fs::FileTypeExt;
+            assert!(
+                fs::symlink_metadata(t.work.join("own.sock"))
+                    .is_ok_and(|m| m.file_type().is_socket()),
+                "{mode:?}, {who:?}: {}",
+                seen(&out)
+            );
         }
     }
 }
