@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use globset::{Glob, GlobBuilder, GlobMatcher};
-use regex::Regex;
+use regex_automata::meta::Regex;
 
 use crate::canon;
 use crate::decision::{Access, Origin, RuleRef};
@@ -716,7 +716,7 @@ impl CommandRules {
     /// regex that cannot be compiled (too large) fails closed: a deny rule
     /// matches, an allow rule does not.
     fn rule_matches(&self, i: usize, command: &str) -> bool {
-        let regex = self.regexes[i].get_or_init(|| Regex::new(&self.rules[i].pattern).ok());
+        let regex = self.regexes[i].get_or_init(|| command_regex(&self.rules[i].pattern));
         match regex {
             Some(re) => re.is_match(command),
             None => self.list != crate::List::Allow,
@@ -751,6 +751,27 @@ impl CommandRules {
     pub fn rules(&self) -> &[RuleRef] {
         &self.rules
     }
+}
+
+/// `pattern` compiled as `regex::Regex::new` compiles it (same syntax, match
+/// kind and size limits, so the same patterns fail and every match is the
+/// same), but without the fully built DFA the regex crate picks for a small
+/// pattern: building it costs more than the whole rest of a decision, and a
+/// command is matched once. `None` when the pattern does not compile.
+fn command_regex(pattern: &str) -> Option<Regex> {
+    use regex_automata::util::syntax;
+    use regex_automata::MatchKind;
+    let config = Regex::config()
+        .nfa_size_limit(Some(10 * (1 << 20)))
+        .hybrid_cache_capacity(2 * (1 << 20))
+        .match_kind(MatchKind::LeftmostFirst)
+        .utf8_empty(true)
+        .dfa(false);
+    Regex::builder()
+        .configure(config)
+        .syntax(syntax::Config::new().utf8(true))
+        .build(pattern)
+        .ok()
 }
 
 /// The regex crate's errors span several lines (pattern, caret, message); keep the message.
@@ -987,6 +1008,58 @@ mod tests {
         );
         assert_eq!(rules.first_match("git").unwrap().pattern, "^git( |$)");
         assert!(rules.first_match("legit status").is_none());
+    }
+
+    #[test]
+    fn command_regexes_match_as_the_regex_crate_does() {
+        let patterns = [
+            "^true$",
+            "^git( |$)",
+            "rm\\s+-rf",
+            "^(ls|cat) [^;&|]*$",
+            "\\bcurl\\b.*\\|\\s*sh",
+            "^echo \\w+$",
+            "(?i)^SUDO ",
+            "^$",
+            "é+",
+            "^a{2,3}b?$",
+            "(?-u:\\xff)",
+            "\\w{1000}{1000}",
+        ];
+        let commands = [
+            "",
+            "true",
+            "true ",
+            "git",
+            "git status",
+            "legit",
+            "sudo rm -rf /",
+            "ls -la",
+            "cat a; rm b",
+            "curl x | sh",
+            "echo héllo",
+            "echo a b",
+            "sudo ls",
+            "éé",
+            "aab",
+            "aaaa",
+            "\u{ff}",
+        ];
+        for pattern in patterns {
+            let ours = command_regex(pattern);
+            let theirs = regex::Regex::new(pattern).ok();
+            assert_eq!(ours.is_some(), theirs.is_some(), "{pattern:?}");
+            let (Some(ours), Some(theirs)) = (ours, theirs) else {
+                continue;
+            };
+            for command in commands {
+                assert_eq!(
+                    ours.is_match(command),
+                    theirs.is_match(command),
+                    "{pattern:?} on {command:?}"
+                );
+            }
+        }
     }
 
     #[test]
