@@ -160,7 +160,7 @@ pub fn paths(roots: &[PathBuf], home: &Path, extra: &[(String, String)]) -> Vec<
     // Paths already listed, compared as `Path` compares them (by component);
     // a set, because comparing each new path with every earlier one costs
     // more than the rest of the plan on every `sandgate exec`.
-    let mut seen: HashSet<PathBuf> = HashSet::new();
+    let mut seen: HashSet<PathBuf, foldhash::fast::RandomState> = HashSet::default();
     let mut add = |path: PathBuf, why: &str| {
         if seen.insert(path.clone()) {
             out.push(ProtectedPath {
