@@ -636,8 +636,8 @@ pub struct CommandRules {
     literals: Vec<Option<Vec<Vec<u8>>>>,
     /// The prefilter over `literals`, built when the first command is checked.
     index: OnceLock<LiteralIndex>,
-    /// Each rule's regex, compiled on first use; `None` if it cannot be compiled.
-    regexes: Vec<OnceLock<Option<Regex>>>,
+    /// Each rule's matcher, built on first use; `None` if its regex cannot be compiled.
+    regexes: Vec<OnceLock<Option<CommandMatcher>>>,
     list: crate::List,
 }
 
@@ -716,9 +716,10 @@ impl CommandRules {
     /// regex that cannot be compiled (too large) fails closed: a deny rule
     /// matches, an allow rule does not.
     fn rule_matches(&self, i: usize, command: &str) -> bool {
-        let regex = self.regexes[i].get_or_init(|| command_regex(&self.rules[i].pattern));
-        match regex {
-            Some(re) => re.is_match(command),
+        let matcher = self.regexes[i].get_or_init(|| CommandMatcher::new(&self.rules[i].pattern));
+        match matcher {
+            Some(CommandMatcher::Whole(literal)) => command == literal,
+            Some(CommandMatcher::Regex(re)) => re.is_match(command),
             None => self.list != crate::List::Allow,
         }
     }
@@ -751,6 +752,43 @@ impl CommandRules {
     pub fn rules(&self) -> &[RuleRef] {
         &self.rules
     }
+}
+
+/// How one command rule is matched: the cheapest way that gives the regex's answer.
+#[derive(Debug, Clone)]
+enum CommandMatcher {
+    /// `^literal$`: the whole command is the literal (`^` and `$` match only
+    /// at the start and end of the command without the `m` flag).
+    Whole(String),
+    /// Anything else.
+    Regex(Regex),
+}
+
+/// The longest `^literal$` compared as a string. Far below any literal whose
+/// compiled form could exceed the regex size limit, so the patterns that
+/// fail to compile (and fail closed) are the same.
+const MAX_WHOLE_LITERAL: usize = 4096;
+
+impl CommandMatcher {
+    /// The matcher for `pattern`; `None` when its regex does not compile.
+    fn new(pattern: &str) -> Option<CommandMatcher> {
+        match whole_literal(pattern) {
+            Some(literal) => Some(CommandMatcher::Whole(literal.to_string())),
+            None => command_regex(pattern).map(CommandMatcher::Regex),
+        }
+    }
+}
+
+/// The literal of a pattern `^literal$` whose literal has no character the
+/// regex syntax gives a meaning (flags such as `(?i)` or `(?x)` need
+/// parentheses, so none can be in effect).
+fn whole_literal(pattern: &str) -> Option<&str> {
+    let literal = pattern.strip_prefix('^')?.strip_suffix('$')?;
+    let plain = literal.len() <= MAX_WHOLE_LITERAL
+        && !literal.contains([
+            '\\', '.', '+', '*', '?', '(', ')', '|', '[', ']', '{', '}', '^', '$',
+        ]);
+    plain.then_some(literal)
 }
 
 /// `pattern` compiled as `regex::Regex::new` compiles it (same syntax, match
@@ -1060,6 +1098,58 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn whole_literals_match_as_their_regex_does() {
+        let patterns = [
+            ("^true$", true),
+            ("^git status$", true),
+            ("^$", true),
+            ("^ls -la /tmp$", true),
+            ("^écho é$", true),
+            ("^a#b c$", true),
+            ("^true", false),
+            ("true$", false),
+            ("^tru.$", false),
+            ("^echo \\$$", false),
+            ("^(?i)true$", false),
+            ("^a|b$", false),
+            ("^a\\nb$", false),
+            ("^x{2}$", false),
+        ];
+        let commands = [
+            "",
+            "true",
+            "True",
+            "true ",
+            " true",
+            "true\n",
+            "tru",
+            "git status",
+            "git  status",
+            "ls -la /tmp",
+            "écho é",
+            "a#b c",
+            "a",
+            "b",
+            "xx",
+            "echo $",
+        ];
+        for (pattern, whole) in patterns {
+            assert_eq!(whole_literal(pattern).is_some(), whole, "{pattern:?}");
+            let ours = CommandMatcher::new(pattern).unwrap();
+            let theirs = regex::Regex::new(pattern).unwrap();
+            for command in commands {
+                let got = match &ours {
+                    CommandMatcher::Whole(literal) => command == literal,
+                    CommandMatcher::Regex(re) => re.is_match(command),
+                };
+                assert_eq!(got, theirs.is_match(command), "{pattern:?} on {command:?}");
+            }
+        }
+        let long = format!("^{}$", "a".repeat(MAX_WHOLE_LITERAL + 1));
+        assert!(whole_literal(&long).is_none());
     }
 
     #[test]
