@@ -181,12 +181,14 @@ fn expand_below(
     };
     // Each denied directory below, with the name of the child of `dir` it is
     // or lies in, and whether it is that child itself.
-    let next: Vec<(&Path, Option<&OsStr>, bool)> = below
+    // (`None` if one is not below `dir` after all: then every child takes
+    // the general rule.)
+    let next: Option<Vec<(&Path, &OsStr, bool)>> = below
         .iter()
         .map(|d| {
-            let mut rest = d.strip_prefix(dir).unwrap_or(d).components();
-            let name = rest.next().map(|c| c.as_os_str());
-            (*d, name, rest.next().is_none())
+            let mut rest = d.strip_prefix(dir).ok()?.components();
+            let name = rest.next()?.as_os_str();
+            Some((*d, name, rest.next().is_none()))
         })
         .collect();
     for child in children {
@@ -196,15 +198,18 @@ fn expand_below(
                 continue;
             }
         }
+        let (Some(next), Some(name)) = (&next, child.path.file_name()) else {
+            expand(plan, tree, &child.path, rights, out);
+            continue;
+        };
         if child.path.parent() != Some(dir) {
             // Not a plain entry of `dir`: the general rule.
             expand(plan, tree, &child.path, rights, out);
             continue;
         }
-        let name = child.path.file_name();
         let mut child_below = Vec::new();
         let mut denied = false;
-        for (d, n, is_child) in &next {
+        for (d, n, is_child) in next {
             if *n == name {
                 denied |= *is_child;
                 child_below.push(*d);
