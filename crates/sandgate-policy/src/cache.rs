@@ -202,8 +202,16 @@ fn read_inputs(sources: &Sources) -> Option<Inputs> {
     Some(inputs)
 }
 
+/// Lowercase hex, two digits a byte (without a `format!` per byte: every
+/// load hashes its keys and checksums through this).
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    out
 }
 
 /// SHA-256 over the version, `--no-sandbox`, and each tier's path and content.
@@ -762,4 +770,18 @@ fn resolved_globs(
         let _ = write_entry(dir, &file, &resolution_key, &kept);
     }
     (deny, allow)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_is_two_lowercase_digits_a_byte() {
+        assert_eq!(hex(&[]), "");
+        assert_eq!(hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
+        let every: Vec<u8> = (0..=255).collect();
+        let expected: String = every.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex(&every), expected);
+    }
 }

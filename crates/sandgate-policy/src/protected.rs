@@ -10,6 +10,7 @@
 //! creating one that does not exist yet; git's objects, refs and index stay
 //! writable, so `git commit`, `git checkout` and `git fetch` work.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -156,8 +157,12 @@ pub struct ProtectedPath {
 /// written. Pure: touches no file system. No path appears twice.
 pub fn paths(roots: &[PathBuf], home: &Path, extra: &[(String, String)]) -> Vec<ProtectedPath> {
     let mut out: Vec<ProtectedPath> = Vec::new();
+    // Paths already listed, compared as `Path` compares them (by component);
+    // a set, because comparing each new path with every earlier one costs
+    // more than the rest of the plan on every `sandgate exec`.
+    let mut seen: HashSet<PathBuf, foldhash::fast::RandomState> = HashSet::default();
     let mut add = |path: PathBuf, why: &str| {
-        if !out.iter().any(|p| p.path == path) {
+        if seen.insert(path.clone()) {
             out.push(ProtectedPath {
                 path,
                 why: why.to_string(),

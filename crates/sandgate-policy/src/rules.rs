@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use globset::{Glob, GlobBuilder, GlobMatcher};
-use regex::Regex;
+use regex_automata::meta::Regex;
 
 use crate::canon;
 use crate::decision::{Access, Origin, RuleRef};
@@ -636,8 +636,8 @@ pub struct CommandRules {
     literals: Vec<Option<Vec<Vec<u8>>>>,
     /// The prefilter over `literals`, built when the first command is checked.
     index: OnceLock<LiteralIndex>,
-    /// Each rule's regex, compiled on first use; `None` if it cannot be compiled.
-    regexes: Vec<OnceLock<Option<Regex>>>,
+    /// Each rule's matcher, built on first use; `None` if its regex cannot be compiled.
+    regexes: Vec<OnceLock<Option<CommandMatcher>>>,
     list: crate::List,
 }
 
@@ -716,9 +716,10 @@ impl CommandRules {
     /// regex that cannot be compiled (too large) fails closed: a deny rule
     /// matches, an allow rule does not.
     fn rule_matches(&self, i: usize, command: &str) -> bool {
-        let regex = self.regexes[i].get_or_init(|| Regex::new(&self.rules[i].pattern).ok());
-        match regex {
-            Some(re) => re.is_match(command),
+        let matcher = self.regexes[i].get_or_init(|| CommandMatcher::new(&self.rules[i].pattern));
+        match matcher {
+            Some(CommandMatcher::Whole(literal)) => command == literal,
+            Some(CommandMatcher::Regex(re)) => re.is_match(command),
             None => self.list != crate::List::Allow,
         }
     }
@@ -751,6 +752,64 @@ impl CommandRules {
     pub fn rules(&self) -> &[RuleRef] {
         &self.rules
     }
+}
+
+/// How one command rule is matched: the cheapest way that gives the regex's answer.
+#[derive(Debug, Clone)]
+enum CommandMatcher {
+    /// `^literal$`: the whole command is the literal (`^` and `$` match only
+    /// at the start and end of the command without the `m` flag).
+    Whole(String),
+    /// Anything else.
+    Regex(Regex),
+}
+
+/// The longest `^literal$` compared as a string. Far below any literal whose
+/// compiled form could exceed the regex size limit, so the patterns that
+/// fail to compile (and fail closed) are the same.
+const MAX_WHOLE_LITERAL: usize = 4096;
+
+impl CommandMatcher {
+    /// The matcher for `pattern`; `None` when its regex does not compile.
+    fn new(pattern: &str) -> Option<CommandMatcher> {
+        match whole_literal(pattern) {
+            Some(literal) => Some(CommandMatcher::Whole(literal.to_string())),
+            None => command_regex(pattern).map(CommandMatcher::Regex),
+        }
+    }
+}
+
+/// The literal of a pattern `^literal$` whose literal has no character the
+/// regex syntax gives a meaning (flags such as `(?i)` or `(?x)` need
+/// parentheses, so none can be in effect).
+fn whole_literal(pattern: &str) -> Option<&str> {
+    let literal = pattern.strip_prefix('^')?.strip_suffix('$')?;
+    let plain = literal.len() <= MAX_WHOLE_LITERAL
+        && !literal.contains([
+            '\\', '.', '+', '*', '?', '(', ')', '|', '[', ']', '{', '}', '^', '$',
+        ]);
+    plain.then_some(literal)
+}
+
+/// `pattern` compiled as `regex::Regex::new` compiles it (same syntax, match
+/// kind and size limits, so the same patterns fail and every match is the
+/// same), but without the fully built DFA the regex crate picks for a small
+/// pattern: building it costs more than the whole rest of a decision, and a
+/// command is matched once. `None` when the pattern does not compile.
+fn command_regex(pattern: &str) -> Option<Regex> {
+    use regex_automata::util::syntax;
+    use regex_automata::MatchKind;
+    let config = Regex::config()
+        .nfa_size_limit(Some(10 * (1 << 20)))
+        .hybrid_cache_capacity(2 * (1 << 20))
+        .match_kind(MatchKind::LeftmostFirst)
+        .utf8_empty(true)
+        .dfa(false);
+    Regex::builder()
+        .configure(config)
+        .syntax(syntax::Config::new().utf8(true))
+        .build(pattern)
+        .ok()
 }
 
 /// The regex crate's errors span several lines (pattern, caret, message); keep the message.
@@ -987,6 +1046,110 @@ mod tests {
         );
         assert_eq!(rules.first_match("git").unwrap().pattern, "^git( |$)");
         assert!(rules.first_match("legit status").is_none());
+    }
+
+    #[test]
+    fn command_regexes_match_as_the_regex_crate_does() {
+        let patterns = [
+            "^true$",
+            "^git( |$)",
+            "rm\\s+-rf",
+            "^(ls|cat) [^;&|]*$",
+            "\\bcurl\\b.*\\|\\s*sh",
+            "^echo \\w+$",
+            "(?i)^SUDO ",
+            "^$",
+            "é+",
+            "^a{2,3}b?$",
+            "(?-u:\\xff)",
+            "\\w{1000}{1000}",
+        ];
+        let commands = [
+            "",
+            "true",
+            "true ",
+            "git",
+            "git status",
+            "legit",
+            "sudo rm -rf /",
+            "ls -la",
+            "cat a; rm b",
+            "curl x | sh",
+            "echo héllo",
+            "echo a b",
+            "sudo ls",
+            "éé",
+            "aab",
+            "aaaa",
+            "\u{ff}",
+        ];
+        for pattern in patterns {
+            let ours = command_regex(pattern);
+            let theirs = regex::Regex::new(pattern).ok();
+            assert_eq!(ours.is_some(), theirs.is_some(), "{pattern:?}");
+            let (Some(ours), Some(theirs)) = (ours, theirs) else {
+                continue;
+            };
+            for command in commands {
+                assert_eq!(
+                    ours.is_match(command),
+                    theirs.is_match(command),
+                    "{pattern:?} on {command:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn whole_literals_match_as_their_regex_does() {
+        let patterns = [
+            ("^true$", true),
+            ("^git status$", true),
+            ("^$", true),
+            ("^ls -la /tmp$", true),
+            ("^écho é$", true),
+            ("^a#b c$", true),
+            ("^true", false),
+            ("true$", false),
+            ("^tru.$", false),
+            ("^echo \\$$", false),
+            ("^(?i)true$", false),
+            ("^a|b$", false),
+            ("^a\\nb$", false),
+            ("^x{2}$", false),
+        ];
+        let commands = [
+            "",
+            "true",
+            "True",
+            "true ",
+            " true",
+            "true\n",
+            "tru",
+            "git status",
+            "git  status",
+            "ls -la /tmp",
+            "écho é",
+            "a#b c",
+            "a",
+            "b",
+            "xx",
+            "echo $",
+        ];
+        for (pattern, whole) in patterns {
+            assert_eq!(whole_literal(pattern).is_some(), whole, "{pattern:?}");
+            let ours = CommandMatcher::new(pattern).unwrap();
+            let theirs = regex::Regex::new(pattern).unwrap();
+            for command in commands {
+                let got = match &ours {
+                    CommandMatcher::Whole(literal) => command == literal,
+                    CommandMatcher::Regex(re) => re.is_match(command),
+                };
+                assert_eq!(got, theirs.is_match(command), "{pattern:?} on {command:?}");
+            }
+        }
+        let long = format!("^{}$", "a".repeat(MAX_WHOLE_LITERAL + 1));
+        assert!(whole_literal(&long).is_none());
     }
 
     #[test]

@@ -6,6 +6,10 @@
 #   crates/sandgate-sandbox/benches/exec_true.sh [path/to/sandgate] [runs]
 #
 # Prints the mean wall time per run in microseconds (best of 3 rounds).
+# With bwrap installed, `bwrap` alone is measured too: the argv `sandgate
+# exec --dry-run` shows for the bwrap mode, run directly (without the two
+# seccomp filters, whose descriptors exist only once sandgate prepares the
+# command): what bubblewrap's own start costs, which sandgate cannot cut.
 # With Anthropic's sandbox-runtime on PATH (`srt`, npm
 # @anthropic-ai/sandbox-runtime) or named by $SRT, `srt -c true` is measured
 # too, configured alike (writes in the work dir only, ~/.ssh unreadable, no
@@ -59,6 +63,21 @@ for mode in none landlock bwrap; do
   printf '%-34s %8s\n' "sandgate exec -- true ($mode)" \
     "$(measure "$bin" --config "$work/$mode.yaml" exec -- true)"
 done
+
+if command -v bwrap >/dev/null; then
+  bwrap_argv=()
+  skip=0
+  while IFS= read -r arg; do
+    if [ "$skip" = 1 ]; then
+      skip=0
+    elif [ "$arg" = --add-seccomp-fd ]; then
+      skip=1
+    else
+      bwrap_argv+=("$arg")
+    fi
+  done < <("$bin" --config "$work/bwrap.yaml" exec --dry-run -- true | sed -n '/^argv:$/,$s/^  //p')
+  printf '%-34s %8s\n' "bwrap alone (same options)" "$(measure "${bwrap_argv[@]}")"
+fi
 
 srt=${SRT:-$(command -v srt || true)}
 if [ -n "$srt" ]; then

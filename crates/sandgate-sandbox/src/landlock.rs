@@ -7,6 +7,7 @@
 //! that path (e.g. `/`, `/home`, `~`) get no right of their own: listing them
 //! would also list the denied directory inside.
 
+use std::ffi::OsStr;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -81,24 +82,31 @@ pub struct RealTree;
 
 impl Tree for RealTree {
     fn children(&self, dir: &Path) -> io::Result<Vec<Child>> {
-        let mut out = Vec::new();
+        let mut entries = Vec::new();
         for entry in std::fs::read_dir(dir)? {
             let entry = entry?;
-            let path = entry.path();
             // The type comes with the listing; only symlinks cost a lookup.
             let is_symlink = entry.file_type().is_ok_and(|t| t.is_symlink());
-            let symlink_target = is_symlink.then(|| {
-                // A dangling link grants nothing useful; treat it as pointing at `/`,
-                // which contains every denied directory and is therefore skipped.
-                std::fs::canonicalize(&path).unwrap_or_else(|_| PathBuf::from("/"))
-            });
-            out.push(Child {
-                path,
-                symlink_target,
-            });
+            entries.push((entry.file_name(), is_symlink));
         }
-        out.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok(out)
+        // By name: the order of the full paths, which share their parent,
+        // without comparing that parent again and again.
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        Ok(entries
+            .into_iter()
+            .map(|(name, is_symlink)| {
+                let path = dir.join(name);
+                let symlink_target = is_symlink.then(|| {
+                    // A dangling link grants nothing useful; treat it as pointing at `/`,
+                    // which contains every denied directory and is therefore skipped.
+                    std::fs::canonicalize(&path).unwrap_or_else(|_| PathBuf::from("/"))
+                });
+                Child {
+                    path,
+                    symlink_target,
+                }
+            })
+            .collect())
     }
 }
 
@@ -138,7 +146,28 @@ fn expand(plan: &Plan, tree: &dyn Tree, dir: &Path, rights: Rights, out: &mut Gr
     if plan.is_denied(dir) {
         return;
     }
-    if !contains_denied(plan, dir) {
+    let below: Vec<&Path> = plan
+        .denied
+        .iter()
+        .map(|d| d.path.as_path())
+        .filter(|d| d.starts_with(dir) && *d != dir)
+        .collect();
+    expand_below(plan, tree, dir, &below, rights, out);
+}
+
+/// [`expand`] for a directory that is not denied, given the denied
+/// directories strictly below it (`below`): only those can be or contain a
+/// child, so each child is matched against their next component instead of
+/// every denied directory.
+fn expand_below(
+    plan: &Plan,
+    tree: &dyn Tree,
+    dir: &Path,
+    below: &[&Path],
+    rights: Rights,
+    out: &mut Grants,
+) {
+    if below.is_empty() {
         out.grants.push(Grant {
             path: dir.to_path_buf(),
             rights,
@@ -150,6 +179,18 @@ fn expand(plan: &Plan, tree: &dyn Tree, dir: &Path, rights: Rights, out: &mut Gr
     let Ok(children) = tree.children(dir) else {
         return;
     };
+    // Each denied directory below, with the name of the child of `dir` it is
+    // or lies in, and whether it is that child itself.
+    // (`None` if one is not below `dir` after all: then every child takes
+    // the general rule.)
+    let next: Option<Vec<(&Path, &OsStr, bool)>> = below
+        .iter()
+        .map(|d| {
+            let mut rest = d.strip_prefix(dir).ok()?.components();
+            let name = rest.next()?.as_os_str();
+            Some((*d, name, rest.next().is_none()))
+        })
+        .collect();
     for child in children {
         if let Some(target) = &child.symlink_target {
             // A link into (or above) a denied directory would grant it by the back door.
@@ -157,7 +198,26 @@ fn expand(plan: &Plan, tree: &dyn Tree, dir: &Path, rights: Rights, out: &mut Gr
                 continue;
             }
         }
-        expand(plan, tree, &child.path, rights, out);
+        let (Some(next), Some(name)) = (&next, child.path.file_name()) else {
+            expand(plan, tree, &child.path, rights, out);
+            continue;
+        };
+        if child.path.parent() != Some(dir) {
+            // Not a plain entry of `dir`: the general rule.
+            expand(plan, tree, &child.path, rights, out);
+            continue;
+        }
+        let mut child_below = Vec::new();
+        let mut denied = false;
+        for (d, n, is_child) in next {
+            if *n == name {
+                denied |= *is_child;
+                child_below.push(*d);
+            }
+        }
+        if !denied {
+            expand_below(plan, tree, &child.path, &child_below, rights, out);
+        }
     }
 }
 

@@ -16,6 +16,30 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The command line of `sandgate exec` alone: [`Cli`] with only that
+/// subcommand, so that the parser for a gated command is built without the
+/// whole command tree. Its arguments are the same types with the same
+/// attributes, so whatever it accepts [`Cli`] accepts with the same values;
+/// for anything else (another subcommand, `--help`, an error) the caller
+/// falls back to [`Cli`], which gives the answer and the messages.
+#[derive(Debug, Parser)]
+#[command(name = "sandgate", version, about, propagate_version = true)]
+pub struct ExecCli {
+    /// Options shared by every subcommand.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// The one subcommand.
+    #[command(subcommand)]
+    pub command: ExecOnly,
+}
+
+/// The subcommands of [`ExecCli`].
+#[derive(Debug, Subcommand)]
+pub enum ExecOnly {
+    /// Run one command through the gate (prompting on ASK), then pass on its exit code.
+    Exec(crate::cmd::exec::ExecArgs),
+}
+
 /// Options every subcommand understands.
 #[derive(Debug, Clone, Args, Default)]
 pub struct GlobalArgs {
@@ -71,4 +95,63 @@ pub enum Command {
     Audit(crate::cmd::audit::AuditCommand),
     /// Serve the gated file and exec tools over MCP (stdio, or streamable HTTP with --http).
     Mcp(crate::cmd::mcp::McpArgs),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `exec` parsed by the narrow parser, as text, or `None` when it refuses.
+    fn narrow(args: &[&str]) -> Option<String> {
+        let cli = ExecCli::try_parse_from(args).ok()?;
+        let ExecOnly::Exec(exec) = cli.command;
+        Some(format!("{:?} {exec:?}", cli.global))
+    }
+
+    /// The same command line parsed by the full parser.
+    fn full(args: &[&str]) -> Option<String> {
+        let cli = Cli::try_parse_from(args).ok()?;
+        match cli.command {
+            Command::Exec(exec) => Some(format!("{:?} {exec:?}", cli.global)),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn the_exec_parser_accepts_only_what_the_full_parser_accepts_alike() {
+        let lines = [
+            "exec -- true",
+            "exec true",
+            "exec git status --short",
+            "exec --no-ui --dry-run -- ls -la",
+            "exec -- --no-ui",
+            "exec ls --no-ui",
+            "--config p.yaml exec -- true",
+            "--config=p.yaml --local-config l.yaml exec x",
+            "--no-sandbox --json --cwd /tmp exec x",
+            "exec --json --cwd /tmp -- x",
+            "exec --config exec exec",
+            "exec --dry-run exec",
+            // Refused by both, or not `exec` at all: the full parser answers.
+            "exec",
+            "exec --help",
+            "exec --version",
+            "--help exec x",
+            "--version exec",
+            "check exec",
+            "policy show exec",
+            "--bogus exec x",
+            "exec --bogus x",
+            "exe x",
+        ];
+        for line in lines {
+            let args: Vec<&str> = std::iter::once("sandgate").chain(line.split(' ')).collect();
+            let narrow = narrow(&args);
+            if narrow.is_some() {
+                assert_eq!(narrow, full(&args), "{line:?}");
+            }
+        }
+        assert!(narrow(&["sandgate", "exec", "--", "true"]).is_some());
+        assert!(narrow(&["sandgate", "check", "exec"]).is_none());
+    }
 }

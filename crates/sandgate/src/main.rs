@@ -35,6 +35,9 @@ fn main() -> ExitCode {
     if let Some((agent, global)) = hook_fast_path() {
         return hook::run(agent, &global);
     }
+    if let Some((global, args)) = exec_fast_path() {
+        return cmd::exec::run(&global, args);
+    }
     let cli = cli::Cli::parse();
     let global = cli.global;
     match cli.command {
@@ -85,6 +88,19 @@ fn stdout_closed() -> bool {
         && fds[0]
             .revents()
             .is_some_and(|r| r.intersects(PollFlags::POLLERR | PollFlags::POLLHUP))
+}
+
+/// `sandgate [OPTIONS] exec …`, parsed by [`cli::ExecCli`], which knows only
+/// that subcommand: building the whole command tree costs more than the
+/// gate's decision. `None` (the full parser then runs) unless `exec` is
+/// among the arguments and the narrow parser accepts the command line.
+fn exec_fast_path() -> Option<(GlobalArgs, cmd::exec::ExecArgs)> {
+    if !std::env::args_os().skip(1).any(|a| a == "exec") {
+        return None;
+    }
+    let cli = cli::ExecCli::try_parse().ok()?;
+    let cli::ExecOnly::Exec(args) = cli.command;
+    Some((cli.global, args))
 }
 
 /// The agent hook's command line, recognised before the argument parser is
