@@ -309,9 +309,9 @@ fn decode(n: &Notif) -> Result<Call, i32> {
 }
 
 /// The command thread `tid`, as the supervisor reaches it.
-struct Caller {
+struct Caller<'a> {
     tid: u32,
-    root: OwnedFd,
+    root: &'a OwnedFd,
 }
 
 /// A name in a directory the supervisor holds open, with the directory's path.
@@ -327,14 +327,7 @@ impl Place {
     }
 }
 
-impl Caller {
-    fn new(tid: u32) -> Result<Caller, i32> {
-        let root =
-            crate::supervise::open_path(libc::AT_FDCWD, Path::new(&format!("/proc/{tid}/root")), 0)
-                .map_err(|_| libc::ESRCH)?;
-        Ok(Caller { tid, root })
-    }
-
+impl Caller<'_> {
     /// The command's view of where `base` is.
     fn base_path(&self, base: Base) -> Result<PathBuf, i32> {
         let link = match base {
@@ -377,7 +370,7 @@ impl Caller {
             .map_err(errno)?;
             let dir_path = fd_path(&dir)?;
             let name = CString::new(name.into_vec()).map_err(|_| libc::EINVAL)?;
-            if follow {
+            if follow && is_symlink(&dir, &name) {
                 if let Some(target) = readlink_at(&dir, &name) {
                     absolute = if target.first() == Some(&b'/') {
                         PathBuf::from(OsString::from_vec(target))
@@ -395,16 +388,68 @@ impl Caller {
         }
         Err(libc::ELOOP)
     }
+}
 
-    fn umask(&self) -> u32 {
-        std::fs::read_to_string(format!("/proc/{}/status", self.tid))
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find_map(|l| l.strip_prefix("Umask:"))
-                    .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
-            })
-            .unwrap_or(0o022)
+/// A field of `/proc/TID/status`.
+fn status_field(tid: u32, field: &str) -> Option<String> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .map(|v| v.trim().to_string())
+}
+
+/// What the supervisor keeps between calls, all of it about the sandbox as
+/// a whole, which no command in it can change: its root (no command can
+/// `chroot`, `pivot_root` or enter a namespace), the threads past the
+/// set-up (filters are never removed), and each thread's umask until any
+/// thread calls `umask` (then all are read again).
+#[derive(Debug, Default)]
+pub struct Cache {
+    root: Option<OwnedFd>,
+    past_setup: std::collections::HashSet<u32>,
+    umasks: std::collections::HashMap<u32, u32>,
+    /// Until when umasks are read but not kept: a `umask` call continued
+    /// a moment ago may not have taken effect yet.
+    umask_settling: Option<std::time::Instant>,
+}
+
+impl Cache {
+    fn root(&mut self, tid: u32) -> Result<&OwnedFd, i32> {
+        if self.root.is_none() {
+            let root = crate::supervise::open_path(
+                libc::AT_FDCWD,
+                Path::new(&format!("/proc/{tid}/root")),
+                0,
+            )
+            .map_err(|_| libc::ESRCH)?;
+            self.root = Some(root);
+        }
+        self.root.as_ref().ok_or(libc::ESRCH)
+    }
+
+    fn umask(&mut self, tid: u32) -> u32 {
+        if let Some(umask) = self.umasks.get(&tid) {
+            return *umask;
+        }
+        let umask = status_field(tid, "Umask:")
+            .and_then(|v| u32::from_str_radix(&v, 8).ok())
+            .unwrap_or(0o022);
+        let settling = self
+            .umask_settling
+            .is_some_and(|until| std::time::Instant::now() < until);
+        if !settling {
+            self.umasks.insert(tid, umask);
+        }
+        umask
+    }
+
+    /// A thread is about to change its umask (and its file-system siblings'):
+    /// forget every umask kept.
+    pub fn umask_changes(&mut self) {
+        self.umasks.clear();
+        self.umask_settling =
+            Some(std::time::Instant::now() + std::time::Duration::from_millis(100));
     }
 }
 
@@ -464,6 +509,58 @@ fn readlink_at(dir: &OwnedFd, name: &CString) -> Option<Vec<u8>> {
     Some(buf)
 }
 
+/// Whether `name` in `dir` is a symbolic link (one `fstatat`, so that the
+/// common case costs no `readlinkat`).
+fn is_symlink(dir: &OwnedFd, name: &CString) -> bool {
+    // SAFETY: an all-zero `stat` is a valid buffer.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `name` is NUL-terminated and `st` is live.
+    let found = unsafe {
+        libc::fstatat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        ) == 0
+    };
+    found && st.st_mode & libc::S_IFMT == libc::S_IFLNK
+}
+
+/// Judges a name to be made: where it exists already, `EEXIST`, as the
+/// kernel answers before it checks any permission (`mkdir -p` relies on it).
+fn judge_new(guard: &Guard, place: &Place, role: Role) -> Result<(), i32> {
+    guard
+        .judge(&place.full(), role)
+        .map_err(|e| if exists(place) { libc::EEXIST } else { e })
+}
+
+/// Whether an `open` with `O_CREAT` and `flags` may go ahead at `place`:
+/// making the name is judged; where the file exists already and would
+/// not be made, it may be `/dev/null` or `/dev/tty` opened to write, or a
+/// file outside the protected paths and denied directories opened only to
+/// read, as the kernel would let the command.
+fn allowed_open(guard: &Guard, place: &Place, flags: i32) -> Result<(), i32> {
+    let full = place.full();
+    let refused = match guard.judge(&full, Role::Made) {
+        Ok(()) => return Ok(()),
+        Err(e) => e,
+    };
+    if !exists(place) {
+        return Err(refused);
+    }
+    if flags & libc::O_EXCL != 0 {
+        return Err(libc::EEXIST);
+    }
+    let writing = flags & libc::O_ACCMODE != libc::O_RDONLY || flags & libc::O_TRUNC != 0;
+    if guard.writable_files.contains(&full)
+        || (!writing && !guard.protects(&full) && !guard.denied(&full))
+    {
+        Ok(())
+    } else {
+        Err(refused)
+    }
+}
+
 fn exists(place: &Place) -> bool {
     // SAFETY: an all-zero `stat` is a valid buffer.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -488,32 +585,32 @@ fn rc(v: libc::c_int) -> Result<(), i32> {
 
 /// Whether the caller is the sandbox's own set-up: the wrapper, under no
 /// filter but the supervisor's (the command runs under more).
-fn in_setup(guard: &Guard, tid: u32) -> bool {
+fn in_setup(guard: &Guard, cache: &mut Cache, tid: u32) -> bool {
     use std::os::unix::fs::MetadataExt;
     let Some(setup) = guard.setup else {
         return false;
     };
-    let exe = std::fs::metadata(format!("/proc/{tid}/exe")).map(|m| (m.dev(), m.ino()));
-    if exe.ok() != Some(setup) {
+    if cache.past_setup.contains(&tid) {
         return false;
     }
-    std::fs::read_to_string(format!("/proc/{tid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Seccomp_filters:"))
-                .and_then(|v| v.trim().parse::<u32>().ok())
-        })
-        .is_some_and(|filters| filters <= 1)
+    let filters = status_field(tid, "Seccomp_filters:").and_then(|v| v.parse::<u32>().ok());
+    if filters.is_some_and(|f| f > 1) {
+        // Under the command's filters for good: never the set-up again,
+        // and neither is a later thread with this id (set-up is over).
+        cache.past_setup.insert(tid);
+        return false;
+    }
+    let exe = std::fs::metadata(format!("/proc/{tid}/exe")).map(|m| (m.dev(), m.ino()));
+    exe.ok() == Some(setup) && filters.is_some()
 }
 
 /// Answers one notified call: performs it for the command or fails it.
-pub fn answer(listener: &Listener, guard: &Guard, n: &Notif) {
-    if in_setup(guard, n.pid) && listener.id_valid(n.id) {
+pub fn answer(listener: &Listener, guard: &Guard, cache: &mut Cache, n: &Notif) {
+    if in_setup(guard, cache, n.pid) && listener.id_valid(n.id) {
         listener.allow(n.id);
         return;
     }
-    match perform(listener, guard, n) {
+    match perform(listener, guard, cache, n) {
         Ok(Some(fd)) => {
             let cloexec = open_flags(n) & libc::O_CLOEXEC != 0;
             if listener.send_fd(n.id, fd.as_fd(), cloexec).is_err() {
@@ -533,16 +630,26 @@ fn open_flags(n: &Notif) -> i32 {
     }
 }
 
-fn perform(listener: &Listener, guard: &Guard, n: &Notif) -> Result<Option<OwnedFd>, i32> {
-    let caller = Caller::new(n.pid)?;
+fn perform(
+    listener: &Listener,
+    guard: &Guard,
+    cache: &mut Cache,
+    n: &Notif,
+) -> Result<Option<OwnedFd>, i32> {
+    let umask = cache.umask(n.pid);
+    let caller = Caller {
+        tid: n.pid,
+        root: cache.root(n.pid)?,
+    };
     let call = decode(n)?;
     // The thread id named the caller when its root was opened and its
     // memory read: everything decided below is about that command.
     if !listener.id_valid(n.id) {
         return Err(libc::ESRCH);
     }
-    let umask = caller.umask();
-    let _creds = AsCommand::enter(umask)?;
+    // SAFETY: umask cannot fail; this thread has its own file system
+    // context (see `own_fs_context`), so no other thread sees it.
+    unsafe { libc::umask(umask & 0o777) };
     match call {
         Call::Open {
             at,
@@ -551,46 +658,42 @@ fn perform(listener: &Listener, guard: &Guard, n: &Notif) -> Result<Option<Owned
             mode,
         } => {
             let follow = flags & (libc::O_NOFOLLOW | libc::O_EXCL) == 0;
-            let place = caller.place(at, &path, follow)?;
-            let full = place.full();
-            let writing = flags & libc::O_ACCMODE != libc::O_RDONLY || flags & libc::O_TRUNC != 0;
-            let there = exists(&place);
-            if guard.writable_files.contains(&full) && there {
-                // `> /dev/null`: opened as asked, nothing is made.
-            } else if there && !writing && !guard.protects(&full) && !guard.denied(&full) {
-                if flags & libc::O_EXCL != 0 {
-                    return Err(libc::EEXIST);
+            // The last name as given first: most are plain files, and the
+            // kernel's O_NOFOLLOW says when it is a link to follow after all.
+            let mut place = caller.place(at, &path, false)?;
+            let mut followed = false;
+            loop {
+                allowed_open(guard, &place, flags)?;
+                // SAFETY: `name` is NUL-terminated; the flags and mode are the
+                // command's own, and O_NOFOLLOW keeps a link swapped in since
+                // the judgement from being followed.
+                let fd = unsafe {
+                    libc::openat(
+                        place.dir.as_raw_fd(),
+                        place.name.as_ptr(),
+                        flags | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                        mode,
+                    )
+                };
+                if fd >= 0 {
+                    break Ok(fd);
                 }
-            } else if there && flags & libc::O_EXCL != 0 {
-                return Err(libc::EEXIST);
-            } else {
-                guard.judge(&full, Role::Made)?;
+                let e = errno(io::Error::last_os_error());
+                if e == libc::ELOOP && follow && !followed {
+                    place = caller.place(at, &path, true)?;
+                    followed = true;
+                    continue;
+                }
+                break Err(e);
             }
-            // SAFETY: `name` is NUL-terminated; the flags and mode are the
-            // command's own, and O_NOFOLLOW keeps a link swapped in since the
-            // judgement from being followed.
-            let fd = unsafe {
-                libc::openat(
-                    place.dir.as_raw_fd(),
-                    place.name.as_ptr(),
-                    flags | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-                    mode,
-                )
-            };
-            if fd < 0 {
-                return Err(errno(io::Error::last_os_error()));
-            }
-            // SAFETY: the kernel just returned this descriptor; we own it.
-            Ok(Some(unsafe {
-                <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd)
-            }))
+            .map(|fd| {
+                // SAFETY: the kernel just returned this descriptor; we own it.
+                Some(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
+            })
         }
         Call::Mkdir { at, path, mode } => {
             let place = caller.place(at, &path, false)?;
-            if exists(&place) {
-                return Err(libc::EEXIST);
-            }
-            guard.judge(&place.full(), Role::Made)?;
+            judge_new(guard, &place, Role::Made)?;
             // SAFETY: `name` is NUL-terminated.
             rc(unsafe { libc::mkdirat(place.dir.as_raw_fd(), place.name.as_ptr(), mode) })
                 .map(|()| None)
@@ -601,20 +704,14 @@ fn perform(listener: &Listener, guard: &Guard, n: &Notif) -> Result<Option<Owned
                 return Err(libc::EPERM);
             }
             let place = caller.place(at, &path, false)?;
-            if exists(&place) {
-                return Err(libc::EEXIST);
-            }
-            guard.judge(&place.full(), Role::Made)?;
+            judge_new(guard, &place, Role::Made)?;
             // SAFETY: `name` is NUL-terminated; no device is made (checked above).
             rc(unsafe { libc::mknodat(place.dir.as_raw_fd(), place.name.as_ptr(), mode, 0) })
                 .map(|()| None)
         }
         Call::Symlink { target, at, path } => {
             let place = caller.place(at, &path, false)?;
-            if exists(&place) {
-                return Err(libc::EEXIST);
-            }
-            guard.judge(&place.full(), Role::Placed)?;
+            judge_new(guard, &place, Role::Placed)?;
             let target = CString::new(target).map_err(|_| libc::EINVAL)?;
             // SAFETY: both strings are NUL-terminated.
             rc(unsafe {
@@ -630,10 +727,7 @@ fn perform(listener: &Listener, guard: &Guard, n: &Notif) -> Result<Option<Owned
             flags,
         } => {
             let to = caller.place(at, &path, false)?;
-            if exists(&to) {
-                return Err(libc::EEXIST);
-            }
-            guard.judge(&to.full(), Role::Placed)?;
+            judge_new(guard, &to, Role::Placed)?;
             if flags & libc::AT_EMPTY_PATH != 0 && from.is_empty() {
                 // The descriptor itself: linked through its magic link,
                 // which keeps its mount (a read-only bind stays EXDEV).
@@ -728,12 +822,6 @@ fn perform(listener: &Listener, guard: &Guard, n: &Notif) -> Result<Option<Owned
     }
 }
 
-/// The supervisor thread acting as the command would: no effective
-/// capabilities and the command's umask, for the thread only, until dropped.
-struct AsCommand {
-    effective: [u32; 2],
-}
-
 #[repr(C)]
 struct CapHeader {
     version: u32,
@@ -750,7 +838,12 @@ struct CapData {
 
 const CAPABILITY_VERSION_3: u32 = 0x2008_0522;
 
-fn capget() -> Result<[CapData; 2], i32> {
+/// Empties the calling thread's effective capabilities (the permitted set
+/// stays, so the kernel still lets it read the commands' memory), so that
+/// what the supervisor makes for a command the kernel allows no more than
+/// it would the command, which has none. The raw system calls change this
+/// thread only.
+pub fn drop_effective_capabilities() -> io::Result<()> {
     let mut header = CapHeader {
         version: CAPABILITY_VERSION_3,
         pid: 0,
@@ -765,53 +858,21 @@ fn capget() -> Result<[CapData; 2], i32> {
             data.as_mut_ptr(),
         )
     };
-    if r == 0 {
-        Ok(data)
-    } else {
-        Err(libc::EPERM)
+    if r != 0 {
+        return Err(io::Error::last_os_error());
     }
-}
-
-fn capset(data: &[CapData; 2]) -> Result<(), i32> {
-    let header = CapHeader {
-        version: CAPABILITY_VERSION_3,
-        pid: 0,
-    };
-    // SAFETY: as in `capget`; the kernel only reads. The raw system call
-    // changes the calling thread only.
+    if data.iter().all(|d| d.effective == 0) {
+        return Ok(());
+    }
+    for d in &mut data {
+        d.effective = 0;
+    }
+    // SAFETY: as above; the kernel only reads.
     let r = unsafe { libc::syscall(libc::SYS_capset, &header as *const CapHeader, data.as_ptr()) };
     if r == 0 {
         Ok(())
     } else {
-        Err(libc::EPERM)
-    }
-}
-
-impl AsCommand {
-    fn enter(umask: u32) -> Result<AsCommand, i32> {
-        let mut data = capget()?;
-        let effective = [data[0].effective, data[1].effective];
-        if effective != [0, 0] {
-            data[0].effective = 0;
-            data[1].effective = 0;
-            capset(&data)?;
-        }
-        // SAFETY: umask cannot fail; this thread has its own file system
-        // context (see `own_fs_context`), so no other thread sees it.
-        unsafe { libc::umask(umask & 0o777) };
-        Ok(AsCommand { effective })
-    }
-}
-
-impl Drop for AsCommand {
-    fn drop(&mut self) {
-        if self.effective != [0, 0] {
-            if let Ok(mut data) = capget() {
-                data[0].effective = self.effective[0];
-                data[1].effective = self.effective[1];
-                let _ = capset(&data);
-            }
-        }
+        Err(io::Error::last_os_error())
     }
 }
 

@@ -143,6 +143,8 @@ pub fn program(sockets: bool, protect: bool) -> Vec<libc::sock_filter> {
         for nr in protect::NOTIFIED {
             body.push((JEQ_K, *nr as u32, To::Notify));
         }
+        // So that the supervisor knows when the umask it keeps is stale.
+        body.push((JEQ_K, libc::SYS_umask as u32, To::Notify));
     }
     // Layout (BPF jumps forward only): 0 ld arch, 1 jeq x86-64, 2 ld nr,
     // 3 jge x32, body…, allow, then per open flavour four instructions (ld
@@ -295,8 +297,11 @@ impl Supervision {
 }
 
 fn serve(listener: &Arc<Listener>, sockets: Option<&Arc<Sockets>>, guard: Option<&Arc<Guard>>) {
-    // This thread takes on the command's umask for the calls it performs.
-    let own_context = protect::own_fs_context().is_ok();
+    // This thread takes on the command's umask for the calls it performs,
+    // and has no more capabilities than the command.
+    let own_context =
+        protect::own_fs_context().is_ok() && protect::drop_effective_capabilities().is_ok();
+    let mut cache = protect::Cache::default();
     loop {
         match listener.wait(-1) {
             Ok(Ready::Notification) => {}
@@ -307,9 +312,15 @@ fn serve(listener: &Arc<Listener>, sockets: Option<&Arc<Sockets>>, guard: Option
             // The caller was interrupted or ended before the notification was read.
             continue;
         };
+        if n.nr == libc::SYS_umask {
+            // An integer argument only: nothing to read twice.
+            cache.umask_changes();
+            listener.allow(n.id);
+            continue;
+        }
         if n.nr != libc::SYS_connect {
             match guard {
-                Some(guard) if own_context => protect::answer(listener, guard, &n),
+                Some(guard) if own_context => protect::answer(listener, guard, &mut cache, &n),
                 _ => listener.fail(n.id, libc::EACCES),
             }
             continue;

@@ -1127,6 +1127,42 @@ fn exec_bwrap_with_listed_sockets_holds_every_row() {
     check_mode(Mode::BwrapSockets);
 }
 
+/// The calls the supervisor performs for a command (the names it makes
+/// or moves) answer as the kernel would: a symbolic link is followed to
+/// the file it names (and refused when that is protected), `/dev/null`
+/// takes writes, `mkdir -p` of a directory outside is fine, a file outside
+/// opens to read with `O_CREAT`, renames, hard links and FIFOs work, and the
+/// command's umask holds; in both exec modes, as root and as the test user.
+#[test]
+fn names_made_for_the_command_are_as_the_kernel_would_make_them() {
+    let script = "set -e; echo a > a.txt; ln -s a.txt l; echo b > l; cat a.txt; \
+        ln -s .mcp.json l2; if (echo x > l2) 2>/dev/null; then echo wrote; fi; test ! -e .mcp.json; \
+        echo x > /dev/null; mkdir -p \"$OUTSIDE\"; \
+        python3 -c 'import os; os.close(os.open(os.environ[\"OUTSIDE\"] + \"/file.txt\", os.O_RDONLY | os.O_CREAT))'; \
+        mkdir d; mv d e; ln a.txt e/hard; mkfifo e/fifo; test -p e/fifo; \
+        umask 077; echo s > secret; stat -c %a secret; echo done";
+    for mode in [Mode::Landlock, Mode::Bwrap] {
+        if !mode.available() || !has("python3") {
+            continue;
+        }
+        for who in users() {
+            let t = Tree::new(who);
+            let out = Runner {
+                tree: &t,
+                mode: Some(mode),
+            }
+            .sh(script);
+            assert_eq!(
+                text(&out.stdout),
+                "b\n600\ndone\n",
+                "{mode:?}, {who:?}: {}",
+                seen(&out)
+            );
+            assert_eq!(fs::read_to_string(t.work.join("e/hard")).unwrap(), "b\n");
+        }
+    }
+}
+
 /// With `unix_sockets` listed, the listed socket is reachable by its
 /// absolute path, a relative one and a symlink in the workdir, in both exec
 /// modes and for both users; an unlisted one next to it is refused.
