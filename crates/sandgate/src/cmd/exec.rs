@@ -205,11 +205,22 @@ pub fn spawn(policy: &Policy, command: &str, ctx: &Context) -> Result<ExitStatus
     };
     notify::hold_forwarded(&mut child).map_err(SpawnError::Io)?;
     let mut running = child.spawn().map_err(|e| {
+        let filtered = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("Seccomp_filters:"))
+                    .and_then(|v| v.trim().parse::<u32>().ok())
+            })
+            .is_some_and(|n| n > 0);
+        if !filtered {
+            return SpawnError::Io(e);
+        }
         SpawnError::Io(std::io::Error::new(
             e.kind(),
             format!(
-                "{e}; with `unix_sockets` sandgate supervises the command's connect() calls, \
-                 which cannot be set up inside another supervised sandbox such as `sandgate run`"
+                "{e}; sandgate itself runs inside another sandbox (such as `sandgate run`), \
+                 where exec isolation cannot make its mount namespace or its supervisor"
             ),
         ))
     })?;
