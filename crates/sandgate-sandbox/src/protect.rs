@@ -390,8 +390,8 @@ impl Caller<'_> {
     }
 }
 
-/// A field of `/proc/TID/status`.
-fn status_field(tid: u32, field: &str) -> Option<String> {
+/// A field of `/proc/TID/status` (`field` with its colon), trimmed.
+pub fn status_field(tid: u32, field: &str) -> Option<String> {
     let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
     status
         .lines()

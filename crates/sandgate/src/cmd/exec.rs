@@ -205,14 +205,10 @@ pub fn spawn(policy: &Policy, command: &str, ctx: &Context) -> Result<ExitStatus
     };
     notify::hold_forwarded(&mut child).map_err(SpawnError::Io)?;
     let mut running = child.spawn().map_err(|e| {
-        let filtered = std::fs::read_to_string("/proc/self/status")
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find_map(|l| l.strip_prefix("Seccomp_filters:"))
-                    .and_then(|v| v.trim().parse::<u32>().ok())
-            })
-            .is_some_and(|n| n > 0);
+        let filtered =
+            sandgate_sandbox::protect::status_field(std::process::id(), "Seccomp_filters:")
+                .and_then(|v| v.parse::<u32>().ok())
+                .is_some_and(|n| n > 0);
         if !filtered {
             return SpawnError::Io(e);
         }
