@@ -59,8 +59,13 @@ pub struct Guard {
 /// What a path is to an operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
-    /// A name made (`open` with `O_CREAT`, `mkdir`, `mknod`).
+    /// A directory made (`mkdir`).
     Made,
+    /// A name made that is not a directory (`open` with `O_CREAT`, `mknod`,
+    /// `bind`): never above a protected path, where a file `.git` saying
+    /// `gitdir: elsewhere` would send git to hooks and a config of the
+    /// command's choosing.
+    MadeFile,
     /// A name made or replaced with something prepared elsewhere: the new
     /// name of a `rename`, of a `link`, of a `symlink`.
     Placed,
@@ -97,7 +102,7 @@ impl Guard {
         }
         match role {
             Role::Made => {}
-            Role::Placed | Role::Moved => {
+            Role::MadeFile | Role::Placed | Role::Moved => {
                 // Moving a directory above a protected path, or putting
                 // something prepared in its place, moves the protection or
                 // brings in what it would have refused.
@@ -541,7 +546,7 @@ fn judge_new(guard: &Guard, place: &Place, role: Role) -> Result<(), i32> {
 /// read, as the kernel would let the command.
 fn allowed_open(guard: &Guard, place: &Place, flags: i32) -> Result<(), i32> {
     let full = place.full();
-    let refused = match guard.judge(&full, Role::Made) {
+    let refused = match guard.judge(&full, Role::MadeFile) {
         Ok(()) => return Ok(()),
         Err(e) => e,
     };
@@ -704,7 +709,7 @@ fn perform(
                 return Err(libc::EPERM);
             }
             let place = caller.place(at, &path, false)?;
-            judge_new(guard, &place, Role::Made)?;
+            judge_new(guard, &place, Role::MadeFile)?;
             // SAFETY: `name` is NUL-terminated; no device is made (checked above).
             rc(unsafe { libc::mknodat(place.dir.as_raw_fd(), place.name.as_ptr(), mode, 0) })
                 .map(|()| None)
@@ -806,7 +811,7 @@ fn perform(
             if exists(&place) {
                 return Err(libc::EADDRINUSE);
             }
-            guard.judge(&place.full(), Role::Made)?;
+            guard.judge(&place.full(), Role::MadeFile)?;
             // Bound through the directory already judged, never its path again.
             let mut via = format!("/proc/self/fd/{}/", place.dir.as_raw_fd()).into_bytes();
             via.extend_from_slice(place.name.as_bytes());
@@ -916,6 +921,9 @@ mod tests {
             ("/w/.git/hooks/pre-commit", Role::Made, Err(libc::EACCES)),
             ("/w/.git/index.lock", Role::Made, Ok(())),
             ("/w/.git", Role::Made, Ok(())),
+            ("/w/.git", Role::MadeFile, Err(libc::EACCES)),
+            ("/w/.claude", Role::MadeFile, Err(libc::EACCES)),
+            ("/w/src/main.rs", Role::MadeFile, Ok(())),
             ("/w/.git", Role::Placed, Err(libc::EACCES)),
             ("/w/.git", Role::Moved, Err(libc::EACCES)),
             ("/w/.claude", Role::Placed, Err(libc::EACCES)),

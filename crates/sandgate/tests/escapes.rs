@@ -266,60 +266,78 @@ s.sendall(b"hello from inside\n")
 print("connected")
 "#;
 
-/// Calls `connect()` on an address buffer that another thread keeps
-/// switching between the listed socket `LISTED` and the unlisted `SOCK`, so
+/// Calls `connect()` on an address buffer that another process keeps
+/// switching (shared memory) between the listed socket `LISTED` and the
+/// unlisted `SOCK`, so
 /// that a supervisor which checked the address and let the kernel read it
 /// again could be fooled; prints `UNLISTED` and stops at the first
 /// connection to `SOCK` (within 3,000 tries or 4 seconds).
-const CONNECT_SWAP_PY: &str = r#"import ctypes, os, socket, struct, threading, time
+const CONNECT_SWAP_PY: &str = r#"import ctypes, mmap, os, signal, socket, struct, time
 libc = ctypes.CDLL(None, use_errno=True)
 def addr(path):
     raw = path.encode()
     return struct.pack("H", socket.AF_UNIX) + raw + b"\0" * (108 - len(raw))
 listed, unlisted = addr(os.environ["LISTED"]), addr(os.environ["SOCK"])
-buf = ctypes.create_string_buffer(listed, 110)
-done = threading.Event()
-def flip():
-    while not done.is_set():
-        ctypes.memmove(buf, unlisted, 110)
-        ctypes.memmove(buf, listed, 110)
-threading.Thread(target=flip, daemon=True).start()
-end = time.time() + 4
-for _ in range(3000):
-    if time.time() > end:
-        break
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.setblocking(False)
-    if libc.connect(s.fileno(), buf, 110) == 0 and s.getpeername() == os.environ["SOCK"]:
-        s.sendall(b"hello from inside\n")
-        print("UNLISTED")
-        break
-    s.close()
-done.set()
+shared = mmap.mmap(-1, 110)
+shared[:] = listed
+flipper = os.fork()
+if flipper == 0:
+    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: never outlive the test
+    stop = time.time() + 8
+    while time.time() < stop:
+        for _ in range(1000):
+            shared[:] = unlisted
+            shared[:] = listed
+    os._exit(0)
+try:
+    buf = ctypes.c_char.from_buffer(shared)
+    end = time.time() + 4
+    for _ in range(3000):
+        if time.time() > end:
+            break
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.setblocking(False)
+        if libc.connect(s.fileno(), ctypes.byref(buf), 110) == 0 and s.getpeername() == os.environ["SOCK"]:
+            s.sendall(b"hello from inside\n")
+            print("UNLISTED")
+            break
+        s.close()
+finally:
+    os.kill(flipper, signal.SIGKILL)
+    os.waitpid(flipper, 0)
 "#;
 
-/// Calls `open(O_CREAT)` on a path buffer that another thread keeps
-/// switching between a plain name and the protected `.mcp.json`, so that a
+/// Calls `open(O_CREAT)` on a path buffer that another process keeps
+/// switching (shared memory) between a plain name and the protected
+/// `.mcp.json`, so that a
 /// supervisor which checked the path and let the kernel read it again could
 /// be fooled; stops once `.mcp.json` exists (within 3,000 tries or 4 seconds).
-const CREATE_SWAP_PY: &str = r#"import ctypes, os, threading, time
+const CREATE_SWAP_PY: &str = r#"import ctypes, mmap, os, signal, time
 libc = ctypes.CDLL(None, use_errno=True)
 plain, protected = b"plain-name.json\0", b".mcp.json\0\0\0\0\0\0\0"
-buf = ctypes.create_string_buffer(plain, 16)
-done = threading.Event()
-def flip():
-    while not done.is_set():
-        ctypes.memmove(buf, protected, 16)
-        ctypes.memmove(buf, plain, 16)
-threading.Thread(target=flip, daemon=True).start()
-end = time.time() + 4
-for _ in range(3000):
-    if time.time() > end or os.path.exists(".mcp.json"):
-        break
-    fd = libc.open(buf, os.O_CREAT | os.O_WRONLY, 0o644)
-    if fd >= 0:
-        os.close(fd)
-done.set()
+shared = mmap.mmap(-1, 16)
+shared[:] = plain
+flipper = os.fork()
+if flipper == 0:
+    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: never outlive the test
+    stop = time.time() + 8
+    while time.time() < stop:
+        for _ in range(1000):
+            shared[:] = protected
+            shared[:] = plain
+    os._exit(0)
+try:
+    buf = ctypes.c_char.from_buffer(shared)
+    end = time.time() + 4
+    for _ in range(3000):
+        if time.time() > end or os.path.exists(".mcp.json"):
+            break
+        fd = libc.open(ctypes.byref(buf), os.O_CREAT | os.O_WRONLY, 0o644)
+        if fd >= 0:
+            os.close(fd)
+finally:
+    os.kill(flipper, signal.SIGKILL)
+    os.waitpid(flipper, 0)
 "#;
 
 /// The socket that the `-sockets` policies list, in `outside`.
@@ -727,7 +745,7 @@ fn rows() -> Vec<Row> {
             },
         },
         Row {
-            name: "create .mcp.json while another thread switches the path from a plain name to it",
+            name: "create .mcp.json while another process switches the path from a plain name to it",
             root_only: false,
             // `sandgate run` checks the path, then lets the kernel read it
             // again: this race gets through there (see the README).
@@ -735,6 +753,18 @@ fn rows() -> Vec<Row> {
             attempt: |t, r| {
                 let out = r.sh(&format!("python3 {}", t.bin("create_swap.py")));
                 (t.work.join(".mcp.json").exists(), seen(&out))
+            },
+        },
+        Row {
+            name: "make .git a file that sends git to a prepared directory (gitdir:)",
+            root_only: false,
+            // `sandgate run` lets a missing `.git` be made as a file (see the README).
+            held_by: EXEC,
+            attempt: |t, r| {
+                let out = r.sh(
+                    "mkdir -p prep/hooks && git init -q --bare prep 2>/dev/null; printf 'gitdir: prep\\n' > .git",
+                );
+                (t.work.join(".git").is_file(), seen(&out))
             },
         },
         Row {
@@ -993,7 +1023,7 @@ fn rows() -> Vec<Row> {
             },
         },
         Row {
-            name: "connect() while another thread switches the address from a listed socket to an unlisted one",
+            name: "connect() while another process switches the address from a listed socket to an unlisted one",
             root_only: false,
             held_by: EXEC,
             attempt: |t, r| {
