@@ -338,8 +338,10 @@ fn a_signal_during_the_prompt_restores_the_terminal_and_runs_nothing() {
     let env = env(25);
     for signal in [Signal::SIGTERM, Signal::SIGHUP] {
         let marker = env.work.join("ran");
+        // Not checked right after the start: sandgate may be asking already.
+        // Raw while asking and line mode after the signal show that both
+        // states are seen.
         let mut s = env.spawn(env.exec(&format!("touch {}", marker.display())));
-        assert!(canonical(&s), "a fresh pty is in line mode");
         s.expect(MENU).unwrap();
         assert!(!canonical(&s), "raw mode while asking");
         s.get_process_mut().signal(signal).unwrap();
