@@ -87,6 +87,11 @@ impl Stat {
         self.mode & libc::S_IFMT == libc::S_IFLNK
     }
 
+    /// A socket.
+    pub fn is_socket(&self) -> bool {
+        self.mode & libc::S_IFMT == libc::S_IFSOCK
+    }
+
     /// The permission bits (`0o7777`).
     pub fn permissions(&self) -> u32 {
         self.mode & 0o7777
@@ -114,7 +119,8 @@ fn check(rc: libc::c_int) -> io::Result<libc::c_int> {
     }
 }
 
-fn owned(fd: libc::c_long) -> io::Result<OwnedFd> {
+/// The descriptor a system call returned, owned, or its error.
+pub(crate) fn owned(fd: libc::c_long) -> io::Result<OwnedFd> {
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }

@@ -26,8 +26,8 @@
 //! `openat`.
 //!
 //! This module contains `unsafe` code: the system calls that make names
-//! through descriptors, per-thread capabilities and `umask`, and reading a
-//! descriptor's path.
+//! through descriptors, the per-thread `umask` and file-system context, and
+//! reading a symbolic link.
 
 #![allow(unsafe_code)]
 
@@ -375,7 +375,7 @@ impl Caller<'_> {
             .map_err(errno)?;
             let dir_path = fd_path(&dir)?;
             let name = CString::new(name.into_vec()).map_err(|_| libc::EINVAL)?;
-            if follow && is_symlink(&dir, &name) {
+            if follow && entry(&dir, &name).is_some_and(|e| e.is_symlink()) {
                 if let Some(target) = readlink_at(&dir, &name) {
                     absolute = if target.first() == Some(&b'/') {
                         PathBuf::from(OsString::from_vec(target))
@@ -514,21 +514,11 @@ fn readlink_at(dir: &OwnedFd, name: &CString) -> Option<Vec<u8>> {
     Some(buf)
 }
 
-/// Whether `name` in `dir` is a symbolic link (one `fstatat`, so that the
-/// common case costs no `readlinkat`).
-fn is_symlink(dir: &OwnedFd, name: &CString) -> bool {
-    // SAFETY: an all-zero `stat` is a valid buffer.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: `name` is NUL-terminated and `st` is live.
-    let found = unsafe {
-        libc::fstatat(
-            dir.as_raw_fd(),
-            name.as_ptr(),
-            &mut st,
-            libc::AT_SYMLINK_NOFOLLOW,
-        ) == 0
-    };
-    found && st.st_mode & libc::S_IFMT == libc::S_IFLNK
+/// `name` in `dir` itself (a link not followed), if it exists.
+fn entry(dir: &OwnedFd, name: &CString) -> Option<crate::beneath::Stat> {
+    crate::beneath::stat_at(dir.as_fd(), OsStr::from_bytes(name.as_bytes()))
+        .ok()
+        .flatten()
 }
 
 /// Judges a name to be made: where it exists already, `EEXIST`, as the
@@ -567,17 +557,7 @@ fn allowed_open(guard: &Guard, place: &Place, flags: i32) -> Result<(), i32> {
 }
 
 fn exists(place: &Place) -> bool {
-    // SAFETY: an all-zero `stat` is a valid buffer.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: `name` is NUL-terminated and `st` is live.
-    unsafe {
-        libc::fstatat(
-            place.dir.as_raw_fd(),
-            place.name.as_ptr(),
-            &mut st,
-            libc::AT_SYMLINK_NOFOLLOW,
-        ) == 0
-    }
+    entry(&place.dir, &place.name).is_some()
 }
 
 fn rc(v: libc::c_int) -> Result<(), i32> {
@@ -827,58 +807,20 @@ fn perform(
     }
 }
 
-#[repr(C)]
-struct CapHeader {
-    version: u32,
-    pid: libc::c_int,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-struct CapData {
-    effective: u32,
-    permitted: u32,
-    inheritable: u32,
-}
-
-const CAPABILITY_VERSION_3: u32 = 0x2008_0522;
-
 /// Empties the calling thread's effective capabilities (the permitted set
 /// stays, so the kernel still lets it read the commands' memory), so that
 /// what the supervisor makes for a command the kernel allows no more than
 /// it would the command, which has none. The raw system calls change this
 /// thread only.
 pub fn drop_effective_capabilities() -> io::Result<()> {
-    let mut header = CapHeader {
-        version: CAPABILITY_VERSION_3,
-        pid: 0,
-    };
-    let mut data = [CapData::default(); 2];
-    // SAFETY: `header` and `data` are live and laid out as the kernel's
-    // version 3 structures; the kernel writes two data entries.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_capget,
-            &mut header as *mut CapHeader,
-            data.as_mut_ptr(),
-        )
-    };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let mut data = crate::sys::capget()?;
     if data.iter().all(|d| d.effective == 0) {
         return Ok(());
     }
     for d in &mut data {
         d.effective = 0;
     }
-    // SAFETY: as above; the kernel only reads.
-    let r = unsafe { libc::syscall(libc::SYS_capset, &header as *const CapHeader, data.as_ptr()) };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    crate::sys::capset(&data)
 }
 
 /// Gives the calling thread its own umask and working directory

@@ -30,13 +30,14 @@
 
 use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::beneath::{self, owned};
 use crate::bpf::{
     arg_low, jump, stmt, ARCH, AUDIT_ARCH_X86_64, JEQ_K, JGE_K, JSET_K, LD_W_ABS, NR, RET_ALLOW,
     RET_ERRNO, RET_K, RET_USER_NOTIF, X32_SYSCALL_BIT,
@@ -85,10 +86,10 @@ impl Sockets {
             .iter()
             .filter_map(|p| {
                 let fd = open_path(libc::AT_FDCWD, p, 0).ok()?;
-                let st = fstat(fd.as_raw_fd()).ok()?;
-                (st.st_mode & libc::S_IFMT == libc::S_IFSOCK).then_some(Listed {
+                let st = beneath::stat(fd.as_fd()).ok()?;
+                st.is_socket().then_some(Listed {
                     fd,
-                    identity: (st.st_dev, st.st_ino),
+                    identity: st.identity(),
                 })
             })
             .collect();
@@ -393,10 +394,10 @@ fn connect_for(listener: &Listener, sockets: &Sockets, n: &Notif) -> Result<(), 
     };
     let found = resolve_as_caller(n.pid, Path::new(std::ffi::OsStr::from_bytes(path)))
         .map_err(|e| e.raw_os_error().unwrap_or(libc::EACCES))?;
-    let st = fstat(found.as_raw_fd()).map_err(|_| libc::EACCES)?;
+    let st = beneath::stat(found.as_fd()).map_err(|_| libc::EACCES)?;
     let listed = sockets
-        .find((st.st_dev, st.st_ino))
-        .filter(|_| st.st_mode & libc::S_IFMT == libc::S_IFSOCK)
+        .find(st.identity())
+        .filter(|_| st.is_socket())
         .ok_or(libc::EACCES)?;
     let via = format!("/proc/self/fd/{}", listed.fd.as_raw_fd());
     let mut un = [0u8; SOCKADDR_UN_LEN];
@@ -431,40 +432,7 @@ fn resolve_as_caller(tid: u32, path: &Path) -> io::Result<OwnedFd> {
 pub(crate) fn open_path(dir: RawFd, path: &Path, resolve: u64) -> io::Result<OwnedFd> {
     let c = CString::new(path.as_os_str().as_bytes())
         .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-    // SAFETY: open_how is plain integers; all-zero is a valid value.
-    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
-    how.resolve = resolve;
-    // SAFETY: `c` and `how` are live for the call and the size is `how`'s.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            dir,
-            c.as_ptr(),
-            &how as *const libc::open_how,
-            std::mem::size_of::<libc::open_how>(),
-        )
-    };
-    owned(rc)
-}
-
-fn owned(rc: libc::c_long) -> io::Result<OwnedFd> {
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let fd = RawFd::try_from(rc).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))?;
-    // SAFETY: the kernel just returned this descriptor and nothing else owns it.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-fn fstat(fd: RawFd) -> io::Result<libc::stat> {
-    // SAFETY: an all-zero `stat` is a valid buffer for the kernel to fill.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: `st` is live and the kernel writes one `stat` into it.
-    if unsafe { libc::fstat(fd, &mut st) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(st)
+    beneath::raw_openat2(dir, &c, libc::O_PATH, 0, resolve)
 }
 
 /// A pidfd for thread `tid`: `PIDFD_THREAD` where the kernel has it, else

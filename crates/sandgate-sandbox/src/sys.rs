@@ -171,31 +171,59 @@ fn drop_capabilities() -> io::Result<()> {
             }
         }
     }
-    #[repr(C)]
-    struct Header {
-        version: u32,
-        pid: libc::c_int,
-    }
-    #[repr(C)]
-    #[derive(Clone, Copy)]
-    struct Data {
-        effective: u32,
-        permitted: u32,
-        inheritable: u32,
-    }
-    let header = Header {
+    capset(&[CapData::default(); 2])
+}
+
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+/// One word of each capability set (`__user_cap_data_struct`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct CapData {
+    pub(crate) effective: u32,
+    pub(crate) permitted: u32,
+    pub(crate) inheritable: u32,
+}
+
+/// The calling thread's capability sets (version 3: two words each).
+pub(crate) fn capget() -> io::Result<[CapData; 2]> {
+    let mut header = CapHeader {
         version: CAPABILITY_VERSION_3,
         pid: 0,
     };
-    let data = [Data {
-        effective: 0,
-        permitted: 0,
-        inheritable: 0,
-    }; 2];
+    let mut data = [CapData::default(); 2];
+    // SAFETY: `header` and `data` are live and laid out as the kernel's
+    // `__user_cap_header_struct` and two `__user_cap_data_struct`; the
+    // kernel writes the two data entries.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_capget,
+            &mut header as *mut CapHeader,
+            data.as_mut_ptr(),
+        )
+    };
+    if rc == 0 {
+        Ok(data)
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Sets the calling thread's capability sets: the raw system call changes
+/// this thread only. No allocation (it runs between fork and exec too).
+pub(crate) fn capset(data: &[CapData; 2]) -> io::Result<()> {
+    let header = CapHeader {
+        version: CAPABILITY_VERSION_3,
+        pid: 0,
+    };
     // SAFETY: `header` and `data` are valid for the whole call, laid out as
     // the kernel's `__user_cap_header_struct` and two `__user_cap_data_struct`
     // (version 3); the kernel only reads them.
-    let rc = unsafe { libc::syscall(libc::SYS_capset, &header as *const Header, data.as_ptr()) };
+    let rc = unsafe { libc::syscall(libc::SYS_capset, &header as *const CapHeader, data.as_ptr()) };
     if rc == 0 {
         Ok(())
     } else {
