@@ -285,9 +285,15 @@ if flipper == 0:
     libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: never outlive the test
     stop = time.time() + 8
     while time.time() < stop:
-        for _ in range(1000):
+        # Each value stays a while, so that an open (or connect) meets
+        # either about half the time, whatever the two processes' timing.
+        for _ in range(100):
             shared[:] = unlisted
+            for _ in range(200):
+                pass
             shared[:] = listed
+            for _ in range(200):
+                pass
     os._exit(0)
 try:
     buf = ctypes.c_char.from_buffer(shared)
@@ -322,9 +328,15 @@ if flipper == 0:
     libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: never outlive the test
     stop = time.time() + 8
     while time.time() < stop:
-        for _ in range(1000):
+        # Each value stays a while, so that an open (or connect) meets
+        # either about half the time, whatever the two processes' timing.
+        for _ in range(100):
             shared[:] = protected
+            for _ in range(200):
+                pass
             shared[:] = plain
+            for _ in range(200):
+                pass
     os._exit(0)
 try:
     buf = ctypes.c_char.from_buffer(shared)
