@@ -123,43 +123,6 @@ static int refused_before(unsigned long key)
     return key && __atomic_load_n(&refused[key % SLOTS], __ATOMIC_RELAXED) == key;
 }
 
-/*
- * The last components of sandgate's protected paths (the list in
- * sandgate-policy's protected.rs; a test keeps the two alike). A protected
- * path that is missing at start is not carved around, so Landlock would let
- * a marked creation of it through: creations of these names go to the
- * supervisor instead, which refuses the protected ones and lets the others
- * go on, only slower.
- */
-static const char *const guarded_names[] = {
-    "hooks", "config", ".gitmodules", ".sandgate", ".gitconfig", ".bashrc",
-    ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
-    ".zshenv", ".zprofile", ".zlogin", ".ripgreprc", "commands", "agents",
-    ".mcp.json", ".vscode", ".idea",
-};
-
-static int same(const char *a, const char *b)
-{
-    while (*a && *a == *b) {
-        a++;
-        b++;
-    }
-    return *a == *b;
-}
-
-/* Whether the last component of `path` is one of `guarded_names`. */
-static int guarded(const char *path)
-{
-    const char *name = path;
-    for (const char *p = path; *p; p++)
-        if (*p == '/' && p[1])
-            name = p + 1;
-    for (unsigned long i = 0; i < sizeof guarded_names / sizeof guarded_names[0]; i++)
-        if (same(name, guarded_names[i]))
-            return 1;
-    return 0;
-}
-
 static int open_at(int dirfd, const char *path, int flags, unsigned int mode)
 {
     if (!needs_mode(flags))
@@ -168,7 +131,7 @@ static int open_at(int dirfd, const char *path, int flags, unsigned int mode)
     int creates = (flags & O_CREAT) != 0 && (flags & O_TMPFILE) != O_TMPFILE;
     unsigned long key = creates ? dir_key(dirfd, path) : 0;
     long ret;
-    if (refused_before(key) || (creates && guarded(path))) {
+    if (refused_before(key)) {
         ret = syscall6(NR_OPENAT, dirfd, (long)path, flags, mode, 0, 0);
     } else {
         ret = syscall6(NR_OPENAT, dirfd, (long)path, flags, mode, 0, (long)SANDGATE_MARKER);

@@ -14,7 +14,12 @@
 //! With the mount layer ([`Protection::Mount`], see [`super::mounts`]) each
 //! protected path that exists when the plan is made is held read-only by a
 //! bind mount in the program's mount namespace instead, so only the missing
-//! ones are carved around: the workspace root then gets a rule of its own.
+//! ones are carved around: a directory whose protected entries all exist
+//! (`.git` with its `hooks` and `config`) keeps a rule of its own. The
+//! workspace root is carved in practice, since some protected name
+//! (`.mcp.json`, `.vscode`, a shell start-up file) is nearly always missing
+//! there: a marked `openat` forged by the program, or a path changed between
+//! the supervisor's look and the kernel's, then meets Landlock's refusal.
 //!
 //! The built-in floor ([`sandgate_policy::floor`]) is never written: a write
 //! beneath it fails without a question ([`Standing::Floor`]), before the
@@ -173,9 +178,9 @@ pub struct RunPlan {
     /// Read-only paths (each with everything beneath it), whether or not they exist.
     pub protected: Vec<PathBuf>,
     /// Protected paths of the built-in list ([`sandgate_policy::protected`])
-    /// and of `protect` that did not exist at start: the supervisor refuses
-    /// to create them (and anything beneath), but their directories are not
-    /// carved around, so the workspace root keeps its own Landlock rule.
+    /// and of `protect` that did not exist at start. Their directories are
+    /// carved around, so only the supervisor can make an entry there, and it
+    /// refuses these (and anything beneath them).
     pub guarded: Vec<PathBuf>,
     /// The built-in floor's directories beneath the home directory
     /// ([`sandgate_policy::floor`]), canonical, whether or not they exist.
@@ -380,10 +385,13 @@ impl RunPlan {
         };
         // The floor is carved around like a protected path that is not
         // mounted, also where an empty read-only mount hides it: no write
-        // rule ever reaches into it.
+        // rule ever reaches into it. So is every missing protected path: no
+        // rule may let the kernel create it, whatever the program does to
+        // the path between the supervisor's look and the kernel's.
         let carved_around: Vec<PathBuf> = protected
             .iter()
             .filter(|p| !mounted.contains(p))
+            .chain(&guarded)
             .chain(floor_paths.iter().filter(|p| !mounted.contains(p)))
             .cloned()
             .collect();
@@ -438,7 +446,12 @@ impl RunPlan {
             (dir_rules.clone(), file_rules.clone())
         } else {
             let mut carved = Vec::new();
-            let every: Vec<PathBuf> = protected.iter().chain(&floor_paths).cloned().collect();
+            let every: Vec<PathBuf> = protected
+                .iter()
+                .chain(&guarded)
+                .chain(&floor_paths)
+                .cloned()
+                .collect();
             for root in allowed
                 .iter()
                 .filter(|a| a.exists && !beneath_floor(&a.path))
@@ -947,29 +960,45 @@ mod tests {
     }
 
     #[test]
-    fn mount_layer_gives_the_workspace_root_a_rule() {
+    fn mount_layer_gives_a_rule_where_every_protected_entry_exists() {
         let dir = tempfile::tempdir().unwrap();
         let ws = fs::canonicalize(dir.path()).unwrap();
         fs::create_dir_all(ws.join(".sandgate")).unwrap();
         fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        fs::write(ws.join(".git/config"), "").unwrap();
+        fs::create_dir_all(ws.join(".claude/commands")).unwrap();
         fs::create_dir_all(ws.join("src")).unwrap();
 
-        let plan = mount_plan_for(&ws, true);
+        let plan = mount_plan_for(&ws, false);
         assert_eq!(plan.protection, Protection::Mount);
-        assert_eq!(plan.mounted, vec![ws.join(".sandgate"), ws.join(".git")]);
-        assert!(plan.rules.contains(&Rule {
-            path: ws.clone(),
-            dir: true
-        }));
-        assert_eq!(plan.carved().count(), 0);
+        for held in [".sandgate", ".git/hooks", ".git/config", ".claude/commands"] {
+            assert!(plan.mounted.contains(&ws.join(held)), "{held}");
+        }
+        let rule = |p: &Path| {
+            plan.rules.contains(&Rule {
+                path: p.to_path_buf(),
+                dir: true,
+            })
+        };
+        // `.git` holds both its protected entries by binds: it keeps a rule.
+        assert!(rule(&ws.join(".git")));
+        assert!(rule(&ws.join("src")));
+        // The root misses `.mcp.json` and the rest, `.claude` its `agents`:
+        // both are carved, whatever the mount layer holds.
+        assert!(!rule(&ws));
+        assert!(!rule(&ws.join(".claude")));
+        assert!(plan.carved().any(|c| c == ws));
         // What carving would have covered, for the supervisor's shortcut.
         assert!(plan.carving_covers(&ws.join("src"), false));
         assert!(!plan.carving_covers(&ws, false));
         assert!(!plan.carving_covers(&ws.join("f1"), true));
         let table = [
-            (ws.join("f1"), true, Standing::Covered),
-            (ws.join("f1"), false, Standing::Covered),
+            (ws.join("f1"), true, Standing::Allowed),
+            (ws.join(".claude/settings.json"), true, Standing::Allowed),
+            (ws.join(".git/index.lock"), true, Standing::Covered),
             (ws.join("src/new.rs"), true, Standing::Covered),
+            (ws.join(".mcp.json"), true, Standing::Protected),
+            (ws.join(".claude/agents/x.md"), true, Standing::Protected),
             (
                 ws.join(".sandgate/sandbox.json"),
                 false,
@@ -979,8 +1008,26 @@ mod tests {
             (ws.join(".git/hooks/pre-commit"), true, Standing::Protected),
         ];
         assert_standings(&plan, &table);
+
+        // With every protected name of the root present, the root has a rule.
+        for entry in sandgate_policy::protected::PROTECTED {
+            let path = ws.join(entry.path);
+            if fs::symlink_metadata(&path).is_err() {
+                fs::create_dir_all(&path).unwrap();
+            }
+        }
+        let full = mount_plan_for(&ws, false);
+        assert!(full.rules.contains(&Rule {
+            path: ws.clone(),
+            dir: true
+        }));
+        assert_eq!(
+            full.standing(&ws.join("f1"), true, &RunAnswers::default()),
+            Standing::Covered
+        );
+        assert!(full.guarded.is_empty(), "{:?}", full.guarded);
         // The same workspace carved: a new entry in the root is the supervisor's.
-        let carved = plan_for(&ws, true);
+        let carved = plan_for(&ws, false);
         assert_eq!(
             carved.standing(&ws.join("f1"), true, &RunAnswers::default()),
             Standing::Allowed
@@ -1012,9 +1059,11 @@ mod tests {
         assert!(plan.rules.iter().any(|r| r.path == ws.join("src")));
         assert!(plan.rules.iter().any(|r| r.path == ws.join(".sandgate")));
 
-        // Without strictGit nothing is missing: the root has its rule.
+        // Without strictGit the root is still carved: `.mcp.json` and the
+        // others are missing.
         let lax = mount_plan_for(&ws, false);
-        assert!(lax.rules.iter().any(|r| r.path == ws));
+        assert!(!lax.rules.iter().any(|r| r.path == ws));
+        assert!(lax.guarded.contains(&ws.join(".mcp.json")));
     }
 
     #[cfg(unix)]

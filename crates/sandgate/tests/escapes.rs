@@ -20,6 +20,8 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use sandgate_confine::preload::MARKER;
+
 /// The unprivileged test user.
 const TEST_USER: &str = "sandgate-test";
 
@@ -271,7 +273,7 @@ print("connected")
 /// unlisted `SOCK`, so
 /// that a supervisor which checked the address and let the kernel read it
 /// again could be fooled; prints `UNLISTED` and stops at the first
-/// connection to `SOCK` (within 3,000 tries or 4 seconds).
+/// connection to `SOCK` (or after 4 seconds).
 const CONNECT_SWAP_PY: &str = r#"import ctypes, mmap, os, signal, socket, struct, time
 libc = ctypes.CDLL(None, use_errno=True)
 def addr(path):
@@ -297,10 +299,10 @@ if flipper == 0:
     os._exit(0)
 try:
     buf = ctypes.c_char.from_buffer(shared)
+    # Bounded by time, not tries: on a loaded machine the other process may
+    # not run at all during a few thousand quick tries.
     end = time.time() + 4
-    for _ in range(3000):
-        if time.time() > end:
-            break
+    while time.time() < end:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.setblocking(False)
         if libc.connect(s.fileno(), ctypes.byref(buf), 110) == 0 and s.getpeername() == os.environ["SOCK"]:
@@ -317,7 +319,7 @@ finally:
 /// switching (shared memory) between a plain name and the protected
 /// `.mcp.json`, so that a
 /// supervisor which checked the path and let the kernel read it again could
-/// be fooled; stops once `.mcp.json` exists (within 3,000 tries or 4 seconds).
+/// be fooled; stops once `.mcp.json` exists (or after 4 seconds).
 const CREATE_SWAP_PY: &str = r#"import ctypes, mmap, os, signal, time
 libc = ctypes.CDLL(None, use_errno=True)
 plain, protected = b"plain-name.json\0", b".mcp.json\0\0\0\0\0\0\0"
@@ -340,16 +342,37 @@ if flipper == 0:
     os._exit(0)
 try:
     buf = ctypes.c_char.from_buffer(shared)
+    # Bounded by time, not tries: on a loaded machine the other process may
+    # not run at all during a few thousand quick tries.
     end = time.time() + 4
-    for _ in range(3000):
-        if time.time() > end or os.path.exists(".mcp.json"):
-            break
+    while time.time() < end and not os.path.exists(".mcp.json"):
         fd = libc.open(ctypes.byref(buf), os.O_CREAT | os.O_WRONLY, 0o644)
         if fd >= 0:
             os.close(fd)
 finally:
     os.kill(flipper, signal.SIGKILL)
     os.waitpid(flipper, 0)
+"#;
+
+/// `openat(AT_FDCWD, name, O_WRONLY|O_CREAT|O_TRUNC)` for each argument,
+/// with `$MARKER` in the sixth argument as `sandgate run`'s preload library
+/// puts it there; each file made says `gitdir:` or sets `core.fsmonitor`.
+/// Without `sandgate run` the marker is an unused argument.
+const FORGED_OPEN_PY: &str = r#"import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+L = ctypes.c_long
+marker = ctypes.c_ulong(int(os.environ["MARKER"]))
+flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+for name in sys.argv[1:]:
+    fd = libc.syscall(L(257), L(-100), name.encode(), L(flags), L(0o644), L(0), marker)
+    if fd < 0:
+        print(name, os.strerror(ctypes.get_errno()))
+        continue
+    body = b"gitdir: prep\n" if name == ".git" else b"[core]\n\tfsmonitor = evil\n"
+    os.write(fd, body)
+    os.close(fd)
+    print(name, "made")
 "#;
 
 /// The socket that the `-sockets` policies list, in `outside`.
@@ -381,6 +404,7 @@ impl Tree {
             ("connect_abstract.py", CONNECT_ABSTRACT_PY),
             ("connect_swap.py", CONNECT_SWAP_PY),
             ("create_swap.py", CREATE_SWAP_PY),
+            ("forged_open.py", FORGED_OPEN_PY),
         ] {
             fs::write(bin.join(name), body).unwrap();
         }
@@ -759,9 +783,7 @@ fn rows() -> Vec<Row> {
         Row {
             name: "create .mcp.json while another process switches the path from a plain name to it",
             root_only: false,
-            // `sandgate run` checks the path, then lets the kernel read it
-            // again: this race gets through there (see the README).
-            held_by: EXEC,
+            held_by: EVERY,
             attempt: |t, r| {
                 let out = r.sh(&format!("python3 {}", t.bin("create_swap.py")));
                 (t.work.join(".mcp.json").exists(), seen(&out))
@@ -770,8 +792,7 @@ fn rows() -> Vec<Row> {
         Row {
             name: "make .git a file that sends git to a prepared directory (gitdir:)",
             root_only: false,
-            // `sandgate run` lets a missing `.git` be made as a file (see the README).
-            held_by: EXEC,
+            held_by: EVERY,
             attempt: |t, r| {
                 let out = r.sh(
                     "mkdir -p prep/hooks && git init -q --bare prep 2>/dev/null; printf 'gitdir: prep\\n' > .git",
@@ -782,12 +803,40 @@ fn rows() -> Vec<Row> {
         Row {
             name: "bind a UNIX socket at the missing .mcp.json",
             root_only: false,
-            held_by: EXEC,
+            held_by: EVERY,
             attempt: |t, r| {
                 let out = r.sh(
                     "python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\".mcp.json\")'",
                 );
                 (fs::symlink_metadata(t.work.join(".mcp.json")).is_ok(), seen(&out))
+            },
+        },
+        Row {
+            name: "forge sandgate run's fast-path marker to create missing protected files (.mcp.json, .gitmodules, .bashrc, a .git file)",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                let names = [".mcp.json", ".gitmodules", ".bashrc", ".git"];
+                let out = r.sh_with(
+                    &format!("python3 {} {}", t.bin("forged_open.py"), names.join(" ")),
+                    &[("MARKER", &MARKER.to_string())],
+                );
+                let got = names.iter().any(|p| t.work.join(p).exists());
+                (got, seen(&out))
+            },
+        },
+        Row {
+            name: "forge the fast-path marker to create .git/config, missing from an existing .git",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                t.git("init -q");
+                fs::remove_file(t.work.join(".git/config")).unwrap();
+                let out = r.sh_with(
+                    &format!("python3 {} .git/config", t.bin("forged_open.py")),
+                    &[("MARKER", &MARKER.to_string())],
+                );
+                (t.work.join(".git/config").exists(), seen(&out))
             },
         },
         Row {

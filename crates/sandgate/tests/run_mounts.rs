@@ -163,13 +163,14 @@ fn the_report_names_the_protection_in_force() {
 }
 
 #[test]
-fn protected_paths_are_read_only_binds_and_the_root_is_landlocks() {
+fn protected_paths_are_read_only_binds_and_landlock_holds_the_rest() {
     let e = env();
     if !mount_layer(&e) || !python() {
         return;
     }
+    fs::create_dir(e.ws.join("sub")).unwrap();
     let script = format!(
-        "grep ' ro[,. ]' /proc/self/mountinfo | cut -d' ' -f5; {MARKED_OPEN} f1 .sandgate/sandbox.json \"$HOME/.sandgate/keep\"; echo x > f2"
+        "grep ' ro[,. ]' /proc/self/mountinfo | cut -d' ' -f5; {MARKED_OPEN} sub/f1 .sandgate/sandbox.json \"$HOME/.sandgate/keep\" .mcp.json f0; echo x > f2"
     );
     let out = e.run(None, &script);
     let stdout = text(&out.stdout);
@@ -183,12 +184,19 @@ fn protected_paths_are_read_only_binds_and_the_root_is_landlocks() {
         mounts.contains(&e.home.join(".sandgate").to_str().unwrap()),
         "{stdout}"
     );
-    // Landlock alone lets the program create `f1` in the root: the root has a
-    // rule of its own, no supervisor involved.
-    assert!(stdout.contains("f1 ok"), "{stdout}");
+    // Landlock alone lets the program create `sub/f1`: `sub` has a rule of
+    // its own, no supervisor involved.
+    assert!(stdout.contains("sub/f1 ok"), "{stdout}");
     assert!(stdout.contains(".sandgate/sandbox.json EROFS"), "{stdout}");
     assert!(stdout.contains("keep EROFS"), "{stdout}");
-    assert_eq!(fs::read_to_string(e.ws.join("f1")).unwrap(), "forged\n");
+    assert_eq!(fs::read_to_string(e.ws.join("sub/f1")).unwrap(), "forged\n");
+    // The root misses protected names (`.mcp.json`), so it is carved even
+    // with the mount layer: Landlock refuses a new entry there to a forged
+    // marked open, and the supervisor makes the plain one (`f2`).
+    assert!(stdout.contains(".mcp.json EACCES"), "{stdout}");
+    assert!(stdout.contains("f0 EACCES"), "{stdout}");
+    assert!(!e.ws.join(".mcp.json").exists());
+    assert!(!e.ws.join("f0").exists());
     assert_eq!(fs::read_to_string(e.ws.join("f2")).unwrap(), "x\n");
     assert_eq!(e.settings(), "{}\n");
     assert_eq!(

@@ -160,11 +160,20 @@ pub(super) fn fast(shared: &Shared, notif: &Notif, op: &Op) -> bool {
 }
 
 /// Whether `op` would move the directory above a protected path away, or
-/// put a tree or symbolic link of the program's in its place: a rename from
-/// or onto `path`, or a symbolic link made at `path`, when `path` holds a
-/// protected path (see [`RunPlan::holds_protected`]).
+/// put something of the program's other than a new directory in its place:
+/// a rename from or onto `path`, or a file, node, hard link or symbolic
+/// link made at `path`, when `path` holds a protected path (see
+/// [`RunPlan::holds_protected`]). A missing `.git` made as a file saying
+/// `gitdir: elsewhere` would send git to hooks and a config of the
+/// program's; made as a directory it is harmless, its protected entries
+/// still refused.
 fn replaces_protected(plan: &RunPlan, op: &Op, path: &Path) -> bool {
-    matches!(op, Op::Rename { .. } | Op::Symlink { .. }) && plan.holds_protected(path)
+    let places = match op {
+        Op::Rename { .. } | Op::Symlink { .. } | Op::Mknod { .. } | Op::Link { .. } => true,
+        Op::Open { flags, .. } => flags & libc::O_CREAT != 0,
+        _ => false,
+    };
+    places && plan.holds_protected(path)
 }
 
 /// Whether `targets` may take the shortcut with the mount layer as they
