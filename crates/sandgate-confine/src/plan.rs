@@ -965,7 +965,9 @@ mod tests {
         let ws = fs::canonicalize(dir.path()).unwrap();
         fs::create_dir_all(ws.join(".sandgate")).unwrap();
         fs::create_dir_all(ws.join(".git/hooks")).unwrap();
-        fs::write(ws.join(".git/config"), "").unwrap();
+        for file in [".git/config", ".git/commondir", ".git/config.worktree"] {
+            fs::write(ws.join(file), "").unwrap();
+        }
         fs::create_dir_all(ws.join(".claude/commands")).unwrap();
         fs::create_dir_all(ws.join("src")).unwrap();
 
@@ -980,7 +982,7 @@ mod tests {
                 dir: true,
             })
         };
-        // `.git` holds both its protected entries by binds: it keeps a rule.
+        // `.git` holds all its protected entries by binds: it keeps a rule.
         assert!(rule(&ws.join(".git")));
         assert!(rule(&ws.join("src")));
         // The root misses `.mcp.json` and the rest, `.claude` its `agents`:
@@ -994,7 +996,8 @@ mod tests {
         assert!(!plan.carving_covers(&ws.join("f1"), true));
         let table = [
             (ws.join("f1"), true, Standing::Allowed),
-            (ws.join(".claude/settings.json"), true, Standing::Allowed),
+            (ws.join(".claude/notes.md"), true, Standing::Allowed),
+            (ws.join(".claude/settings.json"), true, Standing::Protected),
             (ws.join(".git/index.lock"), true, Standing::Covered),
             (ws.join("src/new.rs"), true, Standing::Covered),
             (ws.join(".mcp.json"), true, Standing::Protected),
@@ -1025,7 +1028,11 @@ mod tests {
             full.standing(&ws.join("f1"), true, &RunAnswers::default()),
             Standing::Covered
         );
-        assert!(full.guarded.is_empty(), "{:?}", full.guarded);
+        assert!(
+            !full.guarded.iter().any(|g| g.starts_with(&ws)),
+            "{:?}",
+            full.guarded
+        );
         // The same workspace carved: a new entry in the root is the supervisor's.
         let carved = plan_for(&ws, false);
         assert_eq!(
@@ -1127,7 +1134,7 @@ mod tests {
             ".git/hooks",
             ".sandgate",
             ".git/objects",
-            ".claude/settings.json",
+            ".claude/notes.md",
             "src",
         ] {
             assert!(!plan.holds_protected(&ws.join(plain)), "{plain}");

@@ -37,6 +37,8 @@ pub struct ProtectedEntry {
 }
 
 const SHELL: &str = "a shell start-up file: it runs in every new shell";
+const AGENT_SETTINGS: &str =
+    "the agent's settings: its hooks (sandgate's among them), which run outside any sandbox, and its permission rules";
 
 /// The built-in list.
 pub const PROTECTED: &[ProtectedEntry] = &[
@@ -49,6 +51,16 @@ pub const PROTECTED: &[ProtectedEntry] = &[
         path: ".git/config",
         base: Base::Work,
         why: "can name programs git runs (core.fsmonitor, core.hooksPath, aliases, filters)",
+    },
+    ProtectedEntry {
+        path: ".git/commondir",
+        base: Base::Work,
+        why: "sends git to another directory's config and hooks",
+    },
+    ProtectedEntry {
+        path: ".git/config.worktree",
+        base: Base::Work,
+        why: "git's per-worktree settings, read like .git/config when worktreeConfig is on",
     },
     ProtectedEntry {
         path: ".gitmodules",
@@ -116,14 +128,49 @@ pub const PROTECTED: &[ProtectedEntry] = &[
         why: "ripgrep's settings: can name programs it runs (--pre)",
     },
     ProtectedEntry {
-        path: ".claude/commands",
+        path: ".claude/settings.json",
+        base: Base::WorkAndHome,
+        why: AGENT_SETTINGS,
+    },
+    ProtectedEntry {
+        path: ".claude/settings.local.json",
         base: Base::Work,
+        why: AGENT_SETTINGS,
+    },
+    ProtectedEntry {
+        path: ".claude/hooks",
+        base: Base::WorkAndHome,
+        why: "where the agent's hook scripts are kept: they run outside any sandbox",
+    },
+    ProtectedEntry {
+        path: ".claude/commands",
+        base: Base::WorkAndHome,
         why: "the agent's own commands, which it runs as instructions",
     },
     ProtectedEntry {
         path: ".claude/agents",
-        base: Base::Work,
+        base: Base::WorkAndHome,
         why: "the agent's own sub-agent definitions",
+    },
+    ProtectedEntry {
+        path: ".codex/config.toml",
+        base: Base::WorkAndHome,
+        why: "Codex CLI's settings: the programs it runs (notify, MCP servers) and its hooks, sandgate's among them",
+    },
+    ProtectedEntry {
+        path: ".codex/hooks.json",
+        base: Base::WorkAndHome,
+        why: "Codex CLI's hooks, sandgate's among them",
+    },
+    ProtectedEntry {
+        path: ".gemini/settings.json",
+        base: Base::WorkAndHome,
+        why: "Gemini CLI's settings: its hooks (sandgate's among them), MCP servers and tool discovery command",
+    },
+    ProtectedEntry {
+        path: ".gemini/commands",
+        base: Base::WorkAndHome,
+        why: "Gemini CLI's own commands, which it runs as instructions",
     },
     ProtectedEntry {
         path: ".mcp.json",
@@ -213,6 +260,19 @@ mod tests {
             "/w/b/.claude/commands",
             "/home/ann/.bashrc",
             "/home/ann/.gitconfig",
+        ] {
+            assert!(has(p), "{p}");
+        }
+        // The agents' settings hold their hooks, sandgate's among them.
+        for p in [
+            "/w/a/.claude/settings.json",
+            "/w/a/.claude/settings.local.json",
+            "/home/ann/.claude/settings.json",
+            "/home/ann/.claude/commands",
+            "/home/ann/.codex/config.toml",
+            "/w/b/.codex/hooks.json",
+            "/home/ann/.gemini/settings.json",
+            "/w/a/.git/commondir",
         ] {
             assert!(has(p), "{p}");
         }

@@ -840,6 +840,60 @@ fn rows() -> Vec<Row> {
             },
         },
         Row {
+            name: "point .git/commondir at a prepared directory whose config runs a program",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                t.git("init -q");
+                let out = r.sh(
+                    "mkdir -p prep && cp -r .git/. prep/ && printf '[core]\\n\\tfsmonitor = evil\\n' >> prep/config && echo ../prep > .git/commondir",
+                );
+                (t.work.join(".git/commondir").exists(), seen(&out))
+            },
+        },
+        Row {
+            name: "add a hook to the agents' project settings (.claude/settings.json, .claude/settings.local.json, .gemini/settings.json, .codex/hooks.json)",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                let existing = t.work.join(".claude/settings.json");
+                t.prepare("mkdir .claude && echo '{}' > .claude/settings.json");
+                let out = r.sh(
+                    "hook='{\"hooks\":{\"PreToolUse\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"evil\"}]}]}}'; echo \"$hook\" > .claude/settings.json; echo \"$hook\" > .claude/settings.local.json; mkdir -p .gemini .codex; echo \"$hook\" > .gemini/settings.json; echo \"$hook\" > .codex/hooks.json",
+                );
+                let got = fs::read_to_string(&existing).unwrap() != "{}\n"
+                    || [
+                        ".claude/settings.local.json",
+                        ".gemini/settings.json",
+                        ".codex/hooks.json",
+                    ]
+                    .iter()
+                    .any(|p| t.work.join(p).exists());
+                (got, seen(&out))
+            },
+        },
+        Row {
+            name: "rewrite the agents' user settings in the home directory (~/.claude/settings.json, ~/.codex/config.toml, ~/.gemini/settings.json, ~/.claude/commands)",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                let claude = t.home.join(".claude/settings.json");
+                t.prepare("cd \"$HOME\" && mkdir .claude .codex .gemini && echo '{}' > .claude/settings.json");
+                let out = r.sh(
+                    "echo '{\"hooks\":{}}' > \"$HOME/.claude/settings.json\"; echo 'notify = [\"evil\"]' > \"$HOME/.codex/config.toml\"; echo '{}' > \"$HOME/.gemini/settings.json\"; mkdir -p \"$HOME/.claude/commands\" && echo evil > \"$HOME/.claude/commands/x.md\"",
+                );
+                let got = fs::read_to_string(&claude).unwrap() != "{}\n"
+                    || [
+                        ".codex/config.toml",
+                        ".gemini/settings.json",
+                        ".claude/commands",
+                    ]
+                    .iter()
+                    .any(|p| t.home.join(p).exists());
+                (got, seen(&out))
+            },
+        },
+        Row {
             name: "rename a prepared directory onto a missing .claude",
             root_only: false,
             held_by: EVERY,
