@@ -418,3 +418,11 @@ fn audit_says_how_an_ask_was_settled() {
         "bypassPermissions: {audit:#?}"
     );
 }
+
+/// Claude Code confined by `sandgate run` works as without it, and cannot
+/// rewrite its own settings (see [`Tree::assert_settings_held_when_confined`]).
+#[test]
+fn confined_by_sandgate_run_it_cannot_rewrite_its_settings() {
+    let Some(t) = tree() else { return };
+    t.assert_settings_held_when_confined(RunOpts::mode(Mode::Bypass));
+}

@@ -359,3 +359,12 @@ fn audit_says_how_an_ask_was_settled() {
         "{audit:#?}"
     );
 }
+
+/// Codex CLI confined by `sandgate run` (without its own sandbox, which
+/// cannot start inside sandgate's) works as without it, and cannot rewrite
+/// its own hooks (see `Tree::assert_settings_held_when_confined`).
+#[test]
+fn confined_by_sandgate_run_it_cannot_rewrite_its_hooks() {
+    let Some(t) = tree() else { return };
+    t.assert_settings_held_when_confined(hooked(Mode::Bypass));
+}

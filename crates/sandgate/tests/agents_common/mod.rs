@@ -222,6 +222,8 @@ pub struct RunOpts {
     /// The model name the agent asks for (Codex offers `apply_patch` only to
     /// models it knows).
     pub model: Option<String>,
+    /// Start the agent under `sandgate run --no-ui`, armed.
+    pub confined: bool,
 }
 
 impl RunOpts {
@@ -231,7 +233,14 @@ impl RunOpts {
             args: Vec::new(),
             env: Vec::new(),
             model: None,
+            confined: false,
         }
+    }
+
+    /// Start the agent under `sandgate run --no-ui`, armed.
+    pub fn confined(mut self) -> RunOpts {
+        self.confined = true;
+        self
     }
 
     pub fn arg(mut self, a: &str) -> RunOpts {
@@ -553,6 +562,55 @@ impl Tree {
         }
     }
 
+    /// The agent confined by `sandgate run` (with `opts`, and sandgate's
+    /// hook installed): it starts, its hook answers and the allowed command
+    /// runs as without the sandbox; commands the hook lets through that
+    /// overwrite the agent's user settings (dropping sandgate's hook) and
+    /// make its project settings fail, because those are protected paths.
+    /// The model is told, sandgate says why, and the settings keep the hook.
+    pub fn assert_settings_held_when_confined(&self, opts: RunOpts) {
+        self.install_hook(&[]);
+        self.write_policy(
+            r#"permissions:
+  paths:
+    allow: ["{work}/**", "{home}/**"]
+  commands:
+    allow: ["^touch allowed\\.txt$", "^mkdir -p ", "^echo "]
+"#,
+        );
+        let user = self.settings_file();
+        let before = std::fs::read_to_string(&user).unwrap();
+        assert!(before.contains("sandgate"), "{before}");
+        let project = match self.agent {
+            Agent::Claude => ".claude/settings.json",
+            Agent::Codex => ".codex/hooks.json",
+            Agent::Gemini => ".gemini/settings.json",
+        };
+        let dir = Path::new(project).parent().unwrap().display().to_string();
+        let shell = |command: &str| Step::shell(self.agent, command);
+        let run = self.run(
+            &Script::new(vec![
+                shell("touch allowed.txt"),
+                shell(&format!("echo '{{}}' > {}", user.display())),
+                shell(&format!("mkdir -p {dir}")),
+                shell(&format!("echo '{{}}' > {project}")),
+            ]),
+            &opts.confined(),
+        );
+        assert!(run.status.success(), "{}", run.describe());
+        assert!(self.work.join("allowed.txt").exists(), "{}", run.describe());
+        let after = std::fs::read_to_string(&user).unwrap();
+        assert_eq!(after, before, "{}", run.describe());
+        assert!(!self.work.join(project).exists(), "{}", run.describe());
+        let results = run.tool_results().join("\n");
+        assert!(results.contains("Permission denied"), "{results}");
+        assert!(
+            run.stderr.contains("read-only to the confined program"),
+            "{}",
+            run.stderr
+        );
+    }
+
     /// `sandgate ARGS` in the tree (HOME, CODEX_HOME, CWD the project).
     pub fn sandgate(&self, args: &[&str]) -> std::process::Output {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_sandgate"));
@@ -626,8 +684,17 @@ impl Tree {
         .unwrap();
         std::fs::write(&self.server.record, "").unwrap();
         let prompt = "Do the task.";
-        let mut cmd = Command::new(&self.bin);
+        let mut cmd = if opts.confined {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_sandgate"));
+            c.args(["run", "--no-ui", "--"]).arg(&self.bin);
+            c
+        } else {
+            Command::new(&self.bin)
+        };
         self.clean_env(&mut cmd);
+        if opts.confined {
+            cmd.env("SANDGATE_SANDBOX", "1");
+        }
         cmd.current_dir(&self.work);
         match self.agent {
             Agent::Claude => {
