@@ -153,6 +153,16 @@ pub const PROTECTED: &[ProtectedEntry] = &[
         why: "the agent's own sub-agent definitions",
     },
     ProtectedEntry {
+        path: ".claude/skills",
+        base: Base::WorkAndHome,
+        why: "the agent's skills: instructions and the scripts they tell it to run",
+    },
+    ProtectedEntry {
+        path: ".claude/plugins",
+        base: Base::WorkAndHome,
+        why: "the agent's plugins: their hooks and MCP servers run outside any sandbox",
+    },
+    ProtectedEntry {
         path: ".codex/config.toml",
         base: Base::WorkAndHome,
         why: "Codex CLI's settings: the programs it runs (notify, MCP servers) and its hooks, sandgate's among them",
@@ -168,9 +178,24 @@ pub const PROTECTED: &[ProtectedEntry] = &[
         why: "Gemini CLI's settings: its hooks (sandgate's among them), MCP servers and tool discovery command",
     },
     ProtectedEntry {
+        path: ".codex/prompts",
+        base: Base::WorkAndHome,
+        why: "Codex CLI's own prompts, which it runs as instructions",
+    },
+    ProtectedEntry {
         path: ".gemini/commands",
         base: Base::WorkAndHome,
         why: "Gemini CLI's own commands, which it runs as instructions",
+    },
+    ProtectedEntry {
+        path: ".gemini/extensions",
+        base: Base::WorkAndHome,
+        why: "Gemini CLI's extensions: their MCP servers and commands",
+    },
+    ProtectedEntry {
+        path: ".cursor/mcp.json",
+        base: Base::Work,
+        why: "the MCP servers Cursor's agent starts in this project",
     },
     ProtectedEntry {
         path: ".mcp.json",
