@@ -856,20 +856,13 @@ fn rows() -> Vec<Row> {
             root_only: false,
             held_by: EVERY,
             attempt: |t, r| {
-                let existing = t.work.join(".claude/settings.json");
-                t.prepare("mkdir .claude && echo '{}' > .claude/settings.json");
-                let out = r.sh(
+                agent_settings_rewritten(
+                    t,
+                    r,
+                    &t.work,
                     "hook='{\"hooks\":{\"PreToolUse\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"evil\"}]}]}}'; echo \"$hook\" > .claude/settings.json; echo \"$hook\" > .claude/settings.local.json; mkdir -p .gemini .codex; echo \"$hook\" > .gemini/settings.json; echo \"$hook\" > .codex/hooks.json",
-                );
-                let got = fs::read_to_string(&existing).unwrap() != "{}\n"
-                    || [
-                        ".claude/settings.local.json",
-                        ".gemini/settings.json",
-                        ".codex/hooks.json",
-                    ]
-                    .iter()
-                    .any(|p| t.work.join(p).exists());
-                (got, seen(&out))
+                    &[".claude/settings.local.json", ".gemini/settings.json", ".codex/hooks.json"],
+                )
             },
         },
         Row {
@@ -877,20 +870,13 @@ fn rows() -> Vec<Row> {
             root_only: false,
             held_by: EVERY,
             attempt: |t, r| {
-                let claude = t.home.join(".claude/settings.json");
-                t.prepare("cd \"$HOME\" && mkdir .claude .codex .gemini && echo '{}' > .claude/settings.json");
-                let out = r.sh(
-                    "echo '{\"hooks\":{}}' > \"$HOME/.claude/settings.json\"; echo 'notify = [\"evil\"]' > \"$HOME/.codex/config.toml\"; echo '{}' > \"$HOME/.gemini/settings.json\"; mkdir -p \"$HOME/.claude/commands\" && echo evil > \"$HOME/.claude/commands/x.md\"",
-                );
-                let got = fs::read_to_string(&claude).unwrap() != "{}\n"
-                    || [
-                        ".codex/config.toml",
-                        ".gemini/settings.json",
-                        ".claude/commands",
-                    ]
-                    .iter()
-                    .any(|p| t.home.join(p).exists());
-                (got, seen(&out))
+                agent_settings_rewritten(
+                    t,
+                    r,
+                    &t.home,
+                    "echo '{\"hooks\":{}}' > .claude/settings.json; mkdir -p .codex .gemini .claude/commands; echo 'notify = [\"evil\"]' > .codex/config.toml; echo '{}' > .gemini/settings.json; echo evil > .claude/commands/x.md",
+                    &[".codex/config.toml", ".gemini/settings.json", ".claude/commands/x.md"],
+                )
             },
         },
         Row {
@@ -1166,6 +1152,26 @@ fn rows() -> Vec<Row> {
 
 /// Runs `script`, which sends a datagram to a listener outside; whether it
 /// arrived.
+/// Makes `base/.claude/settings.json` (`{}`), then runs `script` in `base`
+/// through `r`: whether it changed that file or made any of `made`.
+fn agent_settings_rewritten(
+    t: &Tree,
+    r: &Runner,
+    base: &Path,
+    script: &str,
+    made: &[&str],
+) -> (bool, String) {
+    let existing = base.join(".claude/settings.json");
+    t.prepare(&format!(
+        "cd '{}' && mkdir .claude && echo '{{}}' > .claude/settings.json",
+        base.display()
+    ));
+    let out = r.sh(&format!("cd '{}' && {script}", base.display()));
+    let got = fs::read_to_string(&existing).unwrap() != "{}\n"
+        || made.iter().any(|p| base.join(p).exists());
+    (got, seen(&out))
+}
+
 fn datagram_sent(t: &Tree, r: &Runner, script: &str) -> (bool, String) {
     let sock = t.outside.join("datagram.sock");
     let listener = UnixDatagram::bind(&sock).unwrap();
