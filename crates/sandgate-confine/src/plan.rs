@@ -337,6 +337,9 @@ impl RunPlan {
             .collect();
         let mut guarded = Vec::new();
         for listed in sandgate_policy::protected::paths(&workspaces, home, &extra) {
+            if listed.only_file && !fs::symlink_metadata(&listed.path).is_ok_and(|m| m.is_file()) {
+                continue;
+            }
             // The last component stays as it is: a protected name that is a
             // symbolic link is held (carved) as the link, never its target.
             let path = match (listed.path.parent(), listed.path.file_name()) {

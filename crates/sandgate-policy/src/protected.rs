@@ -214,6 +214,10 @@ pub const PROTECTED: &[ProtectedEntry] = &[
     },
 ];
 
+/// Why `.git` is protected as a whole where it is a file.
+pub const GIT_FILE_WHY: &str =
+    "a worktree's or submodule's `.git` file: it names the repository git uses, its config and hooks with it";
+
 /// A protected path, resolved.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ProtectedPath {
@@ -221,6 +225,12 @@ pub struct ProtectedPath {
     pub path: PathBuf,
     /// Why: the built-in entry's reason, or where the policy added it.
     pub why: String,
+    /// Protected only where it is a regular file (`.git` of a worktree or a
+    /// submodule checkout, which says `gitdir: …`); a directory there, or
+    /// nothing, leaves the entry out. The caller, which looks at the file
+    /// system, decides.
+    #[serde(skip)]
+    pub only_file: bool,
 }
 
 /// The protected paths for project roots `roots` and home `home`, then the
@@ -233,14 +243,16 @@ pub fn paths(roots: &[PathBuf], home: &Path, extra: &[(String, String)]) -> Vec<
     // a set, because comparing each new path with every earlier one costs
     // more than the rest of the plan on every `sandgate exec`.
     let mut seen: HashSet<PathBuf, foldhash::fast::RandomState> = HashSet::default();
-    let mut add = |path: PathBuf, why: &str| {
+    let mut add_as = |path: PathBuf, why: &str, only_file: bool| {
         if seen.insert(path.clone()) {
             out.push(ProtectedPath {
                 path,
                 why: why.to_string(),
+                only_file,
             });
         }
     };
+    let mut add = |path: PathBuf, why: &str| add_as(path, why, false);
     for entry in PROTECTED {
         for root in roots {
             add(root.join(entry.path), entry.why);
@@ -265,6 +277,10 @@ pub fn paths(roots: &[PathBuf], home: &Path, extra: &[(String, String)]) -> Vec<
                 add(crate::canon::normalize_lexically(&root.join(raw)), why);
             }
         }
+    }
+    // Last, so that `.git` protected as a whole (`protect`) wins.
+    for root in roots {
+        add_as(root.join(".git"), GIT_FILE_WHY, true);
     }
     out
 }
@@ -302,10 +318,15 @@ mod tests {
             assert!(has(p), "{p}");
         }
         assert!(!has("/home/ann/.mcp.json"));
+        let git = list.iter().find(|x| x.path == Path::new("/w/a/.git"));
         assert!(
-            !has("/w/a/.git"),
-            "objects, refs and the index stay writable"
+            git.is_some_and(|g| g.only_file),
+            "objects, refs and the index stay writable: {git:?}"
         );
+        assert!(list
+            .iter()
+            .filter(|x| x.path != Path::new("/w/a/.git") && x.path != Path::new("/w/b/.git"))
+            .all(|x| !x.only_file));
     }
 
     #[test]
@@ -336,6 +357,17 @@ mod tests {
             .iter()
             .filter(|e| e.base == Base::WorkAndHome)
             .count();
-        assert_eq!(list.len(), PROTECTED.len() + home_too + 3);
+        // Each root's `.git`, protected where it is a file, comes last.
+        assert_eq!(list.len(), PROTECTED.len() + home_too + 3 + 1);
+        let strict = paths(
+            &roots,
+            Path::new("/h"),
+            &[(".git".to_string(), "a.yaml:8".to_string())],
+        );
+        let git = strict
+            .iter()
+            .find(|x| x.path == Path::new("/w/.git"))
+            .unwrap();
+        assert!(!git.only_file, "an explicit entry protects it as a whole");
     }
 }

@@ -86,6 +86,10 @@ pub struct Protected {
     pub why: String,
     /// Whether it existed when the plan was made (set by [`resolve_links`]).
     pub exists: bool,
+    /// Protected only where it is a regular file (a worktree's `.git`):
+    /// [`resolve_links`] leaves it out otherwise.
+    #[serde(skip)]
+    pub only_file: bool,
 }
 
 /// A plan that cannot be built.
@@ -172,6 +176,7 @@ pub fn build(input: &PlanInput<'_>) -> Result<Plan, PlanError> {
         path: p.path,
         why: p.why,
         exists: false,
+        only_file: p.only_file,
     })
     .collect();
 
@@ -220,13 +225,15 @@ pub fn resolve_links(plan: &Plan) -> Result<Plan, PlanError> {
     let protected = plan
         .protected
         .iter()
-        .map(|p| match std::fs::symlink_metadata(&p.path) {
-            Ok(_) => Protected {
+        .filter_map(|p| match std::fs::symlink_metadata(&p.path) {
+            Ok(meta) if p.only_file && !meta.is_file() => None,
+            Ok(_) => Some(Protected {
                 path: real(&p.path),
                 exists: true,
                 ..p.clone()
-            },
-            Err(_) => p.clone(),
+            }),
+            Err(_) if p.only_file => None,
+            Err(_) => Some(p.clone()),
         })
         .collect();
     let resolved = Plan {

@@ -801,6 +801,20 @@ fn rows() -> Vec<Row> {
             },
         },
         Row {
+            name: "rewrite a worktree's .git file to send git to a prepared repository",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                t.prepare("printf 'gitdir: /elsewhere/.git/worktrees/w\\n' > .git");
+                let before = fs::read_to_string(t.work.join(".git")).unwrap();
+                let out = r.sh(
+                    "mkdir -p prep && git init -q --bare prep 2>/dev/null; python3 -c 'f = open(\".git\", \"r+\"); f.write(\"gitdir: prep\\n\")'; printf 'gitdir: prep\\n' > .git",
+                );
+                let after = fs::read_to_string(t.work.join(".git")).unwrap_or_default();
+                (after != before, seen(&out))
+            },
+        },
+        Row {
             name: "bind a UNIX socket at the missing .mcp.json",
             root_only: false,
             held_by: EVERY,
