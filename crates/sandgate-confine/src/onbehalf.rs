@@ -75,6 +75,15 @@ pub enum Op {
         /// The new entry.
         path: std::path::PathBuf,
     },
+    /// `bind` of a UNIX socket to a path: a socket file is a name too.
+    Bind {
+        /// The thread that called it.
+        tid: u32,
+        /// Its socket descriptor.
+        fd: i32,
+        /// The socket file to make.
+        path: std::path::PathBuf,
+    },
     /// `truncate`.
     Truncate {
         /// The file.
@@ -107,6 +116,7 @@ impl Op {
             Op::Link { .. } => "link",
             Op::Symlink { .. } => "symlink",
             Op::Truncate { .. } => "truncate",
+            Op::Bind { .. } => "bind",
             Op::Meta { change, .. } => change.verb(),
         }
     }
@@ -269,6 +279,12 @@ fn run(
         Op::Meta { .. } => {
             listener.allow(id);
             Ok(None)
+        }
+        Op::Bind { tid, fd, path } => {
+            let (dir, name) = parent_of(anchors, path)?;
+            sandgate_sandbox::supervise::bind_for(*tid, *fd, dir.as_fd(), name, umask)
+                .map_err(io::Error::from_raw_os_error)?;
+            Ok(Some(0))
         }
         Op::Truncate { path, len } => {
             let (dir, name) = parent_of(anchors, path)?;

@@ -44,6 +44,8 @@ pub const NOTIFIED: &[libc::c_long] = &[
     libc::SYS_symlink,
     libc::SYS_symlinkat,
     libc::SYS_truncate,
+    // A UNIX socket bound to a path makes a name; other binds continue.
+    libc::SYS_bind,
 ];
 
 /// System calls that change what the supervisor caches about a thread (see

@@ -464,6 +464,45 @@ fn pidfd_getfd(pidfd: &OwnedFd, fd: i32) -> io::Result<OwnedFd> {
     owned(unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0u32) })
 }
 
+/// Binds UNIX socket descriptor `fd` of thread `tid` to `name` in the
+/// directory `dir`, for a supervisor that makes names on a program's
+/// behalf (`sandgate run` in a directory Landlock gives no rule). The
+/// socket is taken with `pidfd_getfd`, so the program's own socket ends up
+/// bound; the path goes through `dir`'s descriptor (`/proc/self/fd/N/name`),
+/// never a path the program could change. A socket file's mode comes from
+/// the umask of the process that binds it, so the bind runs on a thread of
+/// its own with its own file-system context and the program's `umask`.
+/// `Err` is the errno.
+pub fn bind_for(
+    tid: u32,
+    fd: i32,
+    dir: std::os::fd::BorrowedFd<'_>,
+    name: &std::ffi::OsStr,
+    umask: u32,
+) -> Result<(), i32> {
+    let sock = take_fd(tid, fd).map_err(|e| e.raw_os_error().unwrap_or(libc::EBADF))?;
+    let mut address = (libc::AF_UNIX as u16).to_ne_bytes().to_vec();
+    address.extend_from_slice(format!("/proc/self/fd/{}/", dir.as_raw_fd()).as_bytes());
+    address.extend_from_slice(name.as_bytes());
+    address.push(0);
+    if address.len() > std::mem::size_of::<libc::sockaddr_un>() {
+        return Err(libc::ENAMETOOLONG);
+    }
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                crate::protect::own_fs_context()
+                    .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+                // SAFETY: integer argument only; this thread's own umask
+                // (its file-system context is its own, see above).
+                unsafe { libc::umask(umask & 0o777) };
+                raw_address_call(sock.as_raw_fd(), &address, libc::bind)
+            })
+            .join()
+            .unwrap_or(Err(libc::EIO))
+    })
+}
+
 /// `connect(sock, addr)` with the address bytes as given.
 fn raw_connect(sock: RawFd, addr: &[u8]) -> Result<(), i32> {
     raw_address_call(sock, addr, libc::connect)

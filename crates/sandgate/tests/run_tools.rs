@@ -278,3 +278,53 @@ fn git_clone_makes_a_working_repository() {
     let log = sh(&t, &repo, "git log --format=%s");
     assert_eq!(text(&log.stdout), "one\n");
 }
+
+/// A program that serves on a UNIX socket in the workspace: in the root
+/// and in a directory made during the run (where sandgate binds the
+/// program's own socket for it, with the program's umask) and in one that
+/// existed at start (where the kernel does), it binds, listens and is
+/// reached; at a protected name and outside the allowed set the bind fails.
+#[test]
+fn unix_sockets_bind_listen_and_connect_in_the_workspace() {
+    let Some(t) = tree() else { return };
+    if !has("python3", "python3") {
+        return;
+    }
+    fs::create_dir(t.ws.join("sub")).unwrap();
+    let outside = t.out.join("out.sock");
+    let script = format!(
+        r#"umask 077; mkdir made && python3 -c '
+import os, socket, stat, sys
+for path in ["root.sock", "made/m.sock", "sub/s.sock"]:
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(path)
+    server.listen(1)
+    client = socket.socket(socket.AF_UNIX)
+    client.connect(path)
+    server.accept()[0].sendall(b"hi")
+    print(path, client.recv(2).decode(), oct(stat.S_IMODE(os.stat(path).st_mode)))
+for path in [".mcp.json", sys.argv[1]]:
+    try:
+        socket.socket(socket.AF_UNIX).bind(path)
+        print(path, "bound")
+    except OSError as e:
+        print(path, e.errno)
+' {outside}"#,
+        outside = outside.display()
+    );
+    let out = confined_allowing(&t, &script, &[".mcp.json", "out.sock"]);
+    let stdout = text(&out.stdout);
+    for path in ["root.sock", "made/m.sock", "sub/s.sock"] {
+        assert!(stdout.contains(&format!("{path} hi 0o700")), "{stdout}");
+    }
+    assert!(
+        stdout.contains(&format!(".mcp.json {}", libc::EACCES)),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("{} {}", outside.display(), libc::EACCES)),
+        "{stdout}"
+    );
+    assert!(!t.ws.join(".mcp.json").exists());
+    assert!(!outside.exists());
+}

@@ -33,6 +33,8 @@ pub(super) enum Request {
     Link(PathArg, PathArg, bool),
     Symlink(u64, PathArg),
     Truncate(PathArg, i64),
+    /// `bind(fd, addr, len)`: a write only for a UNIX socket with a path.
+    Bind(i32, u64, u32),
 }
 
 /// The write `n` asks for; `None` when it is not a write after all (a
@@ -93,6 +95,7 @@ pub(super) fn decode(n: &Notif) -> Option<Request> {
         libc::SYS_symlink => Request::Symlink(a[0], cwd(a[1])),
         libc::SYS_symlinkat => Request::Symlink(a[0], at(a[1], a[2])),
         libc::SYS_truncate => Request::Truncate(cwd(a[0]), a[1] as i64),
+        libc::SYS_bind => Request::Bind(a[0] as i32, a[1], a[2] as u32),
         _ => return None,
     })
 }
@@ -141,6 +144,15 @@ impl Request {
                 path: path(arg, true)?,
                 len,
             },
+            Request::Bind(fd, addr, len) => {
+                let raw = socket_path(pid, addr, len)?;
+                let absolute = absolute_raw(callers, pid, libc::AT_FDCWD, &raw, true)?;
+                Op::Bind {
+                    tid: pid,
+                    fd,
+                    path: callerpath::canonicalize_as_caller(&absolute, false, pid)?,
+                }
+            }
         })
     }
 }
@@ -193,25 +205,68 @@ impl Request {
                 target: read_cstring(pid, target).ok()?,
                 path: path(arg)?,
             },
+            Request::Bind(fd, addr, len) => {
+                let raw = socket_path(pid, addr, len)?;
+                let path = absolute_raw(callers, pid, libc::AT_FDCWD, &raw, false)?;
+                if path
+                    .components()
+                    .any(|c| c == std::path::Component::ParentDir)
+                {
+                    return None;
+                }
+                Op::Bind {
+                    tid: pid,
+                    fd,
+                    path: normalize_lexically(&path),
+                }
+            }
         })
     }
+}
+
+/// The path of the UNIX socket address of `len` bytes at `addr` in the
+/// caller's memory; `None` for another family, an abstract or unnamed
+/// address, or one that cannot be read (no name is made: the kernel goes on).
+fn socket_path(pid: u32, addr: u64, len: u32) -> Option<Vec<u8>> {
+    let len = (len as usize).min(std::mem::size_of::<libc::sockaddr_un>());
+    let mut buf = vec![0u8; len];
+    let read = read_memory(pid, addr, &mut buf).ok()?;
+    buf.truncate(read);
+    let family = u16::from_ne_bytes([*buf.first()?, *buf.get(1)?]);
+    if i32::from(family) != libc::AF_UNIX {
+        return None;
+    }
+    let path = buf.get(2..)?;
+    let end = path.iter().position(|b| *b == 0).unwrap_or(path.len());
+    (end > 0).then(|| path[..end].to_vec())
 }
 
 /// `arg` made absolute against the caller's working directory (`fresh`: read
 /// now, else as cached) or directory descriptor.
 fn absolute(callers: &Callers, pid: u32, arg: PathArg, fresh: bool) -> Option<PathBuf> {
     let raw = read_cstring(pid, arg.addr).ok()?;
+    absolute_raw(callers, pid, arg.dirfd, &raw, fresh)
+}
+
+/// The path `raw` made absolute as [`absolute`] does.
+fn absolute_raw(
+    callers: &Callers,
+    pid: u32,
+    dirfd: i32,
+    raw: &[u8],
+    fresh: bool,
+) -> Option<PathBuf> {
     if raw.is_empty() {
         return None;
     }
-    let raw = Path::new(OsStr::from_bytes(&raw));
+    let raw = Path::new(OsStr::from_bytes(raw));
     if raw.is_absolute() {
         return Some(raw.to_path_buf());
     }
-    let base = if arg.dirfd == libc::AT_FDCWD {
+    let base = if dirfd == libc::AT_FDCWD {
         callers.cwd(pid, fresh)?
     } else {
-        fs::read_link(format!("/proc/{pid}/fd/{}", arg.dirfd)).ok()?
+        fs::read_link(format!("/proc/{pid}/fd/{dirfd}")).ok()?
     };
     Some(base.join(raw))
 }
@@ -237,6 +292,35 @@ mod tests {
             nr,
             args,
         }
+    }
+
+    #[test]
+    fn a_socket_address_names_a_path_only_for_a_named_unix_socket() {
+        let address = |family: i32, path: &[u8]| {
+            let mut a = (family as u16).to_ne_bytes().to_vec();
+            a.extend_from_slice(path);
+            a
+        };
+        let pid = std::process::id();
+        let path_of = |a: &[u8]| socket_path(pid, a.as_ptr() as u64, a.len() as u32);
+        // With and without a terminating NUL, as callers pass both.
+        assert_eq!(
+            path_of(&address(libc::AF_UNIX, b"run/s.sock\0")),
+            Some(b"run/s.sock".to_vec())
+        );
+        assert_eq!(
+            path_of(&address(libc::AF_UNIX, b"s.sock")),
+            Some(b"s.sock".to_vec())
+        );
+        // Abstract, unnamed, another family, too short: no name is made.
+        assert_eq!(path_of(&address(libc::AF_UNIX, b"\0abstract")), None);
+        assert_eq!(path_of(&address(libc::AF_UNIX, b"")), None);
+        assert_eq!(path_of(&address(libc::AF_INET, b"\0\0\x7f\0\0\x01")), None);
+        assert_eq!(path_of(&[1]), None);
+        assert!(matches!(
+            decode(&notif(libc::SYS_bind, [5, 0x1000, 20, 0, 0, 0])),
+            Some(Request::Bind(5, 0x1000, 20))
+        ));
     }
 
     #[test]

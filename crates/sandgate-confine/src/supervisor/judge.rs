@@ -169,7 +169,11 @@ pub(super) fn fast(shared: &Shared, notif: &Notif, op: &Op) -> bool {
 /// still refused.
 fn replaces_protected(plan: &RunPlan, op: &Op, path: &Path) -> bool {
     let places = match op {
-        Op::Rename { .. } | Op::Symlink { .. } | Op::Mknod { .. } | Op::Link { .. } => true,
+        Op::Rename { .. }
+        | Op::Symlink { .. }
+        | Op::Mknod { .. }
+        | Op::Link { .. }
+        | Op::Bind { .. } => true,
         Op::Open { flags, .. } => flags & libc::O_CREAT != 0,
         _ => false,
     };
@@ -234,6 +238,7 @@ fn fails_anyway(op: &Op) -> Option<i32> {
         {
             Some(libc::EEXIST)
         }
+        Op::Bind { path, .. } if exists(path) => Some(libc::EADDRINUSE),
         Op::Remove { path, .. } if !exists(path) => Some(libc::ENOENT),
         Op::Rename { from, .. } | Op::Link { from, .. } if !exists(from) => Some(libc::ENOENT),
         Op::Rename { to, flags, .. } if flags & libc::RENAME_NOREPLACE != 0 && exists(to) => {
@@ -260,7 +265,8 @@ pub(super) fn targets(op: &Op) -> Vec<(PathBuf, bool)> {
         Op::Mkdir { path, .. }
         | Op::Mknod { path, .. }
         | Op::Remove { path, .. }
-        | Op::Symlink { path, .. } => vec![(path.clone(), true)],
+        | Op::Symlink { path, .. }
+        | Op::Bind { path, .. } => vec![(path.clone(), true)],
         Op::Rename { from, to, .. } | Op::Link { from, to } => {
             vec![(from.clone(), true), (to.clone(), true)]
         }
