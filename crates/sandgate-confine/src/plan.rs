@@ -336,7 +336,20 @@ impl RunPlan {
             })
             .collect();
         let mut guarded = Vec::new();
-        for listed in sandgate_policy::protected::paths(&workspaces, home, &extra) {
+        let submodules = workspaces.iter().flat_map(|ws| {
+            sandgate_sandbox::plan::submodule_entries(ws)
+                .into_iter()
+                .map(|path| sandgate_policy::protected::ProtectedPath {
+                    path,
+                    why: sandgate_policy::protected::SUBMODULE_WHY.to_string(),
+                    only_file: false,
+                })
+        });
+        let listed_paths: Vec<_> = sandgate_policy::protected::paths(&workspaces, home, &extra)
+            .into_iter()
+            .chain(submodules)
+            .collect();
+        for listed in listed_paths {
             if listed.only_file && !fs::symlink_metadata(&listed.path).is_ok_and(|m| m.is_file()) {
                 continue;
             }

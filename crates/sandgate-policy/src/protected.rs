@@ -214,6 +214,16 @@ pub const PROTECTED: &[ProtectedEntry] = &[
     },
 ];
 
+/// The entries of a submodule's repository (`.git/modules/NAME`, checked
+/// out in the project) that are protected like the project's own `.git/…`
+/// ones: `git status` of the project runs git in each submodule, with its
+/// config and hooks.
+pub const SUBMODULE_ENTRIES: &[&str] = &["hooks", "config", "commondir", "config.worktree"];
+
+/// Why a submodule's [`SUBMODULE_ENTRIES`] are protected.
+pub const SUBMODULE_WHY: &str =
+    "a submodule's repository: git runs what its config and hooks name, also in `git status` of the project";
+
 /// Why `.git` is protected as a whole where it is a file.
 pub const GIT_FILE_WHY: &str =
     "a worktree's or submodule's `.git` file: it names the repository git uses, its config and hooks with it";

@@ -815,6 +815,22 @@ fn rows() -> Vec<Row> {
             },
         },
         Row {
+            name: "write a submodule's config and hooks in .git/modules (git status of the project runs them)",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                t.prepare("git init -q ../outside/sub && git -C ../outside/sub -c user.name=t -c user.email=t@t commit -q --allow-empty -m s && git init -q && git -c protocol.file.allow=always submodule add -q ../outside/sub sm");
+                let config = t.work.join(".git/modules/sm/config");
+                let before = fs::read_to_string(&config).unwrap();
+                let out = r.sh(
+                    "printf '[core]\\n\\tfsmonitor = evil\\n' >> .git/modules/sm/config; mkdir -p .git/modules/sm/hooks; echo evil > .git/modules/sm/hooks/pre-commit",
+                );
+                let got = fs::read_to_string(&config).unwrap() != before
+                    || t.work.join(".git/modules/sm/hooks/pre-commit").exists();
+                (got, seen(&out))
+            },
+        },
+        Row {
             name: "bind a UNIX socket at the missing .mcp.json",
             root_only: false,
             held_by: EVERY,
