@@ -354,9 +354,19 @@ fn an_unprivileged_user_gets_the_binds_in_its_own_user_namespace() {
         "--",
         "sh",
         "-c",
-        "id -u; grep ' ro[,. ]' /proc/self/mountinfo | cut -d' ' -f5; echo x > f1; echo y >> .sandgate/sandbox.json; umount -l .sandgate; unshare -Urm sh -c 'umount -l .sandgate && echo y >> .sandgate/sandbox.json'; true",
+        "id -u; grep ' ro[,. ]' /proc/self/mountinfo | cut -d' ' -f5; echo x > f1; echo y >> .sandgate/sandbox.json; umount -l .sandgate; unshare -Urm sh -c 'umount -l .sandgate && echo y >> .sandgate/sandbox.json'; /usr/bin/python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.bind(\"root.sock\"); s.listen(1); c = socket.socket(socket.AF_UNIX); c.connect(\"root.sock\"); print(\"socket-ok\")'; true",
     ]);
     let stdout = text(&out.stdout);
+    // The root is carved: sandgate bound the program's socket for it, from
+    // outside the program's user namespace.
+    assert!(
+        stdout.contains("socket-ok"),
+        "{stdout} {}",
+        text(&out.stderr)
+    );
+    let sock = fs::symlink_metadata(e.ws.join("root.sock")).unwrap();
+    assert!(std::os::unix::fs::FileTypeExt::is_socket(&sock.file_type()));
+    assert_eq!(std::os::unix::fs::MetadataExt::uid(&sock), 65534);
     assert!(stdout.starts_with("65534\n"), "{stdout}");
     assert!(
         stdout.contains(e.ws.join(".sandgate").to_str().unwrap()),
