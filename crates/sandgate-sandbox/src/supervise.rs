@@ -468,11 +468,11 @@ fn pidfd_getfd(pidfd: &OwnedFd, fd: i32) -> io::Result<OwnedFd> {
 /// directory `dir`, for a supervisor that makes names on a program's
 /// behalf (`sandgate run` in a directory Landlock gives no rule). The
 /// socket is taken with `pidfd_getfd`, so the program's own socket ends up
-/// bound; the path goes through `dir`'s descriptor (`/proc/self/fd/N/name`),
-/// never a path the program could change. A socket file's mode comes from
-/// the umask of the process that binds it, so the bind runs on a thread of
-/// its own with its own file-system context and the program's `umask`.
-/// `Err` is the errno.
+/// bound. The bind runs on a thread of its own with its own file-system
+/// context: its working directory is `dir` (by descriptor, never a path
+/// the program could change), so `name` is bound as given, and its umask
+/// is the program's, which gives the socket file its mode. `Err` is the
+/// errno.
 pub fn bind_for(
     tid: u32,
     fd: i32,
@@ -482,19 +482,24 @@ pub fn bind_for(
 ) -> Result<(), i32> {
     let sock = take_fd(tid, fd).map_err(|e| e.raw_os_error().unwrap_or(libc::EBADF))?;
     let mut address = (libc::AF_UNIX as u16).to_ne_bytes().to_vec();
-    address.extend_from_slice(format!("/proc/self/fd/{}/", dir.as_raw_fd()).as_bytes());
     address.extend_from_slice(name.as_bytes());
     address.push(0);
     if address.len() > std::mem::size_of::<libc::sockaddr_un>() {
         return Err(libc::ENAMETOOLONG);
     }
+    let dir = dir.as_raw_fd();
     std::thread::scope(|scope| {
         scope
             .spawn(|| {
-                crate::protect::own_fs_context()
-                    .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
-                // SAFETY: integer argument only; this thread's own umask
-                // (its file-system context is its own, see above).
+                let errno = |e: io::Error| e.raw_os_error().unwrap_or(libc::EIO);
+                crate::protect::own_fs_context().map_err(errno)?;
+                // SAFETY: integer argument only; changes this thread's own
+                // working directory (its file-system context is its own, see
+                // above). `dir` stays open for the whole call.
+                if unsafe { libc::fchdir(dir) } != 0 {
+                    return Err(errno(io::Error::last_os_error()));
+                }
+                // SAFETY: integer argument only; this thread's own umask.
                 unsafe { libc::umask(umask & 0o777) };
                 raw_address_call(sock.as_raw_fd(), &address, libc::bind)
             })

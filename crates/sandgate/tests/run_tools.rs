@@ -303,6 +303,9 @@ for path in ["root.sock", "made/m.sock", "sub/s.sock"]:
     client.connect(path)
     server.accept()[0].sendall(b"hi")
     print(path, client.recv(2).decode(), oct(stat.S_IMODE(os.stat(path).st_mode)))
+# A name as long as the kernel takes, bound in the root by sandgate.
+socket.socket(socket.AF_UNIX).bind("l" * 100)
+print("long name bound")
 for path in [".mcp.json", sys.argv[1]]:
     try:
         socket.socket(socket.AF_UNIX).bind(path)
@@ -317,6 +320,7 @@ for path in [".mcp.json", sys.argv[1]]:
     for path in ["root.sock", "made/m.sock", "sub/s.sock"] {
         assert!(stdout.contains(&format!("{path} hi 0o700")), "{stdout}");
     }
+    assert!(stdout.contains("long name bound"), "{stdout}");
     assert!(
         stdout.contains(&format!(".mcp.json {}", libc::EACCES)),
         "{stdout}"
