@@ -773,13 +773,13 @@ fn perform(
             .map(|()| None)
         }
         Call::Bind { fd, addr } => {
-            let sock = crate::supervise::take_fd(n.pid, fd).map_err(errno)?;
             let family = addr
                 .get(..2)
                 .map(|b| i32::from(u16::from_ne_bytes([b[0], b[1]])));
             let path = addr.get(2..).filter(|p| p.first().is_some_and(|b| *b != 0));
             let (Some(libc::AF_UNIX), Some(path)) = (family, path) else {
                 // Another family, an abstract name or none: no file is made.
+                let sock = crate::supervise::take_fd(n.pid, fd).map_err(errno)?;
                 return crate::supervise::raw_address_call(sock.as_raw_fd(), &addr, libc::bind)
                     .map(|()| None);
             };
@@ -792,17 +792,9 @@ fn perform(
                 return Err(libc::EADDRINUSE);
             }
             guard.judge(&place.full(), Role::MadeFile)?;
-            // Bound through the directory already judged, never its path again.
-            let mut via = format!("/proc/self/fd/{}/", place.dir.as_raw_fd()).into_bytes();
-            via.extend_from_slice(place.name.as_bytes());
-            let mut un = vec![0u8; 2];
-            un.copy_from_slice(&(libc::AF_UNIX as u16).to_ne_bytes());
-            un.extend_from_slice(&via);
-            un.push(0);
-            if un.len() > std::mem::size_of::<libc::sockaddr_un>() {
-                return Err(libc::ENAMETOOLONG);
-            }
-            crate::supervise::raw_address_call(sock.as_raw_fd(), &un, libc::bind).map(|()| None)
+            // Bound in the directory already judged, never its path again.
+            let name = std::ffi::OsStr::from_bytes(place.name.as_bytes());
+            crate::supervise::bind_for(n.pid, fd, place.dir.as_fd(), name, umask).map(|()| None)
         }
     }
 }

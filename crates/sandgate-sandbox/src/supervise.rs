@@ -466,7 +466,8 @@ fn pidfd_getfd(pidfd: &OwnedFd, fd: i32) -> io::Result<OwnedFd> {
 
 /// Binds UNIX socket descriptor `fd` of thread `tid` to `name` in the
 /// directory `dir`, for a supervisor that makes names on a program's
-/// behalf (`sandgate run` in a directory Landlock gives no rule). The
+/// behalf (exec isolation's, and `sandgate run`'s where Landlock gives no
+/// rule). The
 /// socket is taken with `pidfd_getfd`, so the program's own socket ends up
 /// bound. The bind runs on a thread of its own with its own file-system
 /// context: its working directory is `dir` (by descriptor, never a path

@@ -1394,17 +1394,20 @@ fn listed_unix_sockets_connect_and_only_they() {
                 seen(&out)
             );
             assert!(!accepted_hello(&listeners[1]), "{mode:?}, {who:?}");
-            // A socket of the command's own, in the workdir, is made and reached.
+            // A socket of the command's own, in the workdir, is made and
+            // reached, also under a name as long as the kernel takes.
             let out = r.sh(
-                "python3 -c 'import socket; l = socket.socket(socket.AF_UNIX); l.bind(\"own.sock\"); l.listen(1); print(\"bound\")'",
+                "python3 -c 'import socket; l = socket.socket(socket.AF_UNIX); l.bind(\"own.sock\"); l.listen(1); socket.socket(socket.AF_UNIX).bind(\"l\" * 100); print(\"bound\")'",
             );
             use std::os::unix::fs::FileTypeExt;
-            assert!(
-                fs::symlink_metadata(t.work.join("own.sock"))
-                    .is_ok_and(|m| m.file_type().is_socket()),
-                "{mode:?}, {who:?}: {}",
-                seen(&out)
-            );
+            for name in ["own.sock".to_string(), "l".repeat(100)] {
+                assert!(
+                    fs::symlink_metadata(t.work.join(&name))
+                        .is_ok_and(|m| m.file_type().is_socket()),
+                    "{name}: {mode:?}, {who:?}: {}",
+                    seen(&out)
+                );
+            }
         }
     }
 }
