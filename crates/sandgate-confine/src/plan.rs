@@ -336,18 +336,12 @@ impl RunPlan {
             })
             .collect();
         let mut guarded = Vec::new();
-        let submodules = workspaces.iter().flat_map(|ws| {
-            sandgate_sandbox::plan::submodule_entries(ws)
-                .into_iter()
-                .map(|path| sandgate_policy::protected::ProtectedPath {
-                    path,
-                    why: sandgate_policy::protected::SUBMODULE_WHY.to_string(),
-                    only_file: false,
-                })
-        });
+        let named = workspaces
+            .iter()
+            .flat_map(|ws| sandgate_sandbox::repository::protected_entries(ws));
         let listed_paths: Vec<_> = sandgate_policy::protected::paths(&workspaces, home, &extra)
             .into_iter()
-            .chain(submodules)
+            .chain(named)
             .collect();
         for listed in listed_paths {
             if listed.only_file && !fs::symlink_metadata(&listed.path).is_ok_and(|m| m.is_file()) {

@@ -58,6 +58,7 @@ pub mod mount;
 pub mod notify;
 pub mod plan;
 pub mod protect;
+pub mod repository;
 pub mod seatbelt;
 pub mod seccomp;
 pub mod supervise;

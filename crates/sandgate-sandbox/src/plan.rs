@@ -222,17 +222,17 @@ pub fn resolve_links(plan: &Plan) -> Result<Plan, PlanError> {
         }
         denied.push(d.clone());
     }
-    let submodules = submodule_entries(&plan.workdir)
+    let named = crate::repository::protected_entries(&plan.workdir)
         .into_iter()
-        .filter(|path| {
+        .filter(|named| {
             !plan
                 .protected
                 .iter()
-                .any(|p| !p.only_file && path.starts_with(&p.path))
+                .any(|p| !p.only_file && named.path.starts_with(&p.path))
         })
-        .map(|path| Protected {
-            path,
-            why: sandgate_policy::protected::SUBMODULE_WHY.to_string(),
+        .map(|named| Protected {
+            path: named.path,
+            why: named.why,
             exists: false,
             only_file: false,
         })
@@ -240,7 +240,7 @@ pub fn resolve_links(plan: &Plan) -> Result<Plan, PlanError> {
     let protected = plan
         .protected
         .iter()
-        .chain(&submodules)
+        .chain(&named)
         .filter_map(|p| match std::fs::symlink_metadata(&p.path) {
             Ok(meta) if p.only_file && !meta.is_file() => None,
             Ok(_) => Some(Protected {
@@ -270,46 +270,6 @@ pub fn resolve_links(plan: &Plan) -> Result<Plan, PlanError> {
         });
     }
     Ok(resolved)
-}
-
-/// How many submodule repositories [`submodule_entries`] looks at, at most.
-const SUBMODULE_BUDGET: usize = 1_000;
-
-/// The protected entries ([`sandgate_policy::protected::SUBMODULE_ENTRIES`])
-/// of every submodule repository in `root/.git/modules`, nested ones too,
-/// whether or not each entry exists: a directory there with a `HEAD` is a
-/// repository. Nothing when `.git` is not a directory or has no modules
-/// (the usual case: one `stat`). Symbolic links are not followed.
-pub fn submodule_entries(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut pending = vec![root.join(".git/modules")];
-    let mut budget = SUBMODULE_BUDGET;
-    while let Some(dir) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            if budget == 0 {
-                return out;
-            }
-            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
-                continue;
-            }
-            let path = entry.path();
-            if std::fs::symlink_metadata(path.join("HEAD")).is_ok() {
-                budget -= 1;
-                for name in sandgate_policy::protected::SUBMODULE_ENTRIES {
-                    out.push(path.join(name));
-                }
-                pending.push(path.join("modules"));
-            } else {
-                // A submodule named `a/b` lives in `modules/a/b`.
-                pending.push(path);
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// The directory a deny pattern covers as a whole, if it is directory-like:
@@ -372,33 +332,6 @@ mod tests {
             home: Path::new("/home/ann"),
             temp_dir: Path::new("/tmp"),
         })
-    }
-
-    #[test]
-    fn submodule_repositories_are_found_nested_and_by_slashed_names() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        assert!(submodule_entries(root).is_empty());
-        for repo in ["a", "lib/b", "a/modules/c"] {
-            let git_dir = root.join(".git/modules").join(repo);
-            std::fs::create_dir_all(git_dir.join("objects")).unwrap();
-            std::fs::write(git_dir.join("HEAD"), "ref: refs/heads/main\n").unwrap();
-        }
-        let found = submodule_entries(root);
-        for repo in ["a", "lib/b", "a/modules/c"] {
-            for name in sandgate_policy::protected::SUBMODULE_ENTRIES {
-                let want = root.join(".git/modules").join(repo).join(name);
-                assert!(found.contains(&want), "{}: {found:?}", want.display());
-            }
-        }
-        assert_eq!(
-            found.len(),
-            3 * sandgate_policy::protected::SUBMODULE_ENTRIES.len()
-        );
-        // A `.git` file (a worktree) has no modules to look at.
-        let worktree = tempfile::tempdir().unwrap();
-        std::fs::write(worktree.path().join(".git"), "gitdir: /elsewhere\n").unwrap();
-        assert!(submodule_entries(worktree.path()).is_empty());
     }
 
     fn denied_paths(plan: &Plan) -> Vec<&str> {

@@ -831,6 +831,17 @@ fn rows() -> Vec<Row> {
             },
         },
         Row {
+            name: "add a hook to the directory core.hooksPath names in the worktree (.githooks)",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                t.git("init -q");
+                t.git("config core.hooksPath .githooks");
+                let out = r.sh("mkdir -p .githooks && echo 'echo evil' > .githooks/pre-commit");
+                (t.work.join(".githooks/pre-commit").exists(), seen(&out))
+            },
+        },
+        Row {
             name: "bind a UNIX socket at the missing .mcp.json",
             root_only: false,
             held_by: EVERY,
