@@ -359,6 +359,12 @@ impl RunPlan {
             if !inside || protected.iter().any(|p: &PathBuf| path.starts_with(p)) {
                 continue;
             }
+            // Reached through a symbolic link (`.git` linked elsewhere), the
+            // name as written is held too: the link may go and a directory
+            // of the program's take its place.
+            if path != listed.path && !guarded.contains(&listed.path) {
+                guarded.push(listed.path.clone());
+            }
             if fs::symlink_metadata(&path).is_ok() {
                 protected.push(path);
             } else if !guarded.contains(&path) {
@@ -1125,6 +1131,27 @@ mod tests {
                 lax.standing(&ws.join(protected), true, &RunAnswers::default()),
                 Standing::Protected,
                 "{protected}"
+            );
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_protected_path_reached_through_a_link_is_held_as_written_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = fs::canonicalize(dir.path()).unwrap().join("ws");
+        let repo = ws.parent().unwrap().join("repo.git");
+        fs::create_dir_all(repo.join("hooks")).unwrap();
+        fs::create_dir_all(&ws).unwrap();
+        std::os::unix::fs::symlink(&repo, ws.join(".git")).unwrap();
+        let plan = plan_for(&ws, false);
+        // The link may be removed and a `.git` directory made in its place:
+        // its config and hooks are still refused.
+        for name in [".git/config", ".git/hooks/pre-commit"] {
+            assert_eq!(
+                plan.standing(&ws.join(name), true, &RunAnswers::default()),
+                Standing::Protected,
+                "{name}"
             );
         }
     }
