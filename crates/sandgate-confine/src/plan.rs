@@ -353,17 +353,23 @@ impl RunPlan {
                 (Some(parent), Some(name)) => canonical_or_lexical(parent).join(name),
                 _ => continue,
             };
-            let inside = allowed
-                .iter()
-                .any(|a: &Allowed| path.starts_with(&a.path) && path != a.path);
-            if !inside || protected.iter().any(|p: &PathBuf| path.starts_with(p)) {
-                continue;
-            }
+            let holds = |path: &Path, protected: &[PathBuf]| {
+                allowed
+                    .iter()
+                    .any(|a: &Allowed| path.starts_with(&a.path) && path != a.path)
+                    && !protected.iter().any(|p| path.starts_with(p))
+            };
             // Reached through a symbolic link (`.git` linked elsewhere), the
             // name as written is held too: the link may go and a directory
             // of the program's take its place.
-            if path != listed.path && !guarded.contains(&listed.path) {
+            if path != listed.path
+                && holds(&listed.path, &protected)
+                && !guarded.contains(&listed.path)
+            {
                 guarded.push(listed.path.clone());
+            }
+            if !holds(&path, &protected) {
+                continue;
             }
             if fs::symlink_metadata(&path).is_ok() {
                 protected.push(path);

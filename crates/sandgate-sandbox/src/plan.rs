@@ -241,15 +241,26 @@ pub fn resolve_links(plan: &Plan) -> Result<Plan, PlanError> {
         .protected
         .iter()
         .chain(&named)
-        .filter_map(|p| match std::fs::symlink_metadata(&p.path) {
-            Ok(meta) if p.only_file && !meta.is_file() => None,
-            Ok(_) => Some(Protected {
-                path: real(&p.path),
-                exists: true,
-                ..p.clone()
-            }),
-            Err(_) if p.only_file => None,
-            Err(_) => Some(p.clone()),
+        .flat_map(|p| match std::fs::symlink_metadata(&p.path) {
+            Ok(meta) if p.only_file && !meta.is_file() => vec![],
+            Ok(_) => {
+                let held = Protected {
+                    path: real(&p.path),
+                    exists: true,
+                    ..p.clone()
+                };
+                if held.path == p.path {
+                    vec![held]
+                } else {
+                    // Reached through a symbolic link (`.git` linked
+                    // elsewhere): the name as written is held too, as a
+                    // missing one, since the link may go and a directory of
+                    // the command's take its place.
+                    vec![held, p.clone()]
+                }
+            }
+            Err(_) if p.only_file => vec![],
+            Err(_) => vec![p.clone()],
         })
         .collect();
     let resolved = Plan {

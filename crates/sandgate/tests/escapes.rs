@@ -842,6 +842,20 @@ fn rows() -> Vec<Row> {
             },
         },
         Row {
+            name: "replace a .git symbolic link by a directory with a hook and a config",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                t.prepare("git init -q --bare ../outside/repo.git && ln -s ../outside/repo.git .git");
+                let out = r.sh(
+                    "rm .git && mkdir -p .git/hooks; echo 'echo evil' > .git/hooks/pre-commit; printf '[core]\\n\\tfsmonitor = evil\\n' > .git/config",
+                );
+                let got = t.work.join(".git/hooks/pre-commit").exists()
+                    || t.work.join(".git/config").exists();
+                (got, seen(&out))
+            },
+        },
+        Row {
             name: "bind a UNIX socket at the missing .mcp.json",
             root_only: false,
             held_by: EVERY,
