@@ -274,6 +274,26 @@ fn git_clone_makes_a_working_repository() {
         &["a hard link would give the workspace a name for a file outside"],
     );
     assert_eq!(text(&out.stdout), "two\none\n");
+    // sandgate names the new repository, whose config is the program's.
+    let stderr = text(&out.stderr);
+    let note = format!(
+        "made a git repository at `{}`",
+        t.ws.join("clone/.git").display()
+    );
+    assert_eq!(stderr.matches(&note).count(), 1, "{stderr}");
+    // Names like it are not repositories; a `.git` made by hand is one.
+    let out = confined(
+        &t,
+        "mkdir -p plain/.github && touch plain/.gitignore && mkdir -p byhand/.git && mkdir -p byhand/.git",
+    );
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains("plain"), "{stderr}");
+    assert_eq!(
+        stderr.matches("made a git repository at").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("byhand/.git"), "{stderr}");
     // The source repository is unchanged.
     let log = sh(&t, &repo, "git log --format=%s");
     assert_eq!(text(&log.stdout), "one\n");

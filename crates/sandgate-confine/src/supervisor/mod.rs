@@ -51,6 +51,7 @@ struct Shared {
     plan: RunPlan,
     answers: Mutex<RunAnswers>,
     hinted: Mutex<HashSet<PathBuf>>,
+    repositories: Mutex<HashSet<PathBuf>>,
     callers: Callers,
     anchors: Anchors,
     listener: Listener,
@@ -88,6 +89,7 @@ impl Supervisor {
             plan,
             answers: Mutex::new(RunAnswers::default()),
             hinted: Mutex::new(HashSet::new()),
+            repositories: Mutex::new(HashSet::new()),
             callers: Callers::default(),
             anchors,
             listener,
@@ -130,6 +132,38 @@ fn hint(shared: &Shared, pid: u32, path: &Path) {
     if lock(&shared.hinted).insert(path.to_path_buf()) {
         shared.reporter.report(&Event::PermissionHint {
             path: path.to_path_buf(),
+            process: report::describe(pid),
+        });
+    }
+}
+
+/// Reports, once per path, that `op` of `pid` makes a git repository below
+/// a workspace root: a new `.git` (directory, file or link) in a
+/// subdirectory. The workspace's own `.git` is held by the protected paths.
+fn note_repository(shared: &Shared, pid: u32, op: &Op) {
+    let path = match op {
+        Op::Mkdir { path, .. } | Op::Symlink { path, .. } => path,
+        Op::Open { path, flags, .. } if flags & libc::O_CREAT != 0 => path,
+        Op::Rename { to, .. } | Op::Link { to, .. } => to,
+        _ => return,
+    };
+    if path.file_name() != Some(std::ffi::OsStr::new(".git")) {
+        return;
+    }
+    let Some(parent) = path.parent() else {
+        return;
+    };
+    let below = shared
+        .plan
+        .workspaces
+        .iter()
+        .any(|ws| parent.starts_with(ws) && parent != ws);
+    if !below || std::fs::symlink_metadata(path).is_ok() {
+        return;
+    }
+    if lock(&shared.repositories).insert(path.clone()) {
+        shared.reporter.report(&Event::Repository {
+            path: path.clone(),
             process: report::describe(pid),
         });
     }

@@ -102,6 +102,7 @@ fn handle(shared: &Arc<Shared>, notif: Notif, asks: &Sender<Pending>) {
             shared.callers.paths_change();
         }
         if let Some(op) = request.read_op_lexically(&shared.callers, notif.pid) {
+            super::note_repository(shared, notif.pid, &op);
             if fast(shared, &notif, &op) {
                 return;
             }
@@ -110,6 +111,7 @@ fn handle(shared: &Arc<Shared>, notif: Notif, asks: &Sender<Pending>) {
             listener.allow(notif.id);
             return;
         };
+        super::note_repository(shared, notif.pid, &op);
         if let Op::Rename { from, .. } = &op {
             shared.anchors.moving(from);
         }

@@ -86,6 +86,15 @@ pub enum Event {
         /// The process.
         process: String,
     },
+    /// A git repository is being made below a workspace root (a `.git` in
+    /// a subdirectory): its config and hooks are the program's, which
+    /// sandgate does not hold; reported once per path.
+    Repository {
+        /// The new `.git`.
+        path: PathBuf,
+        /// The process.
+        process: String,
+    },
     /// Something went wrong in the supervisor (e.g. `sandbox.json` not writable).
     Error(String),
 }
@@ -135,7 +144,9 @@ impl Event {
                 };
                 (Verdict::Allow, attempt, how.to_string())
             }
-            Event::PermissionHint { .. } | Event::Error(_) => return None,
+            Event::PermissionHint { .. } | Event::Repository { .. } | Event::Error(_) => {
+                return None
+            }
         };
         Some(Decision::new(
             verdict,

@@ -491,6 +491,12 @@ impl Reporter for Log {
                     path.display()
                 );
             }
+            Event::Repository { path, process } => eprintln!(
+                "sandgate: note: {process} made a git repository at `{}`: its config and hooks are the program's, \
+                 and git run there (or `git status` of the project, once it is a staged submodule) runs what they name; \
+                 look at them before you use git there",
+                path.display()
+            ),
             Event::Error(message) => eprintln!("sandgate: {message}"),
         }
         if let Some(decision) = event.decision() {
