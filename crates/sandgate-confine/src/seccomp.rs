@@ -11,8 +11,8 @@
 //! [`sandgate_sandbox::notify`]'s, shared with exec isolation.
 
 use sandgate_sandbox::bpf::{
-    arg_high, arg_low, jump, stmt, ARCH, AUDIT_ARCH_X86_64, JEQ_K, JGE_K, JSET_K, LD_W_ABS, NR,
-    RET_ALLOW, RET_K, RET_USER_NOTIF, X32_SYSCALL_BIT,
+    arg_high, arg_low, jump, native_x86_64, stmt, JEQ_K, JSET_K, LD_W_ABS, RET_ALLOW, RET_K,
+    RET_USER_NOTIF,
 };
 
 use super::preload::MARKER;
@@ -93,14 +93,11 @@ pub fn program() -> Vec<libc::sock_filter> {
     let openat = 9 + n;
     let load_a2 = 13 + n;
     let to = |from: usize, target: usize| target - from - 1;
-    let mut prog = vec![
-        stmt(LD_W_ABS, ARCH),
-        jump(JEQ_K, AUDIT_ARCH_X86_64, 0, to(1, allow_end)),
-        stmt(LD_W_ABS, NR),
-        jump(JGE_K, X32_SYSCALL_BIT, to(3, allow_end), 0),
+    let mut prog = native_x86_64(allow_end);
+    prog.extend([
         jump(JEQ_K, libc::SYS_open as u32, to(4, load_a1), 0),
         jump(JEQ_K, libc::SYS_openat as u32, to(5, openat), 0),
-    ];
+    ]);
     for (i, nr) in notified().enumerate() {
         prog.push(jump(JEQ_K, nr as u32, to(6 + i, notify), 0));
     }
@@ -132,7 +129,7 @@ pub fn program() -> Vec<libc::sock_filter> {
 /// filters use), for the tests of this module and of the mount layer's filter.
 #[cfg(test)]
 pub(super) fn verdict(prog: &[libc::sock_filter], arch: u32, nr: i64, args: [u64; 6]) -> u32 {
-    use sandgate_sandbox::bpf::AND_K;
+    use sandgate_sandbox::bpf::{AND_K, JGE_K};
     let mut data = Vec::with_capacity(64);
     data.extend_from_slice(&(nr as i32).to_le_bytes());
     data.extend_from_slice(&arch.to_le_bytes());
@@ -171,6 +168,7 @@ pub(super) fn verdict(prog: &[libc::sock_filter], arch: u32, nr: i64, args: [u64
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sandgate_sandbox::bpf::{AUDIT_ARCH_X86_64, JGE_K};
 
     #[test]
     fn program_jumps_stay_inside() {

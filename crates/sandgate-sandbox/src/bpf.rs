@@ -76,6 +76,20 @@ pub fn jump(code: u16, k: u32, jt: usize, jf: usize) -> libc::sock_filter {
     }
 }
 
+/// The first four instructions of a filter that judges native x86-64 calls
+/// only: a foreign architecture or an x32 call jumps to instruction `pass`
+/// (an index in the program, after these four), and the rest go on with the
+/// call number in the accumulator.
+pub fn native_x86_64(pass: usize) -> Vec<libc::sock_filter> {
+    let ahead = |from: usize| pass.saturating_sub(from + 1);
+    vec![
+        stmt(LD_W_ABS, ARCH),
+        jump(JEQ_K, AUDIT_ARCH_X86_64, 0, ahead(1)),
+        stmt(LD_W_ABS, NR),
+        jump(JGE_K, X32_SYSCALL_BIT, ahead(3), 0),
+    ]
+}
+
 #[cfg(test)]
 #[cfg(target_os = "linux")]
 mod tests {
@@ -96,6 +110,22 @@ mod tests {
         assert_eq!(RET_KILL_PROCESS, libc::SECCOMP_RET_KILL_PROCESS);
         assert_eq!(arg_low(0), 16);
         assert_eq!(arg_high(5), 60);
+    }
+
+    #[test]
+    fn the_native_prologue_sends_foreign_calls_to_the_given_instruction() {
+        let p = native_x86_64(10);
+        assert_eq!((p[0].code, p[0].k), (LD_W_ABS, ARCH));
+        // Instruction 1 jumps to 10 when the arch is not x86-64: 1 + 1 + 8.
+        assert_eq!(
+            (p[1].code, p[1].k, p[1].jt, p[1].jf),
+            (JEQ_K, AUDIT_ARCH_X86_64, 0, 8)
+        );
+        assert_eq!((p[2].code, p[2].k), (LD_W_ABS, NR));
+        assert_eq!(
+            (p[3].code, p[3].k, p[3].jt, p[3].jf),
+            (JGE_K, X32_SYSCALL_BIT, 6, 0)
+        );
     }
 
     #[test]

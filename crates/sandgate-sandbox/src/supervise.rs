@@ -39,8 +39,8 @@ use serde::Serialize;
 
 use crate::beneath::{self, owned};
 use crate::bpf::{
-    arg_low, jump, stmt, ARCH, AUDIT_ARCH_X86_64, JEQ_K, JGE_K, JSET_K, LD_W_ABS, NR, RET_ALLOW,
-    RET_ERRNO, RET_K, RET_USER_NOTIF, X32_SYSCALL_BIT,
+    arg_low, jump, native_x86_64, stmt, JEQ_K, JSET_K, LD_W_ABS, RET_ALLOW, RET_ERRNO, RET_K,
+    RET_USER_NOTIF,
 };
 use crate::notify::{self, Listener, Notif, Ready};
 use crate::protect::{self, Guard};
@@ -156,12 +156,7 @@ pub fn program(sockets: bool, protect: bool) -> Vec<libc::sock_filter> {
     let notify = allow + 9;
     let enosys = notify + 1;
     let off = |from: usize, to: usize| to - from - 1;
-    let mut prog = vec![
-        stmt(LD_W_ABS, ARCH),
-        jump(JEQ_K, AUDIT_ARCH_X86_64, 0, off(1, allow)),
-        stmt(LD_W_ABS, NR),
-        jump(JGE_K, X32_SYSCALL_BIT, off(3, allow), 0),
-    ];
+    let mut prog = native_x86_64(allow);
     for (i, (code, k, to)) in body.iter().enumerate() {
         let at = first + i;
         let target = match to {
@@ -565,7 +560,7 @@ mod tests {
         for (sockets, protect) in [(true, false), (false, true), (true, true)] {
             let prog = program(sockets, protect);
             for (i, ins) in prog.iter().enumerate() {
-                if ins.code == JEQ_K || ins.code == JGE_K || ins.code == JSET_K {
+                if ins.code == JEQ_K || ins.code == crate::bpf::JGE_K || ins.code == JSET_K {
                     assert!(i + 1 + usize::from(ins.jt) < prog.len());
                     assert!(i + 1 + usize::from(ins.jf) < prog.len());
                 }
