@@ -268,41 +268,58 @@ s.sendall(b"hello from inside\n")
 print("connected")
 "#;
 
-/// Calls `connect()` on an address buffer that another process keeps
-/// switching (shared memory) between the listed socket `LISTED` and the
-/// unlisted `SOCK`, so
-/// that a supervisor which checked the address and let the kernel read it
-/// again could be fooled; prints `UNLISTED` and stops at the first
-/// connection to `SOCK` (or after 4 seconds).
-const CONNECT_SWAP_PY: &str = r#"import ctypes, mmap, os, signal, socket, struct, time
+/// A Python module for the race rows: `flipping(first, second)` keeps a
+/// buffer in shared memory switching between two values of one length from
+/// another process, so that a supervisor which checked the value and let
+/// the kernel read it again could be fooled; `tries()` repeats for 4
+/// seconds.
+const FLIP_PY: &str = r#"import contextlib, ctypes, mmap, os, signal, time
 libc = ctypes.CDLL(None, use_errno=True)
-def addr(path):
-    raw = path.encode()
-    return struct.pack("H", socket.AF_UNIX) + raw + b"\0" * (108 - len(raw))
-listed, unlisted = addr(os.environ["LISTED"]), addr(os.environ["SOCK"])
-shared = mmap.mmap(-1, 110)
-shared[:] = listed
-flipper = os.fork()
-if flipper == 0:
-    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: never outlive the test
-    stop = time.time() + 8
-    while time.time() < stop:
-        # Each value stays a while, so that an open (or connect) meets
-        # either about half the time, whatever the two processes' timing.
-        for _ in range(100):
-            shared[:] = unlisted
-            for _ in range(200):
-                pass
-            shared[:] = listed
-            for _ in range(200):
-                pass
-    os._exit(0)
-try:
-    buf = ctypes.c_char.from_buffer(shared)
+
+@contextlib.contextmanager
+def flipping(first, second):
+    shared = mmap.mmap(-1, len(first))
+    shared[:] = first
+    flipper = os.fork()
+    if flipper == 0:
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: never outlive the test
+        stop = time.time() + 8
+        while time.time() < stop:
+            # Each value stays a while, so that a call meets either about
+            # half the time, whatever the two processes' timing.
+            for _ in range(100):
+                shared[:] = second
+                for _ in range(200):
+                    pass
+                shared[:] = first
+                for _ in range(200):
+                    pass
+        os._exit(0)
+    try:
+        yield ctypes.c_char.from_buffer(shared)
+    finally:
+        os.kill(flipper, signal.SIGKILL)
+        os.waitpid(flipper, 0)
+
+def tries():
     # Bounded by time, not tries: on a loaded machine the other process may
     # not run at all during a few thousand quick tries.
     end = time.time() + 4
     while time.time() < end:
+        yield
+"#;
+
+/// Calls `connect()` on an address that another process keeps switching
+/// between the listed socket `LISTED` and the unlisted `SOCK` (see
+/// [`FLIP_PY`]); prints `UNLISTED` and stops at the first connection to
+/// `SOCK` (or after 4 seconds).
+const CONNECT_SWAP_PY: &str = r#"import ctypes, os, socket, struct
+from flip import flipping, libc, tries
+def addr(path):
+    raw = path.encode()
+    return struct.pack("H", socket.AF_UNIX) + raw + b"\0" * (108 - len(raw))
+with flipping(addr(os.environ["LISTED"]), addr(os.environ["SOCK"])) as buf:
+    for _ in tries():
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.setblocking(False)
         if libc.connect(s.fileno(), ctypes.byref(buf), 110) == 0 and s.getpeername() == os.environ["SOCK"]:
@@ -310,48 +327,20 @@ try:
             print("UNLISTED")
             break
         s.close()
-finally:
-    os.kill(flipper, signal.SIGKILL)
-    os.waitpid(flipper, 0)
 "#;
 
-/// Calls `open(O_CREAT)` on a path buffer that another process keeps
-/// switching (shared memory) between a plain name and the protected
-/// `.mcp.json`, so that a
-/// supervisor which checked the path and let the kernel read it again could
-/// be fooled; stops once `.mcp.json` exists (or after 4 seconds).
-const CREATE_SWAP_PY: &str = r#"import ctypes, mmap, os, signal, time
-libc = ctypes.CDLL(None, use_errno=True)
-plain, protected = b"plain-name.json\0", b".mcp.json\0\0\0\0\0\0\0"
-shared = mmap.mmap(-1, 16)
-shared[:] = plain
-flipper = os.fork()
-if flipper == 0:
-    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: never outlive the test
-    stop = time.time() + 8
-    while time.time() < stop:
-        # Each value stays a while, so that an open (or connect) meets
-        # either about half the time, whatever the two processes' timing.
-        for _ in range(100):
-            shared[:] = protected
-            for _ in range(200):
-                pass
-            shared[:] = plain
-            for _ in range(200):
-                pass
-    os._exit(0)
-try:
-    buf = ctypes.c_char.from_buffer(shared)
-    # Bounded by time, not tries: on a loaded machine the other process may
-    # not run at all during a few thousand quick tries.
-    end = time.time() + 4
-    while time.time() < end and not os.path.exists(".mcp.json"):
+/// Calls `open(O_CREAT)` on a path that another process keeps switching
+/// between a plain name and the protected `.mcp.json` (see [`FLIP_PY`]);
+/// stops once `.mcp.json` exists (or after 4 seconds).
+const CREATE_SWAP_PY: &str = r#"import ctypes, os
+from flip import flipping, libc, tries
+with flipping(b"plain-name.json\0", b".mcp.json\0\0\0\0\0\0\0") as buf:
+    for _ in tries():
+        if os.path.exists(".mcp.json"):
+            break
         fd = libc.open(ctypes.byref(buf), os.O_CREAT | os.O_WRONLY, 0o644)
         if fd >= 0:
             os.close(fd)
-finally:
-    os.kill(flipper, signal.SIGKILL)
-    os.waitpid(flipper, 0)
 "#;
 
 /// `openat(AT_FDCWD, name, O_WRONLY|O_CREAT|O_TRUNC)` for each argument,
@@ -404,6 +393,7 @@ impl Tree {
             ("connect_abstract.py", CONNECT_ABSTRACT_PY),
             ("connect_swap.py", CONNECT_SWAP_PY),
             ("create_swap.py", CREATE_SWAP_PY),
+            ("flip.py", FLIP_PY),
             ("forged_open.py", FORGED_OPEN_PY),
         ] {
             fs::write(bin.join(name), body).unwrap();
@@ -467,6 +457,9 @@ impl Tree {
         cmd.env_clear()
             .env("PATH", PATH)
             .env("HOME", &self.home)
+            // The scripts in `bin` import each other: no byte code is
+            // written beside them, outside the workdir.
+            .env("PYTHONDONTWRITEBYTECODE", "1")
             .env("SANDGATE_NO_UI", "1")
             .env("SANDGATE_AUDIT", "off")
             .env("SANDGATE_CACHE_DIR", self.root.join("cache"))
