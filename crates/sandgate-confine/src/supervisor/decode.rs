@@ -162,16 +162,16 @@ impl Request {
     /// system (the working directory as cached); `None` when a path has a
     /// `..` (or cannot be read).
     pub(super) fn read_op_lexically(&self, callers: &Callers, pid: u32) -> Option<Op> {
-        let path = |arg: PathArg| {
-            let path = absolute(callers, pid, arg, false)?;
-            // Anything but a plain absolute path (a `..`, a descriptor that
-            // names no directory) takes the full way.
+        // Anything but a plain absolute path (a `..`, a descriptor that
+        // names no directory) takes the full way.
+        let plain = |path: PathBuf| {
             (path.is_absolute()
                 && !path
                     .components()
                     .any(|c| c == std::path::Component::ParentDir))
             .then(|| normalize_lexically(&path))
         };
+        let path = |arg: PathArg| plain(absolute(callers, pid, arg, false)?);
         Some(match *self {
             Request::Open(arg, flags, mode) => Op::Open {
                 path: path(arg)?,
@@ -207,17 +207,10 @@ impl Request {
             },
             Request::Bind(fd, addr, len) => {
                 let raw = socket_path(pid, addr, len)?;
-                let path = absolute_raw(callers, pid, libc::AT_FDCWD, &raw, false)?;
-                if path
-                    .components()
-                    .any(|c| c == std::path::Component::ParentDir)
-                {
-                    return None;
-                }
                 Op::Bind {
                     tid: pid,
                     fd,
-                    path: normalize_lexically(&path),
+                    path: plain(absolute_raw(callers, pid, libc::AT_FDCWD, &raw, false)?)?,
                 }
             }
         })
