@@ -339,11 +339,18 @@ impl RunPlan {
         let named = workspaces
             .iter()
             .flat_map(|ws| sandgate_sandbox::repository::protected_entries(ws));
-        let listed_paths: Vec<_> = sandgate_policy::protected::paths(&workspaces, home, &extra)
+        // Whether `path` lies inside the allowed set and not already beneath
+        // a protected path.
+        let holds = |path: &Path, protected: &[PathBuf]| {
+            allowed
+                .iter()
+                .any(|a: &Allowed| path.starts_with(&a.path) && path != a.path)
+                && !protected.iter().any(|p| path.starts_with(p))
+        };
+        for listed in sandgate_policy::protected::paths(&workspaces, home, &extra)
             .into_iter()
             .chain(named)
-            .collect();
-        for listed in listed_paths {
+        {
             if listed.only_file && !fs::symlink_metadata(&listed.path).is_ok_and(|m| m.is_file()) {
                 continue;
             }
@@ -352,12 +359,6 @@ impl RunPlan {
             let path = match (listed.path.parent(), listed.path.file_name()) {
                 (Some(parent), Some(name)) => canonical_or_lexical(parent).join(name),
                 _ => continue,
-            };
-            let holds = |path: &Path, protected: &[PathBuf]| {
-                allowed
-                    .iter()
-                    .any(|a: &Allowed| path.starts_with(&a.path) && path != a.path)
-                    && !protected.iter().any(|p| path.starts_with(p))
             };
             // Reached through a symbolic link (`.git` linked elsewhere), the
             // name as written is held too: the link may go and a directory
