@@ -31,7 +31,7 @@ fn modes() -> Vec<IsolationMode> {
     if landlock_abi() >= 5 {
         modes.push(IsolationMode::Landlock);
     }
-    if bwrap::find().is_some() {
+    if bwrap::find().found.is_some() {
         modes.push(IsolationMode::Bwrap);
     }
     modes

@@ -20,12 +20,60 @@ use crate::plan::Plan;
 /// The Debian/Ubuntu/Fedora/Arch package that provides `bwrap`.
 pub const PACKAGE: &str = "bubblewrap";
 
-/// Finds `bwrap` on `PATH`.
-pub fn find() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("bwrap"))
-        .find(|candidate| is_executable(candidate))
+/// Where `bwrap` was looked for on `PATH`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Search {
+    /// The first `bwrap` on `PATH` that only root can change.
+    pub found: Option<PathBuf>,
+    /// Each `bwrap` before it (or, with none found, on all of `PATH`) that
+    /// someone else could have put there or could change.
+    pub skipped: Vec<PathBuf>,
+}
+
+/// The directories a `bwrap` may be in (at any depth), as found on `PATH`
+/// and where its links lead: where packages install it.
+pub const SYSTEM_DIRS: &[&str] = &["/usr", "/bin", "/sbin", "/nix/store"];
+
+/// Finds `bwrap` on `PATH`, taking only one that only root can change.
+///
+/// sandgate runs `bwrap` itself, outside the sandbox, with the command it
+/// confines: a `bwrap` a confined program could write (a `bin` in the
+/// workdir or in a writable state directory such as `~/.cargo/bin`, a
+/// relative `PATH` entry) would run unconfined at the next command. So the
+/// file must lie in one of [`SYSTEM_DIRS`], as found and where its links
+/// lead (a program confined as root owns what it writes), and the file and
+/// every directory above it must be owned by root and writable by no one
+/// else.
+pub fn find() -> Search {
+    let mut search = Search::default();
+    let Some(path) = std::env::var_os("PATH") else {
+        return search;
+    };
+    for dir in std::env::split_paths(&path) {
+        let candidate = dir.join("bwrap");
+        if !is_executable(&candidate) {
+            continue;
+        }
+        if only_root_changes(&candidate) {
+            search.found = Some(candidate);
+            break;
+        }
+        search.skipped.push(candidate);
+    }
+    search
+}
+
+/// Whether `path` and where it leads lie in [`SYSTEM_DIRS`] and are owned
+/// by root and writable by no one else, and so is every directory above
+/// each.
+fn only_root_changes(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let chain = |p: &Path| {
+        SYSTEM_DIRS.iter().any(|dir| p.starts_with(dir))
+            && p.ancestors()
+                .all(|a| std::fs::metadata(a).is_ok_and(|m| m.uid() == 0 && m.mode() & 0o022 == 0))
+    };
+    chain(path) && std::fs::canonicalize(path).is_ok_and(|real| chain(&real))
 }
 
 fn is_executable(path: &Path) -> bool {
@@ -139,5 +187,24 @@ mod tests {
         assert!(
             !options(&open, Path::new("/"), &exists, &fds).contains(&"--unshare-net".to_string())
         );
+    }
+
+    #[test]
+    fn only_a_bwrap_in_the_system_directories_that_only_root_changes_is_trusted() {
+        assert!(!only_root_changes(Path::new("bin/bwrap")), "relative");
+        let dir = tempfile::tempdir().unwrap();
+        let planted = dir.path().join("bwrap");
+        std::fs::write(&planted, "#!/bin/sh\n").unwrap();
+        assert!(!only_root_changes(&planted));
+        let link = dir.path().join("sh");
+        std::os::unix::fs::symlink("/bin/sh", &link).unwrap();
+        assert!(
+            !only_root_changes(&link),
+            "a link in a directory of anyone's"
+        );
+        if std::fs::metadata("/usr/bin/sh").is_ok() {
+            assert!(only_root_changes(Path::new("/usr/bin/sh")));
+            assert!(!only_root_changes(Path::new("/usr/bin/../../tmp")));
+        }
     }
 }

@@ -92,7 +92,7 @@ pub enum IsolationError {
     },
     /// `bwrap` is not installed.
     #[error(
-        "isolation mode `bwrap` needs `bwrap`, which is not on PATH; install the `{}` package",
+        "isolation mode `bwrap` needs `bwrap` on PATH where only root can change it; install the `{}` package",
         bwrap::PACKAGE
     )]
     BwrapMissing,
@@ -289,17 +289,26 @@ impl Isolation {
                 )
             }
             (IsolationMode::Bwrap, _) => {
-                let found = bwrap::find();
+                let bwrap::Search { found, skipped } = bwrap::find();
                 let mut enforcement = Enforcement::new(if found.is_some() {
                     EnforcementLevel::FullyEnforced
                 } else {
                     EnforcementLevel::NotEnforced
                 });
+                let skipped_note = |p: &PathBuf| {
+                    format!(
+                        "`{}` is not used: it or a directory above it is not root's or can be changed by others, and sandgate runs `bwrap` outside the sandbox",
+                        p.display()
+                    )
+                };
                 if found.is_none() {
                     enforcement.missing.push(format!(
-                        "`bwrap` is not installed (package `{}`)",
+                        "`bwrap` is not installed where only root can change it (package `{}`)",
                         bwrap::PACKAGE
                     ));
+                    enforcement.missing.extend(skipped.iter().map(skipped_note));
+                } else {
+                    enforcement.notes.extend(skipped.iter().map(skipped_note));
                 }
                 enforcement.notes.extend(bwrap_notes(&plan.unix_sockets));
                 if !plan.protected.is_empty() {

@@ -234,7 +234,7 @@ pub fn resolve_links(plan: &Plan) -> Result<Plan, PlanError> {
             path: named.path,
             why: named.why,
             exists: false,
-            only_file: false,
+            only_file: named.only_file,
         })
         .collect::<Vec<_>>();
     let protected = plan

@@ -105,7 +105,7 @@ fn modes() -> Vec<IsolationMode> {
             landlock_abi()
         );
     }
-    if sandgate_sandbox::bwrap::find().is_some() {
+    if sandgate_sandbox::bwrap::find().found.is_some() {
         modes.push(IsolationMode::Bwrap);
     } else {
         eprintln!("skipping bwrap: `bwrap` is not installed (package `bubblewrap`)");
@@ -387,7 +387,7 @@ fn custom_template_with_spaces_in_the_workdir_and_shell_syntax_in_the_command() 
 
 #[test]
 fn custom_template_around_bwrap_confines_writes() {
-    if sandgate_sandbox::bwrap::find().is_none() {
+    if sandgate_sandbox::bwrap::find().found.is_none() {
         eprintln!("skipping: `bwrap` is not installed (package `bubblewrap`)");
         return;
     }

@@ -900,6 +900,57 @@ fn rows() -> Vec<Row> {
             },
         },
         Row {
+            name: "point a linked worktree's commondir at a prepared directory (.git/worktrees/NAME/commondir, config.worktree)",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                t.git("init -q");
+                t.git("commit -q --allow-empty -m one");
+                t.git("worktree add -q ../outside/wt");
+                let admin = t.work.join(".git/worktrees/wt");
+                let before = fs::read_to_string(admin.join("commondir")).unwrap();
+                let out = r.sh(
+                    "mkdir -p prep && cp -r .git/. prep/ && printf '[core]\\n\\tfsmonitor = evil\\n' >> prep/config && echo ../../../prep > .git/worktrees/wt/commondir; printf '[core]\\n\\tfsmonitor = evil\\n' > .git/worktrees/wt/config.worktree",
+                );
+                let got = fs::read_to_string(admin.join("commondir")).unwrap() != before
+                    || admin.join("config.worktree").exists();
+                (got, seen(&out))
+            },
+        },
+        Row {
+            name: "rewrite a submodule checkout's .git file to name a prepared repository",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                t.prepare("mkdir ../outside/src && cd ../outside/src && git init -q && git -c user.name=t -c user.email=t@t commit -q --allow-empty -m s");
+                t.git("init -q");
+                t.git("-c protocol.file.allow=always submodule add -q ../outside/src libs/foo");
+                let dot_git = t.work.join("libs/foo/.git");
+                let before = fs::read_to_string(&dot_git).unwrap();
+                let out = r.sh(
+                    "mkdir -p prep && cp -r .git/modules/libs/foo/. prep/ && printf '[core]\\n\\tfsmonitor = evil\\n' >> prep/config; echo 'gitdir: ../../prep' > libs/foo/.git || { rm -f libs/foo/.git && echo 'gitdir: ../../prep' > libs/foo/.git; }",
+                );
+                let now = fs::read_to_string(&dot_git).unwrap_or_default();
+                (now != before, seen(&out))
+            },
+        },
+        Row {
+            name: "add a hook and a config to a repository inside the project (a folder of projects)",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                t.prepare("mkdir proj && cd proj && git init -q && rm -rf .git/hooks");
+                let out = r.sh(
+                    "mkdir -p proj/.git/hooks; printf '#!/bin/sh\\necho evil\\n' > proj/.git/hooks/pre-commit; printf '[core]\\n\\tfsmonitor = evil\\n' >> proj/.git/config",
+                );
+                let got = t.work.join("proj/.git/hooks/pre-commit").exists()
+                    || fs::read_to_string(t.work.join("proj/.git/config"))
+                        .unwrap()
+                        .contains("evil");
+                (got, seen(&out))
+            },
+        },
+        Row {
             name: "add a hook to the agents' project settings (.claude/settings.json, .claude/settings.local.json, .gemini/settings.json, .codex/hooks.json)",
             root_only: false,
             held_by: EVERY,
@@ -1538,5 +1589,56 @@ fn git_commit_checkout_and_fetch_still_work() {
                 seen(&out)
             );
         }
+    }
+}
+
+/// sandgate runs `bwrap` itself, outside the sandbox: one a confined
+/// program planted on `PATH` (here a `bin` in the workdir) is passed over
+/// for the system's, and `--dry-run` names it.
+#[test]
+fn a_bwrap_planted_on_path_is_not_run() {
+    if !Mode::Bwrap.available() {
+        return;
+    }
+    for who in users() {
+        let t = Tree::new(who);
+        t.prepare(
+            "mkdir bin && printf '#!/bin/sh\\necho planted > \"$OUTSIDE/planted\"\\nexec /usr/bin/bwrap \"$@\"\\n' > bin/bwrap && chmod 755 bin/bwrap",
+        );
+        let path = format!("{}:{PATH}", t.work.join("bin").display());
+        let marker = t.outside.join("planted");
+        // Unconfined, the planted one is what `PATH` finds.
+        let out = t
+            .command("/bin/sh")
+            .args(["-c", "bwrap --version"])
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        assert!(marker.exists(), "{who:?}: not found first: {}", seen(&out));
+        fs::remove_file(&marker).unwrap();
+        let exec = |args: &[&str]| {
+            t.command(binary().to_str().unwrap())
+                .arg("--config")
+                .arg(t.root.join("bwrap.yaml"))
+                .arg("exec")
+                .args(args)
+                .env("PATH", &path)
+                .output()
+                .unwrap()
+        };
+        let out = exec(&["--", "echo ran"]);
+        assert_eq!(text(&out.stdout), "ran\n", "{who:?}: {}", seen(&out));
+        assert!(!marker.exists(), "{who:?}: the planted bwrap ran");
+        let out = exec(&["--dry-run", "--", "echo ran"]);
+        let shown = text(&out.stdout);
+        assert!(
+            shown.contains(&format!(
+                "`{}` is not used",
+                t.work.join("bin/bwrap").display()
+            )),
+            "{who:?}: {shown}"
+        );
+        assert!(shown.contains("/usr/bin/bwrap"), "{who:?}: {shown}");
+        assert!(!marker.exists(), "{who:?}: the planted bwrap ran");
     }
 }

@@ -86,7 +86,7 @@ fn landlock_abi() -> u32 {
 }
 
 fn has_bwrap() -> bool {
-    sandgate_sandbox::bwrap::find().is_some()
+    sandgate_sandbox::bwrap::find().found.is_some()
 }
 
 /// Skips with `why` printed; under `CI=true` fails instead, so that CI never
