@@ -64,9 +64,13 @@ pub fn build(rules: &[Rule], read_rules: &[Rule], abi: u32) -> io::Result<Rulese
     let mut builder = Builder::default()
         .handle_access(handled | read)
         .map_err(io::Error::other)?;
-    // From ABI 6, signals to processes outside the confined tree fail (`EPERM`).
+    // From ABI 6, signals to processes outside the confined tree fail
+    // (`EPERM`), and so does reaching an abstract UNIX socket of theirs by
+    // a call the supervisor does not make (`sendto` on a datagram socket).
     if abi >= 6 {
-        builder = builder.scope(Scope::Signal).map_err(io::Error::other)?;
+        builder = builder
+            .scope(Scope::Signal | Scope::AbstractUnixSocket)
+            .map_err(io::Error::other)?;
     }
     let mut created = builder.create().map_err(io::Error::other)?;
     let file_rights = BitFlags::from(AccessFs::WriteFile) | (handled & AccessFs::Truncate);

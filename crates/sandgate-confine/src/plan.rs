@@ -187,6 +187,9 @@ pub struct RunPlan {
     pub floor: Vec<PathBuf>,
     /// Paths whose writes fail without asking.
     pub deny: Vec<PathBuf>,
+    /// The UNIX sockets outside the run the program may connect to
+    /// (`unixSockets` in `sandbox.json`), absolute.
+    pub unix_sockets: Vec<PathBuf>,
     /// Whether `.git` is protected.
     pub strict_git: bool,
     /// How the protected paths are held.
@@ -385,6 +388,12 @@ impl RunPlan {
             .map(|d| canonical_or_lexical(&expand(d, home, &base)))
             .collect();
 
+        let unix_sockets = inputs
+            .settings
+            .unix_sockets
+            .iter()
+            .map(|p| expand(p, home, &base))
+            .collect();
         let mut mounted: Vec<PathBuf> = Vec::new();
         if protection == Protection::Mount {
             for path in &protected {
@@ -494,6 +503,7 @@ impl RunPlan {
             guarded,
             floor,
             deny,
+            unix_sockets,
             strict_git: inputs.settings.strict_git,
             protection,
             mounted,

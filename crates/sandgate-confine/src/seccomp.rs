@@ -46,6 +46,9 @@ pub const NOTIFIED: &[libc::c_long] = &[
     libc::SYS_truncate,
     // A UNIX socket bound to a path makes a name; other binds continue.
     libc::SYS_bind,
+    // Made by the supervisor, and kept only to the program's own UNIX
+    // listeners and the listed sockets (see `supervisor::connect`).
+    libc::SYS_connect,
 ];
 
 /// System calls that change what the supervisor caches about a thread (see

@@ -40,6 +40,11 @@ pub struct SandboxSettings {
     /// ([`sandgate_policy::protected`]); relative ones are relative to the workspace.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub protect: Vec<String>,
+    /// UNIX sockets outside the run that the program may `connect()` to by
+    /// path (a listener of its own it may always reach); relative ones are
+    /// relative to the workspace.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unix_sockets: Vec<String>,
     /// Keys sandgate does not know; kept on rewrite.
     #[serde(flatten)]
     pub other: Map<String, Value>,

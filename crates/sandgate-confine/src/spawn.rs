@@ -18,7 +18,9 @@ use super::landlock::{self, Ruleset};
 use super::mounts::{self, Setup};
 use super::seccomp::{self, Listener};
 
-pub use sandgate_sandbox::notify::{forward_signals, hold_forwarded, FORWARDED};
+pub use sandgate_sandbox::notify::{
+    adopt_orphans, forward_signals, hold_forwarded, reap_orphans, FORWARDED,
+};
 use sandgate_sandbox::notify::{recv_fd, send_fd, socketpair};
 
 /// What the child sends instead of a listener when it could not make the

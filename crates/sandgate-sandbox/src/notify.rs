@@ -463,6 +463,53 @@ pub fn forward_signals(child: &Child) -> io::Result<()> {
     Ok(())
 }
 
+/// Makes this process the reaper of the orphans of its descendants
+/// (`PR_SET_CHILD_SUBREAPER`): a process the program starts that outlives
+/// its parent (a daemon that forks and lets the parent exit) becomes this
+/// process's child instead of init's, so it stays below sandgate in the
+/// process tree, where [`reap_orphans`] collects it when it ends. Call before
+/// the program starts.
+pub fn adopt_orphans() -> io::Result<()> {
+    // SAFETY: integer arguments only.
+    let rc = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Collects, on a thread of its own, every child of this process that ends
+/// but `program` (the caller waits for that one itself), until `program`
+/// has ended: the orphans [`adopt_orphans`] gave it.
+pub fn reap_orphans(program: u32) -> io::Result<()> {
+    std::thread::Builder::new()
+        .name("sandgate-reaper".into())
+        .stack_size(64 * 1024)
+        .spawn(move || loop {
+            // SAFETY: an all-zero siginfo is a valid buffer for the kernel to fill.
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            // SAFETY: a live siginfo; WNOWAIT leaves the child waitable, so
+            // the program's own status stays for its waiter.
+            let rc =
+                unsafe { libc::waitid(libc::P_ALL, 0, &mut info, libc::WEXITED | libc::WNOWAIT) };
+            if rc != 0 {
+                if io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                return;
+            }
+            // SAFETY: `waitid` filled `info` for an ended child.
+            let pid = unsafe { info.si_pid() };
+            if u32::try_from(pid).ok() == Some(program) {
+                return;
+            }
+            // SAFETY: integer arguments only; `pid` is an ended child of
+            // this process, which nobody else waits for.
+            unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+        })?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -68,7 +68,9 @@ pub struct SocketState {
 
 #[derive(Debug)]
 struct Listed {
-    fd: OwnedFd,
+    /// Held open for the whole run, so that the inode cannot go and its
+    /// number come back as another socket file's.
+    _pinned: OwnedFd,
     identity: (u64, u64),
 }
 
@@ -88,7 +90,7 @@ impl Sockets {
                 let fd = open_path(libc::AT_FDCWD, p, 0).ok()?;
                 let st = beneath::stat(fd.as_fd()).ok()?;
                 st.is_socket().then_some(Listed {
-                    fd,
+                    _pinned: fd,
                     identity: st.identity(),
                 })
             })
@@ -98,6 +100,11 @@ impl Sockets {
 
     fn find(&self, identity: (u64, u64)) -> Option<&Listed> {
         self.listed.iter().find(|l| l.identity == identity)
+    }
+
+    /// Whether the socket file with `identity` (device, inode) is listed.
+    pub fn contains(&self, identity: (u64, u64)) -> bool {
+        self.find(identity).is_some()
     }
 }
 
@@ -387,18 +394,165 @@ fn connect_for(listener: &Listener, sockets: &Sockets, n: &Notif) -> Result<(), 
         Some(end) => &path[..end],
         None => path,
     };
-    let found = resolve_as_caller(n.pid, Path::new(std::ffi::OsStr::from_bytes(path)))
-        .map_err(|e| e.raw_os_error().unwrap_or(libc::EACCES))?;
-    let st = beneath::stat(found.as_fd()).map_err(|_| libc::EACCES)?;
-    let listed = sockets
-        .find(st.identity())
-        .filter(|_| st.is_socket())
-        .ok_or(libc::EACCES)?;
-    let via = format!("/proc/self/fd/{}", listed.fd.as_raw_fd());
+    match connect_path_for(
+        &sock,
+        n.pid,
+        path,
+        |identity| sockets.contains(identity),
+        None,
+    ) {
+        PathConnect::Connected => Ok(()),
+        PathConnect::Refused => Err(libc::EACCES),
+        PathConnect::Failed(errno) => Err(errno),
+    }
+}
+
+/// How [`connect_path_for`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathConnect {
+    /// The socket is connected.
+    Connected,
+    /// The listener is neither listed nor accepted: the caller gets
+    /// `EACCES`, and its socket, if it got connected to find that out, is
+    /// shut down (it can never send or receive).
+    Refused,
+    /// The connection failed as the kernel failed it (this errno).
+    Failed(i32),
+}
+
+/// Connects `sock` (the caller's own socket, taken with `pidfd_getfd`) to
+/// the UNIX socket file at `path` (the address's bytes, as the caller
+/// `tid` would resolve them: in its root, from its working directory).
+///
+/// The path is resolved once, to a descriptor of the socket file, and the
+/// connection is made through that descriptor (`/proc/self/fd/N`), so
+/// nothing the caller changes meanwhile (a symbolic link switched, the file
+/// renamed) redirects it. A socket file `listed` accepts (by device and
+/// inode) is connected. With `inside`, a stream or seqpacket socket is
+/// connected to any other, and then `inside` decides from the process that
+/// listens (its pid from `SO_PEERCRED`); a datagram socket, which has no
+/// listener to ask about, is refused. Without `inside`, every other is
+/// refused.
+pub fn connect_path_for(
+    sock: &OwnedFd,
+    tid: u32,
+    path: &[u8],
+    listed: impl Fn((u64, u64)) -> bool,
+    inside: Option<&dyn Fn(u32) -> bool>,
+) -> PathConnect {
+    let found = match resolve_as_caller(tid, Path::new(std::ffi::OsStr::from_bytes(path))) {
+        Ok(found) => found,
+        Err(e) => return PathConnect::Failed(e.raw_os_error().unwrap_or(libc::EACCES)),
+    };
+    let Ok(st) = beneath::stat(found.as_fd()) else {
+        return PathConnect::Failed(libc::EACCES);
+    };
+    if !st.is_socket() {
+        return PathConnect::Failed(libc::ECONNREFUSED);
+    }
+    let via = format!("/proc/self/fd/{}", found.as_raw_fd());
     let mut un = [0u8; SOCKADDR_UN_LEN];
     un[..2].copy_from_slice(&(libc::AF_UNIX as u16).to_ne_bytes());
     un[2..2 + via.len()].copy_from_slice(via.as_bytes());
-    raw_connect(sock.as_raw_fd(), &un[..2 + via.len() + 1])
+    let connect = || match raw_connect(sock.as_raw_fd(), &un[..2 + via.len() + 1]) {
+        Ok(()) => PathConnect::Connected,
+        Err(errno) => PathConnect::Failed(errno),
+    };
+    if listed(st.identity()) {
+        return connect();
+    }
+    let Some(inside) = inside else {
+        return PathConnect::Refused;
+    };
+    connect_checked(sock, connect, inside)
+}
+
+/// Connects `sock` (the caller's own socket, taken with `pidfd_getfd`) to
+/// the abstract UNIX socket `address` (as copied), then lets `inside`
+/// decide from the listener's pid as [`connect_path_for`] does.
+pub fn connect_abstract_for(
+    sock: &OwnedFd,
+    address: &[u8],
+    inside: &dyn Fn(u32) -> bool,
+) -> PathConnect {
+    let connect = || match raw_connect(sock.as_raw_fd(), address) {
+        Ok(()) => PathConnect::Connected,
+        Err(errno) => PathConnect::Failed(errno),
+    };
+    connect_checked(sock, connect, inside)
+}
+
+/// Connects with `connect` a stream or seqpacket `sock`, then keeps the
+/// connection only when `inside` accepts the pid of the process that
+/// listens; a datagram socket is refused unconnected.
+fn connect_checked(
+    sock: &OwnedFd,
+    connect: impl FnOnce() -> PathConnect,
+    inside: &dyn Fn(u32) -> bool,
+) -> PathConnect {
+    if socket_type(sock.as_fd()) == Some(libc::SOCK_DGRAM) {
+        return PathConnect::Refused;
+    }
+    match connect() {
+        PathConnect::Connected => {}
+        other => return other,
+    }
+    match peer_pid(sock.as_fd()) {
+        Some(pid) if pid > 0 && inside(pid) => PathConnect::Connected,
+        _ => {
+            // SAFETY: integer arguments only, on a socket this process owns
+            // a copy of.
+            unsafe { libc::shutdown(sock.as_raw_fd(), libc::SHUT_RDWR) };
+            PathConnect::Refused
+        }
+    }
+}
+
+/// The address family of socket `sock` (`SO_DOMAIN`), fixed when it was
+/// made: only an `AF_UNIX` socket can reach a UNIX socket.
+pub fn socket_domain(sock: std::os::fd::BorrowedFd<'_>) -> Option<i32> {
+    int_option(sock, libc::SO_DOMAIN)
+}
+
+/// `SO_TYPE` of socket `sock`.
+fn socket_type(sock: std::os::fd::BorrowedFd<'_>) -> Option<i32> {
+    int_option(sock, libc::SO_TYPE)
+}
+
+/// An integer option of socket `sock` at level `SOL_SOCKET`.
+fn int_option(sock: std::os::fd::BorrowedFd<'_>, option: libc::c_int) -> Option<i32> {
+    let mut value: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: a live int and its length, for an integer option.
+    let rc = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            option,
+            (&mut value as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    (rc == 0).then_some(value)
+}
+
+/// The pid of the process that listened on the peer of connected socket
+/// `sock` (`SO_PEERCRED`), in this process's PID namespace.
+fn peer_pid(sock: std::os::fd::BorrowedFd<'_>) -> Option<u32> {
+    // SAFETY: ucred is plain integers; all-zero is a valid value.
+    let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: a live ucred and its length, as SO_PEERCRED fills it.
+    let rc = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    (rc == 0).then(|| u32::try_from(cred.pid).unwrap_or(0))
 }
 
 /// `path` as the caller `tid` would reach it: an absolute path inside its
@@ -449,7 +603,7 @@ fn pidfd_open(tid: u32) -> io::Result<OwnedFd> {
 }
 
 /// A copy of descriptor `fd` of thread `tid`'s process.
-pub(crate) fn take_fd(tid: u32, fd: i32) -> io::Result<OwnedFd> {
+pub fn take_fd(tid: u32, fd: i32) -> io::Result<OwnedFd> {
     pidfd_getfd(&pidfd_open(tid)?, fd)
 }
 
@@ -504,8 +658,9 @@ pub fn bind_for(
     })
 }
 
-/// `connect(sock, addr)` with the address bytes as given.
-fn raw_connect(sock: RawFd, addr: &[u8]) -> Result<(), i32> {
+/// `connect(sock, addr)` with the address bytes as given; `Err` is its
+/// errno.
+pub fn raw_connect(sock: RawFd, addr: &[u8]) -> Result<(), i32> {
     raw_address_call(sock, addr, libc::connect)
 }
 

@@ -415,7 +415,14 @@ impl Tree {
             .unwrap();
         }
         fs::create_dir_all(work.join(".sandgate")).unwrap();
-        fs::write(work.join(".sandgate/sandbox.json"), "{\"enabled\": true}\n").unwrap();
+        fs::write(
+            work.join(".sandgate/sandbox.json"),
+            format!(
+                "{{\"enabled\": true, \"unixSockets\": [\"{}\"]}}\n",
+                outside.join(LISTED).display()
+            ),
+        )
+        .unwrap();
         fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
         if let Who::User { uid, gid } = who {
             let status = Command::new("chown")
@@ -1180,7 +1187,7 @@ fn rows() -> Vec<Row> {
         Row {
             name: "connect() to a UNIX socket by path, listener outside",
             root_only: false,
-            held_by: EXEC,
+            held_by: EVERY,
             attempt: |t, r| {
                 let sock = t.outside.join("listener.sock");
                 let listener = UnixListener::bind(&sock).unwrap();
@@ -1191,6 +1198,53 @@ fn rows() -> Vec<Row> {
                     &[("SOCK", sock.to_str().unwrap())],
                 );
                 (accepted_hello(&listener), seen(&out))
+            },
+        },
+        Row {
+            name: "connect() to a UNIX socket in the workdir whose listener is outside",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                let sock = t.work.join("planted.sock");
+                let listener = UnixListener::bind(&sock).unwrap();
+                fs::set_permissions(&sock, fs::Permissions::from_mode(0o777)).unwrap();
+                listener.set_nonblocking(true).unwrap();
+                let out = r.sh_with(
+                    &format!("python3 {}", t.bin("connect.py")),
+                    &[("SOCK", sock.to_str().unwrap())],
+                );
+                (accepted_hello(&listener), seen(&out))
+            },
+        },
+        Row {
+            name: "run a command outside through a tmux server's socket (tmux new-window)",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                if !has("tmux") {
+                    missing("`tmux` is not installed (package tmux)");
+                    return (r.mode.is_none(), "skipped: no tmux".into());
+                }
+                let sock = t.outside.join("tmux.sock");
+                // The panes run `$SHELL` (the test user's login shell may
+                // be `nologin`).
+                t.prepare(&format!(
+                    "SHELL=/bin/sh tmux -S {} new-session -d -s held 'sleep 30'",
+                    sock.display()
+                ));
+                let marker = t.outside.join("via-tmux");
+                let out = r.sh(&format!(
+                    "tmux -S {} new-window 'touch {}'",
+                    sock.display(),
+                    marker.display()
+                ));
+                let start = Instant::now();
+                while !marker.exists() && start.elapsed() < Duration::from_secs(2) {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                let got = marker.exists();
+                t.prepare(&format!("tmux -S {} kill-server", sock.display()));
+                (got, seen(&out))
             },
         },
         Row {
@@ -1208,7 +1262,7 @@ fn rows() -> Vec<Row> {
         Row {
             name: "connect() to an abstract UNIX socket, listener outside",
             root_only: false,
-            held_by: EXEC,
+            held_by: EVERY,
             attempt: |t, r| {
                 use std::os::linux::net::SocketAddrExt;
                 let name = format!("sandgate-escape-{}", t.root.display());
@@ -1225,7 +1279,7 @@ fn rows() -> Vec<Row> {
         Row {
             name: "connect() while another process switches the address from a listed socket to an unlisted one",
             root_only: false,
-            held_by: EXEC,
+            held_by: EVERY,
             attempt: |t, r| {
                 let listed = t.outside.join(LISTED);
                 let sock = t.outside.join("unlisted.sock");

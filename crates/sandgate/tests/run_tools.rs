@@ -352,3 +352,114 @@ for path in [".mcp.json", sys.argv[1]]:
     assert!(!t.ws.join(".mcp.json").exists());
     assert!(!outside.exists());
 }
+
+/// Connects to each UNIX socket path given, sends a hello and prints
+/// `PATH ok` or `PATH ERRNO`; then starts a daemon (it forks twice and its
+/// parent exits) that listens on `daemon.sock`, and connects to it.
+const CONNECT_EACH_PY: &str = r#"import os, socket, sys, time
+for path in sys.argv[1:]:
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect(path)
+        s.sendall(b"hello from inside")
+        print(path, "ok")
+    except OSError as e:
+        print(path, e.errno)
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        server = socket.socket(socket.AF_UNIX)
+        server.bind("daemon.sock")
+        server.listen(1)
+        server.accept()[0].sendall(b"daemon says hi")
+        time.sleep(0.5)
+        os._exit(0)
+    os._exit(0)
+os.wait()
+for _ in range(200):
+    if os.path.exists("daemon.sock"):
+        break
+    time.sleep(0.02)
+client = socket.socket(socket.AF_UNIX)
+client.connect("daemon.sock")
+print(client.recv(64).decode())
+"#;
+
+/// `connect()` reaches the program's own listeners (one of a daemon it
+/// started, which left its parent) and, of the listeners outside the run,
+/// only the one `unix_sockets` lists: not another, not one whose socket
+/// file lies in the workspace. In both protections.
+#[test]
+fn unix_sockets_outside_the_run_are_reached_only_when_listed() {
+    use std::io::Read;
+    use std::os::unix::net::UnixListener;
+    if !supported() || !has("python3", "python3") {
+        return;
+    }
+    for protection in ["mount", "carve"] {
+        let t = Tree::new();
+        let listed = t.out.join("listed.sock");
+        let unlisted = t.out.join("unlisted.sock");
+        let in_workspace = t.ws.join("outsider.sock");
+        let listeners: Vec<UnixListener> = [&listed, &unlisted, &in_workspace]
+            .iter()
+            .map(|p| {
+                let l = UnixListener::bind(p).unwrap();
+                l.set_nonblocking(true).unwrap();
+                l
+            })
+            .collect();
+        fs::create_dir_all(t.ws.join(".sandgate")).unwrap();
+        fs::write(
+            t.ws.join(".sandgate/sandbox.json"),
+            format!(
+                "{{\"enabled\": true, \"unixSockets\": [\"{}\"]}}\n",
+                listed.display()
+            ),
+        )
+        .unwrap();
+        fs::write(t.out.join("connect_each.py"), CONNECT_EACH_PY).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_sandgate"))
+            .args(["run", "--no-ui", "--", "python3"])
+            .arg(t.out.join("connect_each.py"))
+            .args([&listed, &unlisted, &in_workspace])
+            .current_dir(&t.ws)
+            .env("PATH", PATH)
+            .env("HOME", &t.home)
+            .env("SANDGATE_AUDIT", "off")
+            .env("SANDGATE_RUN_PROTECTION", protection)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env_remove("TMPDIR")
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        let seen = format!("{protection}: stdout {stdout}\nstderr {stderr}");
+        assert!(out.status.success(), "{seen}");
+        assert!(
+            stdout.contains(&format!("{} ok", listed.display())),
+            "{seen}"
+        );
+        for refused in [&unlisted, &in_workspace] {
+            assert!(
+                stdout.contains(&format!("{} {}", refused.display(), libc::EACCES)),
+                "{seen}"
+            );
+            assert!(
+                stderr.contains(&format!("denied connect of `{}`", refused.display())),
+                "{seen}"
+            );
+        }
+        assert!(stdout.contains("daemon says hi"), "{seen}");
+        let hello = |l: &UnixListener| {
+            let mut said = String::new();
+            while let Ok((mut stream, _)) = l.accept() {
+                stream.set_nonblocking(false).unwrap();
+                let _ = stream.read_to_string(&mut said);
+            }
+            said.contains("hello from inside")
+        };
+        assert!(hello(&listeners[0]), "{seen}");
+        assert!(!hello(&listeners[1]), "{seen}");
+        assert!(!hello(&listeners[2]), "{seen}");
+    }
+}

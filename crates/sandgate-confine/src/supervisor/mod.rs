@@ -17,12 +17,15 @@
 //!   fast path first, then the canonical one);
 //! - [`ask`]: the asking thread, the answers it keeps and what each
 //!   resolution means;
+//! - [`connect`]: `connect()`, made for the program and kept only to a
+//!   listener of its own or a listed socket;
 //! - [`perform`]: performing an allowed write on the caller's behalf, when
 //!   its file modes would let the caller do it itself;
 //! - [`report`]: what the supervisor reports ([`Event`]) and how it describes
 //!   an attempt.
 
 mod ask;
+mod connect;
 mod decode;
 mod judge;
 mod notify;
@@ -57,6 +60,8 @@ struct Shared {
     listener: Listener,
     file: SandboxFile,
     reporter: Arc<dyn Reporter>,
+    peers: connect::Peers,
+    sockets: sandgate_sandbox::supervise::Sockets,
 }
 
 struct Pending {
@@ -77,6 +82,7 @@ impl Supervisor {
     /// set are put to `resolver`, one at a time, each with `timeout`; "always"
     /// answers go to `file`.
     pub fn start(
+        program: u32,
         listener: Listener,
         plan: RunPlan,
         file: SandboxFile,
@@ -85,6 +91,7 @@ impl Supervisor {
         reporter: Arc<dyn Reporter>,
     ) -> Supervisor {
         let anchors = Anchors::open(plan.carved().map(Path::to_path_buf).collect::<Vec<_>>());
+        let plan_sockets = plan.unix_sockets.clone();
         let shared = Arc::new(Shared {
             plan,
             answers: Mutex::new(RunAnswers::default()),
@@ -95,6 +102,8 @@ impl Supervisor {
             listener,
             file,
             reporter,
+            peers: connect::Peers::new(program),
+            sockets: sandgate_sandbox::supervise::Sockets::open(&plan_sockets),
         });
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::channel();

@@ -80,6 +80,10 @@ fn handle(shared: &Arc<Shared>, notif: Notif, asks: &Sender<Pending>) {
         }
         None => {}
     }
+    if notif.nr == libc::SYS_connect {
+        super::connect::connect(shared, notif);
+        return;
+    }
     let op = if let Some(meta) = metadata::decode(&notif) {
         let cwd = || shared.callers.cwd(notif.pid, true);
         let Some(path) = meta.target_path(notif.pid, cwd) else {

@@ -59,6 +59,8 @@ pub enum DenyReason {
     /// A hard link to a file outside the allowed set (it fails with `EXDEV`,
     /// as across file systems, without a question).
     LinkFromOutside,
+    /// A `connect()` to a UNIX socket whose listener is outside the run.
+    SocketOutside,
 }
 
 /// What the supervisor reports to the caller (for the terminal and the audit log).
@@ -121,6 +123,10 @@ impl DenyReason {
             DenyReason::Rejected => "rejected".into(),
             DenyReason::TimedOut => "no answer in time".into(),
             DenyReason::NoTerminal => "no terminal to ask (headless or --no-ui)".into(),
+            DenyReason::SocketOutside => format!(
+                "the process listening on `{}` is not the program's: it would act for the program outside the run (a terminal multiplexer, a desktop bus, docker); list the socket in sandbox.json's `unixSockets` to allow it",
+                path.display()
+            ),
             DenyReason::LinkFromOutside => {
                 "a hard link would give the workspace a name for a file outside; it fails as across file systems, so copy it instead".into()
             }

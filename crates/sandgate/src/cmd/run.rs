@@ -78,6 +78,17 @@ fn merged_settings(workspaces: &[PathBuf]) -> Result<SandboxSettings, String> {
         merged.deny.extend(absolute(&settings.deny));
         merged.state_dirs.extend(absolute(&settings.state_dirs));
         merged.protect.extend(absolute(&settings.protect));
+        merged.unix_sockets.extend(absolute(&settings.unix_sockets));
+    }
+    // The ssh-agent the program inherits signs with keys it cannot read:
+    // the floor hides `~/.ssh` and leaves that way open on purpose.
+    if let Some(agent) = std::env::var_os("SSH_AUTH_SOCK").filter(|a| !a.is_empty()) {
+        let agent = PathBuf::from(agent);
+        if agent.is_absolute() {
+            merged
+                .unix_sockets
+                .push(agent.to_string_lossy().into_owned());
+        }
     }
     Ok(merged)
 }
@@ -219,6 +230,13 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         Err(_) => Duration::from_secs(25),
     };
 
+    // A daemon the program starts stays below sandgate, where the
+    // supervisor recognises it as the program's (a UNIX socket it listens
+    // on may be reached).
+    let adopting = confine::adopt_orphans();
+    if let Err(e) = &adopting {
+        eprintln!("sandgate: daemons the program starts will not count as its own: {e}");
+    }
     hold_signals(&mut command);
     let confined = match confine::spawn(&mut command, &plan) {
         // No namespace here (user namespaces disabled or restricted, an old
@@ -244,9 +262,15 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
     if let Err(e) = confine::forward_signals(&child) {
         eprintln!("sandgate: signals sent to sandgate will not reach the program: {e}");
     }
+    if adopting.is_ok() {
+        if let Err(e) = confine::reap_orphans(child.id()) {
+            eprintln!("sandgate: the program's orphans will not be collected until it ends: {e}");
+        }
+    }
     let terminal = TerminalMode::save();
     let asking = Arc::new(AtomicBool::new(false));
     let supervisor = Supervisor::start(
+        child.id(),
         listener,
         plan,
         primary,
@@ -312,6 +336,7 @@ fn dry_run(
             "mounted": plan.mounted,
             "floor": plan.floor_dirs,
             "floorLinks": plan.floor_links,
+            "unixSockets": sandgate_sandbox::supervise::states(&plan.unix_sockets),
             "landlockRules": plan.rules.len(),
             "landlockReadRules": plan.read_rules.len(),
         });
@@ -384,6 +409,13 @@ fn dry_run(
         for p in &plan.deny {
             println!("  {}", p.display());
         }
+    }
+    println!("UNIX sockets outside the run it may connect to (besides its own listeners):");
+    if plan.unix_sockets.is_empty() {
+        println!("  none");
+    }
+    for socket in sandgate_sandbox::supervise::states(&plan.unix_sockets) {
+        println!("  {}  ({})", socket.path.display(), socket.state);
     }
     ExitCode::from(EXIT_OK)
 }
