@@ -173,6 +173,31 @@ pub const PROTECTED: &[ProtectedEntry] = &[
         why: "Codex CLI's hooks, sandgate's among them",
     },
     ProtectedEntry {
+        path: ".codex/hooks",
+        base: Base::WorkAndHome,
+        why: "where Codex CLI's hook scripts are kept: they run outside any sandbox",
+    },
+    ProtectedEntry {
+        path: ".codex/rules",
+        base: Base::WorkAndHome,
+        why: "Codex CLI's command rules: which commands it runs without asking",
+    },
+    ProtectedEntry {
+        path: ".codex/agents",
+        base: Base::WorkAndHome,
+        why: "Codex CLI's own sub-agent definitions",
+    },
+    ProtectedEntry {
+        path: ".codex/skills",
+        base: Base::WorkAndHome,
+        why: "Codex CLI's skills: instructions and the scripts they tell it to run",
+    },
+    ProtectedEntry {
+        path: ".agents/skills",
+        base: Base::WorkAndHome,
+        why: "the skills Codex CLI, Gemini CLI and other agents share: instructions and the scripts they tell them to run",
+    },
+    ProtectedEntry {
         path: ".gemini/settings.json",
         base: Base::WorkAndHome,
         why: "Gemini CLI's settings: its hooks (sandgate's among them), MCP servers and tool discovery command",
@@ -186,6 +211,11 @@ pub const PROTECTED: &[ProtectedEntry] = &[
         path: ".gemini/commands",
         base: Base::WorkAndHome,
         why: "Gemini CLI's own commands, which it runs as instructions",
+    },
+    ProtectedEntry {
+        path: ".gemini/skills",
+        base: Base::WorkAndHome,
+        why: "Gemini CLI's skills: instructions and the scripts they tell it to run",
     },
     ProtectedEntry {
         path: ".gemini/extensions",
@@ -324,6 +354,11 @@ mod tests {
             "/w/b/.codex/hooks.json",
             "/home/ann/.gemini/settings.json",
             "/w/a/.git/commondir",
+            "/w/a/.agents/skills",
+            "/home/ann/.agents/skills",
+            "/home/ann/.codex/rules",
+            "/w/b/.codex/hooks",
+            "/w/a/.gemini/skills",
         ] {
             assert!(has(p), "{p}");
         }

@@ -958,6 +958,32 @@ fn rows() -> Vec<Row> {
             },
         },
         Row {
+            name: "add a skill, a command rule or a hook script the agents run (.agents/skills, .codex/rules, .codex/hooks, .gemini/skills; ~/.codex/rules)",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                let made = [
+                    t.work.join(".agents/skills/x/SKILL.md"),
+                    t.work.join(".codex/rules/default.rules"),
+                    t.work.join(".codex/hooks/h.sh"),
+                    t.work.join(".gemini/skills/y/SKILL.md"),
+                    t.home.join(".codex/rules/default.rules"),
+                ];
+                let script: Vec<String> = made
+                    .iter()
+                    .map(|p| {
+                        format!(
+                            "mkdir -p {}; echo evil > {}",
+                            p.parent().unwrap().display(),
+                            p.display()
+                        )
+                    })
+                    .collect();
+                let out = r.sh(&script.join("; "));
+                (made.iter().any(|p| p.exists()), seen(&out))
+            },
+        },
+        Row {
             name: "add a hook to the agents' project settings (.claude/settings.json, .claude/settings.local.json, .gemini/settings.json, .codex/hooks.json)",
             root_only: false,
             held_by: EVERY,
