@@ -1059,6 +1059,30 @@ fn rows() -> Vec<Row> {
             },
         },
         Row {
+            name: "hard-link a file from outside into the workdir, then write it there",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                let out = r.sh("ln \"$OUTSIDE/file.txt\" linked.txt && echo changed >> linked.txt");
+                let now = fs::read_to_string(t.outside.join("file.txt")).unwrap();
+                (now != "outside\n", seen(&out))
+            },
+        },
+        Row {
+            name: "make the missing repository a nested .git file names, with a hook (gitdir: ../elsewhere)",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                t.prepare("mkdir -p proj && printf 'gitdir: ../named\\n' > proj/.git");
+                let out = r.sh(
+                    "mkdir -p named/hooks && echo 'echo evil' > named/hooks/pre-commit; printf '[core]\\n\\tfsmonitor = evil\\n' > named/config",
+                );
+                let got = t.work.join("named/hooks/pre-commit").exists()
+                    || t.work.join("named/config").exists();
+                (got, seen(&out))
+            },
+        },
+        Row {
             name: "hard links: a second name for .git/config written through, a prepared file linked in as a hook",
             root_only: false,
             held_by: EVERY,
