@@ -128,6 +128,49 @@ pub fn program() -> Vec<libc::sock_filter> {
     prog
 }
 
+/// The i386 system calls (`int 0x80`, from a 32-bit program or a 64-bit one)
+/// that [`program`] would hand to the supervisor natively but cannot judge
+/// in that ABI: the metadata changes (`chmod`, `lchown`, `fchmod`, `fchown`,
+/// `chown`, `lchown32`, `fchown32`, `chown32`, `utime`, `utimes`,
+/// `fchownat`, `futimesat`, `fchmodat`, `utimensat`, `utimensat_time64`,
+/// the `*xattr` family, `fchmodat2`, `setxattrat`, `removexattrat`), which
+/// Landlock does not see, and `socketcall` and `connect`, which could reach
+/// a UNIX socket outside. Writes are left to Landlock.
+const JUDGED_I386: &[u32] = &[
+    15, 16, 94, 95, 182, 198, 207, 212, 30, 271, 298, 299, 306, 320, 412, 226, 227, 228, 235, 236,
+    237, 452, 463, 466, 102, 362,
+];
+
+/// The filter for the system calls the supervisor cannot judge: the
+/// [`JUDGED_I386`] calls fail with `EPERM`, and so does every x32 call (a
+/// 64-bit ABI nobody ships programs for, whose numbers would slip past
+/// [`program`]). Everything else passes (the main filter decides it).
+pub fn foreign_filter() -> Vec<libc::sock_filter> {
+    use sandgate_sandbox::bpf::{ARCH, NR, X32_SYSCALL_BIT};
+    use sandgate_sandbox::bpf::{AUDIT_ARCH_I386, AUDIT_ARCH_X86_64, JGE_K, RET_ERRNO};
+    // Layout: 0 ld arch; 1 jeq x86_64 -> 4; 2 jeq i386 -> 7; 3 ret allow;
+    // 4 ld nr; 5 jge x32 -> deny; 6 ret allow;
+    // 7 ld nr; 8.. jeq each -> deny; ret allow; deny: ret errno.
+    let deny = 8 + JUDGED_I386.len() + 1;
+    let to = |from: usize, target: usize| target - from - 1;
+    let mut prog = vec![
+        stmt(LD_W_ABS, ARCH),
+        jump(JEQ_K, AUDIT_ARCH_X86_64, to(1, 4), 0),
+        jump(JEQ_K, AUDIT_ARCH_I386, to(2, 7), 0),
+        stmt(RET_K, RET_ALLOW),
+        stmt(LD_W_ABS, NR),
+        jump(JGE_K, X32_SYSCALL_BIT, to(5, deny), 0),
+        stmt(RET_K, RET_ALLOW),
+        stmt(LD_W_ABS, NR),
+    ];
+    for (i, nr) in JUDGED_I386.iter().enumerate() {
+        prog.push(jump(JEQ_K, *nr, to(8 + i, deny), 0));
+    }
+    prog.push(stmt(RET_K, RET_ALLOW));
+    prog.push(stmt(RET_K, RET_ERRNO | libc::EPERM as u32));
+    prog
+}
+
 /// Runs `prog` on one system call as the kernel would (the instructions these
 /// filters use), for the tests of this module and of the mount layer's filter.
 #[cfg(test)]
@@ -304,6 +347,29 @@ mod tests {
         ];
         for (name, arch, nr, args, want) in table {
             assert_eq!(verdict(&prog, *arch, *nr, *args), *want, "{name}");
+        }
+    }
+
+    #[test]
+    fn the_foreign_filter_fails_what_the_supervisor_cannot_judge() {
+        use sandgate_sandbox::bpf::{AUDIT_ARCH_I386, RET_ERRNO, X32_SYSCALL_BIT};
+        let prog = foreign_filter();
+        let eperm = RET_ERRNO | libc::EPERM as u32;
+        for nr in JUDGED_I386 {
+            assert_eq!(
+                verdict(&prog, AUDIT_ARCH_I386, i64::from(*nr), [0; 6]),
+                eperm,
+                "{nr}"
+            );
+        }
+        // i386 `open`, `write`, `execve` pass: Landlock holds the writes.
+        for nr in [5, 4, 11] {
+            assert_eq!(verdict(&prog, AUDIT_ARCH_I386, nr, [0; 6]), RET_ALLOW);
+        }
+        for nr in [libc::SYS_connect, libc::SYS_chmod, libc::SYS_write] {
+            assert_eq!(verdict(&prog, AUDIT_ARCH_X86_64, nr, [0; 6]), RET_ALLOW);
+            let x32 = nr | i64::from(X32_SYSCALL_BIT);
+            assert_eq!(verdict(&prog, AUDIT_ARCH_X86_64, x32, [0; 6]), eperm);
         }
     }
 }

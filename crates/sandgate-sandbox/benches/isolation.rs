@@ -1,7 +1,10 @@
-//! What isolation costs: building the plan, preparing each mode, and running
-//! `true` under each mode next to a plain `sh -c true`.
+//! What isolation costs: building the plan, preparing each mode, looking
+//! for the repositories a workdir holds, and running `true` under each mode
+//! next to a plain `sh -c true`.
 //!
 //! `cargo bench -p sandgate-sandbox --bench isolation`
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -92,5 +95,55 @@ fn bench_spawn(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_plan, bench_spawn);
+/// `repository::protected_entries` for three workdirs: a project with its
+/// own `.git` only, a folder of 50 projects (10 of them repositories), and
+/// a repository with 40 directories and 3 submodules checked out.
+fn bench_repository(c: &mut Criterion) {
+    use sandgate_sandbox::repository::protected_entries;
+    let git = |dir: &std::path::Path| {
+        std::fs::create_dir_all(dir.join("objects")).unwrap();
+        std::fs::write(dir.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    };
+    let project = tempfile::tempdir().unwrap();
+    git(&project.path().join(".git"));
+    let folder = tempfile::tempdir().unwrap();
+    for i in 0..50 {
+        let dir = folder.path().join(format!("p{i}"));
+        std::fs::create_dir(&dir).unwrap();
+        if i % 5 == 0 {
+            git(&dir.join(".git"));
+        }
+    }
+    let modules = tempfile::tempdir().unwrap();
+    git(&modules.path().join(".git"));
+    let mut listed = String::new();
+    for i in 0..40 {
+        std::fs::create_dir(modules.path().join(format!("d{i}"))).unwrap();
+    }
+    for i in 0..3 {
+        git(&modules.path().join(format!(".git/modules/m{i}")));
+        let checkout = modules.path().join(format!("d{i}/m{i}"));
+        std::fs::create_dir_all(&checkout).unwrap();
+        std::fs::write(
+            checkout.join(".git"),
+            format!("gitdir: ../../.git/modules/m{i}\n"),
+        )
+        .unwrap();
+        listed.push_str(&format!("[submodule \"m{i}\"]\n\tpath = d{i}/m{i}\n"));
+    }
+    std::fs::write(modules.path().join(".gitmodules"), listed).unwrap();
+    let mut group = c.benchmark_group("repository");
+    for (name, dir) in [
+        ("one project", &project),
+        ("a folder of 50 projects", &folder),
+        ("40 directories, 3 submodules", &modules),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter(|| protected_entries(black_box(dir.path())))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_plan, bench_repository, bench_spawn);
 criterion_main!(benches);

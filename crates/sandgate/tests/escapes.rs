@@ -244,6 +244,27 @@ s.sendall(b"hello from inside\n")
 print("connected")
 "#;
 
+/// `chmod(argv[1], 0777)` through the 32-bit system call ABI (`int 0x80`)
+/// from this 64-bit process: machine code in memory below 4 GiB, where a
+/// 32-bit pointer reaches; exits 0 when the call succeeded.
+const INT80_CHMOD_PY: &str = r#"import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+# PROT_READ|WRITE|EXEC, MAP_PRIVATE|MAP_ANONYMOUS|MAP_32BIT
+mem = libc.mmap(None, 4096, 7, 0x22 | 0x40, -1, 0)
+path = sys.argv[1].encode() + b"\0"
+ctypes.memmove(mem + 256, path, len(path))
+le = lambda v: v.to_bytes(4, "little")
+# push rbx; mov eax, 15 (chmod); mov ebx, path; mov ecx, 0777; int 0x80;
+# movsxd rax, eax; pop rbx; ret
+code = b"\x53\xb8" + le(15) + b"\xbb" + le(mem + 256) + b"\xb9" + le(0o777) + b"\xcd\x80\x48\x63\xc0\x5b\xc3"
+ctypes.memmove(mem, code, len(code))
+rc = ctypes.CFUNCTYPE(ctypes.c_long)(mem)()
+print("int 0x80 chmod:", rc)
+sys.exit(0 if rc == 0 else 1)
+"#;
+
 /// Sends a datagram to the UNIX socket at `SOCK` from one end of a datagram
 /// socket pair (no `socket(AF_UNIX)` needed); exits 0 when sent.
 const SENDTO_PAIR_PY: &str = r#"import os, socket
@@ -395,6 +416,7 @@ impl Tree {
             ("create_swap.py", CREATE_SWAP_PY),
             ("flip.py", FLIP_PY),
             ("forged_open.py", FORGED_OPEN_PY),
+            ("int80_chmod.py", INT80_CHMOD_PY),
         ] {
             fs::write(bin.join(name), body).unwrap();
         }
@@ -1056,6 +1078,19 @@ fn rows() -> Vec<Row> {
                     "mv .git/hooks .git/hooks-old; mkdir -p .git/hooks && echo 'echo evil' > .git/hooks/pre-commit",
                 );
                 (t.work.join(".git/hooks/pre-commit").exists(), seen(&out))
+            },
+        },
+        Row {
+            name: "chmod a file outside through the 32-bit system call ABI (int 0x80)",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                let file = t.outside.join("file.txt");
+                let out = r.sh(&format!(
+                    "python3 {} \"$OUTSIDE/file.txt\"",
+                    t.bin("int80_chmod.py")
+                ));
+                (mode_of(&file) == 0o777, seen(&out))
             },
         },
         Row {
