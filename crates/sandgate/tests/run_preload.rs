@@ -480,3 +480,25 @@ fn the_library_loads_into_a_musl_program_too() {
     assert!(stderr.contains("sandgate: denied"), "{stderr}");
     assert!(!e.out.join("musl.txt").exists());
 }
+
+/// A first run in a home with `~/.ssh` (hidden from reads) and without
+/// `~/.sandgate`, carving: the library sandgate writes into `~/.sandgate`
+/// is readable to the program, so every program loads it, silently.
+#[test]
+fn a_first_run_carving_loads_the_library_without_a_word() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    fs::create_dir_all(e.home.join(".ssh")).unwrap();
+    let _ = fs::remove_dir_all(e.home.join(".sandgate"));
+    let out = e
+        .command("grep -c preload- /proc/self/maps; echo x > sub/f")
+        .env("SANDGATE_RUN_PROTECTION", "carve")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("ld.so"), "{stderr}");
+    assert_ne!(stdout.lines().next(), Some("0"), "not loaded: {stdout}");
+}

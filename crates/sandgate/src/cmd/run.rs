@@ -146,6 +146,15 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
             .mode(0o700)
             .create(dir);
     }
+    // The preload library is written into `~/.sandgate` once the plan is
+    // made; made now if missing, so that the plan sees it: when carving,
+    // reading is granted around the hidden floor directories by what
+    // exists when the plan is made, and a directory made later would stay
+    // unreadable (the loader would refuse the library in every process).
+    let _ = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(ctx.home.join(sandgate_policy::floor::SANDGATE_DIR));
     let inputs = RunPlanInputs {
         workspaces: workspaces.clone(),
         home: ctx.home.clone(),
