@@ -1273,33 +1273,13 @@ fn rows() -> Vec<Row> {
             name: "connect() to a UNIX socket by path, listener outside",
             root_only: false,
             held_by: EVERY,
-            attempt: |t, r| {
-                let sock = t.outside.join("listener.sock");
-                let listener = UnixListener::bind(&sock).unwrap();
-                fs::set_permissions(&sock, fs::Permissions::from_mode(0o777)).unwrap();
-                listener.set_nonblocking(true).unwrap();
-                let out = r.sh_with(
-                    &format!("python3 {}", t.bin("connect.py")),
-                    &[("SOCK", sock.to_str().unwrap())],
-                );
-                (accepted_hello(&listener), seen(&out))
-            },
+            attempt: |t, r| connect_to_listener(t, r, &t.outside.join("listener.sock")),
         },
         Row {
             name: "connect() to a UNIX socket in the workdir whose listener is outside",
             root_only: false,
             held_by: EVERY,
-            attempt: |t, r| {
-                let sock = t.work.join("planted.sock");
-                let listener = UnixListener::bind(&sock).unwrap();
-                fs::set_permissions(&sock, fs::Permissions::from_mode(0o777)).unwrap();
-                listener.set_nonblocking(true).unwrap();
-                let out = r.sh_with(
-                    &format!("python3 {}", t.bin("connect.py")),
-                    &[("SOCK", sock.to_str().unwrap())],
-                );
-                (accepted_hello(&listener), seen(&out))
-            },
+            attempt: |t, r| connect_to_listener(t, r, &t.work.join("planted.sock")),
         },
         Row {
             name: "run a command outside through a tmux server's socket (tmux new-window)",
@@ -1424,6 +1404,19 @@ fn datagram_sent(t: &Tree, r: &Runner, script: &str) -> (bool, String) {
         .recv(&mut buf)
         .is_ok_and(|n| buf[..n].starts_with(b"hello from inside"));
     (got, seen(&out))
+}
+
+/// Listens at `sock` (outside the sandbox, in this test process), then runs
+/// `connect.py` through `r`: whether it got connected and said hello.
+fn connect_to_listener(t: &Tree, r: &Runner, sock: &Path) -> (bool, String) {
+    let listener = UnixListener::bind(sock).unwrap();
+    fs::set_permissions(sock, fs::Permissions::from_mode(0o777)).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let out = r.sh_with(
+        &format!("python3 {}", t.bin("connect.py")),
+        &[("SOCK", sock.to_str().unwrap())],
+    );
+    (accepted_hello(&listener), seen(&out))
 }
 
 /// Whether some connection waiting on `listener` said hello from inside.
