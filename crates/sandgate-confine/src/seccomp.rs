@@ -134,39 +134,54 @@ pub fn program() -> Vec<libc::sock_filter> {
 /// `chown`, `lchown32`, `fchown32`, `chown32`, `utime`, `utimes`,
 /// `fchownat`, `futimesat`, `fchmodat`, `utimensat`, `utimensat_time64`,
 /// the `*xattr` family, `fchmodat2`, `setxattrat`, `removexattrat`), which
-/// Landlock does not see, and `socketcall` and `connect`, which could reach
-/// a UNIX socket outside. Writes are left to Landlock.
+/// Landlock does not see, `socketcall` and `connect`, which could reach a
+/// UNIX socket outside, and io_uring's three calls ([`IO_URING`]). Writes
+/// are left to Landlock.
 const JUDGED_I386: &[u32] = &[
     15, 16, 94, 95, 182, 198, 207, 212, 30, 271, 298, 299, 306, 320, 412, 226, 227, 228, 235, 236,
-    237, 452, 463, 466, 102, 362,
+    237, 452, 463, 466, 102, 362, 425, 426, 427,
 ];
 
-/// The filter for the system calls the supervisor cannot judge: the
-/// [`JUDGED_I386`] calls fail with `EPERM`, and so does every x32 call (a
-/// 64-bit ABI nobody ships programs for, whose numbers would slip past
-/// [`program`]). Everything else passes (the main filter decides it).
-pub fn foreign_filter() -> Vec<libc::sock_filter> {
+/// `io_uring_setup`, `io_uring_enter` and `io_uring_register` (the same
+/// numbers on x86-64 and i386): a ring's operations (`connect`, `setxattr`,
+/// `renameat`, …) never pass the supervisor.
+const IO_URING: &[u32] = &[425, 426, 427];
+
+/// The filter for the system calls the supervisor cannot judge, which fail
+/// with `EPERM`: io_uring's ([`IO_URING`]), the [`JUDGED_I386`] calls, and
+/// every x32 call (a 64-bit ABI nobody ships programs for, whose numbers
+/// would slip past [`program`]). Everything else passes (the main filter
+/// decides it).
+pub fn unjudged_filter() -> Vec<libc::sock_filter> {
     use sandgate_sandbox::bpf::{ARCH, NR, X32_SYSCALL_BIT};
     use sandgate_sandbox::bpf::{AUDIT_ARCH_I386, AUDIT_ARCH_X86_64, JGE_K, RET_ERRNO};
-    // Layout: 0 ld arch; 1 jeq x86_64 -> 4; 2 jeq i386 -> 7; 3 ret allow;
-    // 4 ld nr; 5 jge x32 -> deny; 6 ret allow;
-    // 7 ld nr; 8.. jeq each -> deny; ret allow; deny: ret errno.
-    let deny = 8 + JUDGED_I386.len() + 1;
+    // Layout: 0 ld arch; 1 jeq x86_64 -> 4; 2 jeq i386 -> I; 3 ret allow;
+    // 4 ld nr; 5 jge x32 -> deny; 6.. jeq each io_uring call -> deny;
+    // ret allow; I: ld nr; jeq each -> deny; ret allow; deny: ret errno.
+    let native = 6 + IO_URING.len() + 1;
+    let i386 = native + 1 + JUDGED_I386.len() + 1;
+    let deny = i386;
     let to = |from: usize, target: usize| target - from - 1;
     let mut prog = vec![
         stmt(LD_W_ABS, ARCH),
         jump(JEQ_K, AUDIT_ARCH_X86_64, to(1, 4), 0),
-        jump(JEQ_K, AUDIT_ARCH_I386, to(2, 7), 0),
+        jump(JEQ_K, AUDIT_ARCH_I386, to(2, native), 0),
         stmt(RET_K, RET_ALLOW),
         stmt(LD_W_ABS, NR),
         jump(JGE_K, X32_SYSCALL_BIT, to(5, deny), 0),
-        stmt(RET_K, RET_ALLOW),
-        stmt(LD_W_ABS, NR),
     ];
-    for (i, nr) in JUDGED_I386.iter().enumerate() {
-        prog.push(jump(JEQ_K, *nr, to(8 + i, deny), 0));
+    for nr in IO_URING {
+        let here = prog.len();
+        prog.push(jump(JEQ_K, *nr, to(here, deny), 0));
     }
     prog.push(stmt(RET_K, RET_ALLOW));
+    prog.push(stmt(LD_W_ABS, NR));
+    for nr in JUDGED_I386 {
+        let here = prog.len();
+        prog.push(jump(JEQ_K, *nr, to(here, deny), 0));
+    }
+    prog.push(stmt(RET_K, RET_ALLOW));
+    debug_assert_eq!(prog.len(), deny);
     prog.push(stmt(RET_K, RET_ERRNO | libc::EPERM as u32));
     prog
 }
@@ -351,9 +366,9 @@ mod tests {
     }
 
     #[test]
-    fn the_foreign_filter_fails_what_the_supervisor_cannot_judge() {
+    fn the_unjudged_filter_fails_what_the_supervisor_cannot_judge() {
         use sandgate_sandbox::bpf::{AUDIT_ARCH_I386, RET_ERRNO, X32_SYSCALL_BIT};
-        let prog = foreign_filter();
+        let prog = unjudged_filter();
         let eperm = RET_ERRNO | libc::EPERM as u32;
         for nr in JUDGED_I386 {
             assert_eq!(
@@ -365,6 +380,13 @@ mod tests {
         // i386 `open`, `write`, `execve` pass: Landlock holds the writes.
         for nr in [5, 4, 11] {
             assert_eq!(verdict(&prog, AUDIT_ARCH_I386, nr, [0; 6]), RET_ALLOW);
+        }
+        for nr in [
+            libc::SYS_io_uring_setup,
+            libc::SYS_io_uring_enter,
+            libc::SYS_io_uring_register,
+        ] {
+            assert_eq!(verdict(&prog, AUDIT_ARCH_X86_64, nr, [0; 6]), eperm);
         }
         for nr in [libc::SYS_connect, libc::SYS_chmod, libc::SYS_write] {
             assert_eq!(verdict(&prog, AUDIT_ARCH_X86_64, nr, [0; 6]), RET_ALLOW);

@@ -63,7 +63,7 @@ pub fn spawn(
     let ruleset_fd = ruleset.raw_fd();
     let child_fd = child_sock.as_raw_fd();
     let prog = seccomp::program();
-    let foreign = seccomp::foreign_filter();
+    let unjudged = seccomp::unjudged_filter();
     // SAFETY: the closure runs between fork and exec. It only makes raw
     // system calls (unshare, open, write, mount, openat2, open_tree,
     // mount_setattr, move_mount, chdir, prctl, landlock_restrict_self,
@@ -81,7 +81,7 @@ pub fn spawn(
             if let Some(setup) = &mounts {
                 mounts::install_filter(setup)?;
             }
-            seccomp::load(&foreign, 0)?;
+            seccomp::load(&unjudged, 0)?;
             let listener = seccomp::install(&prog)?;
             let sent = send_fd(child_fd, listener);
             libc::close(listener);

@@ -1094,6 +1094,17 @@ fn rows() -> Vec<Row> {
             },
         },
         Row {
+            name: "set up an io_uring, whose operations (connect, setxattr, renameat) no supervisor sees",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |_, r| {
+                let out = r.sh(
+                    "python3 -c 'import ctypes, sys; p = (ctypes.c_ubyte * 120)(); fd = ctypes.CDLL(None).syscall(425, 4, p); print(\"io_uring_setup:\", fd); sys.exit(fd < 0)'",
+                );
+                (out.status.success(), seen(&out))
+            },
+        },
+        Row {
             name: "hard-link a file from outside into the workdir, then write it there",
             root_only: false,
             held_by: EVERY,
