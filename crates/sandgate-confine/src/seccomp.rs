@@ -147,20 +147,29 @@ const JUDGED_I386: &[u32] = &[
 /// `renameat`, …) never pass the supervisor.
 const IO_URING: &[u32] = &[425, 426, 427];
 
+/// `ioctl` on x86-64 and on i386.
+const IOCTL_X86_64: u32 = 16;
+const IOCTL_I386: u32 = 54;
+
 /// The filter for the system calls the supervisor cannot judge, which fail
-/// with `EPERM`: io_uring's ([`IO_URING`]), the [`JUDGED_I386`] calls, and
-/// every x32 call (a 64-bit ABI nobody ships programs for, whose numbers
-/// would slip past [`program`]). Everything else passes (the main filter
-/// decides it).
+/// with `EPERM`: io_uring's ([`IO_URING`]), the [`JUDGED_I386`] calls, every
+/// x32 call (a 64-bit ABI nobody ships programs for, whose numbers would
+/// slip past [`program`]), and the `TIOCSTI` and `TIOCLINUX` ioctls in both
+/// ABIs, which type into the terminal: what a program pushes there, the
+/// shell reads once it ends, outside any confinement. Everything else
+/// passes (the main filter decides it).
 pub fn unjudged_filter() -> Vec<libc::sock_filter> {
+    use sandgate_sandbox::bpf::{arg_low, AUDIT_ARCH_I386, AUDIT_ARCH_X86_64, JGE_K, RET_ERRNO};
     use sandgate_sandbox::bpf::{ARCH, NR, X32_SYSCALL_BIT};
-    use sandgate_sandbox::bpf::{AUDIT_ARCH_I386, AUDIT_ARCH_X86_64, JGE_K, RET_ERRNO};
     // Layout: 0 ld arch; 1 jeq x86_64 -> 4; 2 jeq i386 -> I; 3 ret allow;
-    // 4 ld nr; 5 jge x32 -> deny; 6.. jeq each io_uring call -> deny;
-    // ret allow; I: ld nr; jeq each -> deny; ret allow; deny: ret errno.
-    let native = 6 + IO_URING.len() + 1;
-    let i386 = native + 1 + JUDGED_I386.len() + 1;
-    let deny = i386;
+    // 4 ld nr; 5 jge x32 -> deny; jeq ioctl -> T; jeq each io_uring call ->
+    // deny; ret allow;
+    // I: ld nr; jeq ioctl -> T; jeq each -> deny; ret allow;
+    // T: ld arg1 (the request's 32 bits); jeq TIOCSTI -> deny;
+    // jeq TIOCLINUX -> deny; ret allow; deny: ret errno.
+    let native = 7 + IO_URING.len() + 1;
+    let typing = native + 2 + JUDGED_I386.len() + 1;
+    let deny = typing + 4;
     let to = |from: usize, target: usize| target - from - 1;
     let mut prog = vec![
         stmt(LD_W_ABS, ARCH),
@@ -169,17 +178,25 @@ pub fn unjudged_filter() -> Vec<libc::sock_filter> {
         stmt(RET_K, RET_ALLOW),
         stmt(LD_W_ABS, NR),
         jump(JGE_K, X32_SYSCALL_BIT, to(5, deny), 0),
+        jump(JEQ_K, IOCTL_X86_64, to(6, typing), 0),
     ];
     for nr in IO_URING {
         let here = prog.len();
         prog.push(jump(JEQ_K, *nr, to(here, deny), 0));
     }
     prog.push(stmt(RET_K, RET_ALLOW));
+    debug_assert_eq!(prog.len(), native);
     prog.push(stmt(LD_W_ABS, NR));
+    prog.push(jump(JEQ_K, IOCTL_I386, to(native + 1, typing), 0));
     for nr in JUDGED_I386 {
         let here = prog.len();
         prog.push(jump(JEQ_K, *nr, to(here, deny), 0));
     }
+    prog.push(stmt(RET_K, RET_ALLOW));
+    debug_assert_eq!(prog.len(), typing);
+    prog.push(stmt(LD_W_ABS, arg_low(1)));
+    prog.push(jump(JEQ_K, libc::TIOCSTI as u32, to(typing + 1, deny), 0));
+    prog.push(jump(JEQ_K, libc::TIOCLINUX as u32, to(typing + 2, deny), 0));
     prog.push(stmt(RET_K, RET_ALLOW));
     debug_assert_eq!(prog.len(), deny);
     prog.push(stmt(RET_K, RET_ERRNO | libc::EPERM as u32));
@@ -387,6 +404,18 @@ mod tests {
             libc::SYS_io_uring_register,
         ] {
             assert_eq!(verdict(&prog, AUDIT_ARCH_X86_64, nr, [0; 6]), eperm);
+        }
+        // Typing into the terminal, in both ABIs; other ioctls pass.
+        for (arch, nr) in [
+            (AUDIT_ARCH_X86_64, libc::SYS_ioctl),
+            (AUDIT_ARCH_I386, i64::from(IOCTL_I386)),
+        ] {
+            for request in [libc::TIOCSTI, libc::TIOCLINUX] {
+                let args = [0, request, 0, 0, 0, 0];
+                assert_eq!(verdict(&prog, arch, nr, args), eperm, "{request:#x}");
+            }
+            let args = [0, libc::TIOCGWINSZ, 0, 0, 0, 0];
+            assert_eq!(verdict(&prog, arch, nr, args), RET_ALLOW);
         }
         for nr in [libc::SYS_connect, libc::SYS_chmod, libc::SYS_write] {
             assert_eq!(verdict(&prog, AUDIT_ARCH_X86_64, nr, [0; 6]), RET_ALLOW);

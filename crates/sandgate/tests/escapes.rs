@@ -265,6 +265,35 @@ print("int 0x80 chmod:", rc)
 sys.exit(0 if rc == 0 else 1)
 "#;
 
+/// Pushes a character into the input of a terminal that is the caller's
+/// controlling terminal (a new pseudo-terminal, in a new session), as a
+/// program would push a command for the shell that reads the terminal once
+/// the program ends; exits 0 when `TIOCSTI` succeeded and the character
+/// arrived.
+const TIOCSTI_PY: &str = r#"import fcntl, os, pty, sys, termios
+master, slave = pty.openpty()
+name = os.ttyname(slave)
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    tty = os.open(name, os.O_RDWR)
+    try:
+        fcntl.ioctl(tty, termios.TIOCSTI, b"Z")
+    except OSError as e:
+        print("TIOCSTI:", e)
+        os._exit(1)
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+if os.waitstatus_to_exitcode(status) != 0:
+    sys.exit(1)
+attrs = termios.tcgetattr(slave)
+attrs[3] &= ~termios.ICANON
+termios.tcsetattr(slave, termios.TCSANOW, attrs)
+got = os.read(slave, 1)
+print("pushed:", got)
+sys.exit(0 if got == b"Z" else 1)
+"#;
+
 /// Sends a datagram to the UNIX socket at `SOCK` from one end of a datagram
 /// socket pair (no `socket(AF_UNIX)` needed); exits 0 when sent.
 const SENDTO_PAIR_PY: &str = r#"import os, socket
@@ -417,6 +446,7 @@ impl Tree {
             ("flip.py", FLIP_PY),
             ("forged_open.py", FORGED_OPEN_PY),
             ("int80_chmod.py", INT80_CHMOD_PY),
+            ("tiocsti.py", TIOCSTI_PY),
         ] {
             fs::write(bin.join(name), body).unwrap();
         }
@@ -1091,6 +1121,22 @@ fn rows() -> Vec<Row> {
                     t.bin("int80_chmod.py")
                 ));
                 (mode_of(&file) == 0o777, seen(&out))
+            },
+        },
+        Row {
+            name: "type into the terminal (TIOCSTI), for the shell that reads it once the program ends",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                // Without CAP_SYS_ADMIN, TIOCSTI works only where the kernel
+                // still allows it (`dev.tty.legacy_tiocsti`).
+                let legacy = fs::read_to_string("/proc/sys/dev/tty/legacy_tiocsti")
+                    .map_or(true, |v| v.trim() == "1");
+                if t.who != Who::Root && !legacy {
+                    return (r.mode.is_none(), "skipped: TIOCSTI needs CAP_SYS_ADMIN here".into());
+                }
+                let out = r.sh(&format!("python3 {}", t.bin("tiocsti.py")));
+                (out.status.success(), seen(&out))
             },
         },
         Row {
