@@ -419,6 +419,20 @@ fn unix_sockets_outside_the_run_are_reached_only_when_listed() {
         )
         .unwrap();
         fs::write(t.out.join("connect_each.py"), CONNECT_EACH_PY).unwrap();
+        let dry = Command::new(env!("CARGO_BIN_EXE_sandgate"))
+            .args(["run", "--dry-run", "--json"])
+            .current_dir(&t.ws)
+            .env("HOME", &t.home)
+            .env("SANDGATE_AUDIT", "off")
+            .env_remove("SSH_AUTH_SOCK")
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&dry.stdout).unwrap();
+        assert_eq!(
+            v["unixSockets"],
+            serde_json::json!([{"path": listed, "state": "socket"}]),
+            "{v}"
+        );
         let out = Command::new(env!("CARGO_BIN_EXE_sandgate"))
             .args(["run", "--no-ui", "--", "python3"])
             .arg(t.out.join("connect_each.py"))
