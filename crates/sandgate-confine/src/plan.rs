@@ -341,7 +341,8 @@ impl RunPlan {
         let mut guarded = Vec::new();
         let named = workspaces
             .iter()
-            .flat_map(|ws| sandgate_sandbox::repository::protected_entries(ws));
+            .flat_map(|ws| sandgate_sandbox::repository::protected_entries(ws))
+            .chain(sandgate_sandbox::plan::own_executable());
         // Whether `path` lies inside the allowed set and not already beneath
         // a protected path.
         let holds = |path: &Path, protected: &[PathBuf]| {

@@ -204,6 +204,23 @@ pub fn build(input: &PlanInput<'_>) -> Result<Plan, PlanError> {
     })
 }
 
+/// Why sandgate's own executable is protected.
+pub const SELF_WHY: &str =
+    "sandgate itself: the agents' hooks and `sandgate run` start it, outside any sandbox";
+
+/// sandgate's own executable, as a protected path: where it lies in a
+/// writable tree (a build in the project, `target/release/sandgate`), a
+/// program it confines could replace it, and the next hook would run that
+/// unconfined.
+pub fn own_executable() -> Option<sandgate_policy::protected::ProtectedPath> {
+    let path = std::env::current_exe().ok()?;
+    Some(sandgate_policy::protected::ProtectedPath {
+        path,
+        why: SELF_WHY.to_string(),
+        only_file: false,
+    })
+}
+
 /// Resolves the symlinks of every plan path that exists, so that mechanisms
 /// working on paths (not inodes) see where an access really lands. A denied
 /// directory reached through a symlink is denied under both names.
@@ -224,6 +241,7 @@ pub fn resolve_links(plan: &Plan) -> Result<Plan, PlanError> {
     }
     let named = crate::repository::protected_entries(&plan.workdir)
         .into_iter()
+        .chain(own_executable())
         .filter(|named| {
             !plan
                 .protected

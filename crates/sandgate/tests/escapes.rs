@@ -1831,3 +1831,58 @@ fn a_bwrap_planted_on_path_is_not_run() {
         assert!(!marker.exists(), "{who:?}: the planted bwrap ran");
     }
 }
+
+/// sandgate run from inside the workdir (a build in the project) is one of
+/// the protected paths: a confined command cannot replace the executable
+/// the agents' hooks start next, in every mode, as root and as the test
+/// user. Unconfined, the same command replaces it.
+#[test]
+fn sandgate_itself_in_the_workdir_is_read_only() {
+    for mode in [Mode::Landlock, Mode::Bwrap, Mode::Run] {
+        if !mode.available() {
+            continue;
+        }
+        for who in users() {
+            // A running executable cannot be written (`ETXTBSY`), but it
+            // can be replaced by a rename.
+            let replace = "cp /bin/true bin/new && mv -f bin/new bin/sandgate";
+            for confined in [false, true] {
+                let t = Tree::new(who);
+                t.prepare("mkdir bin");
+                let copy = t.work.join("bin/sandgate");
+                fs::copy(binary(), &copy).unwrap();
+                if let Who::User { uid, gid } = who {
+                    std::os::unix::fs::chown(&copy, Some(uid), Some(gid)).unwrap();
+                }
+                let before = fs::metadata(&copy).unwrap().len();
+                let out = if !confined {
+                    t.command("/bin/sh").args(["-c", replace]).output().unwrap()
+                } else if mode == Mode::Run {
+                    t.command(copy.to_str().unwrap())
+                        .args(["run", "--no-ui", "--", "/bin/sh", "-c", replace])
+                        .output()
+                        .unwrap()
+                } else {
+                    let config = if mode == Mode::Bwrap {
+                        "bwrap"
+                    } else {
+                        "landlock"
+                    };
+                    t.command(copy.to_str().unwrap())
+                        .arg("--config")
+                        .arg(t.root.join(format!("{config}.yaml")))
+                        .args(["exec", "--", replace])
+                        .output()
+                        .unwrap()
+                };
+                let replaced = fs::metadata(&copy).unwrap().len() != before;
+                assert_eq!(
+                    replaced,
+                    !confined,
+                    "{mode:?}, {who:?}, confined {confined}: {}",
+                    seen(&out)
+                );
+            }
+        }
+    }
+}
