@@ -353,10 +353,15 @@ for path in [".mcp.json", sys.argv[1]]:
     assert!(!outside.exists());
 }
 
-/// Connects to each UNIX socket path given, sends a hello and prints
-/// `PATH ok` or `PATH ERRNO`; then starts a daemon (it forks twice and its
+/// Connects over TCP to `127.0.0.1:$TCP_PORT`; connects to each UNIX socket
+/// path given, sends a hello and prints `PATH ok` or `PATH ERRNO`; then
+/// starts a daemon (it forks twice and its
 /// parent exits) that listens on `daemon.sock`, and connects to it.
 const CONNECT_EACH_PY: &str = r#"import os, socket, sys, time
+tcp = socket.create_connection(("127.0.0.1", int(os.environ["TCP_PORT"])))
+tcp.sendall(b"hello over tcp")
+tcp.close()
+print("tcp ok")
 for path in sys.argv[1:]:
     s = socket.socket(socket.AF_UNIX)
     try:
@@ -387,8 +392,8 @@ print(client.recv(64).decode())
 
 /// `connect()` reaches the program's own listeners (one of a daemon it
 /// started, which left its parent) and, of the listeners outside the run,
-/// only the one `unix_sockets` lists: not another, not one whose socket
-/// file lies in the workspace. In both protections.
+/// only the one `unixSockets` lists: not another, not one whose socket
+/// file lies in the workspace; TCP goes through. In both protections.
 #[test]
 fn unix_sockets_outside_the_run_are_reached_only_when_listed() {
     use std::io::Read;
@@ -433,6 +438,8 @@ fn unix_sockets_outside_the_run_are_reached_only_when_listed() {
             serde_json::json!([{"path": listed, "state": "socket"}]),
             "{v}"
         );
+        let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = tcp.local_addr().unwrap().port().to_string();
         let out = Command::new(env!("CARGO_BIN_EXE_sandgate"))
             .args(["run", "--no-ui", "--", "python3"])
             .arg(t.out.join("connect_each.py"))
@@ -442,6 +449,7 @@ fn unix_sockets_outside_the_run_are_reached_only_when_listed() {
             .env("HOME", &t.home)
             .env("SANDGATE_AUDIT", "off")
             .env("SANDGATE_RUN_PROTECTION", protection)
+            .env("TCP_PORT", &port)
             .env("PYTHONDONTWRITEBYTECODE", "1")
             .env_remove("TMPDIR")
             .output()
@@ -464,6 +472,12 @@ fn unix_sockets_outside_the_run_are_reached_only_when_listed() {
             );
         }
         assert!(stdout.contains("daemon says hi"), "{seen}");
+        // The network is not sandgate run's business: TCP goes through.
+        assert!(stdout.contains("tcp ok"), "{seen}");
+        let (mut stream, _) = tcp.accept().unwrap();
+        let mut said = String::new();
+        stream.read_to_string(&mut said).unwrap();
+        assert_eq!(said, "hello over tcp");
         let hello = |l: &UnixListener| {
             let mut said = String::new();
             while let Ok((mut stream, _)) = l.accept() {

@@ -2,15 +2,16 @@
 //! for the program outside the confinement (a terminal multiplexer's
 //! `new-window`, a desktop bus's `systemd-run`, docker's `run -v /:/host`),
 //! and neither Landlock nor the write supervision sees it. So every
-//! `connect` comes here, and sandgate makes a UNIX socket's itself, from the
-//! address it copied once (the kernel would read it again from memory
-//! another thread can change), on the program's own socket (`pidfd_getfd`),
-//! on a thread of its own so that a slow connection never holds up the
-//! other calls:
+//! `connect` comes here, and sandgate makes it itself, from the address it
+//! copied once (the kernel would read it again from memory another thread
+//! can change), on the program's own socket (`pidfd_getfd`: the socket the
+//! descriptor named then, whatever it names later), on a thread of its own
+//! so that a slow connection never holds up the other calls:
 //!
-//! - a socket of another family continues: the network is not `sandgate
-//!   run`'s business, and a family is fixed when the socket is made, so no
-//!   address the program switches in can make it reach a UNIX socket;
+//! - a socket of another family is connected as copied: the network is
+//!   not `sandgate run`'s business (a sandbox the program itself sets up
+//!   with Landlock's TCP rules alone is not honoured for `connect`: sandgate
+//!   makes the connection);
 //! - a UNIX socket listed in `sandbox.json`'s `unixSockets` is connected
 //!   (by the listed file's device and inode, through the file the path
 //!   resolves to, so no path switched meanwhile redirects it);
@@ -40,10 +41,10 @@ const ADDRESS_ROOM: usize = 128;
 /// How many parents up the process tree a listener is looked for.
 const TREE_DEPTH: usize = 4_096;
 
-/// Answers `connect` notification `notif`: a socket of another family than
-/// `AF_UNIX` continues (its family is fixed, so no address can make it reach
-/// a UNIX socket, and the kernel applies whatever else confines the
-/// program); a UNIX socket is connected here, on a thread of its own.
+/// Answers `connect` notification `notif`, on a thread of its own. Nothing
+/// is left to the kernel: it would look up the descriptor again, which
+/// another thread of the program can point at a UNIX socket meanwhile
+/// (`dup2`), and read the address again.
 pub(super) fn connect(shared: &Arc<Shared>, notif: Notif) {
     // The descriptor is an `int`: the kernel ignores the upper half.
     let sock = match supervise::take_fd(notif.pid, notif.args[0] as u32 as i32) {
@@ -60,13 +61,9 @@ pub(super) fn connect(shared: &Arc<Shared>, notif: Notif) {
     if !shared.listener.id_valid(notif.id) {
         return;
     }
-    match supervise::socket_domain(sock.as_fd()) {
-        Some(libc::AF_UNIX) => {}
-        // Not a socket (`ENOTSOCK`), or another family: the kernel decides.
-        _ => {
-            shared.listener.allow(notif.id);
-            return;
-        }
+    if supervise::socket_domain(sock.as_fd()).is_none() {
+        shared.listener.fail(notif.id, libc::ENOTSOCK);
+        return;
     }
     let shared_for_thread = Arc::clone(shared);
     let spawned = std::thread::Builder::new()
