@@ -58,7 +58,8 @@ pub use plan::{
 pub use seccomp::{Listener, Notif, Ready};
 pub use settings::{ListKind, SandboxFile, SandboxSettings, SettingsError, FILE_NAME, STATE_DIR};
 pub use spawn::{
-    adopt_orphans, clear_umask, forward_signals, hold_forwarded, reap_orphans, Confined, FORWARDED,
+    adopt_orphans, clear_umask, forward_signals, hold_forwarded, reap_orphans, Confined,
+    AROUND_CONFINEMENT, FORWARDED,
 };
 pub use supervisor::{Attempt, DenyReason, Event, Reporter, Supervisor};
 

@@ -52,6 +52,24 @@ impl From<io::Error> for SpawnError {
     }
 }
 
+/// The capabilities a program confined by `sandgate run` loses (root's,
+/// or any it was given), since they act around Landlock and the
+/// supervisor, which judge paths: `CAP_DAC_READ_SEARCH` (files opened by
+/// handle), `CAP_LINUX_IMMUTABLE` (`chattr +i` through a descriptor opened
+/// to read), `CAP_NET_ADMIN` (the host's interfaces, routes and firewall),
+/// `CAP_IPC_OWNER` (other processes' shared memory), `CAP_SYS_MODULE`
+/// (kernel modules), `CAP_SYS_RAWIO`, `CAP_SYS_PACCT`, `CAP_SYS_ADMIN`
+/// (`bpf`, `sethostname`, `swapon`, mount namespaces of its own, …),
+/// `CAP_SYS_BOOT` (`reboot`, `kexec`), `CAP_SYS_TIME`, `CAP_SYS_TTY_CONFIG`,
+/// `CAP_AUDIT_CONTROL`, `CAP_MAC_OVERRIDE`, `CAP_MAC_ADMIN`, `CAP_SYSLOG`,
+/// `CAP_WAKE_ALARM`, `CAP_BLOCK_SUSPEND`, `CAP_PERFMON` and `CAP_BPF`. What
+/// installing, unpacking and building as root need stays: `CAP_CHOWN`,
+/// `CAP_DAC_OVERRIDE`, `CAP_FOWNER`, `CAP_FSETID`, `CAP_SETUID`,
+/// `CAP_SETGID`, `CAP_KILL` (signals stay inside, by Landlock), …
+pub const AROUND_CONFINEMENT: &[u32] = &[
+    2, 9, 12, 15, 16, 17, 20, 21, 22, 25, 26, 30, 32, 33, 34, 35, 36, 38, 39,
+];
+
 /// Spawns `cmd` inside `ruleset` and the write filter, and with `mounts`
 /// in its own mount namespace.
 pub fn spawn(
@@ -78,6 +96,7 @@ pub fn spawn(
                 }
             }
             landlock::restrict_self(ruleset_fd)?;
+            sandgate_sandbox::drop_capabilities_in(AROUND_CONFINEMENT)?;
             if let Some(setup) = &mounts {
                 mounts::install_filter(setup)?;
             }

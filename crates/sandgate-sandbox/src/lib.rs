@@ -70,4 +70,4 @@ pub use isolation::{
 };
 pub use plan::Plan;
 pub use supervise::Supervision;
-pub use sys::{landlock_abi, landlock_restrict_child};
+pub use sys::{drop_capabilities_in, landlock_abi, landlock_restrict_child};

@@ -174,6 +174,62 @@ fn drop_capabilities() -> io::Result<()> {
     capset(&[CapData::default(); 2])
 }
 
+/// `CAP_SYS_ADMIN`.
+pub const CAP_SYS_ADMIN: u32 = 21;
+
+/// Whether the calling thread has capability `cap` in its effective set.
+pub fn has_capability(cap: u32) -> bool {
+    let (word, bit) = ((cap / 32) as usize, cap % 32);
+    capget().is_ok_and(|data| {
+        data.get(word)
+            .is_some_and(|d| d.effective & (1 << bit) != 0)
+    })
+}
+
+/// Takes the capabilities `caps` out of every set of the calling thread:
+/// ambient, bounding (when it may: `CAP_SETPCAP`; without it it has none
+/// of them to pass on, and `no_new_privs` keeps `exec` from granting any),
+/// permitted, effective and inheritable. The others stay. Raw system calls
+/// on the slice given, no allocation: it runs between `fork` and `exec`.
+pub fn drop_capabilities_in(caps: &[u32]) -> io::Result<()> {
+    for &cap in caps {
+        // SAFETY: integer arguments only. EINVAL: a kernel that does not know
+        // `cap` (or has no ambient set), which then cannot hold it.
+        let rc = unsafe {
+            libc::prctl(
+                libc::PR_CAP_AMBIENT,
+                libc::PR_CAP_AMBIENT_LOWER,
+                libc::c_ulong::from(cap),
+                0,
+                0,
+            )
+        };
+        if rc != 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL) {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: integer arguments only.
+        let rc = unsafe { libc::prctl(libc::PR_CAPBSET_DROP, libc::c_ulong::from(cap), 0, 0, 0) };
+        if rc != 0
+            && !matches!(
+                io::Error::last_os_error().raw_os_error(),
+                Some(libc::EINVAL | libc::EPERM)
+            )
+        {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    let mut data = capget()?;
+    for &cap in caps {
+        let (word, bit) = ((cap / 32) as usize, cap % 32);
+        if let Some(d) = data.get_mut(word) {
+            d.effective &= !(1 << bit);
+            d.permitted &= !(1 << bit);
+            d.inheritable &= !(1 << bit);
+        }
+    }
+    capset(&data)
+}
+
 #[repr(C)]
 struct CapHeader {
     version: u32,
@@ -373,7 +429,9 @@ impl ReadOnlyMounts {
         // SAFETY: geteuid, getuid and getgid take no arguments and cannot fail.
         let (euid, uid, gid) = unsafe { (libc::geteuid(), libc::getuid(), libc::getgid()) };
         Some(ReadOnlyMounts {
-            as_root: euid == 0,
+            // Root without CAP_SYS_ADMIN (inside `sandgate run`) makes a
+            // user namespace like anyone else.
+            as_root: euid == 0 && has_capability(CAP_SYS_ADMIN),
             uid_map: std::ffi::CString::new(format!("{uid} {uid} 1")).ok()?,
             gid_map: std::ffi::CString::new(format!("{gid} {gid} 1")).ok()?,
             writable: writable.iter().map(|p| c(p)).collect::<Option<_>>()?,

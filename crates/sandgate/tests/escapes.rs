@@ -1886,3 +1886,46 @@ fn sandgate_itself_in_the_workdir_is_read_only() {
         }
     }
 }
+
+/// Root under `sandgate run` loses the capabilities that act around
+/// Landlock and the supervisor (kernel modules, `bpf`, mount namespaces of
+/// its own, the host's network, …) and keeps those installing and unpacking
+/// need. Unconfined, root makes a mount namespace of its own (a throw-away
+/// one); confined, in both protections, it cannot.
+#[test]
+fn run_drops_the_capabilities_that_reach_around_it() {
+    if !is_root() || !Mode::Run.available() {
+        eprintln!("skipping: needs root");
+        return;
+    }
+    let script =
+        "grep -E '^Cap(Eff|Bnd):' /proc/self/status; unshare --mount true && echo own-namespace";
+    for mode in [None, Some(Mode::Run), Some(Mode::RunCarve)] {
+        let t = Tree::new(Who::Root);
+        let out = Runner { tree: &t, mode }.sh(script);
+        let stdout = text(&out.stdout);
+        assert_eq!(
+            stdout.contains("own-namespace"),
+            mode.is_none(),
+            "{mode:?}: {}",
+            seen(&out)
+        );
+        if mode.is_none() {
+            continue;
+        }
+        for set in ["CapEff:", "CapBnd:"] {
+            let bits = stdout
+                .lines()
+                .find_map(|l| l.strip_prefix(set))
+                .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+                .unwrap();
+            for cap in sandgate_confine::AROUND_CONFINEMENT {
+                assert_eq!(bits & (1 << cap), 0, "{mode:?}: {set} keeps {cap}");
+            }
+            // CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_SETUID stay.
+            for cap in [0, 1, 3, 7] {
+                assert_ne!(bits & (1 << cap), 0, "{mode:?}: {set} lost {cap}");
+            }
+        }
+    }
+}

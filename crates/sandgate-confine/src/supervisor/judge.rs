@@ -35,6 +35,13 @@ pub(super) fn decide(shared: &Arc<Shared>, notif: Notif, op: Op, asks: &Sender<P
         })
         .collect();
     drop(answers);
+    if let Some(errno) = fails_anyway(&op) {
+        // The kernel checks existence before permissions: answer as it would,
+        // without a question or a report (e.g. `mv`'s `RENAME_NOREPLACE`
+        // probe, or `mkdir -p` of an existing protected directory).
+        listener.fail(notif.id, errno);
+        return;
+    }
     if let Some((path, standing)) = standings
         .iter()
         .find(|(_, s)| matches!(s, Standing::Floor | Standing::Protected | Standing::Denied))
@@ -57,12 +64,6 @@ pub(super) fn decide(shared: &Arc<Shared>, notif: Notif, op: Op, asks: &Sender<P
         .filter(|(_, s)| *s == Standing::Outside)
         .map(|(p, _)| p.clone())
         .collect();
-    if let Some(errno) = fails_anyway(&op) {
-        // The kernel checks existence before permissions: answer as it would,
-        // without a question (e.g. `mv`'s `RENAME_NOREPLACE` probe).
-        listener.fail(notif.id, errno);
-        return;
-    }
     if let Op::Link { from, to } = &op {
         if outside.contains(from) && !outside.contains(to) {
             // A hard link to a file outside would be a name in the allowed
