@@ -208,11 +208,25 @@ pub fn build(input: &PlanInput<'_>) -> Result<Plan, PlanError> {
 pub const SELF_WHY: &str =
     "sandgate itself: the agents' hooks and `sandgate run` start it, outside any sandbox";
 
-/// sandgate's own executable, as a protected path: where it lies in a
-/// writable tree (a build in the project, `target/release/sandgate`), a
-/// program it confines could replace it, and the next hook would run that
-/// unconfined.
+/// Whether this process is sandgate itself (see [`protect_own_executable`]).
+static OWN_EXECUTABLE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Called by the `sandgate` binary when it starts: from then on its own
+/// executable is one of the protected paths ([`own_executable`]). A program
+/// that only links this crate (a test) is not sandgate, and its executable
+/// is nobody's hook.
+pub fn protect_own_executable() {
+    OWN_EXECUTABLE.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// sandgate's own executable, as a protected path, once the binary said it
+/// is sandgate: where it lies in a writable tree (a build in the project,
+/// `target/release/sandgate`), a program it confines could replace it, and
+/// the next hook would run that unconfined.
 pub fn own_executable() -> Option<sandgate_policy::protected::ProtectedPath> {
+    if !OWN_EXECUTABLE.load(std::sync::atomic::Ordering::Relaxed) {
+        return None;
+    }
     let path = std::env::current_exe().ok()?;
     Some(sandgate_policy::protected::ProtectedPath {
         path,

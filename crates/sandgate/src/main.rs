@@ -32,6 +32,9 @@ pub const EXIT_CANNOT_CHECK: u8 = 2;
 
 fn main() -> ExitCode {
     quiet_when_stdout_closes();
+    // This executable is what the agents' hooks start: isolation holds it
+    // read-only where it lies in a writable tree.
+    sandgate_sandbox::plan::protect_own_executable();
     if let Some((agent, global)) = hook_fast_path() {
         return hook::run(agent, &global);
     }
