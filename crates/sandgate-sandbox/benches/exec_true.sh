@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Whole-process cost of `sandgate exec -- true` under each isolation mode,
-# side by side with a plain `sh -c true`.
+# side by side with a plain `sh -c true` and with the floor any wrapper
+# pays here: a static C program (built with cc, when it can link
+# statically) that only forks, execs `sh -c true` and waits, and `sandgate
+# --version` (sandgate's own start and exit, nothing else).
 #
 #   cargo build --release -p sandgate
 #   crates/sandgate-sandbox/benches/exec_true.sh [path/to/sandgate] [runs]
@@ -54,6 +57,23 @@ measure() {
 printf '%-34s %8s\n' "command" "µs/run"
 printf '%-34s %8s\n' "true" "$(measure /bin/true)"
 printf '%-34s %8s\n' "sh -c true" "$(measure /bin/sh -c true)"
+printf '%s\n' \
+  '#include <sys/wait.h>' \
+  '#include <unistd.h>' \
+  'int main(int argc, char **argv) {' \
+  '  (void)argc;' \
+  '  pid_t pid = fork();' \
+  '  if (pid == 0) { execv(argv[1], argv + 1); _exit(127); }' \
+  '  int status;' \
+  '  waitpid(pid, &status, 0);' \
+  '  return WEXITSTATUS(status);' \
+  '}' >"$work/wrap.c"
+if cc -O2 -static -o "$work/wrap" "$work/wrap.c" 2>/dev/null; then
+  printf '%-34s %8s\n' "fork + exec sh -c true (static C)" "$(measure "$work/wrap" /bin/sh -c true)"
+else
+  printf '%-34s %8s\n' "fork + exec sh -c true (static C)" "skipped: no static cc"
+fi
+printf '%-34s %8s\n' "sandgate --version" "$(measure "$bin" --version)"
 for mode in none landlock bwrap; do
   config "$mode"
   if [ "$mode" = bwrap ] && ! command -v bwrap >/dev/null; then
@@ -77,6 +97,8 @@ if command -v bwrap >/dev/null; then
     fi
   done < <("$bin" --config "$work/bwrap.yaml" exec --dry-run -- true | sed -n '/^argv:$/,$s/^  //p')
   printf '%-34s %8s\n' "bwrap alone (same options)" "$(measure "${bwrap_argv[@]}")"
+  printf '%-34s %8s\n' "bwrap, user namespace and / only" \
+    "$(measure bwrap --unshare-user --ro-bind / / /bin/sh -c true)"
 fi
 
 srt=${SRT:-$(command -v srt || true)}
