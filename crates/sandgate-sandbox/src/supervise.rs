@@ -362,49 +362,83 @@ fn connect_for(listener: &Listener, sockets: &Sockets, n: &Notif) -> Result<(), 
     if !listener.id_valid(n.id) {
         return Err(libc::ESRCH);
     }
-    // `socklen_t` is 32 bits: the kernel ignores the upper half.
-    let len = (n.args[2] as u32) as usize;
-    let mut addr = [0u8; 128];
-    if len > addr.len() {
-        return Err(libc::EINVAL);
-    }
-    let read = notify::read_memory(n.pid, n.args[1], &mut addr[..len]).map_err(|_| libc::EFAULT)?;
-    if read != len {
-        return Err(libc::EFAULT);
-    }
+    let mut room = [0u8; ADDRESS_ROOM];
+    let address = copy_address(n.pid, n.args[1], n.args[2], &mut room)?;
     // The descriptor is an `int`: the kernel ignores the upper half.
     let target_fd = n.args[0] as u32 as i32;
     let sock =
         pidfd_getfd(&pidfd, target_fd).map_err(|e| e.raw_os_error().unwrap_or(libc::EBADF))?;
-    let family = if len >= 2 {
-        u16::from_ne_bytes([addr[0], addr[1]])
-    } else {
-        0
-    };
-    if i32::from(family) != libc::AF_UNIX || len <= 2 {
+    match named(address) {
         // Another family (network allowed), or no address at all: connected
         // exactly as copied; no socket file is named.
-        return raw_connect(sock.as_raw_fd(), &addr[..len]);
+        Named::Other => raw_connect(sock.as_raw_fd(), address),
+        Named::Abstract(_) => Err(libc::EPERM),
+        Named::Path(path) => match connect_path_for(
+            &sock,
+            n.pid,
+            path,
+            |identity| sockets.contains(identity),
+            None,
+        ) {
+            PathConnect::Connected => Ok(()),
+            PathConnect::Refused => Err(libc::EACCES),
+            PathConnect::Failed(errno) => Err(errno),
+        },
     }
-    let path = &addr[2..len];
-    if path[0] == 0 {
-        return Err(libc::EPERM);
+}
+
+/// The room for a socket address (`struct sockaddr_storage`).
+pub const ADDRESS_ROOM: usize = 128;
+
+/// Copies, once, the socket address of `len` bytes at `at` in thread
+/// `tid`'s memory into `room`; `Err` is the errno the kernel would give:
+/// `EINVAL` for one longer than `sockaddr_storage`, `EFAULT` for one that
+/// cannot be read whole.
+pub fn copy_address(
+    tid: u32,
+    at: u64,
+    len: u64,
+    room: &mut [u8; ADDRESS_ROOM],
+) -> Result<&[u8], i32> {
+    // `socklen_t` is 32 bits: the kernel ignores the upper half.
+    let len = (len as u32) as usize;
+    if len > ADDRESS_ROOM {
+        return Err(libc::EINVAL);
     }
-    let path = match path.iter().position(|b| *b == 0) {
-        Some(end) => &path[..end],
-        None => path,
+    match notify::read_memory(tid, at, &mut room[..len]) {
+        Ok(read) if read == len => Ok(&room[..len]),
+        _ => Err(libc::EFAULT),
+    }
+}
+
+/// What a socket address names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Named<'a> {
+    /// No UNIX socket: another family, or nothing past the family.
+    Other,
+    /// An abstract UNIX socket: its name, after the leading NUL.
+    Abstract(&'a [u8]),
+    /// A UNIX socket file: its path, up to the first NUL.
+    Path(&'a [u8]),
+}
+
+/// What `address` names, read as the kernel reads it.
+pub fn named(address: &[u8]) -> Named<'_> {
+    let family = match address {
+        [a, b, ..] => u16::from_ne_bytes([*a, *b]),
+        _ => 0,
     };
-    match connect_path_for(
-        &sock,
-        n.pid,
-        path,
-        |identity| sockets.contains(identity),
-        None,
-    ) {
-        PathConnect::Connected => Ok(()),
-        PathConnect::Refused => Err(libc::EACCES),
-        PathConnect::Failed(errno) => Err(errno),
+    if i32::from(family) != libc::AF_UNIX || address.len() <= 2 {
+        return Named::Other;
     }
+    let name = &address[2..];
+    if name[0] == 0 {
+        return Named::Abstract(&name[1..]);
+    }
+    Named::Path(match name.iter().position(|b| *b == 0) {
+        Some(end) => &name[..end],
+        None => name,
+    })
 }
 
 /// How [`connect_path_for`] ended.
@@ -735,5 +769,25 @@ mod tests {
         let names: Vec<&str> = got.iter().map(|s| s.state).collect();
         assert_eq!(names, ["socket", "not a socket", "missing"]);
         assert_eq!(Sockets::open(&[sock]).listed.len(), 1);
+    }
+
+    #[test]
+    fn an_address_names_a_socket_file_an_abstract_socket_or_neither() {
+        let unix = |rest: &[u8]| {
+            let mut a = (libc::AF_UNIX as u16).to_ne_bytes().to_vec();
+            a.extend_from_slice(rest);
+            a
+        };
+        assert_eq!(
+            named(&unix(b"run/s.sock\0junk")),
+            Named::Path(b"run/s.sock")
+        );
+        assert_eq!(named(&unix(b"s.sock")), Named::Path(b"s.sock"));
+        assert_eq!(named(&unix(b"\0bus\0")), Named::Abstract(b"bus\0"));
+        assert_eq!(named(&unix(b"")), Named::Other);
+        let mut inet = (libc::AF_INET as u16).to_ne_bytes().to_vec();
+        inet.extend_from_slice(b"\0\0\x7f\0\0\x01");
+        assert_eq!(named(&inet), Named::Other);
+        assert_eq!(named(&[1]), Named::Other);
     }
 }

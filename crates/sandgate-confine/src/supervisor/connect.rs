@@ -28,15 +28,11 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use sandgate_sandbox::supervise::{self, PathConnect};
+use sandgate_sandbox::supervise::{self, Named, PathConnect};
 
 use super::report::describe;
 use super::{Attempt, DenyReason, Event, Shared};
-use crate::seccomp::{read_memory, Notif};
-
-/// The size of `struct sockaddr_storage`: a longer address fails (`EINVAL`)
-/// as the kernel fails it.
-const ADDRESS_ROOM: usize = 128;
+use crate::seccomp::Notif;
 
 /// How many parents up the process tree a listener is looked for.
 const TREE_DEPTH: usize = 4_096;
@@ -101,63 +97,52 @@ enum Refusal {
     Outside(PathBuf),
 }
 
-/// Connects UNIX socket `sock`, the caller's, as `notif` asks.
+/// Connects `sock`, the caller's, as `notif` asks.
 fn connect_for(shared: &Shared, notif: &Notif, sock: &OwnedFd) -> Result<(), Refusal> {
-    // `socklen_t` is 32 bits: the kernel ignores the upper half.
-    let len = (notif.args[2] as u32) as usize;
-    if len > ADDRESS_ROOM {
-        return Err(Refusal::Errno(libc::EINVAL));
-    }
-    let mut address = [0u8; ADDRESS_ROOM];
-    match read_memory(notif.pid, notif.args[1], &mut address[..len]) {
-        Ok(read) if read == len => {}
-        _ => return Err(Refusal::Errno(libc::EFAULT)),
-    }
-    let address = &address[..len];
-    let family = match address {
-        [a, b, ..] => u16::from_ne_bytes([*a, *b]),
-        _ => 0,
-    };
-    if i32::from(family) != libc::AF_UNIX || len <= 2 {
+    let mut room = [0u8; supervise::ADDRESS_ROOM];
+    let address = supervise::copy_address(notif.pid, notif.args[1], notif.args[2], &mut room)
+        .map_err(Refusal::Errno)?;
+    let inside = |pid: u32| shared.peers.inside(pid);
+    match supervise::named(address) {
         // Another family (`AF_UNSPEC` dissolves a datagram socket's
         // association), or an unnamed address: no listener to judge.
         // Connected exactly as copied; the kernel fails what it would fail.
-        return supervise::raw_connect(sock.as_raw_fd(), address).map_err(Refusal::Errno);
-    }
-    let name = &address[2..];
-    let inside = |pid: u32| shared.peers.inside(pid);
-    if name[0] == 0 {
+        Named::Other => supervise::raw_connect(sock.as_raw_fd(), address).map_err(Refusal::Errno),
         // Abstract: no file, so nothing to list; only the program's own
         // listener is reached.
-        let shown = PathBuf::from(format!(
-            "@{}",
-            String::from_utf8_lossy(&name[1..]).trim_end_matches('\0')
-        ));
-        return match supervise::connect_abstract_for(sock, address, &inside) {
-            PathConnect::Connected => Ok(()),
-            PathConnect::Refused => Err(Refusal::Outside(shown)),
-            PathConnect::Failed(errno) => Err(Refusal::Errno(errno)),
-        };
+        Named::Abstract(name) => settle(
+            supervise::connect_abstract_for(sock, address, &inside),
+            || {
+                let name = String::from_utf8_lossy(name);
+                PathBuf::from(format!("@{}", name.trim_end_matches('\0')))
+            },
+        ),
+        Named::Path(path) => settle(
+            supervise::connect_path_for(
+                sock,
+                notif.pid,
+                path,
+                |identity| shared.sockets.contains(identity),
+                Some(&inside),
+            ),
+            || {
+                let raw = PathBuf::from(std::ffi::OsStr::from_bytes(path));
+                if raw.is_absolute() {
+                    return raw;
+                }
+                let cwd = shared.callers.cwd(notif.pid, true);
+                cwd.map_or(raw.clone(), |cwd| cwd.join(&raw))
+            },
+        ),
     }
-    let path = match name.iter().position(|b| *b == 0) {
-        Some(end) => &name[..end],
-        None => name,
-    };
-    let listed = |identity| shared.sockets.contains(identity);
-    match supervise::connect_path_for(sock, notif.pid, path, listed, Some(&inside)) {
+}
+
+/// The call's result for `outcome`; a refusal names the socket as `shown`
+/// gives it.
+fn settle(outcome: PathConnect, shown: impl FnOnce() -> PathBuf) -> Result<(), Refusal> {
+    match outcome {
         PathConnect::Connected => Ok(()),
-        PathConnect::Refused => {
-            let raw = PathBuf::from(std::ffi::OsStr::from_bytes(path));
-            let shown = if raw.is_absolute() {
-                raw
-            } else {
-                shared
-                    .callers
-                    .cwd(notif.pid, true)
-                    .map_or(raw.clone(), |cwd| cwd.join(&raw))
-            };
-            Err(Refusal::Outside(shown))
-        }
+        PathConnect::Refused => Err(Refusal::Outside(shown())),
         PathConnect::Failed(errno) => Err(Refusal::Errno(errno)),
     }
 }

@@ -225,13 +225,10 @@ fn socket_path(pid: u32, addr: u64, len: u32) -> Option<Vec<u8>> {
     let mut buf = vec![0u8; len];
     let read = read_memory(pid, addr, &mut buf).ok()?;
     buf.truncate(read);
-    let family = u16::from_ne_bytes([*buf.first()?, *buf.get(1)?]);
-    if i32::from(family) != libc::AF_UNIX {
-        return None;
+    match sandgate_sandbox::supervise::named(&buf) {
+        sandgate_sandbox::supervise::Named::Path(path) => Some(path.to_vec()),
+        _ => None,
     }
-    let path = buf.get(2..)?;
-    let end = path.iter().position(|b| *b == 0).unwrap_or(path.len());
-    (end > 0).then(|| path[..end].to_vec())
 }
 
 /// `arg` made absolute against the caller's working directory (`fresh`: read
