@@ -134,12 +134,12 @@ pub fn program() -> Vec<libc::sock_filter> {
 /// `chown`, `lchown32`, `fchown32`, `chown32`, `utime`, `utimes`,
 /// `fchownat`, `futimesat`, `fchmodat`, `utimensat`, `utimensat_time64`,
 /// the `*xattr` family, `fchmodat2`, `setxattrat`, `removexattrat`), which
-/// Landlock does not see, `socketcall` and `connect`, which could reach a
-/// UNIX socket outside, and io_uring's three calls ([`IO_URING`]). Writes
-/// are left to Landlock.
+/// Landlock does not see, and `socketcall` and `connect`, which could
+/// reach a UNIX socket outside. io_uring's calls ([`IO_URING`]) fail in
+/// this ABI too. Writes are left to Landlock.
 const JUDGED_I386: &[u32] = &[
     15, 16, 94, 95, 182, 198, 207, 212, 30, 271, 298, 299, 306, 320, 412, 226, 227, 228, 235, 236,
-    237, 452, 463, 466, 102, 362, 425, 426, 427,
+    237, 452, 463, 466, 102, 362,
 ];
 
 /// `io_uring_setup`, `io_uring_enter` and `io_uring_register` (the same
@@ -164,11 +164,12 @@ pub fn unjudged_filter() -> Vec<libc::sock_filter> {
     // Layout: 0 ld arch; 1 jeq x86_64 -> 4; 2 jeq i386 -> I; 3 ret allow;
     // 4 ld nr; 5 jge x32 -> deny; jeq ioctl -> T; jeq each io_uring call ->
     // deny; ret allow;
-    // I: ld nr; jeq ioctl -> T; jeq each -> deny; ret allow;
+    // I: ld nr; jeq ioctl -> T; jeq each (and io_uring's) -> deny;
+    // ret allow;
     // T: ld arg1 (the request's 32 bits); jeq TIOCSTI -> deny;
     // jeq TIOCLINUX -> deny; ret allow; deny: ret errno.
     let native = 7 + IO_URING.len() + 1;
-    let typing = native + 2 + JUDGED_I386.len() + 1;
+    let typing = native + 2 + JUDGED_I386.len() + IO_URING.len() + 1;
     let deny = typing + 4;
     let to = |from: usize, target: usize| target - from - 1;
     let mut prog = vec![
@@ -188,7 +189,7 @@ pub fn unjudged_filter() -> Vec<libc::sock_filter> {
     debug_assert_eq!(prog.len(), native);
     prog.push(stmt(LD_W_ABS, NR));
     prog.push(jump(JEQ_K, IOCTL_I386, to(native + 1, typing), 0));
-    for nr in JUDGED_I386 {
+    for nr in JUDGED_I386.iter().chain(IO_URING) {
         let here = prog.len();
         prog.push(jump(JEQ_K, *nr, to(here, deny), 0));
     }
@@ -387,7 +388,7 @@ mod tests {
         use sandgate_sandbox::bpf::{AUDIT_ARCH_I386, RET_ERRNO, X32_SYSCALL_BIT};
         let prog = unjudged_filter();
         let eperm = RET_ERRNO | libc::EPERM as u32;
-        for nr in JUDGED_I386 {
+        for nr in JUDGED_I386.iter().chain(IO_URING) {
             assert_eq!(
                 verdict(&prog, AUDIT_ARCH_I386, i64::from(*nr), [0; 6]),
                 eperm,
