@@ -137,24 +137,21 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         Ok(requested) => requested,
         Err(e) => return fail(e),
     };
-    // The hooks trust the compiled-policy cache: the program may not write it.
-    // It is made now if missing, so that the mount layer can hold it.
+    // Made now if missing, so that the plan sees them. The hooks trust the
+    // compiled-policy cache, so the program may not write it, and the mount
+    // layer can hold only what exists. The preload library is written into
+    // `~/.sandgate` once the plan is made; when carving, reading is granted
+    // around the hidden floor directories by what exists when the plan is
+    // made, so a directory made later would stay unreadable (the loader
+    // would refuse the library in every process).
     let policy_cache = sandgate_policy::cache::cache_dir(&ctx.home);
-    if let Some(dir) = &policy_cache {
+    let state = ctx.home.join(sandgate_policy::floor::SANDGATE_DIR);
+    for dir in policy_cache.iter().chain([&state]) {
         let _ = std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(dir);
     }
-    // The preload library is written into `~/.sandgate` once the plan is
-    // made; made now if missing, so that the plan sees it: when carving,
-    // reading is granted around the hidden floor directories by what
-    // exists when the plan is made, and a directory made later would stay
-    // unreadable (the loader would refuse the library in every process).
-    let _ = std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(ctx.home.join(sandgate_policy::floor::SANDGATE_DIR));
     let inputs = RunPlanInputs {
         workspaces: workspaces.clone(),
         home: ctx.home.clone(),
