@@ -1894,8 +1894,11 @@ fn sandgate_itself_in_the_workdir_is_read_only() {
 /// one); confined, in both protections, it cannot.
 #[test]
 fn run_drops_the_capabilities_that_reach_around_it() {
-    if !is_root() || !Mode::Run.available() {
-        eprintln!("skipping: needs root");
+    if !is_root() {
+        missing("this test needs root: run the escape tests as root");
+        return;
+    }
+    if !Mode::Run.available() {
         return;
     }
     let script =
