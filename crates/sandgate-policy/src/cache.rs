@@ -40,7 +40,7 @@ use sha2::{Digest, Sha256};
 use crate::config::{AskFallback, ClaudeAsk, IsolationConfig, IsolationMode};
 use crate::decision::{Access, Origin, RuleRef, Tier};
 use crate::error::LoadError;
-use crate::load::{parse_policy, LoadedFile, Sources, MAX_POLICY_BYTES};
+use crate::load::{parse_policy_of, LoadedFile, Sources, MAX_POLICY_BYTES};
 use crate::policy::{IgnoredRule, Merged, Policy, Settings};
 use crate::request::Context;
 use crate::rules::{PrefixCanonicalizer, SourceRule};
@@ -48,7 +48,9 @@ use crate::selftest::{PolicyTest, TestSubject};
 use crate::Verdict;
 
 const MAGIC: &str = "sandgate-policy-cache";
-const FORMAT: &str = "9";
+/// Raised whenever what a file may say, or how files merge, changes: an entry
+/// keyed by the same text would otherwise skip the new checks.
+const FORMAT: &str = "10";
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The one reason the merge gives for an ignored rule (see `Policy::merge`).
 const IGNORED_WHY: &str = "allow rules of a tighten-only file are ignored";
@@ -121,7 +123,7 @@ pub fn load_with(
     let mut files = Vec::new();
     for (tier, path, text) in &inputs {
         let Some(text) = text else { continue };
-        match parse_policy(text, path) {
+        match parse_policy_of(text, path, *tier) {
             Ok(file) => files.push(LoadedFile {
                 tier: *tier,
                 path: path.clone(),

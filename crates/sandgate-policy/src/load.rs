@@ -203,7 +203,7 @@ fn read_policy_file_all(
     };
     let text = String::from_utf8(bytes)
         .map_err(|_| problem("cannot read the policy file: it is not UTF-8 text".into()))?;
-    let file = parse_policy_all(&text, path).map_err(|mut all| {
+    let file = parse_policy_of(&text, path, tier).map_err(|mut all| {
         let first = all.remove(0);
         more.extend(all);
         first
@@ -213,6 +213,50 @@ fn read_policy_file_all(
         path: path.to_path_buf(),
         file,
     }))
+}
+
+/// [`parse_policy_all`] for a file of `tier`, with what that tier may not
+/// say (a local file's custom isolation template) as a problem too.
+pub fn parse_policy_of(text: &str, path: &Path, tier: Tier) -> Result<PolicyFile, Vec<Problem>> {
+    let file = parse_policy_all(text, path)?;
+    if tier == Tier::Local {
+        if let Some(problem) = custom_isolation_problem(&file, text, path) {
+            return Err(vec![problem]);
+        }
+    }
+    Ok(file)
+}
+
+/// A local file that chooses the `custom` isolation mode (or a template for
+/// it): its template is a program of the file's choosing, run for every
+/// allowed command, which is not tightening. It is an error rather than
+/// ignored, so that nobody believes commands isolated that are not.
+fn custom_isolation_problem(file: &PolicyFile, text: &str, path: &Path) -> Option<Problem> {
+    let isolation = file.permissions.exec.isolation.as_ref()?;
+    let custom = isolation.mode == Some(crate::config::IsolationMode::Custom);
+    if !custom && isolation.template.is_none() {
+        return None;
+    }
+    let key = if custom { "custom" } else { "template:" };
+    let position = text.lines().enumerate().find_map(|(i, line)| {
+        let code = line.split('#').next().unwrap_or(line);
+        let column = code.find(key)?;
+        Some((u32::try_from(i + 1).ok()?, u32::try_from(column + 1).ok()?))
+    });
+    Some(Problem {
+        file: path.to_path_buf(),
+        position,
+        rule: None,
+        message: "a local (project) file cannot set `exec.isolation` to `mode: custom` or a \
+                  `template`: the template is a program of the file's choosing, run for every \
+                  allowed command, and a local file may only tighten"
+            .into(),
+        hint: Some(
+            "choose `mode: landlock` or `mode: bwrap` here, or put the custom template in the \
+             central file (~/.sandgate/permissions.yaml)"
+                .into(),
+        ),
+    })
 }
 
 /// An IO error in words, without the `(os error N)` suffix.

@@ -78,6 +78,10 @@ pub enum IsolationError {
     /// The plan contradicts itself.
     #[error(transparent)]
     Plan(#[from] PlanError),
+    /// The `custom` template cannot be used: nothing runs, since running the
+    /// command unconfined is not what the policy asked for.
+    #[error("{0}; the command does not run (fix the template, or choose another isolation mode)")]
+    Template(String),
     /// The workdir is not an existing directory.
     #[error("isolation workdir `{0}` is not an existing directory")]
     Workdir(String),
@@ -176,7 +180,7 @@ impl Isolation {
     /// `config` is the merged `permissions.exec.isolation` (or `None`),
     /// `sandbox_on` whether the sandbox is on (off disables isolation), and
     /// `deny_patterns` the merged `permissions.paths.deny` globs. An invalid
-    /// custom template turns isolation off with an error [`Notice`].
+    /// custom template is an error: nothing may run unconfined by accident.
     pub fn new(
         config: Option<&IsolationConfig>,
         sandbox_on: bool,
@@ -213,13 +217,7 @@ impl Isolation {
             IsolationMode::Custom => {
                 match Template::parse(config.template.as_deref().unwrap_or("")) {
                     Ok(t) => Some(t),
-                    Err(e) => {
-                        isolation.notices.push(Notice {
-                            level: NoticeLevel::Error,
-                            message: format!("{e}; isolation is off and commands run unconfined"),
-                        });
-                        return Ok(isolation);
-                    }
+                    Err(e) => return Err(IsolationError::Template(e.to_string())),
                 }
             }
             _ => None,

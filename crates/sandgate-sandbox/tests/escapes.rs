@@ -11,9 +11,7 @@ use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use sandgate_policy::config::{IsolationConfig, IsolationMode};
-use sandgate_sandbox::{
-    landlock_abi, EnforcementLevel, Environment, Isolation, IsolationError, NoticeLevel,
-};
+use sandgate_sandbox::{landlock_abi, EnforcementLevel, Environment, Isolation, IsolationError};
 
 /// A fake home with a floor directory, a workdir with a space in its name,
 /// and an outside directory the command may read but not write.
@@ -416,32 +414,22 @@ fn custom_template_around_bwrap_confines_writes() {
 }
 
 #[test]
-fn an_invalid_custom_template_turns_isolation_off_with_an_error() {
+fn an_invalid_custom_template_is_an_error_and_runs_nothing() {
     let f = fixture();
     for template in [None, Some("   "), Some("bwrap --ro-bind / / sh -c")] {
-        let iso = f
+        let err = f
             .isolation_with(IsolationConfig {
                 mode: Some(IsolationMode::Custom),
                 template: template.map(String::from),
                 ..IsolationConfig::default()
             })
-            .unwrap();
-        assert_eq!(iso.mode(), IsolationMode::None, "{template:?}");
-        assert_eq!(iso.notices().len(), 1);
-        assert_eq!(iso.notices()[0].level, NoticeLevel::Error);
+            .err()
+            .unwrap_or_else(|| panic!("{template:?}: accepted"));
         assert!(
-            iso.notices()[0]
-                .message
-                .ends_with("isolation is off and commands run unconfined"),
-            "{}",
-            iso.notices()[0]
+            matches!(err, IsolationError::Template(_))
+                && err.to_string().contains("the command does not run"),
+            "{template:?}: {err}"
         );
-        // The command still runs, unconfined.
-        let target = f.outside.join("unconfined.txt");
-        let out = run(&iso, &format!("echo x > '{}'", target.display()));
-        assert!(out.status.success());
-        assert!(target.exists());
-        fs::remove_file(&target).unwrap();
     }
 }
 

@@ -357,19 +357,79 @@ fn custom_template_around_bwrap_confines() {
 }
 
 #[test]
-fn an_invalid_template_runs_unconfined_with_an_error_line() {
-    let f = fixture("      mode: custom\n      template: bwrap --ro-bind / / /bin/sh -c\n");
-    let target = f.outside.join("unconfined.txt");
-    let out = f.exec(&format!("echo x > '{}'", target.display()));
+fn an_invalid_template_runs_nothing_and_says_why() {
+    let target = |f: &Fixture| f.outside.join("ran.txt");
+    // The control: a valid template runs the command.
+    let f = fixture("      mode: custom\n      template: /bin/sh -c {cmd}\n");
+    let out = f.exec(&format!("echo x > '{}'", target(&f).display()));
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(target.exists());
-    assert!(
-        text(&out.stderr).contains(
-            "sandgate: error: isolation template `bwrap --ro-bind / / /bin/sh -c` has no `{cmd}` placeholder; isolation is off and commands run unconfined"
-        ),
-        "{}",
-        text(&out.stderr)
+    assert!(target(&f).exists());
+    for template in ["bwrap --ro-bind / / /bin/sh -c", "\"\"", "\"   \""] {
+        let f = fixture(&format!("      mode: custom\n      template: {template}\n"));
+        let out = f.exec(&format!("echo x > '{}'", target(&f).display()));
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{template}: {}",
+            text(&out.stderr)
+        );
+        assert!(!target(&f).exists(), "{template}: the command ran");
+        assert!(
+            text(&out.stderr).contains("the command does not run"),
+            "{template}: {}",
+            text(&out.stderr)
+        );
+    }
+    let f = fixture("      mode: custom\n      template: bwrap --ro-bind / / /bin/sh -c\n");
+    assert!(text(&f.exec("true").stderr).contains(
+        "isolation template `bwrap --ro-bind / / /bin/sh -c` has no `{cmd}` placeholder"
+    ));
+}
+
+/// A project's `.sandgate/permissions.yaml` may only tighten: a custom
+/// template there would run a program of the project's choosing for every
+/// allowed command.
+#[test]
+fn a_local_file_cannot_choose_a_custom_template() {
+    let f = fixture("      mode: none\n");
+    let marker = f.outside.join("pwned");
+    fs::create_dir_all(f.work.join(".sandgate")).unwrap();
+    let local = f.work.join(".sandgate/permissions.yaml");
+    let custom = format!(
+        "permissions:\n  exec:\n    isolation:\n      mode: custom\n      template: /usr/bin/touch {} {{cmd}}\n",
+        marker.display()
     );
+    // The control: the same template in the central file runs.
+    let central = fixture(&custom["permissions:\n  exec:\n    isolation:\n".len()..]);
+    let out = central.exec("echo hello");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(marker.exists(), "the central template did not run");
+    fs::remove_file(&marker).unwrap();
+    let only_template = format!(
+        "permissions:\n  exec:\n    isolation:\n      mode: landlock\n      template: /usr/bin/touch {} {{cmd}}\n",
+        marker.display()
+    );
+    for (body, line) in [(&custom, 4), (&only_template, 5)] {
+        fs::write(&local, body).unwrap();
+        let out = f.exec("echo hello");
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(!marker.exists(), "the local template ran");
+        assert!(
+            err.contains(&format!("{}:{line}:", local.display()))
+                && err.contains("a local (project) file cannot set `exec.isolation`"),
+            "{err}"
+        );
+    }
+    // Choosing a built-in mode is tightening, and allowed.
+    fs::write(
+        &local,
+        "permissions:\n  exec:\n    isolation:\n      mode: landlock\n",
+    )
+    .unwrap();
+    let out = f.exec(&format!("echo x > '{}'", marker.display()));
+    assert!(!out.status.success(), "{}", text(&out.stderr));
+    assert!(!marker.exists(), "the local landlock mode did not confine");
 }
 
 #[test]
