@@ -223,6 +223,69 @@ fn init_writes_the_policy_and_the_schema_its_first_line_names() {
     assert_eq!(printed, text);
 }
 
+/// Every preset loads, and its self-tests hold, wherever the agent works:
+/// the project, the home directory (which holds the floor) and `/`. A self-test
+/// that fails makes every hook call exit 2, so a preset that only holds in a
+/// project would block an agent started in `~`.
+#[test]
+fn every_preset_loads_with_the_cwd_at_home_in_a_project_and_at_the_root() {
+    for preset in PRESETS {
+        let e = Env::new();
+        std::fs::create_dir_all(e.home.join(".ssh")).unwrap();
+        std::fs::write(e.home.join(".ssh/id_rsa"), "key\n").unwrap();
+        let (code, out, err) = e.run(&["init", "--preset", preset]);
+        assert_eq!(code, 0, "{preset}: {out}{err}");
+        for dir in [e.cwd.clone(), e.home.clone(), PathBuf::from("/")] {
+            let o = e
+                .sandgate()
+                .current_dir(&dir)
+                .args(["policy", "test"])
+                .output()
+                .unwrap();
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "{preset} in {}: {}{}",
+                dir.display(),
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let payload = serde_json::json!({
+                "hook_event_name": "PreToolUse",
+                "tool_name": "Bash",
+                "tool_input": {"command": "git status"},
+                "cwd": dir,
+            });
+            let mut hook = e.sandgate();
+            hook.current_dir(&dir).args(["hook", "claude"]);
+            hook.stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            let mut child = hook.spawn().unwrap();
+            {
+                use std::io::Write;
+                let mut stdin = child.stdin.take().unwrap();
+                stdin.write_all(payload.to_string().as_bytes()).unwrap();
+            }
+            let o = child.wait_with_output().unwrap();
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "{preset}: the hook in {}: {}",
+                dir.display(),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let answer: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            assert_eq!(
+                answer["hookSpecificOutput"]["permissionDecision"],
+                "allow",
+                "{preset} in {}: {answer}",
+                dir.display()
+            );
+        }
+    }
+}
+
 #[test]
 fn init_never_replaces_a_policy_without_force_and_keeps_every_backup() {
     let e = Env::new();
