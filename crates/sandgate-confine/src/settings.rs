@@ -92,6 +92,19 @@ pub struct SandboxFile {
     path: PathBuf,
 }
 
+/// The most `sandbox.json` may hold; a larger file is an error.
+const MAX_BYTES: u64 = 1 << 20;
+
+/// The text of the regular file at `path`: a FIFO, a device or a directory
+/// in its place is an error found without waiting on it (a named pipe a
+/// program planted there cannot hang the next start), and so is a file over
+/// [`MAX_BYTES`] or one that is not UTF-8.
+fn read_text(path: &Path) -> io::Result<String> {
+    let bytes = sandgate_policy::load::read_regular(path, MAX_BYTES)?;
+    String::from_utf8(bytes)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "it is not UTF-8 text"))
+}
+
 impl SandboxFile {
     /// The settings file of `workspace`.
     pub fn of(workspace: &Path) -> SandboxFile {
@@ -114,13 +127,13 @@ impl SandboxFile {
             path: dir.to_path_buf(),
             source,
         })?;
-        match fs::read_to_string(&self.path) {
+        match read_text(&self.path) {
             Ok(text) => self.parse(&text),
             Err(err) if err.kind() == io::ErrorKind::NotFound => {
                 let settings = SandboxSettings::default();
                 let _lock = self.lock()?;
                 // Another sandgate may have created it while we waited.
-                if let Ok(text) = fs::read_to_string(&self.path) {
+                if let Ok(text) = read_text(&self.path) {
                     return self.parse(&text);
                 }
                 self.write(&settings)?;
@@ -138,7 +151,7 @@ impl SandboxFile {
     /// replace; an entry already present is not added twice.
     pub fn persist(&self, list: ListKind, entry: &str) -> Result<(), SettingsError> {
         let _lock = self.lock()?;
-        let mut settings = match fs::read_to_string(&self.path) {
+        let mut settings = match read_text(&self.path) {
             Ok(text) => self.parse(&text)?,
             Err(err) if err.kind() == io::ErrorKind::NotFound => SandboxSettings::default(),
             Err(source) => {

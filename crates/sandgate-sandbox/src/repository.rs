@@ -214,12 +214,16 @@ fn gitdir_named(text: &str) -> Option<&str> {
 
 /// The text of regular file `file`, when it is one of at most
 /// [`CONFIG_LIMIT`] bytes.
+/// A symbolic link is not followed, and a FIFO swapped in after a look is
+/// refused on the opened descriptor, so nothing a program leaves in the
+/// workdir can hang the next start.
 fn read_small(file: &Path) -> Option<String> {
     let meta = std::fs::symlink_metadata(file).ok()?;
-    if !meta.is_file() || meta.len() > CONFIG_LIMIT {
+    if !meta.is_file() {
         return None;
     }
-    std::fs::read_to_string(file).ok()
+    let bytes = sandgate_policy::load::read_regular(file, CONFIG_LIMIT).ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 /// The directory `core.hooksPath` in `root/.git/config` names: relative to

@@ -187,6 +187,33 @@ fn a_named_pipe_as_a_policy_file_is_an_error_not_a_hang() {
     assert!(err.contains("named pipe (FIFO)"), "{err}");
 }
 
+/// A named pipe a program left as a workspace's `.sandgate/sandbox.json`
+/// stops the next `sandgate run` at once with the reason, instead of
+/// holding it forever.
+#[test]
+fn a_named_pipe_as_sandbox_json_is_an_error_not_a_hang() {
+    let e = env();
+    let settings = e.work.join(".sandgate/sandbox.json");
+    std::fs::create_dir_all(e.work.join(".sandgate")).unwrap();
+    mkfifo(&settings);
+    for args in [&["run", "--dry-run"][..], &["run", "--no-ui", "--", "true"]] {
+        let child = e
+            .sandgate(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = finish(child, 20, "run with a FIFO sandbox.json");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&settings.display().to_string()) && err.contains("named pipe (FIFO)"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
 #[test]
 fn a_named_pipe_as_the_projects_policy_fails_the_hook_closed_at_once() {
     let e = env();

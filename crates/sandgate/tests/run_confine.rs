@@ -67,6 +67,76 @@ impl Env {
     }
 }
 
+/// A workspace of `/`, or one above the home directory, would leave the
+/// whole file system or every home writable: `sandgate run` refuses it
+/// before it writes or starts anything. The home directory itself is fine.
+#[test]
+fn a_workspace_above_home_or_at_the_root_is_refused() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    let home = e.root.join("users/me");
+    fs::create_dir_all(&home).unwrap();
+    let above = e.root.join("users");
+    let escaped = above.join("escaped.txt");
+    let run = |cwd: &Path, args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_sandgate"))
+            .current_dir(cwd)
+            .env("HOME", &home)
+            .env("SANDGATE_AUDIT", "off")
+            .env("SANDGATE_SANDBOX", "1")
+            .env_remove("TMPDIR")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let write = format!("echo x > '{}'", escaped.display());
+    // The control: from the home directory the write outside it is refused
+    // by the confinement, and sandgate runs.
+    let out = run(&home, &["run", "--no-ui", "--", "sh", "-c", &write]);
+    assert!(!escaped.exists(), "{}", text(&out.stderr));
+    assert!(home.join(".sandgate/sandbox.json").exists());
+    for (cwd, args) in [
+        (
+            &above,
+            vec!["run", "--no-ui", "--", "sh", "-c", write.as_str()],
+        ),
+        (
+            &home,
+            vec!["run", "--workspace", "..", "--", "sh", "-c", write.as_str()],
+        ),
+        (&above, vec!["run", "--dry-run"]),
+    ] {
+        let out = run(cwd, &args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(!escaped.exists(), "{args:?}: the program ran");
+        assert!(
+            err.contains(&format!("workspace `{}` is too wide", above.display())),
+            "{args:?}: {err}"
+        );
+        assert!(
+            !above.join(".sandgate").exists(),
+            "{args:?}: state was written"
+        );
+    }
+    // `/` itself, by `--dry-run` (which starts nothing); sandgate's state
+    // directory there is removed again should a regression make it.
+    let root_state = Path::new("/.sandgate");
+    let existed = root_state.exists();
+    let out = run(&home, &["run", "--dry-run", "--workspace", "/"]);
+    if !existed && root_state.exists() {
+        let _ = fs::remove_dir_all(root_state);
+    }
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("workspace `/` is too wide: the whole file system"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 #[test]
 fn writes_inside_the_workspace_and_temp_work() {
     if !supported() {

@@ -7,7 +7,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, ExitStatus};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -98,6 +98,28 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(EXIT_CANNOT_CHECK)
 }
 
+/// Why `workspace` cannot be one: `/`, or a directory above the home
+/// directory, would leave the whole file system or every home writable.
+/// The home directory itself may be a workspace.
+fn too_wide(workspace: &Path, home: &Path) -> Option<String> {
+    let home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
+    let what = if workspace == Path::new("/") {
+        "the whole file system".to_string()
+    } else if home.starts_with(workspace) && home != workspace {
+        format!(
+            "everything under it, your home directory `{}` too,",
+            home.display()
+        )
+    } else {
+        return None;
+    };
+    Some(format!(
+        "workspace `{}` is too wide: {what} would be writable by the program; \
+         run sandgate from the project directory, or name it with `--workspace DIR`",
+        workspace.display()
+    ))
+}
+
 /// Runs `sandgate run`.
 pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
     let ctx = match crate::setup::context(global) {
@@ -113,7 +135,12 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
     for ws in &raw {
         let joined = ctx.cwd.join(ws);
         match std::fs::canonicalize(&joined) {
-            Ok(path) if path.is_dir() => workspaces.push(path),
+            Ok(path) if path.is_dir() => {
+                if let Some(why) = too_wide(&path, &ctx.home) {
+                    return fail(why);
+                }
+                workspaces.push(path)
+            }
             Ok(_) => return fail(format!("workspace `{}` is not a directory", ws.display())),
             Err(e) => return fail(format!("workspace `{}`: {e}", ws.display())),
         }
