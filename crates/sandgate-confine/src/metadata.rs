@@ -137,54 +137,117 @@ pub fn decode(n: &Notif) -> Option<Request> {
     Some(Request { change, target })
 }
 
+/// What a metadata call acts on, as far as the supervisor can tell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Acting {
+    /// The file at this canonical path.
+    On(PathBuf),
+    /// Nothing any path reaches: a missing path (the kernel fails the call),
+    /// a pipe or socket, a file deleted with no name left.
+    Nowhere,
+    /// Something the supervisor cannot name, so cannot judge: a path
+    /// relative to a removed directory, or a file whose path does not read
+    /// back as itself. The call fails.
+    Unknown,
+}
+
 impl Request {
-    /// The canonical path the change would act on, read now; `cwd` gives the
-    /// caller's working directory. `None` when there is nothing on the file
-    /// system to judge (a missing path, a pipe, a deleted file): the kernel
-    /// then fails the call or acts on something no path reaches.
-    pub fn target_path(&self, pid: u32, cwd: impl FnOnce() -> Option<PathBuf>) -> Option<PathBuf> {
+    /// What the change would act on, read now.
+    pub fn target(&self, pid: u32) -> Acting {
         match self.target {
-            Target::Fd(fd) => descriptor_path(pid, fd, cwd),
+            Target::Fd(fd) => match named(pid, fd) {
+                Named::Path(path) => Acting::On(path),
+                Named::Nameless | Named::Removed => Acting::Nowhere,
+                Named::Unknown => Acting::Unknown,
+            },
             Target::Path {
                 dirfd,
                 addr,
                 follow,
                 empty_is_dir,
             } => {
-                let raw = read_cstring(pid, addr).ok()?;
+                let Ok(raw) = read_cstring(pid, addr) else {
+                    // The kernel cannot read it either: the call fails.
+                    return Acting::Nowhere;
+                };
                 if raw.is_empty() {
                     return if empty_is_dir {
-                        descriptor_path(pid, dirfd, cwd)
+                        Request {
+                            change: self.change,
+                            target: Target::Fd(dirfd),
+                        }
+                        .target(pid)
                     } else {
-                        None
+                        Acting::Nowhere
                     };
                 }
                 let raw = Path::new(std::ffi::OsStr::from_bytes(&raw));
                 let absolute = if raw.is_absolute() {
                     raw.to_path_buf()
                 } else {
-                    descriptor_path(pid, dirfd, cwd)?.join(raw)
+                    match named(pid, dirfd) {
+                        Named::Path(base) => base.join(raw),
+                        // `ENOTDIR` or `EBADF` from the kernel.
+                        Named::Nameless => return Acting::Nowhere,
+                        // `..` from a removed directory still leads somewhere.
+                        Named::Removed | Named::Unknown => return Acting::Unknown,
+                    }
                 };
                 // `/proc/self` is the caller's, not ours: resolve it first.
-                kernel_path(
-                    &super::callerpath::canonicalize_as_caller(&absolute, follow, pid)?,
-                    follow,
-                )
+                let Some(canonical) =
+                    super::callerpath::canonicalize_as_caller(&absolute, follow, pid)
+                else {
+                    return Acting::Unknown;
+                };
+                kernel_path(&canonical, follow).map_or(Acting::Nowhere, Acting::On)
             }
         }
     }
 }
 
-/// The path of descriptor `fd` of `pid` (`AT_FDCWD`: its working directory).
-fn descriptor_path(pid: u32, fd: i32, cwd: impl FnOnce() -> Option<PathBuf>) -> Option<PathBuf> {
-    let path = if fd == libc::AT_FDCWD {
-        cwd()?
+/// What a descriptor of the caller (or its working directory) names.
+enum Named {
+    /// A path that reads back as the same file.
+    Path(PathBuf),
+    /// No file with a path: no such descriptor, a pipe, a socket, an
+    /// anonymous inode, or a file deleted with no link left.
+    Nameless,
+    /// A directory that was removed (its `..` still leads to its parent).
+    Removed,
+    /// A file whose path cannot be read back as itself (renamed since, or
+    /// deleted at this name while another link remains).
+    Unknown,
+}
+
+/// The path of descriptor `fd` of `pid` (`AT_FDCWD`: its working
+/// directory). The link's text is trusted only when it names the very
+/// file the descriptor holds: a directory may be called `d (deleted)`, and
+/// a removed one reads the same way.
+fn named(pid: u32, fd: i32) -> Named {
+    use std::os::unix::fs::MetadataExt;
+    let link = if fd == libc::AT_FDCWD {
+        PathBuf::from(format!("/proc/{pid}/cwd"))
     } else {
-        fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok()?
+        PathBuf::from(format!("/proc/{pid}/fd/{fd}"))
     };
-    // Pipes, sockets and anonymous inodes read as `pipe:[…]` and the like.
-    let bytes = path.as_os_str().as_bytes();
-    (bytes.starts_with(b"/") && !bytes.ends_with(b" (deleted)")).then_some(path)
+    let (Ok(path), Ok(held)) = (fs::read_link(&link), fs::metadata(&link)) else {
+        return Named::Nameless;
+    };
+    if !path.is_absolute() {
+        // `pipe:[…]`, `socket:[…]`, `anon_inode:[…]`.
+        return Named::Nameless;
+    }
+    let same =
+        fs::symlink_metadata(&path).is_ok_and(|m| m.dev() == held.dev() && m.ino() == held.ino());
+    if same {
+        Named::Path(path)
+    } else if held.nlink() == 0 && held.is_dir() {
+        Named::Removed
+    } else if held.nlink() == 0 {
+        Named::Nameless
+    } else {
+        Named::Unknown
+    }
 }
 
 /// Where `path` leads, resolved by the kernel.
@@ -330,16 +393,31 @@ mod tests {
     }
 
     #[test]
-    fn descriptor_paths_skip_pipes() {
+    fn descriptors_name_only_what_reads_back_as_itself() {
         let me = std::process::id();
         let (reader, _writer) = std::io::pipe().unwrap();
         use std::os::fd::AsRawFd as _;
-        assert_eq!(descriptor_path(me, reader.as_raw_fd(), || None), None);
-        let file = fs::File::open("/proc/self/exe").unwrap();
-        assert!(descriptor_path(me, file.as_raw_fd(), || None).is_some());
-        assert_eq!(
-            descriptor_path(me, libc::AT_FDCWD, || Some(PathBuf::from("/w"))),
-            Some(PathBuf::from("/w"))
-        );
+        assert!(matches!(named(me, reader.as_raw_fd()), Named::Nameless));
+        let dir = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(dir.path()).unwrap();
+        // A directory whose name looks like a removed one is still itself.
+        let odd = root.join("d (deleted)");
+        fs::create_dir(&odd).unwrap();
+        let held = fs::File::open(&odd).unwrap();
+        assert!(matches!(named(me, held.as_raw_fd()), Named::Path(p) if p == odd));
+        // Removed, it is no base for a relative path.
+        fs::remove_dir(&odd).unwrap();
+        assert!(matches!(named(me, held.as_raw_fd()), Named::Removed));
+        // A file deleted with no link left reaches nothing; one with a
+        // link left elsewhere cannot be named.
+        let file = root.join("f");
+        fs::write(&file, "").unwrap();
+        let open = fs::File::open(&file).unwrap();
+        fs::hard_link(&file, root.join("other")).unwrap();
+        fs::remove_file(&file).unwrap();
+        assert!(matches!(named(me, open.as_raw_fd()), Named::Unknown));
+        fs::remove_file(root.join("other")).unwrap();
+        assert!(matches!(named(me, open.as_raw_fd()), Named::Nameless));
+        assert!(matches!(named(me, 9999), Named::Nameless));
     }
 }

@@ -265,6 +265,32 @@ print("int 0x80 chmod:", rc)
 sys.exit(0 if rc == 0 else 1)
 "#;
 
+/// Metadata changes named relative to a directory the supervisor could
+/// not name before: one called `d (deleted)`, and a removed working
+/// directory, whose `..` still leads out. Prints what each call did.
+const UNNAMED_BASE_PY: &str = r#"import os
+outside = os.path.join(os.environ["OUTSIDE"], "file.txt")
+work = os.getcwd()
+def attempt(name, call):
+    try:
+        call()
+        print(name, "ok")
+    except OSError as e:
+        print(name, e.strerror)
+os.mkdir("d (deleted)")
+fd = os.open("d (deleted)", os.O_RDONLY)
+rel = os.path.relpath(outside, os.path.join(work, "d (deleted)"))
+attempt("chmod beside", lambda: os.chmod(rel, 0o600, dir_fd=fd))
+attempt("utime beside", lambda: os.utime(rel, (1, 1), dir_fd=fd))
+attempt("chmod .git/config beside", lambda: os.chmod("../.git/config", 0o606, dir_fd=fd))
+os.mkdir("gone")
+os.chdir("gone")
+rel = os.path.relpath(outside, os.getcwd())
+os.rmdir("../gone")
+attempt("chmod from a removed cwd", lambda: os.chmod(rel, 0o604))
+attempt("chmod .git/config from a removed cwd", lambda: os.chmod("../.git/config", 0o660))
+"#;
+
 /// Pushes a character into the input of a terminal that is the caller's
 /// controlling terminal (a new pseudo-terminal, in a new session), as a
 /// program would push a command for the shell that reads the terminal once
@@ -446,6 +472,7 @@ impl Tree {
             ("flip.py", FLIP_PY),
             ("forged_open.py", FORGED_OPEN_PY),
             ("int80_chmod.py", INT80_CHMOD_PY),
+            ("unnamed_base.py", UNNAMED_BASE_PY),
             ("tiocsti.py", TIOCSTI_PY),
         ] {
             fs::write(bin.join(name), body).unwrap();
@@ -799,6 +826,22 @@ fn rows() -> Vec<Row> {
                     .output()
                     .unwrap();
                 let got = mode_of(&file) == 0o600 || text(&xattr.stdout).contains("user.sandgate");
+                (got, seen(&out))
+            },
+        },
+        Row {
+            name: "chmod and utime outside and of .git/config, relative to a directory named `d (deleted)` or a removed working directory",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                t.git("init -q");
+                let file = t.outside.join("file.txt");
+                let config = t.work.join(".git/config");
+                let config_mode = mode_of(&config);
+                let out = r.sh(&format!("python3 {}", t.bin("unnamed_base.py")));
+                let got = matches!(mode_of(&file), 0o600 | 0o604)
+                    || fs::metadata(&file).unwrap().mtime() == 1
+                    || mode_of(&config) != config_mode;
                 (got, seen(&out))
             },
         },

@@ -4,6 +4,7 @@
 //! continue; metadata changes and write-class calls are decoded
 //! ([`super::decode`]) and judged ([`super::judge`]).
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
@@ -11,9 +12,10 @@ use std::sync::Arc;
 use super::decode::{decode, Request};
 use super::judge::{decide, fast};
 use super::{Pending, Shared};
-use crate::metadata;
+use crate::metadata::{self, Acting};
 use crate::onbehalf::Op;
 use crate::seccomp::{Notif, Ready};
+use crate::supervisor::{DenyReason, Event};
 
 pub(super) fn notify_loop(shared: &Arc<Shared>, asks: &Sender<Pending>, stop: &AtomicBool) {
     while !stop.load(Ordering::SeqCst) {
@@ -85,14 +87,29 @@ fn handle(shared: &Arc<Shared>, notif: Notif, asks: &Sender<Pending>) {
         return;
     }
     let op = if let Some(meta) = metadata::decode(&notif) {
-        let cwd = || shared.callers.cwd(notif.pid, true);
-        let Some(path) = meta.target_path(notif.pid, cwd) else {
-            listener.allow(notif.id);
-            return;
-        };
-        Op::Meta {
-            path,
-            change: meta.change,
+        match meta.target(notif.pid) {
+            Acting::On(path) => Op::Meta {
+                path,
+                change: meta.change,
+            },
+            Acting::Nowhere => {
+                listener.allow(notif.id);
+                return;
+            }
+            Acting::Unknown => {
+                // No floor behind it: what cannot be named is refused.
+                let unnamed = PathBuf::from("(a file sandgate cannot name)");
+                let op = Op::Meta {
+                    path: unnamed.clone(),
+                    change: meta.change,
+                };
+                shared.reporter.report(&Event::Denied {
+                    attempt: super::report::attempt(notif.pid, &op, &unnamed),
+                    reason: DenyReason::Unnamed,
+                });
+                listener.fail(notif.id, libc::EACCES);
+                return;
+            }
         }
     } else {
         let Some(request) = decode(&notif) else {

@@ -61,6 +61,10 @@ pub enum DenyReason {
     LinkFromOutside,
     /// A `connect()` to a UNIX socket whose listener is outside the run.
     SocketOutside,
+    /// A change of mode, owner, times or attributes whose file cannot be
+    /// named: a path relative to a removed directory, or a descriptor whose
+    /// path no longer reads back as its file.
+    Unnamed,
 }
 
 /// What the supervisor reports to the caller (for the terminal and the audit log).
@@ -127,6 +131,9 @@ impl DenyReason {
                 "the process listening on `{}` is not the program's: it would act for the program outside the run (a terminal multiplexer, a desktop bus, docker); list the socket in sandbox.json's `unixSockets` to allow it",
                 path.display()
             ),
+            DenyReason::Unnamed => {
+                "which file it would change cannot be told (a path relative to a removed directory, or a file renamed or deleted since it was opened), and nothing else stops it outside the workspace".into()
+            }
             DenyReason::LinkFromOutside => {
                 "a hard link would give the workspace a name for a file outside; it fails as across file systems, so copy it instead".into()
             }
