@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::seccomp::Listener;
-use sandgate_sandbox::beneath;
+use sandgate_sandbox::{beneath, notify};
 
 /// A write, with canonical paths.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -231,6 +231,12 @@ fn run(
     match op {
         Op::Open { path, flags, mode } => {
             let (dir, name) = parent_of(anchors, path)?;
+            let c_name = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(name))
+                .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+            if let Some(fifo) = notify::fifo_that_waits(dir.as_fd(), &c_name, *flags)? {
+                notify::open_fifo_later(listener, id, fifo, *flags)?;
+                return Ok(None);
+            }
             let fd = beneath::open_beneath(
                 dir.as_fd(),
                 Path::new(name),

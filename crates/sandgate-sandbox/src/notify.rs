@@ -12,7 +12,7 @@
 #![allow(unsafe_code)]
 
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 
@@ -92,6 +92,81 @@ pub enum Ready {
     Idle,
     /// No process uses the filter any more.
     Gone,
+}
+
+/// The named pipe at `name` in `dir`, held `O_PATH`, when an open of it
+/// with `flags` could wait (no `O_NONBLOCK`: for the other end to open).
+/// `Ok(None)` for anything else, or nothing, at that name. With `O_CREAT`
+/// and `O_EXCL` an existing pipe is `EEXIST`, as the kernel answers.
+pub fn fifo_that_waits(
+    dir: BorrowedFd<'_>,
+    name: &std::ffi::CStr,
+    flags: i32,
+) -> io::Result<Option<OwnedFd>> {
+    if flags & libc::O_NONBLOCK != 0 {
+        return Ok(None);
+    }
+    // SAFETY: `name` is NUL-terminated and outlives the call.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Ok(None);
+    }
+    // SAFETY: the kernel just returned this descriptor; we own it.
+    let held = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: an all-zero `stat` is valid, and the kernel fills it.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a live descriptor and a live `stat`.
+    if unsafe { libc::fstat(held.as_raw_fd(), &mut st) } != 0
+        || st.st_mode & libc::S_IFMT != libc::S_IFIFO
+    {
+        return Ok(None);
+    }
+    if flags & (libc::O_CREAT | libc::O_EXCL) == libc::O_CREAT | libc::O_EXCL {
+        return Err(io::Error::from_raw_os_error(libc::EEXIST));
+    }
+    Ok(Some(held))
+}
+
+/// Opens the named pipe `fifo` (held `O_PATH`, see [`fifo_that_waits`])
+/// with `flags` on a thread of its own, which answers notification `id`
+/// with the descriptor once the other end has opened it too, or with the
+/// error. The supervisor goes on with other calls meanwhile, so a program
+/// that opens the other end later (or never) holds only itself.
+pub fn open_fifo_later(listener: &Listener, id: u64, fifo: OwnedFd, flags: i32) -> io::Result<()> {
+    let listener = Listener {
+        fd: listener.fd.try_clone()?,
+    };
+    let again = std::ffi::CString::new(format!("/proc/self/fd/{}", fifo.as_raw_fd()))
+        .map_err(io::Error::other)?;
+    let cloexec = flags & libc::O_CLOEXEC != 0;
+    let flags = (flags & !(libc::O_CREAT | libc::O_EXCL | libc::O_TRUNC)) | libc::O_CLOEXEC;
+    std::thread::Builder::new()
+        .name("sandgate-fifo".into())
+        .spawn(move || {
+            // SAFETY: `again` is NUL-terminated; it names the very pipe
+            // `fifo` holds, which stays open until the open returns.
+            let fd = unsafe { libc::open(again.as_ptr(), flags) };
+            drop(fifo);
+            if fd < 0 {
+                let errno = io::Error::last_os_error()
+                    .raw_os_error()
+                    .unwrap_or(libc::EACCES);
+                listener.fail(id, errno);
+                return;
+            }
+            // SAFETY: the kernel just returned this descriptor; we own it.
+            let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+            if listener.send_fd(id, fd.as_fd(), cloexec).is_err() {
+                listener.fail(id, libc::EMFILE);
+            }
+        })?;
+    Ok(())
 }
 
 impl Listener {

@@ -603,9 +603,14 @@ pub fn answer(listener: &Listener, guard: &Guard, cache: &mut Cache, n: &Notif) 
             }
         }
         Ok(None) => listener.succeed(n.id, 0),
+        Err(ANSWERED) => {}
         Err(e) => listener.fail(n.id, e),
     }
 }
+
+/// What [`perform`] returns for a call another thread answers (an open of a
+/// named pipe that waits for its other end); no system call fails with 0.
+const ANSWERED: i32 = 0;
 
 fn open_flags(n: &Notif) -> i32 {
     match n.nr {
@@ -649,6 +654,14 @@ fn perform(
             let mut followed = false;
             loop {
                 allowed_open(guard, &place, flags)?;
+                match notify::fifo_that_waits(place.dir.as_fd(), &place.name, flags) {
+                    Ok(Some(fifo)) => {
+                        notify::open_fifo_later(listener, n.id, fifo, flags).map_err(errno)?;
+                        return Err(ANSWERED);
+                    }
+                    Ok(None) => {}
+                    Err(e) => return Err(errno(e)),
+                }
                 // SAFETY: `name` is NUL-terminated; the flags and mode are the
                 // command's own, and O_NOFOLLOW keeps a link swapped in since
                 // the judgement from being followed.

@@ -323,6 +323,33 @@ fn protected_paths_are_listed_extended_by_protect_and_read_only() {
 }
 
 #[test]
+fn a_named_pipe_waiting_for_its_reader_holds_only_itself() {
+    for mode in modes() {
+        let f = fixture(&mode_block(mode, false));
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_sandgate"))
+            .env_clear()
+            .env("HOME", &f.home)
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("SANDGATE_NO_UI", "1")
+            .current_dir(&f.work)
+            .arg("--config")
+            .arg(&f.config)
+            .args(["exec", "--", FIFO_SCRIPT])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = finish_within(child, 20, mode);
+        let stdout = text(&out.stdout);
+        assert!(out.status.success(), "{mode}: {}", text(&out.stderr));
+        for line in ["before-touch", "touched", "writer-opened", "done"] {
+            assert!(stdout.contains(line), "{mode}: {stdout}");
+        }
+        assert!(f.work.join("x").exists(), "{mode}");
+    }
+}
+
+#[test]
 fn custom_template_keeps_spaces_and_shell_syntax_intact() {
     let f =
         fixture("      mode: custom\n      template: env SANDGATE_WD={workdir} /bin/sh -c {cmd}\n");
@@ -520,3 +547,25 @@ fn dry_run_shows_the_bwrap_argv() {
     );
     assert!(!argv.contains(&"--unshare-net".to_string()), "{argv:?}");
 }
+
+/// Waits for `child` at most `secs` seconds; a hang is a failure, not a stuck test.
+fn finish_within(mut child: std::process::Child, secs: u64, what: &str) -> Output {
+    let start = std::time::Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if start.elapsed() > Duration::from_secs(secs) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: still running after {secs} s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The script opens a named pipe for writing in the background before any
+/// reader, makes a file, then opens the reading end. sandgate performs the
+/// writing open for the command; it must not hold every other call of the
+/// command while that open waits.
+const FIFO_SCRIPT: &str = "mkfifo p; (exec 3>p; echo writer-opened) & sleep 1; echo before-touch; touch x; echo touched; exec 4<p; wait; echo done";

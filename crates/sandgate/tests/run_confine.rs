@@ -137,6 +137,43 @@ fn a_workspace_above_home_or_at_the_root_is_refused() {
     );
 }
 
+/// A named pipe opened for writing before its reader: sandgate performs
+/// that open for the program (the workspace root is carved), and must not
+/// hold every other call of the program while the open waits.
+#[test]
+fn a_named_pipe_waiting_for_its_reader_holds_only_itself() {
+    if !supported() {
+        return;
+    }
+    for protection in ["mount", "carve"] {
+        let e = env();
+        let child = e
+            .sandgate()
+            .env("SANDGATE_RUN_PROTECTION", protection)
+            .args(["run", "--no-ui", "--", "sh", "-c", "mkfifo p; (exec 3>p; echo writer-opened) & sleep 1; echo before-touch; touch x; echo touched; exec 4<p; wait; echo done"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        let mut child = child;
+        while child.try_wait().unwrap().is_none() {
+            if start.elapsed() > std::time::Duration::from_secs(20) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{protection}: still running after 20 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        let stdout = text(&out.stdout);
+        assert!(out.status.success(), "{protection}: {}", text(&out.stderr));
+        for line in ["before-touch", "touched", "writer-opened", "done"] {
+            assert!(stdout.contains(line), "{protection}: {stdout}");
+        }
+    }
+}
+
 #[test]
 fn writes_inside_the_workspace_and_temp_work() {
     if !supported() {
