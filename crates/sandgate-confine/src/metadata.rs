@@ -60,6 +60,8 @@ pub enum Change {
     Times,
     /// An extended attribute (set or removed).
     Xattr,
+    /// The inode's flags or encryption policy (`chattr`, an `ioctl`).
+    Flags,
 }
 
 impl Change {
@@ -70,6 +72,7 @@ impl Change {
             Change::Owner => "chown",
             Change::Times => "touch",
             Change::Xattr => "setxattr",
+            Change::Flags => "chattr",
         }
     }
 }
@@ -132,6 +135,9 @@ pub fn decode(n: &Notif) -> Option<Request> {
         libc::SYS_lsetxattr | libc::SYS_lremovexattr => (Change::Xattr, cwd(a[0], false)),
         libc::SYS_fsetxattr | libc::SYS_fremovexattr => (Change::Xattr, Target::Fd(a[0] as i32)),
         SYS_SETXATTRAT | SYS_REMOVEXATTRAT => (Change::Xattr, path(a[0], a[1], a[2])),
+        libc::SYS_ioctl if super::seccomp::INODE_IOCTLS.contains(&(a[1] as u32)) => {
+            (Change::Flags, Target::Fd(a[0] as i32))
+        }
         _ => return None,
     };
     Some(Request { change, target })

@@ -78,23 +78,41 @@ fn notified() -> impl Iterator<Item = libc::c_long> {
         .copied()
 }
 
+/// The `ioctl` requests that change an inode's flags or its encryption
+/// policy, which Landlock does not see: `FS_IOC_SETFLAGS` (and its 32-bit
+/// number), `FS_IOC_FSSETXATTR`, `FS_IOC_SETVERSION` (both numbers) and
+/// `FS_IOC_SET_ENCRYPTION_POLICY`. They go to the supervisor, which judges
+/// them as metadata changes of the descriptor's file.
+pub const INODE_IOCTLS: &[u32] = &[
+    0x4008_6602,
+    0x4004_6602,
+    0x401c_5820,
+    0x4008_7602,
+    0x4004_7602,
+    0x800c_6613,
+];
+
 /// The BPF program. Foreign architectures and the x32 ABI pass through
 /// (the Landlock floor still holds for them, they are just never asked about).
 /// An `openat` whose sixth argument is [`MARKER`] passes too, whatever its
 /// flags: only the preload library's fast path sets it, and a program that
 /// forges it gets the Landlock floor's decision without being asked.
+/// An `ioctl` is handed over only for the [`INODE_IOCTLS`] requests.
 pub fn program() -> Vec<libc::sock_filter> {
     let n = notified().count();
+    let k = INODE_IOCTLS.len();
     // Layout (indices): 0 ld arch, 1 jeq, 2 ld nr, 3 jge x32, 4 jeq open,
-    // 5 jeq openat, 6..6+n jeq notified, 6+n ret allow, 7+n ld a1,
-    // 8+n jset, 9+n ld a5 low, 10+n jeq marker low, 11+n ld a5 high,
-    // 12+n jeq marker high, 13+n ld a2, 14+n jset, 15+n ret notif,
-    // 16+n ret allow.
-    let allow_end = 16 + n;
-    let notify = 15 + n;
-    let load_a1 = 7 + n;
-    let openat = 9 + n;
-    let load_a2 = 13 + n;
+    // 5 jeq openat, 6..6+n jeq notified, 6+n jeq ioctl, 7+n ret allow,
+    // 8+n ld a1, 9+n jset, 10+n ld a5 low, 11+n jeq marker low,
+    // 12+n ld a5 high, 13+n jeq marker high, 14+n ld a2, 15+n jset,
+    // 16+n ld a1 (the request's 32 bits), 17+n.. jeq each request,
+    // 17+n+k ret notif, 18+n+k ret allow.
+    let allow_end = 18 + n + k;
+    let notify = 17 + n + k;
+    let load_a1 = 8 + n;
+    let openat = 10 + n;
+    let load_a2 = 14 + n;
+    let ioctl = 16 + n;
     let to = |from: usize, target: usize| target - from - 1;
     let mut prog = native_x86_64(allow_end);
     prog.extend([
@@ -104,25 +122,34 @@ pub fn program() -> Vec<libc::sock_filter> {
     for (i, nr) in notified().enumerate() {
         prog.push(jump(JEQ_K, nr as u32, to(6 + i, notify), 0));
     }
+    prog.push(jump(JEQ_K, libc::SYS_ioctl as u32, to(6 + n, ioctl), 0));
     prog.push(stmt(RET_K, RET_ALLOW));
     prog.push(stmt(LD_W_ABS, arg_low(1)));
     prog.push(jump(
         JSET_K,
         WRITE_OPEN_FLAGS,
-        to(8 + n, notify),
-        to(8 + n, allow_end),
+        to(9 + n, notify),
+        to(9 + n, allow_end),
     ));
     prog.push(stmt(LD_W_ABS, arg_low(5)));
-    prog.push(jump(JEQ_K, MARKER as u32, 0, to(10 + n, load_a2)));
+    prog.push(jump(JEQ_K, MARKER as u32, 0, to(11 + n, load_a2)));
     prog.push(stmt(LD_W_ABS, arg_high(5)));
-    prog.push(jump(JEQ_K, (MARKER >> 32) as u32, to(12 + n, allow_end), 0));
+    prog.push(jump(JEQ_K, (MARKER >> 32) as u32, to(13 + n, allow_end), 0));
     prog.push(stmt(LD_W_ABS, arg_low(2)));
     prog.push(jump(
         JSET_K,
         WRITE_OPEN_FLAGS,
-        to(14 + n, notify),
-        to(14 + n, allow_end),
+        to(15 + n, notify),
+        to(15 + n, allow_end),
     ));
+    debug_assert_eq!(prog.len(), ioctl);
+    prog.push(stmt(LD_W_ABS, arg_low(1)));
+    for (i, request) in INODE_IOCTLS.iter().enumerate() {
+        let here = ioctl + 1 + i;
+        let miss = if i + 1 == k { to(here, allow_end) } else { 0 };
+        prog.push(jump(JEQ_K, *request, to(here, notify), miss));
+    }
+    debug_assert_eq!(prog.len(), notify);
     prog.push(stmt(RET_K, RET_USER_NOTIF));
     prog.push(stmt(RET_K, RET_ALLOW));
     prog
@@ -164,12 +191,15 @@ pub fn unjudged_filter() -> Vec<libc::sock_filter> {
     // Layout: 0 ld arch; 1 jeq x86_64 -> 4; 2 jeq i386 -> I; 3 ret allow;
     // 4 ld nr; 5 jge x32 -> deny; jeq ioctl -> T; jeq each io_uring call ->
     // deny; ret allow;
-    // I: ld nr; jeq ioctl -> T; jeq each (and io_uring's) -> deny;
+    // I: ld nr; jeq ioctl -> F; jeq each (and io_uring's) -> deny;
     // ret allow;
+    // F (i386 only, where the supervisor is not asked): ld arg1; jeq each
+    // of INODE_IOCTLS -> deny; then T;
     // T: ld arg1 (the request's 32 bits); jeq TIOCSTI -> deny;
     // jeq TIOCLINUX -> deny; ret allow; deny: ret errno.
     let native = 7 + IO_URING.len() + 1;
-    let typing = native + 2 + JUDGED_I386.len() + IO_URING.len() + 1;
+    let flags32 = native + 2 + JUDGED_I386.len() + IO_URING.len() + 1;
+    let typing = flags32 + 1 + INODE_IOCTLS.len();
     let deny = typing + 4;
     let to = |from: usize, target: usize| target - from - 1;
     let mut prog = vec![
@@ -188,12 +218,18 @@ pub fn unjudged_filter() -> Vec<libc::sock_filter> {
     prog.push(stmt(RET_K, RET_ALLOW));
     debug_assert_eq!(prog.len(), native);
     prog.push(stmt(LD_W_ABS, NR));
-    prog.push(jump(JEQ_K, IOCTL_I386, to(native + 1, typing), 0));
+    prog.push(jump(JEQ_K, IOCTL_I386, to(native + 1, flags32), 0));
     for nr in JUDGED_I386.iter().chain(IO_URING) {
         let here = prog.len();
         prog.push(jump(JEQ_K, *nr, to(here, deny), 0));
     }
     prog.push(stmt(RET_K, RET_ALLOW));
+    debug_assert_eq!(prog.len(), flags32);
+    prog.push(stmt(LD_W_ABS, arg_low(1)));
+    for request in INODE_IOCTLS {
+        let here = prog.len();
+        prog.push(jump(JEQ_K, *request, to(here, deny), 0));
+    }
     debug_assert_eq!(prog.len(), typing);
     prog.push(stmt(LD_W_ABS, arg_low(1)));
     prog.push(jump(JEQ_K, libc::TIOCSTI as u32, to(typing + 1, deny), 0));
@@ -364,6 +400,41 @@ mod tests {
             ("chdir", x86, libc::SYS_chdir, [0; 6], RET_USER_NOTIF),
             ("read", x86, libc::SYS_read, [0; 6], RET_ALLOW),
             (
+                "FS_IOC_SETFLAGS",
+                x86,
+                libc::SYS_ioctl,
+                [3, 0x4008_6602, 0, 0, 0, 0],
+                RET_USER_NOTIF,
+            ),
+            (
+                "FS_IOC_FSSETXATTR, high bits set",
+                x86,
+                libc::SYS_ioctl,
+                [3, 0xffff_ffff_401c_5820, 0, 0, 0, 0],
+                RET_USER_NOTIF,
+            ),
+            (
+                "FS_IOC_SET_ENCRYPTION_POLICY",
+                x86,
+                libc::SYS_ioctl,
+                [3, 0x800c_6613, 0, 0, 0, 0],
+                RET_USER_NOTIF,
+            ),
+            (
+                "FS_IOC_GETFLAGS",
+                x86,
+                libc::SYS_ioctl,
+                [3, 0x8008_6601, 0, 0, 0, 0],
+                RET_ALLOW,
+            ),
+            (
+                "TIOCGWINSZ",
+                x86,
+                libc::SYS_ioctl,
+                [1, libc::TIOCGWINSZ, 0, 0, 0, 0],
+                RET_ALLOW,
+            ),
+            (
                 "x32 openat",
                 x86,
                 openat | 0x4000_0000,
@@ -417,6 +488,14 @@ mod tests {
             }
             let args = [0, libc::TIOCGWINSZ, 0, 0, 0, 0];
             assert_eq!(verdict(&prog, arch, nr, args), RET_ALLOW);
+        }
+        // Inode flags: refused in the i386 ABI, left to the supervisor natively.
+        for request in INODE_IOCTLS {
+            let args = [0, u64::from(*request), 0, 0, 0, 0];
+            let i386 = verdict(&prog, AUDIT_ARCH_I386, i64::from(IOCTL_I386), args);
+            assert_eq!(i386, eperm, "{request:#x}");
+            let native = verdict(&prog, AUDIT_ARCH_X86_64, libc::SYS_ioctl, args);
+            assert_eq!(native, RET_ALLOW, "{request:#x}");
         }
         for nr in [libc::SYS_connect, libc::SYS_chmod, libc::SYS_write] {
             assert_eq!(verdict(&prog, AUDIT_ARCH_X86_64, nr, [0; 6]), RET_ALLOW);

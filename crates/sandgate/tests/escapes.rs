@@ -291,6 +291,20 @@ attempt("chmod from a removed cwd", lambda: os.chmod(rel, 0o604))
 attempt("chmod .git/config from a removed cwd", lambda: os.chmod("../.git/config", 0o660))
 "#;
 
+/// Sets the "no dump" inode flag (`chattr +d`) of `argv[1]` with the
+/// `FS_IOC_SETFLAGS` ioctl, on a descriptor opened only for reading; prints
+/// the flags before and after.
+const CHATTR_PY: &str = r#"import fcntl, os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+get = lambda: struct.unpack("l", fcntl.ioctl(fd, 0x80086601, struct.pack("l", 0)))[0]
+before = get()
+try:
+    fcntl.ioctl(fd, 0x40086602, struct.pack("l", before | 0x40))
+    print("set", hex(before), hex(get()))
+except OSError as e:
+    print("refused:", e.strerror)
+"#;
+
 /// Pushes a character into the input of a terminal that is the caller's
 /// controlling terminal (a new pseudo-terminal, in a new session), as a
 /// program would push a command for the shell that reads the terminal once
@@ -473,6 +487,7 @@ impl Tree {
             ("forged_open.py", FORGED_OPEN_PY),
             ("int80_chmod.py", INT80_CHMOD_PY),
             ("unnamed_base.py", UNNAMED_BASE_PY),
+            ("chattr.py", CHATTR_PY),
             ("tiocsti.py", TIOCSTI_PY),
         ] {
             fs::write(bin.join(name), body).unwrap();
@@ -842,6 +857,22 @@ fn rows() -> Vec<Row> {
                 let got = matches!(mode_of(&file), 0o600 | 0o604)
                     || fs::metadata(&file).unwrap().mtime() == 1
                     || mode_of(&config) != config_mode;
+                (got, seen(&out))
+            },
+        },
+        Row {
+            name: "set an inode flag (chattr +d, the FS_IOC_SETFLAGS ioctl) of a file outside",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                let file = t.outside.join("file.txt");
+                let out = r.sh(&format!(
+                    "python3 {} \"$OUTSIDE/file.txt\"",
+                    t.bin("chattr.py")
+                ));
+                let flags = Command::new("lsattr").arg("-d").arg(&file).output().unwrap();
+                let attrs = text(&flags.stdout);
+                let got = attrs.split_whitespace().next().unwrap_or("").contains('d');
                 (got, seen(&out))
             },
         },
