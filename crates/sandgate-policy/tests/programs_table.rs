@@ -220,12 +220,14 @@ const CASES: &[(&str, &str, Verdict, &str)] = &[
     (CAREFUL, "perl -pie 's/a/b/' f", Ask, "`perl -e`"),
     (CAREFUL, "perl -E 'say 1'", Ask, "`perl -E`"),
     (CAREFUL, "ruby -e 'File.delete(\"x\")'", Ask, "`ruby -e`"),
-    (CAREFUL, "awk 'BEGIN{system(\"rm -rf ~\")}'", Ask, "can run commands or write files"),
-    (CAREFUL, "awk '{print > \"/etc/x\"}' f", Ask, "can run commands or write files"),
-    (CAREFUL, "awk '{print | \"sh\"}' f", Ask, "can run commands or write files"),
-    (CAREFUL, "awk '\"id\" | getline x' f", Ask, "can run commands or write files"),
+    (CAREFUL, "awk 'BEGIN{system(\"rm -rf ~\")}'", Ask, "can run commands (`system`)"),
+    (CAREFUL, "awk '{print > \"/etc/x\"}' f", Deny, "writes a path: `/etc/x` matches the deny rule"),
+    (CAREFUL, "awk '{print > \"/tmp/out.txt\"}' f", Ask, "writes a path"),
+    (CAREFUL, "awk '{print > $2}' f", Ask, "writes a file whose name is only known at run time"),
+    (CAREFUL, "awk '{print | \"sh\"}' f", Ask, "can run commands through a pipe"),
+    (CAREFUL, "awk '\"id\" | getline x' f", Ask, "can run commands through a pipe"),
     (CAREFUL, "awk -F: '{ system($1) }' f", Ask, "can run commands"),
-    (CAREFUL, "awk \"$PROG\" f", Ask, "can run commands"),
+    (CAREFUL, "awk \"$PROG\" f", Ask, "could run commands or open any file"),
     (CAREFUL, "awk '{print $1}' notes.txt", Allow, ""),
     (CAREFUL, "awk -F, 'NR > 1 {n++} END {print n}' data.csv", Allow, ""),
     (CAREFUL, "awk -f prog.awk data.csv", Allow, ""),
@@ -414,7 +416,7 @@ fn generated_cases() -> Vec<(String, Verdict)> {
                     Runs::CommandUntilTerminator => format!("{} . {} curl x \\;", p.name, o.name),
                     Runs::CommandWords => format!("{} {} curl x", p.name, o.name),
                     Runs::Script | Runs::ScriptWords => format!("{} {} 'curl x'", p.name, o.name),
-                    Runs::Hidden => format!("{} {} x y", p.name, o.name),
+                    Runs::Hidden | Runs::NamesFromInput => format!("{} {} x y", p.name, o.name),
                 }
             };
             out.push((command, Ask));
@@ -423,7 +425,9 @@ fn generated_cases() -> Vec<(String, Verdict)> {
             for o in *options {
                 let command = match (o.name.is_empty(), o.runs) {
                     (true, _) => format!("{} {} curl x", p.name, path.join(" ")),
-                    (false, Runs::Hidden) => format!("{} {} {} x", p.name, path.join(" "), o.name),
+                    (false, Runs::Hidden | Runs::NamesFromInput) => {
+                        format!("{} {} {} x", p.name, path.join(" "), o.name)
+                    }
                     (false, _) => format!("{} {} {} 'curl x'", p.name, path.join(" "), o.name),
                 };
                 out.push((command, Ask));

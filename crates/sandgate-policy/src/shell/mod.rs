@@ -24,10 +24,13 @@ mod kinds;
 mod parse;
 mod plain;
 pub mod programs;
+pub mod reads;
 mod words;
 mod wrappers;
 
-pub use wrappers::{Wrapper, HIJACKING_VARIABLES, OPAQUE_COMMANDS, SHELLS, WRAPPERS};
+pub use wrappers::{
+    Wrapper, HIJACKING_VARIABLES, OPAQUE_COMMANDS, SHELLS, UNREAD_SHELLS, WRAPPERS,
+};
 
 /// Everything found in one command line.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -7,13 +7,14 @@ use tree_sitter::{Node, Parser, Tree};
 use super::kinds::{kind, Kind};
 use super::plain::{plain_commands, PlainCommand};
 use super::programs::{
-    git_program_key, is_option, picks_program, program_named, sed_script, sed_scripts, spelled,
-    Runs,
+    awk_program, git_program_key, is_option, picks_program, program_named, sed_script, sed_scripts,
+    spelled, AwkEffect, Runs,
 };
+use super::reads::{interpreter_named, reads_program_from_stdin};
 use super::words::{slice, text, Word};
 use super::wrappers::{
     hijacks, shell_invocation, skip_wrapper, wrapper_named, ShellInvocation, OPAQUE_COMMANDS,
-    SHELLS,
+    SHELLS, UNREAD_SHELLS,
 };
 use super::{Analysis, Form, FormKind, Read, Redirect, ShellWord, SimpleCommand, Unanalysable};
 
@@ -668,6 +669,17 @@ impl Walker {
                 let transparent = self.shell(words, at, base, stdin, source, *eligible);
                 return (transparent, Some(at));
             }
+            if let Some((_, reason)) = UNREAD_SHELLS.iter().find(|(n, _)| *n == base) {
+                self.unanalysable(source, *reason);
+                return (false, Some(at));
+            }
+            if let Some(interp) = interpreter_named(base) {
+                let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+                if reads_program_from_stdin(interp, &texts, at) {
+                    let from = stdin.map_or("standard input", Stdin::describe);
+                    self.unanalysable(source, format!("`{base}` reads its program from {from}"));
+                }
+            }
             if let Some((_, reason)) = OPAQUE_COMMANDS.iter().find(|(n, _)| *n == base) {
                 self.unanalysable(source, *reason);
             }
@@ -685,6 +697,18 @@ impl Walker {
         source: &str,
         eligible: bool,
     ) -> bool {
+        if name == "fish" {
+            if let Some(w) = words[at + 1..]
+                .iter()
+                .find(|w| is_option(&w.text, "-C") || is_option(&w.text, "--init-command"))
+            {
+                self.unanalysable(
+                    source,
+                    format!("`fish {}` runs commands the gate cannot see", w.text),
+                );
+                return false;
+            }
+        }
         match shell_invocation(words, at) {
             Err(reason) => {
                 self.unanalysable(source, reason);
@@ -779,6 +803,9 @@ impl Walker {
                 }
             }
         }
+        if name == "trap" {
+            self.trap(words, at, source);
+        }
         let mut sub_at = at + 1;
         if let Some(p) = program_named(&name) {
             // Global options before the subcommand.
@@ -863,6 +890,7 @@ impl Walker {
                             source,
                             format!("`{name} {}` runs a program the gate cannot see", opt.name),
                         ),
+                        Runs::NamesFromInput => self.names_from_input(&name, opt.name, source),
                         Runs::CommandUntilTerminator => {
                             let end = (j + 1..words.len())
                                 .find(|&k| matches!(texts[k], ";" | "+"))
@@ -937,6 +965,11 @@ impl Walker {
                                     opt.name
                                 ),
                             ),
+                            Runs::NamesFromInput => self.names_from_input(
+                                &format!("{name} {}", path.join(" ")),
+                                opt.name,
+                                source,
+                            ),
                         }
                     }
                 }
@@ -976,6 +1009,36 @@ impl Walker {
                 });
             }
         }
+    }
+
+    /// An option that makes a program read the names of its files from its
+    /// input or a list file (`sort --files0-from=-`, `tar -T list`).
+    fn names_from_input(&mut self, program: &str, option: &str, source: &str) {
+        self.unanalysable(
+            source,
+            format!(
+                "`{program} {option}` takes the names of what it opens from its input or a file, which the gate cannot see"
+            ),
+        );
+    }
+
+    /// `trap ACTION SIGNAL…`: the action is a script that runs later.
+    fn trap(&mut self, words: &[Word], at: usize, source: &str) {
+        let mut i = at + 1;
+        match words.get(i).map(|w| w.text.as_str()) {
+            Some("--") => i += 1,
+            // `-p`, `-l` and `-P` print; they set nothing.
+            Some("-p" | "-l" | "-P") => return,
+            _ => {}
+        }
+        // One operand is a signal whose trap is reset; `-` and `''` reset or ignore.
+        let Some(action) = words.get(i).filter(|_| words.len() > i + 1) else {
+            return;
+        };
+        if matches!(action.text.as_str(), "-" | "") {
+            return;
+        }
+        self.nested_script(&action.text, action.has_expansion, "trap", source);
     }
 
     /// The script an option gives (`--exec CMD`, `--exec=CMD`, `-x CMD`).
@@ -1099,17 +1162,38 @@ impl Walker {
         }
         let Some(text) = words.get(i) else { return };
         let t = text.text.as_str();
-        let runs = t.contains("system")
-            || t.contains('|')
-            || t.find("print").is_some_and(|p| t[p..].contains('>'));
-        if runs || text.has_expansion {
+        if text.has_expansion {
             self.unanalysable(
                 source,
                 format!(
-                    "the {name} program `{}` can run commands or write files",
+                    "the {name} program `{}` holds an expansion, so it could run commands or open any file",
                     t.escape_debug()
                 ),
             );
+            return;
+        }
+        match awk_program(t) {
+            Err(why) => self.unanalysable(
+                source,
+                format!("the {name} program `{}` {why}", t.escape_debug()),
+            ),
+            Ok(effects) => {
+                for effect in effects {
+                    match effect {
+                        AwkEffect::Reads(file) => self.out.reads.push(Read {
+                            source: format!("{name} getline < \"{file}\""),
+                            target: ShellWord {
+                                text: file,
+                                ..ShellWord::default()
+                            },
+                        }),
+                        AwkEffect::Writes(file) => self.out.redirects.push(Redirect {
+                            source: format!("{name} print > \"{file}\""),
+                            target: file,
+                        }),
+                    }
+                }
+            }
         }
     }
 

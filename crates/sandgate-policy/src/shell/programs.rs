@@ -50,6 +50,10 @@ pub enum Runs {
     /// Its value names or holds a program the gate cannot see (a pager, an
     /// interpreter's inline text): the command is unanalysable.
     Hidden,
+    /// The names of the files it opens come from standard input or a file
+    /// (`sort --files0-from=-`, `tar -T list`, `cpio -o`): the command is
+    /// unanalysable.
+    NamesFromInput,
 }
 
 /// An option of a program that runs something.
@@ -107,6 +111,18 @@ const fn runs(name: &'static str, runs: Runs) -> RunningOption {
     RunningOption { name, runs }
 }
 
+const fn names_from(name: &'static str) -> RunningOption {
+    RunningOption {
+        name,
+        runs: Runs::NamesFromInput,
+    }
+}
+
+/// `--files0-from`, as `sort`, `wc` and `du` spell it.
+const FILES0_FROM: &[RunningOption] = &[names_from("--files0-from")];
+/// `-c`/`--check`: the checksum tools read the files a list names.
+const CHECK_LIST: &[RunningOption] = &[names_from("-c"), names_from("--check")];
+
 /// Programs that run other programs through their options or subcommands.
 pub const PROGRAMS: &[Program] = &[
     Program {
@@ -119,9 +135,16 @@ pub const PROGRAMS: &[Program] = &[
         ..program("find")
     },
     Program {
-        options: &[hidden("--exec-path"), hidden("--config-env")],
+        options: &[
+            hidden("--exec-path"),
+            hidden("--config-env"),
+            names_from("--pathspec-from-file"),
+        ],
         subcommands: &[
             (&["submodule", "foreach"], &[runs("", Runs::ScriptWords)]),
+            (&["hash-object"], &[names_from("--stdin-paths")]),
+            (&["update-index"], &[names_from("--stdin")]),
+            (&["checkout-index"], &[names_from("--stdin")]),
             (
                 &["rebase"],
                 &[runs("--exec", Runs::Script), runs("-x", Runs::Script)],
@@ -187,19 +210,75 @@ pub const PROGRAMS: &[Program] = &[
             hidden("-F"),
             hidden("--rsh-command"),
             hidden("--rmt-command"),
+            names_from("-T"),
+            names_from("--files-from"),
         ],
         ..program("tar")
     },
     Program {
-        options: &[hidden("--compress-program")],
+        options: &[hidden("--compress-program"), names_from("--files0-from")],
         ..program("sort")
+    },
+    Program {
+        options: FILES0_FROM,
+        ..program("wc")
+    },
+    Program {
+        options: FILES0_FROM,
+        ..program("du")
+    },
+    Program {
+        options: &[
+            names_from("-o"),
+            names_from("--create"),
+            names_from("-p"),
+            names_from("--pass-through"),
+        ],
+        ..program("cpio")
+    },
+    Program {
+        options: &[names_from("-@"), names_from("--names-stdin")],
+        ..program("zip")
+    },
+    Program {
+        options: CHECK_LIST,
+        ..program("md5sum")
+    },
+    Program {
+        options: CHECK_LIST,
+        ..program("sha1sum")
+    },
+    Program {
+        options: CHECK_LIST,
+        ..program("sha256sum")
+    },
+    Program {
+        options: CHECK_LIST,
+        ..program("sha512sum")
+    },
+    Program {
+        options: CHECK_LIST,
+        ..program("b2sum")
+    },
+    Program {
+        options: &[names_from("-K"), names_from("--config")],
+        ..program("curl")
+    },
+    Program {
+        options: &[names_from("--config"), hidden("-e"), hidden("--execute")],
+        ..program("wget")
     },
     Program {
         options: &[hidden("--pre")],
         ..program("rg")
     },
     Program {
-        options: &[hidden("-e"), hidden("--rsh"), hidden("--rsync-path")],
+        options: &[
+            hidden("-e"),
+            hidden("--rsh"),
+            hidden("--rsync-path"),
+            names_from("--files-from"),
+        ],
         ..program("rsync")
     },
     Program {
@@ -236,8 +315,25 @@ pub const PROGRAMS: &[Program] = &[
         ..program("ruby")
     },
     Program {
-        options: &[hidden("-r")],
+        options: &[hidden("-r"), hidden("-B"), hidden("-R"), hidden("-E")],
         ..program("php")
+    },
+    Program {
+        options: &[
+            hidden("-e"),
+            hidden("-E"),
+            hidden("--eval"),
+            hidden("--print"),
+        ],
+        ..program("julia")
+    },
+    Program {
+        options: &[hidden("-e")],
+        ..program("Rscript")
+    },
+    Program {
+        options: &[hidden("-e")],
+        ..program("R")
     },
     Program {
         options: &[hidden("-e")],
@@ -272,11 +368,23 @@ pub const PROGRAMS: &[Program] = &[
         ..program("parallel")
     },
     Program {
-        text_operand: Some(&["-f", "--file"]),
+        options: &[
+            hidden("-i"),
+            hidden("--include"),
+            hidden("-l"),
+            hidden("--load"),
+        ],
+        text_operand: Some(&["-f", "--file", "-E", "--exec"]),
         ..program("awk")
     },
     Program {
-        text_operand: Some(&["-f", "--file"]),
+        options: &[
+            hidden("-i"),
+            hidden("--include"),
+            hidden("-l"),
+            hidden("--load"),
+        ],
+        text_operand: Some(&["-f", "--file", "-E", "--exec"]),
         ..program("gawk")
     },
     Program {
@@ -981,6 +1089,114 @@ pub fn sed_script(script: &str) -> Result<Vec<SedEffect>, String> {
                 ))
             }
         }
+    }
+    Ok(out)
+}
+
+/// A file an awk program opens by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AwkEffect {
+    /// `getline < "FILE"`: reads FILE.
+    Reads(String),
+    /// `print > "FILE"`, `printf … >> "FILE"`: writes FILE.
+    Writes(String),
+}
+
+/// Scans an awk program for what opens files or runs commands. The files
+/// named by string literals are returned; `Err` says what runs a command or
+/// names a file only known at run time (`system()`, a pipe, `ARGV`,
+/// `getline < name`, `print > $2`, `@include`).
+pub fn awk_program(text: &str) -> Result<Vec<AwkEffect>, String> {
+    if text.contains("system") {
+        return Err("can run commands (`system`)".into());
+    }
+    if text.contains('|') {
+        return Err("can run commands through a pipe".into());
+    }
+    if text.contains("ARGV") || text.contains("ARGC") {
+        return Err("changes the files it reads (`ARGV`)".into());
+    }
+    if text.contains("@include") || text.contains("@load") {
+        return Err("loads more program text (`@include`, `@load`)".into());
+    }
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let skip_blanks = |mut i: usize| {
+        while i < b.len() && matches!(b[i], b' ' | b'\t') {
+            i += 1;
+        }
+        i
+    };
+    // A string literal at `i`: its text and the index after it.
+    let literal = |i: usize| -> Option<(String, usize)> {
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let mut j = i + 1;
+        let mut s = Vec::new();
+        while j < b.len() && b[j] != b'"' {
+            if b[j] == b'\\' {
+                j += 1;
+            }
+            if let Some(&c) = b.get(j) {
+                s.push(c);
+            }
+            j += 1;
+        }
+        (j < b.len()).then(|| (String::from_utf8_lossy(&s).into_owned(), j + 1))
+    };
+    let mut from = 0;
+    while let Some(p) = text[from..].find("getline") {
+        let mut i = skip_blanks(from + p + "getline".len());
+        // An optional variable: `getline line < "f"`.
+        while i < b.len()
+            && (b[i].is_ascii_alphanumeric() || matches!(b[i], b'_' | b'$' | b'[' | b']'))
+        {
+            i += 1;
+        }
+        i = skip_blanks(i);
+        if b.get(i) == Some(&b'<') {
+            match literal(skip_blanks(i + 1)) {
+                Some((file, _)) => out.push(AwkEffect::Reads(file)),
+                None => return Err("reads a file whose name is only known at run time".into()),
+            }
+        }
+        from = from + p + 1;
+    }
+    let mut from = 0;
+    while let Some(p) = text[from..].find("print") {
+        let mut i = from + p + "print".len();
+        let mut depth = 0usize;
+        while i < b.len() {
+            match b[i] {
+                b'"' => match literal(i) {
+                    Some((_, end)) => {
+                        i = end;
+                        continue;
+                    }
+                    None => break,
+                },
+                b'(' => depth += 1,
+                b')' => depth = depth.saturating_sub(1),
+                b';' | b'}' | b'\n' if depth == 0 => break,
+                b'>' if depth == 0 => {
+                    let mut j = i + 1;
+                    if b.get(j) == Some(&b'>') {
+                        j += 1;
+                    }
+                    match literal(skip_blanks(j)) {
+                        Some((file, _)) => out.push(AwkEffect::Writes(file)),
+                        None => {
+                            return Err("writes a file whose name is only known at run time".into())
+                        }
+                    }
+                    break;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        from = from + p + 1;
     }
     Ok(out)
 }

@@ -151,6 +151,12 @@ pub const WRAPPERS: &[Wrapper] = &[
         ..wrapper("command")
     },
     wrapper("builtin"),
+    // `busybox APPLET …` and `toybox APPLET …` run the applet named.
+    Wrapper {
+        long_flags: &["--list", "--list-full"],
+        ..wrapper("busybox")
+    },
+    wrapper("toybox"),
     Wrapper {
         short_flags: "cl",
         short_with_arg: "a",
@@ -185,7 +191,43 @@ pub const WRAPPERS: &[Wrapper] = &[
 ];
 
 /// Shells whose `-c SCRIPT` argument is parsed as a script of its own.
-pub const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh", "ash", "mksh"];
+pub const SHELLS: &[&str] = &[
+    "bash", "sh", "zsh", "dash", "ksh", "ash", "mksh", "hush", "yash", "posh", "lksh", "oksh",
+    "loksh", "ksh93", "bosh", "fish",
+];
+
+/// Shells whose language is not bash's: what they run cannot be read, so
+/// any use of one is unanalysable.
+pub const UNREAD_SHELLS: &[(&str, &str)] = &[
+    (
+        "csh",
+        "`csh` runs commands in a language the gate does not read",
+    ),
+    (
+        "tcsh",
+        "`tcsh` runs commands in a language the gate does not read",
+    ),
+    (
+        "pwsh",
+        "`pwsh` runs commands in a language the gate does not read",
+    ),
+    (
+        "powershell",
+        "`powershell` runs commands in a language the gate does not read",
+    ),
+    (
+        "nu",
+        "`nu` runs commands in a language the gate does not read",
+    ),
+    (
+        "xonsh",
+        "`xonsh` runs commands in a language the gate does not read",
+    ),
+    (
+        "elvish",
+        "`elvish` runs commands in a language the gate does not read",
+    ),
+];
 
 /// Shell long options that take the next word as their argument.
 const SHELL_LONG_WITH_ARG: &[&str] = &["--rcfile", "--init-file"];
@@ -367,6 +409,15 @@ pub(crate) fn shell_invocation(words: &[Word], at: usize) -> Result<ShellInvocat
         }
         if word.has_expansion {
             return Err(format!("shell option `{t}` is an expansion"));
+        }
+        // fish's `--command SCRIPT` / `--command=SCRIPT`.
+        if t == "--command" {
+            command_mode = true;
+            i += 1;
+            continue;
+        }
+        if t.starts_with("--command=") {
+            return Err(format!("the script of `{t}` is attached to its option"));
         }
         if first == '-' && t.starts_with("--") {
             i += if SHELL_LONG_WITH_ARG.contains(&t) {

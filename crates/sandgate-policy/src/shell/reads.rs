@@ -1,0 +1,1081 @@
+//! What programs read beyond the words they are given, kept as data beside
+//! [`super::programs`]: programs that read whole directory trees
+//! ([`RECURSIVE_READERS`]), option values that name a file in a form of their
+//! own (`curl -d @FILE`, [`FILE_VALUES`]), interpreters that read their
+//! program from standard input ([`INTERPRETERS`]), shell settings that widen
+//! what a pattern matches ([`GLOB_OPTIONS`]) and commands that make
+//! symlinks. The functions here read words; they know nothing of the disk.
+
+use super::programs::is_option;
+
+/// What a recursive reader takes from the tree it walks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// The content of every file (`grep -r`, `tar c`, `cp -r`).
+    Contents,
+    /// Only the names (`find`, `du -a`, `ls -Ra`).
+    Names,
+}
+
+/// Which operands of a recursive reader are the trees it reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Roots {
+    /// Every operand (`diff -r A B`, `tar c A B`).
+    All,
+    /// Every operand but the last, the destination (`cp -r A B DEST`), or
+    /// every operand when a target-directory option names it.
+    AllButLast,
+    /// Every operand but the first, an archive (`zip -r OUT.zip A B`).
+    AllButFirst,
+    /// Every operand after the pattern, unless one of these options gives the
+    /// pattern (`grep -r PATTERN A B`, `grep -r -e PATTERN A B`).
+    AfterPattern(&'static [&'static str]),
+    /// `find`'s start points: the operands before the first expression.
+    StartPoints,
+}
+
+/// A program that reads every file below the directories it is given.
+#[derive(Debug, Clone, Copy)]
+pub struct RecursiveReader {
+    /// The command name.
+    pub name: &'static str,
+    /// The subcommand it must be given (`git diff`).
+    pub subcommand: Option<&'static str>,
+    /// Options that make it recursive; empty: it always is. A `-d recurse`
+    /// entry means the option `-d` with the value `recurse`.
+    pub recursive: &'static [&'static str],
+    /// `None`: it reads dot-files too. `Some(options)`: it skips them unless
+    /// one of these options is given (`rg --hidden`).
+    pub hidden: Option<&'static [&'static str]>,
+    /// Short options that take a value, as letters.
+    pub short_with_value: &'static str,
+    /// Long options that take a value (attached with `=`, or the next word).
+    pub long_with_value: &'static [&'static str],
+    /// Which operands are the trees read.
+    pub roots: Roots,
+    /// With no tree given, it reads the working directory.
+    pub default_here: bool,
+    /// What it takes from the tree.
+    pub reach: Reach,
+    /// Options that mean the tree is not read after all (`rg --type-list`).
+    pub not_reading: &'static [&'static str],
+}
+
+const fn reader(name: &'static str, roots: Roots, reach: Reach) -> RecursiveReader {
+    RecursiveReader {
+        name,
+        subcommand: None,
+        recursive: &[],
+        hidden: None,
+        short_with_value: "",
+        long_with_value: &[],
+        roots,
+        default_here: false,
+        reach,
+        not_reading: &[],
+    }
+}
+
+const GREP_PATTERN: &[&str] = &["-e", "-f", "--regexp", "--file"];
+const GREP_RECURSIVE: &[&str] = &[
+    "-r",
+    "-R",
+    "--recursive",
+    "--dereference-recursive",
+    "-d recurse",
+    "--directories recurse",
+];
+const GREP_SHORT: &str = "efmABCdD";
+const GREP_LONG: &[&str] = &[
+    "--regexp",
+    "--file",
+    "--max-count",
+    "--after-context",
+    "--before-context",
+    "--context",
+    "--directories",
+    "--devices",
+    "--include",
+    "--exclude",
+    "--exclude-from",
+    "--exclude-dir",
+    "--label",
+    "--binary-files",
+    "--group-separator",
+];
+
+const fn grep(name: &'static str, recursive: &'static [&'static str]) -> RecursiveReader {
+    RecursiveReader {
+        recursive,
+        short_with_value: GREP_SHORT,
+        long_with_value: GREP_LONG,
+        default_here: true,
+        ..reader(name, Roots::AfterPattern(GREP_PATTERN), Reach::Contents)
+    }
+}
+
+/// Programs that read a whole tree: a tree that holds a floor directory is
+/// a read of the floor (README §"Programs that run programs, and writes in
+/// operands").
+pub const RECURSIVE_READERS: &[RecursiveReader] = &[
+    grep("grep", GREP_RECURSIVE),
+    grep("egrep", GREP_RECURSIVE),
+    grep("fgrep", GREP_RECURSIVE),
+    grep("rgrep", &[]),
+    RecursiveReader {
+        hidden: Some(&["--hidden", "-.", "-uu", "-uuu", "--unrestricted"]),
+        short_with_value: "efgtTmABCEjMrd",
+        long_with_value: &[
+            "--regexp",
+            "--file",
+            "--glob",
+            "--iglob",
+            "--type",
+            "--type-not",
+            "--type-add",
+            "--type-clear",
+            "--max-count",
+            "--context",
+            "--after-context",
+            "--before-context",
+            "--encoding",
+            "--replace",
+            "--max-depth",
+            "--max-columns",
+            "--threads",
+            "--sort",
+            "--sortr",
+            "--colors",
+            "--path-separator",
+            "--pre-glob",
+            "--ignore-file",
+            "--max-filesize",
+            "--engine",
+            "--context-separator",
+        ],
+        default_here: true,
+        not_reading: &["--type-list", "--version", "-V", "--help", "-h"],
+        ..reader(
+            "rg",
+            Roots::AfterPattern(&["-e", "-f", "--regexp", "--file", "--files"]),
+            Reach::Contents,
+        )
+    },
+    RecursiveReader {
+        hidden: Some(&["--hidden", "-u", "--unrestricted"]),
+        short_with_value: "ABCGgmpW",
+        long_with_value: &[
+            "--after",
+            "--before",
+            "--context",
+            "--file-search-regex",
+            "--ignore",
+            "--ignore-dir",
+            "--max-count",
+            "--path-to-ignore",
+            "--depth",
+            "--pager",
+            "--width",
+        ],
+        default_here: true,
+        not_reading: &["--version", "--help", "-h"],
+        ..reader("ag", Roots::AfterPattern(&["-g"]), Reach::Contents)
+    },
+    RecursiveReader {
+        short_with_value: "ABCm",
+        long_with_value: &[
+            "--after-context",
+            "--before-context",
+            "--context",
+            "--max-count",
+            "--type",
+            "--ignore-dir",
+            "--ignore-file",
+            "--match",
+            "--output",
+        ],
+        default_here: true,
+        not_reading: &["--version", "--help", "--help-types"],
+        ..reader(
+            "ack",
+            Roots::AfterPattern(&["--match", "-f", "-g"]),
+            Reach::Contents,
+        )
+    },
+    RecursiveReader {
+        recursive: &["-r", "--recursive"],
+        short_with_value: "CUFIxXSLWD",
+        long_with_value: &[
+            "--context",
+            "--unified",
+            "--show-function-line",
+            "--ignore-matching-lines",
+            "--exclude",
+            "--exclude-from",
+            "--starting-file",
+            "--label",
+            "--width",
+            "--ifdef",
+            "--from-file",
+            "--to-file",
+            "--horizon-lines",
+            "--tabsize",
+            "--color",
+            "--palette",
+        ],
+        ..reader("diff", Roots::All, Reach::Contents)
+    },
+    RecursiveReader {
+        subcommand: Some("diff"),
+        recursive: &["--no-index"],
+        long_with_value: &["--output", "--src-prefix", "--dst-prefix"],
+        ..reader("git", Roots::All, Reach::Contents)
+    },
+    RecursiveReader {
+        subcommand: Some("grep"),
+        recursive: &["--no-index", "--untracked"],
+        short_with_value: "efmABC",
+        long_with_value: &["--max-depth", "--threads"],
+        default_here: true,
+        ..reader("git", Roots::AfterPattern(GREP_PATTERN), Reach::Contents)
+    },
+    RecursiveReader {
+        recursive: &["-c", "--create", "-r", "--append", "-u", "--update"],
+        short_with_value: "fbCgKLNTVXH",
+        long_with_value: &[
+            "--file",
+            "--directory",
+            "--exclude",
+            "--exclude-from",
+            "--files-from",
+            "--listed-incremental",
+            "--format",
+            "--label",
+            "--blocking-factor",
+            "--owner",
+            "--group",
+            "--mode",
+            "--mtime",
+            "--transform",
+            "--xform",
+            "--newer",
+        ],
+        ..reader("tar", Roots::All, Reach::Contents)
+    },
+    RecursiveReader {
+        recursive: &["-r", "-R", "--recurse-paths", "--recurse-patterns"],
+        short_with_value: "bnt",
+        long_with_value: &["--temp-path", "--suffixes", "--from-date"],
+        ..reader("zip", Roots::AllButFirst, Reach::Contents)
+    },
+    RecursiveReader {
+        recursive: &["-r", "-R", "--recursive", "-a", "--archive"],
+        short_with_value: "tS",
+        long_with_value: &["--target-directory", "--suffix"],
+        ..reader("cp", Roots::AllButLast, Reach::Contents)
+    },
+    RecursiveReader {
+        recursive: &["-r", "--recursive", "-a", "--archive"],
+        short_with_value: "efBTM",
+        long_with_value: &[
+            "--filter",
+            "--exclude",
+            "--include",
+            "--exclude-from",
+            "--include-from",
+            "--temp-dir",
+            "--block-size",
+            "--chmod",
+            "--max-size",
+            "--min-size",
+            "--timeout",
+            "--partial-dir",
+            "--backup-dir",
+            "--compare-dest",
+            "--copy-dest",
+            "--link-dest",
+            "--log-file",
+            "--port",
+        ],
+        ..reader("rsync", Roots::AllButLast, Reach::Contents)
+    },
+    RecursiveReader {
+        recursive: &["-r"],
+        short_with_value: "cFiJloPS",
+        ..reader("scp", Roots::AllButLast, Reach::Contents)
+    },
+    RecursiveReader {
+        short_with_value: "D",
+        default_here: true,
+        not_reading: &["--version", "--help"],
+        ..reader("find", Roots::StartPoints, Reach::Names)
+    },
+    RecursiveReader {
+        recursive: &["-a", "--all"],
+        short_with_value: "BdtX",
+        long_with_value: &[
+            "--block-size",
+            "--max-depth",
+            "--threshold",
+            "--exclude",
+            "--exclude-from",
+            "--time-style",
+            "--files0-from",
+        ],
+        default_here: true,
+        ..reader("du", Roots::All, Reach::Names)
+    },
+    RecursiveReader {
+        recursive: &["-R", "--recursive"],
+        hidden: Some(&["-a", "-A", "--all", "--almost-all"]),
+        short_with_value: "IwTp",
+        long_with_value: &[
+            "--ignore",
+            "--hide",
+            "--width",
+            "--tabsize",
+            "--format",
+            "--time-style",
+            "--sort",
+            "--block-size",
+            "--quoting-style",
+            "--indicator-style",
+        ],
+        default_here: true,
+        ..reader("ls", Roots::All, Reach::Names)
+    },
+    RecursiveReader {
+        hidden: Some(&["-a"]),
+        short_with_value: "LPIo",
+        long_with_value: &["--filelimit", "--timefmt", "--charset", "--sort"],
+        default_here: true,
+        not_reading: &["--version", "--help"],
+        ..reader("tree", Roots::All, Reach::Names)
+    },
+];
+
+/// The trees `words[at..]` reads (indices into `words`; `None` for the
+/// working directory when no tree is named), whether it reads dot-files and
+/// what it takes; `None` when the command reads no tree.
+pub fn recursive_reads(
+    words: &[&str],
+    at: usize,
+) -> Option<(&'static RecursiveReader, Vec<Option<usize>>, bool)> {
+    let name = words[at].rsplit('/').next().unwrap_or(words[at]);
+    let mut start = at + 1;
+    if name == "git" {
+        start = git_subcommand(words, at)? + 1;
+    }
+    let entry = RECURSIVE_READERS.iter().find(|r| {
+        r.name == name
+            && r.subcommand
+                .is_none_or(|s| start > at + 1 && words[start - 1] == s)
+    })?;
+    let mut words: Vec<&str> = words.to_vec();
+    // `tar czf x.tgz dir`: the first word is a cluster without its dash.
+    let dashed;
+    if name == "tar" && words.get(start).is_some_and(|w| !w.starts_with('-')) {
+        dashed = format!("-{}", words[start]);
+        words[start] = &dashed;
+    }
+    let rest = &words[start..];
+    let has = |opts: &[&str]| {
+        opts.iter().any(|o| match o.split_once(' ') {
+            Some((opt, value)) => {
+                rest.windows(2).any(|p| p[0] == opt && p[1] == value)
+                    || rest.iter().any(|w| {
+                        w.strip_prefix(opt)
+                            .is_some_and(|v| v == value || v.strip_prefix('=') == Some(value))
+                    })
+            }
+            None => rest.iter().any(|w| is_option(w, o)),
+        })
+    };
+    if has(entry.not_reading) || (!entry.recursive.is_empty() && !has(entry.recursive)) {
+        return None;
+    }
+    let hidden = entry.hidden.is_none_or(has);
+    let (operands, given) = operands(entry, &words, start);
+    let mut roots: Vec<Option<usize>> = match entry.roots {
+        Roots::All | Roots::StartPoints => operands.iter().map(|&i| Some(i)).collect(),
+        Roots::AllButLast => {
+            let target = has(&["-t", "--target-directory"]);
+            let keep = if target {
+                operands.len()
+            } else {
+                operands.len().saturating_sub(1)
+            };
+            operands[..keep].iter().map(|&i| Some(i)).collect()
+        }
+        Roots::AllButFirst => operands.iter().skip(1).map(|&i| Some(i)).collect(),
+        Roots::AfterPattern(_) => {
+            let skip = usize::from(!given);
+            operands.iter().skip(skip).map(|&i| Some(i)).collect()
+        }
+    };
+    if roots.is_empty() && entry.default_here {
+        roots.push(None);
+    }
+    Some((entry, roots, hidden))
+}
+
+/// The index of git's subcommand, after its global options.
+fn git_subcommand(words: &[&str], at: usize) -> Option<usize> {
+    let git = super::programs::program_named("git")?;
+    let mut i = at + 1;
+    while let Some(t) = words.get(i) {
+        if !t.starts_with('-') {
+            return Some(i);
+        }
+        i += if git.global_with_value.contains(t) {
+            2
+        } else {
+            1
+        };
+    }
+    None
+}
+
+/// The operands of a reader (indices), and whether an option gave the
+/// pattern.
+fn operands(entry: &RecursiveReader, words: &[&str], start: usize) -> (Vec<usize>, bool) {
+    let pattern_options: &[&str] = match entry.roots {
+        Roots::AfterPattern(p) => p,
+        _ => &[],
+    };
+    let mut out = Vec::new();
+    let mut given = false;
+    let mut i = start;
+    let mut options = true;
+    // `find -H -L -P -D x -O3 start…`: only leading options come before the start points.
+    let find = entry.roots == Roots::StartPoints;
+    while i < words.len() {
+        let t = words[i];
+        if find {
+            if matches!(t, "-H" | "-L" | "-P") || t.starts_with("-O") {
+                i += 1;
+                continue;
+            }
+            if t == "-D" {
+                i += 2;
+                continue;
+            }
+            if t.starts_with(['-', '(', '!', ',']) && t != "-" || t == ")" {
+                break;
+            }
+            out.push(i);
+            i += 1;
+            continue;
+        }
+        if options && t == "--" {
+            options = false;
+            i += 1;
+            continue;
+        }
+        if options && t.len() > 1 && t.starts_with('-') {
+            if pattern_options.iter().any(|p| is_option(t, p)) {
+                given = true;
+            }
+            if let Some(long) = t.strip_prefix("--") {
+                let opt = format!("--{}", long.split('=').next().unwrap_or(long));
+                if !long.contains('=') && entry.long_with_value.contains(&opt.as_str()) {
+                    i += 1;
+                }
+            } else {
+                for (pos, c) in t.char_indices().skip(1) {
+                    if entry.short_with_value.contains(c) {
+                        if pos + c.len_utf8() == t.len() {
+                            i += 1;
+                        }
+                        break;
+                    }
+                }
+            }
+            i += 1;
+            continue;
+        }
+        out.push(i);
+        i += 1;
+    }
+    (out, given)
+}
+
+/// How an option's value names a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileForm {
+    /// `@FILE` (`curl -d @FILE`, `curl -H @FILE`).
+    At,
+    /// `@FILE` or `NAME@FILE`, unless a `=` comes first (`curl --data-urlencode`).
+    NameAt,
+    /// `NAME=@FILE` or `NAME=<FILE`, with `;type=…` after and `,` between
+    /// files (`curl -F`).
+    Form,
+}
+
+/// Per program, the options whose value names a file in a form of its own.
+pub const FILE_VALUES: &[(&str, &[(&str, FileForm)])] = &[(
+    "curl",
+    &[
+        ("-d", FileForm::At),
+        ("--data", FileForm::At),
+        ("--data-binary", FileForm::At),
+        ("--data-ascii", FileForm::At),
+        ("--json", FileForm::At),
+        ("-H", FileForm::At),
+        ("--header", FileForm::At),
+        ("--proxy-header", FileForm::At),
+        ("-w", FileForm::At),
+        ("--write-out", FileForm::At),
+        ("--data-urlencode", FileForm::NameAt),
+        ("--url-query", FileForm::NameAt),
+        ("--variable", FileForm::NameAt),
+        ("-F", FileForm::Form),
+        ("--form", FileForm::Form),
+    ],
+)];
+
+/// The files named by option values of `words[at..]` in the forms of
+/// [`FILE_VALUES`]: the index of the word and the file's text.
+pub fn file_values(words: &[&str], at: usize) -> Vec<(usize, String)> {
+    let name = words[at].rsplit('/').next().unwrap_or(words[at]);
+    let Some((_, options)) = FILE_VALUES.iter().find(|(p, _)| *p == name) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for i in at + 1..words.len() {
+        let t = words[i];
+        for (opt, form) in *options {
+            let value = if t == *opt {
+                words.get(i + 1).map(|v| (i + 1, *v))
+            } else if opt.starts_with("--") {
+                t.strip_prefix(opt)
+                    .and_then(|r| r.strip_prefix('='))
+                    .map(|v| (i, v))
+            } else if t.starts_with('-') && !t.starts_with("--") {
+                // `-d@FILE`, or `-sd @FILE` where the letter ends a cluster.
+                let letter = &opt[1..];
+                match t[1..].find(letter) {
+                    Some(p) if p + 2 == t.len() => words.get(i + 1).map(|v| (i + 1, *v)),
+                    Some(p) => Some((i, &t[p + 2..])),
+                    None => None,
+                }
+            } else {
+                None
+            };
+            let Some((word, value)) = value else { continue };
+            for file in files_in(value, *form) {
+                out.push((word, file));
+            }
+        }
+    }
+    out
+}
+
+fn files_in(value: &str, form: FileForm) -> Vec<String> {
+    match form {
+        FileForm::At => value
+            .strip_prefix('@')
+            .map(|f| vec![f.to_string()])
+            .unwrap_or_default(),
+        FileForm::NameAt => match (value.find('='), value.find('@')) {
+            (Some(e), Some(a)) if e < a => Vec::new(),
+            (_, Some(a)) => vec![value[a + 1..].to_string()],
+            _ => Vec::new(),
+        },
+        FileForm::Form => {
+            let Some((_, v)) = value.split_once('=') else {
+                return Vec::new();
+            };
+            let Some(files) = v.strip_prefix(['@', '<']) else {
+                return Vec::new();
+            };
+            let files = files.split(';').next().unwrap_or(files);
+            let files = files.trim_matches('"');
+            let mut out: Vec<String> = files.split(',').map(str::to_string).collect();
+            if out.len() > 1 {
+                out.push(files.to_string());
+            }
+            out
+        }
+    }
+}
+
+/// The local path of a `file:` URL (`file:///etc/passwd`,
+/// `file://localhost/etc/passwd`, `FILE:/etc/passwd`), percent-decoded as
+/// curl decodes it; `None` for any other word.
+pub fn file_url_path(word: &str) -> Option<String> {
+    let scheme = word.get(..5)?;
+    if !scheme.eq_ignore_ascii_case("file:") {
+        return None;
+    }
+    let rest = &word[5..];
+    let path = match rest.strip_prefix("//") {
+        Some(after) => &after[after.find('/').unwrap_or(after.len())..],
+        None => rest,
+    };
+    let path = path.split(['?', '#']).next().unwrap_or(path);
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    let path = String::from_utf8_lossy(&out).into_owned();
+    Some(if path.is_empty() { "/".into() } else { path })
+}
+
+/// Shell options that make a pattern match more than bash's defaults do:
+/// dot-files (`dotglob`, zsh's `globdots`), any case (`nocaseglob`), any
+/// depth (`globstar`) or extended patterns (`extglob`). Compared without
+/// case, `_` or `-`, and without a leading `no` (zsh's `unsetopt caseglob`
+/// and `setopt nocaseglob` are one setting).
+pub const GLOB_OPTIONS: &[&str] = &[
+    "dotglob",
+    "globdots",
+    "caseglob",
+    "globstar",
+    "globstarshort",
+    "extglob",
+    "extendedglob",
+    "kshglob",
+    "globasciiranges",
+    "globsubst",
+];
+
+/// Variables whose assignment changes what patterns match: a non-empty
+/// `GLOBIGNORE` turns on `dotglob`; `BASHOPTS` and `SHELLOPTS` set options
+/// for the shells a command starts.
+pub const GLOB_VARIABLES: &[&str] = &["GLOBIGNORE", "BASHOPTS", "SHELLOPTS"];
+
+/// Whether the shell option `name` widens patterns.
+pub fn widens_globs(name: &str) -> bool {
+    let mut n: String = name
+        .chars()
+        .filter(|c| !matches!(c, '_' | '-'))
+        .collect::<String>()
+        .to_ascii_lowercase();
+    if let Some(rest) = n.strip_prefix("no") {
+        n = rest.to_string();
+    }
+    GLOB_OPTIONS.contains(&n.as_str())
+}
+
+/// Why the command `words[at..]` widens what later patterns match (`shopt
+/// -s dotglob`, `bash -O nocaseglob`, `set -o globstar`, zsh's `setopt`), or
+/// `None`. `expansion[i]`: whether word `i` holds an expansion, which could
+/// name any option.
+pub fn glob_widening(words: &[&str], expansion: &[bool], at: usize) -> Option<String> {
+    let name = words[at].rsplit('/').next().unwrap_or(words[at]);
+    let args = &words[at + 1..];
+    let unknown = expansion
+        .get(at + 1..)
+        .unwrap_or_default()
+        .iter()
+        .any(|e| *e);
+    let named = |opts: &[&str]| opts.iter().any(|o| widens_globs(o));
+    let by = || {
+        Some(format!(
+            "`{}` changes what patterns match",
+            words[at..].join(" ")
+        ))
+    };
+    match name {
+        "shopt" => {
+            let sets = args
+                .iter()
+                .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('s'));
+            if sets && (unknown || named(args)) {
+                return by();
+            }
+        }
+        "setopt" | "unsetopt" if unknown || named(args) => return by(),
+        "set" | "bash" | "sh" | "zsh" | "ksh" | "mksh" | "dash" | "ash" | "fish" | "hush"
+        | "yash" | "posh" => {
+            let mut i = 0;
+            while i < args.len() {
+                let a = args[i];
+                if matches!(a, "-o" | "+o" | "-O" | "+O") {
+                    if let Some(opt) = args.get(i + 1) {
+                        if widens_globs(opt) || expansion.get(at + 2 + i).copied().unwrap_or(false)
+                        {
+                            return by();
+                        }
+                    }
+                    i += 2;
+                    continue;
+                }
+                // ksh's `set -G`, zsh's `-4`… only options before the script count.
+                if !a.starts_with(['-', '+']) || a == "--" {
+                    break;
+                }
+                if matches!(name, "set" | "ksh" | "mksh") && a.len() > 1 && a[1..].contains('G') {
+                    return by();
+                }
+                i += 1;
+            }
+        }
+        _ => {}
+    }
+    None
+}
+
+/// The operands of `ln -s` / `cp -s` that name the symlinks made, as
+/// indices into `words`, and the targets (for `DIR/basename` when the
+/// destination is a directory); `None` when the command makes no symlink.
+pub fn symlinks_made(words: &[&str], at: usize) -> Option<(Vec<usize>, Vec<usize>)> {
+    let name = words[at].rsplit('/').next().unwrap_or(words[at]);
+    let long = match name {
+        "ln" => "--symbolic",
+        "cp" => "--symbolic-link",
+        _ => return None,
+    };
+    let args = &words[at + 1..];
+    let symbolic = args
+        .iter()
+        .any(|a| *a == long || (a.starts_with('-') && !a.starts_with("--") && a.contains('s')));
+    if !symbolic {
+        return None;
+    }
+    let mut operands = Vec::new();
+    let mut target_dir = None;
+    let mut i = at + 1;
+    let mut options = true;
+    while i < words.len() {
+        let t = words[i];
+        if options && t == "--" {
+            options = false;
+        } else if options && t.len() > 1 && t.starts_with('-') {
+            if t == "-t" || t == "--target-directory" {
+                target_dir = Some(i + 1);
+                i += 1;
+            } else if t.starts_with("--target-directory=")
+                || (t.starts_with("-t") && !t.starts_with("--"))
+            {
+                target_dir = Some(i);
+            } else if t == "-S" || t == "--suffix" {
+                i += 1;
+            }
+        } else {
+            operands.push(i);
+        }
+        i += 1;
+    }
+    let (links, targets) = match target_dir {
+        Some(d) => (vec![d], operands),
+        None if operands.len() > 1 => {
+            let last = operands.pop().unwrap_or_default();
+            (vec![last], operands)
+        }
+        None => (Vec::new(), operands),
+    };
+    Some((links, targets))
+}
+
+/// An interpreter that reads its program from standard input when it is
+/// given no program.
+#[derive(Debug, Clone, Copy)]
+pub struct Interpreter {
+    /// The command name.
+    pub name: &'static str,
+    /// Options that give the program (inline text, a module, a file).
+    pub program_options: &'static [&'static str],
+    /// Short options that take a value, as letters.
+    pub short_with_value: &'static str,
+    /// Long options that take a value as the next word.
+    pub long_with_value: &'static [&'static str],
+    /// Options after which it runs nothing (`--version`).
+    pub stops: &'static [&'static str],
+    /// Options that make it read more program from standard input after its
+    /// script (`python3 -i x.py`, `php -a`).
+    pub interactive: &'static [&'static str],
+}
+
+const fn interpreter(name: &'static str) -> Interpreter {
+    Interpreter {
+        name,
+        program_options: &[],
+        short_with_value: "",
+        long_with_value: &[],
+        stops: &["--version", "--help", "-h"],
+        interactive: &[],
+    }
+}
+
+const PYTHON: Interpreter = Interpreter {
+    program_options: &["-c", "-m"],
+    short_with_value: "cmWXQ",
+    long_with_value: &["--check-hash-based-pycs"],
+    stops: &["--version", "-V", "--help", "-h", "--help-all"],
+    interactive: &["-i"],
+    ..interpreter("python")
+};
+
+/// Interpreters that read their program from standard input when no
+/// program is given (`echo 'code' | python3`, `node < x.js`, `perl`).
+pub const INTERPRETERS: &[Interpreter] = &[
+    PYTHON,
+    Interpreter {
+        name: "pypy",
+        ..PYTHON
+    },
+    Interpreter {
+        name: "pypy3",
+        ..PYTHON
+    },
+    Interpreter {
+        program_options: &["-e", "--eval", "-p", "--print", "--test", "--run"],
+        short_with_value: "rC",
+        long_with_value: &[
+            "--require",
+            "--import",
+            "--loader",
+            "--experimental-loader",
+            "--input-type",
+            "--conditions",
+            "--env-file",
+            "--title",
+        ],
+        stops: &["--version", "-v", "--help", "-h", "--check", "-c"],
+        interactive: &["-i", "--interactive"],
+        ..interpreter("node")
+    },
+    Interpreter {
+        program_options: &["-e", "--eval", "-p", "--print"],
+        short_with_value: "r",
+        long_with_value: &["--require"],
+        stops: &["--version", "-v", "--help", "-h"],
+        ..interpreter("nodejs")
+    },
+    Interpreter {
+        program_options: &["-e", "-E"],
+        stops: &["--version", "-v", "-V", "--help", "-h"],
+        ..interpreter("perl")
+    },
+    Interpreter {
+        program_options: &["-e"],
+        short_with_value: "rICEFK",
+        stops: &["--version", "-v", "--help", "-h", "--copyright"],
+        ..interpreter("ruby")
+    },
+    Interpreter {
+        program_options: &["-r", "-f", "-R", "-B", "-E", "-F", "-S"],
+        interactive: &["-a", "--interactive"],
+        short_with_value: "dcz",
+        stops: &[
+            "--version",
+            "-v",
+            "-i",
+            "--info",
+            "-m",
+            "--modules",
+            "-h",
+            "--help",
+        ],
+        ..interpreter("php")
+    },
+    Interpreter {
+        program_options: &["-e"],
+        short_with_value: "l",
+        stops: &["-v"],
+        ..interpreter("lua")
+    },
+    Interpreter {
+        program_options: &["-e"],
+        short_with_value: "lbj",
+        stops: &["-v"],
+        ..interpreter("luajit")
+    },
+    interpreter("tclsh"),
+    Interpreter {
+        program_options: &["-e", "-E", "--eval", "--print"],
+        short_with_value: "LJCt",
+        long_with_value: &["--load", "--project", "--threads", "--sysimage"],
+        stops: &["--version", "-v", "--help", "-h"],
+        ..interpreter("julia")
+    },
+    Interpreter {
+        program_options: &["-e"],
+        stops: &["--version", "--help"],
+        ..interpreter("Rscript")
+    },
+    Interpreter {
+        program_options: &["-e", "-f", "--file"],
+        stops: &["--version", "--help", "-h"],
+        ..interpreter("R")
+    },
+];
+
+/// The interpreter called `name` (`python3.12` is `python`).
+pub fn interpreter_named(name: &str) -> Option<&'static Interpreter> {
+    let base = if let Some(v) = name.strip_prefix("python") {
+        if v.chars().all(|c| c.is_ascii_digit() || c == '.') {
+            "python"
+        } else {
+            name
+        }
+    } else {
+        name
+    };
+    INTERPRETERS.iter().find(|i| i.name == base)
+}
+
+/// Paths that are the standard input of the program that opens them.
+pub const STDIN_PATHS: &[&str] = &["-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"];
+
+/// Whether the interpreter `words[at]` reads its program from standard
+/// input: no program option, and no script operand (or `-`, `/dev/stdin`).
+pub fn reads_program_from_stdin(interp: &Interpreter, words: &[&str], at: usize) -> bool {
+    let mut i = at + 1;
+    while let Some(t) = words.get(i) {
+        if interp.stops.contains(t) {
+            return false;
+        }
+        if interp.interactive.iter().any(|o| is_option(t, o)) {
+            return true;
+        }
+        if *t == "--" {
+            return words.get(i + 1).is_none_or(|s| STDIN_PATHS.contains(s));
+        }
+        if !t.starts_with('-') || *t == "-" {
+            return STDIN_PATHS.contains(t);
+        }
+        if interp.program_options.iter().any(|o| is_option(t, o)) {
+            return false;
+        }
+        if t.starts_with("--") {
+            if !t.contains('=') && interp.long_with_value.contains(t) {
+                i += 1;
+            }
+        } else {
+            for (pos, c) in t.char_indices().skip(1) {
+                if interp.short_with_value.contains(c) {
+                    if pos + c.len_utf8() == t.len() {
+                        i += 1;
+                    }
+                    break;
+                }
+            }
+        }
+        i += 1;
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(s: &str) -> Vec<&str> {
+        s.split(' ').collect()
+    }
+
+    #[test]
+    fn trees_read() {
+        let roots = |s: &str| {
+            let w = split(s);
+            recursive_reads(&w, 0).map(|(_, r, hidden)| {
+                let r: Vec<&str> = r.iter().map(|i| i.map_or(".", |i| w[i])).collect();
+                (r.join(" "), hidden)
+            })
+        };
+        assert_eq!(roots("grep -r x ~"), Some(("~".into(), true)));
+        assert_eq!(roots("grep -rn -e x a b"), Some(("a b".into(), true)));
+        assert_eq!(roots("grep -r x"), Some((".".into(), true)));
+        assert_eq!(roots("grep -d recurse x ~"), Some(("~".into(), true)));
+        assert_eq!(roots("grep x ~"), None);
+        assert_eq!(roots("rg x ~"), Some(("~".into(), false)));
+        assert_eq!(roots("rg -uu x ~"), Some(("~".into(), true)));
+        assert_eq!(roots("rg --files ~"), Some(("~".into(), false)));
+        assert_eq!(roots("tar czf out.tgz ~"), Some(("~".into(), true)));
+        assert_eq!(roots("tar -C ~ -czf out.tgz ."), Some((".".into(), true)));
+        assert_eq!(roots("tar tf x.tar"), None);
+        assert_eq!(roots("cp -r ~ x"), Some(("~".into(), true)));
+        assert_eq!(roots("cp -r -t x ~"), Some(("~".into(), true)));
+        assert_eq!(roots("zip -r out.zip ~"), Some(("~".into(), true)));
+        assert_eq!(
+            roots("git -C x diff --no-index ~ y"),
+            Some(("~ y".into(), true))
+        );
+        assert_eq!(roots("git diff ~"), None);
+        assert_eq!(roots("find ~ -name x"), Some(("~".into(), true)));
+        assert_eq!(roots("find -L ~ / -name x"), Some(("~ /".into(), true)));
+        assert_eq!(roots("ls -R ~"), Some(("~".into(), false)));
+    }
+
+    #[test]
+    fn file_forms() {
+        let files = |s: &str| {
+            let w = split(s);
+            file_values(&w, 0)
+                .into_iter()
+                .map(|(_, f)| f)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(files("curl -d @k x"), ["k"]);
+        assert_eq!(files("curl -d@k x"), ["k"]);
+        assert_eq!(files("curl -sd @k x"), ["k"]);
+        assert_eq!(files("curl -d a=b x"), Vec::<String>::new());
+        assert_eq!(files("curl --data-urlencode n@k x"), ["k"]);
+        assert_eq!(files("curl --data-urlencode n=a@b x"), Vec::<String>::new());
+        assert_eq!(files("curl -F f=@k;type=text/plain x"), ["k"]);
+        assert_eq!(files("curl -F f=<k x"), ["k"]);
+        assert_eq!(files("curl -F f=@a,b x"), ["a", "b", "a,b"]);
+        assert_eq!(
+            file_url_path("file:///etc/passwd").as_deref(),
+            Some("/etc/passwd")
+        );
+        assert_eq!(
+            file_url_path("FILE://localhost/h/%2essh").as_deref(),
+            Some("/h/.ssh")
+        );
+        assert_eq!(file_url_path("https://x"), None);
+    }
+
+    #[test]
+    fn widening() {
+        let w = |s: &str| {
+            let words = split(s);
+            glob_widening(&words, &vec![false; words.len()], 0).is_some()
+        };
+        assert!(w("shopt -s dotglob"));
+        assert!(w("shopt -s nullglob dotglob"));
+        assert!(!w("shopt -s nullglob"));
+        assert!(!w("shopt -u dotglob"));
+        assert!(w("bash -O nocaseglob -c x"));
+        assert!(w("setopt GLOB_DOTS"));
+        assert!(w("unsetopt caseglob"));
+        assert!(w("set -o globstar"));
+        assert!(!w("set -o pipefail"));
+        assert!(!w("bash -c x"));
+    }
+
+    #[test]
+    fn stdin_programs() {
+        let reads = |s: &str| {
+            let w = split(s);
+            let i = interpreter_named(w[0]).expect("an interpreter");
+            reads_program_from_stdin(i, &w, 0)
+        };
+        assert!(reads("python3"));
+        assert!(reads("python3.12 -u -"));
+        assert!(reads("python3 -W ignore"));
+        assert!(!reads("python3 x.py"));
+        assert!(!reads("python3 -m http.server"));
+        assert!(!reads("python3 --version"));
+        assert!(reads("node /dev/stdin"));
+        assert!(!reads("node -v"));
+        assert!(reads("perl -w"));
+        assert!(!reads("ruby x.rb"));
+        assert!(reads("python3 -i x.py"));
+        assert!(reads("php -a"));
+    }
+}
