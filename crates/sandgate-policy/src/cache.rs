@@ -173,13 +173,15 @@ fn checked_tests(dir: &Path, key: &str, policy: &Policy, ctx: &Context) -> Resul
     Ok(())
 }
 
-/// A key over the content key, the working directory and the home.
+/// A key over the content key, the working directory, the home and `CDPATH`
+/// (a test's relative `cd` may land elsewhere under another one).
 fn context_key(key: &str, ctx: &Context) -> String {
     let mut h = Sha256::new();
     for part in [
         key.as_bytes(),
         ctx.cwd.as_os_str().as_encoded_bytes(),
         ctx.home.as_os_str().as_encoded_bytes(),
+        ctx.cdpath.as_deref().unwrap_or("\0").as_bytes(),
     ] {
         h.update((part.len() as u64).to_le_bytes());
         h.update(part);

@@ -216,6 +216,26 @@ impl Policy {
                 );
             }
         }
+        let link = match places.expand(&shell::ShellWord {
+            text: r.target.clone(),
+            ..shell::ShellWord::default()
+        }) {
+            crate::pathwords::Expansion::Known(t) => {
+                places.through_link(&t).map(|l| l.to_path_buf())
+            }
+            _ => None,
+        };
+        if let Some(link) = link {
+            return part(
+                Verdict::Ask,
+                None,
+                format!(
+                    "the redirection target `{}` goes through `{}`, a symlink the line makes, so where it lands is not known",
+                    r.target,
+                    link.display()
+                ),
+            );
+        }
         let target = if r.target.starts_with('~') && places.home.is_none() {
             return part(
                 Verdict::Ask,
@@ -237,7 +257,7 @@ impl Policy {
         for dir in dirs {
             let here = Context {
                 cwd: dir.clone(),
-                home: ctx.home.clone(),
+                ..ctx.clone()
             };
             let d = self.evaluate_path(target, Access::Write, &here);
             if worst.as_ref().is_none_or(|w| d.verdict > w.verdict) {

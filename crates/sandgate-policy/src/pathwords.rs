@@ -29,7 +29,10 @@ use crate::command::{Part, PartKind};
 use crate::decision::{Access, RuleRef, Verdict};
 use crate::policy::Policy;
 use crate::request::Context;
+use crate::shell::reads::file_url_path;
 use crate::shell::{self, Analysis, ShellWord, SimpleCommand};
+
+mod lines;
 
 /// Commands that change the working directory for the commands after them.
 const DIRECTORY_CHANGERS: &[&str] = &["cd", "pushd", "popd"];
@@ -47,6 +50,7 @@ const MAX_FLOOR_DEPTH: usize = 8;
 const MAX_FLOOR_ENTRIES: usize = 10_000;
 
 /// Where the commands of one line may run, and what the shell will expand.
+#[derive(Clone)]
 pub(crate) struct Places {
     /// Every directory a command of the line may run in: the call's working
     /// directory first, then each `cd`/`pushd` target (canonical).
@@ -55,6 +59,17 @@ pub(crate) struct Places {
     pub unknown: Option<String>,
     /// `$HOME` and `~`, unless the line assigns `HOME`.
     pub home: Option<PathBuf>,
+    /// Why patterns may match more than bash's defaults let them (`shopt -s
+    /// dotglob`, `GLOBIGNORE=…`, `bash -O nocaseglob`): dot-files, any case.
+    pub wide: Option<String>,
+    /// Every symlink the line makes (`ln -s`, `cp -s`), as lexical absolute
+    /// paths: a path through one lands where the gate cannot see.
+    pub links: Vec<PathBuf>,
+    /// The command being judged makes the links itself: its words name them.
+    pub skip_links: bool,
+    /// The directories of `CDPATH` (the environment's and the line's), or
+    /// why they cannot be known.
+    pub cdpath: Result<Vec<String>, String>,
 }
 
 impl Places {
@@ -69,9 +84,20 @@ impl Places {
             dirs: vec![ctx.cwd.clone()],
             unknown: None,
             home: (!reassigns_home).then(|| ctx.home.clone()),
+            wide: None,
+            links: Vec::new(),
+            skip_links: false,
+            cdpath: Ok(Vec::new()),
         };
+        places.cdpath = places.cdpath_of(analysis, ctx);
+        for c in &analysis.commands {
+            places.widen(c);
+        }
         for c in &analysis.commands {
             places.follow(c);
+        }
+        for c in &analysis.commands {
+            places.symlinks(c);
         }
         places
     }
@@ -113,11 +139,35 @@ impl Places {
                 .get_or_insert_with(|| format!("`{}` changes the directory", c.normalized));
             return;
         };
+        // `cd NAME` (not `./NAME`, `../NAME` or `/…`) tries each `CDPATH` directory first.
+        let mut targets = vec![target.clone()];
+        let first = target.split('/').next().unwrap_or("");
+        if !target.starts_with('/') && first != "." && first != ".." {
+            match &self.cdpath {
+                Ok(entries) => targets.extend(
+                    entries
+                        .iter()
+                        .filter(|e| !e.is_empty())
+                        .map(|e| format!("{e}/{target}")),
+                ),
+                Err(why) => {
+                    self.unknown.get_or_insert_with(|| {
+                        format!(
+                            "`{}` may move below a `CDPATH` directory: {why}",
+                            c.normalized
+                        )
+                    });
+                    return;
+                }
+            }
+        }
         let mut added = Vec::new();
-        for dir in &self.dirs {
-            if let Ok(r) = canon::canonicalize_in(dir, &target) {
-                if !self.dirs.contains(&r.path) && !added.contains(&r.path) {
-                    added.push(r.path);
+        for target in &targets {
+            for dir in &self.dirs {
+                if let Ok(r) = canon::canonicalize_in(dir, target) {
+                    if !self.dirs.contains(&r.path) && !added.contains(&r.path) {
+                        added.push(r.path);
+                    }
                 }
             }
         }
@@ -371,6 +421,17 @@ impl Policy {
     fn judge_command_words(&self, c: &SimpleCommand, places: &Places, parts: &mut Vec<Part>) {
         let first_name = c.words.iter().position(|w| !w.assignment);
         let program = c.command_at.map_or("", |i| basename(&c.words[i].text));
+        // `ln -s A B` names the link it makes: the link is not yet there to pass through.
+        let maker;
+        let places = if places.makes_links(c) {
+            maker = Places {
+                skip_links: true,
+                ..places.clone()
+            };
+            &maker
+        } else {
+            places
+        };
         // A directory option (`git -C DIR`, `make -C DIR`, `tar -C DIR`)
         // moves where the command's relative words land.
         let moved;
@@ -383,6 +444,8 @@ impl Policy {
         };
         if let Some(at) = c.command_at {
             self.judge_writes(c, at, places, parts);
+            self.judge_trees(c, at, places, parts);
+            self.judge_file_values(c, at, places, parts);
             // `xargs` adds words read from its input to the command.
             let fed = c.words[first_name.unwrap_or(0)..at]
                 .iter()
@@ -401,12 +464,14 @@ impl Policy {
                 });
             }
         }
-        // A program that only prints or compares its words opens none of them.
-        if text_only(program) && c.command_at == first_name {
-            return;
-        }
+        // A program that only prints or compares its words opens none of
+        // them; but the shell lists a directory for each of its patterns.
+        let prints = text_only(program) && c.command_at == first_name;
         let mut unknown_reported = false;
         for (i, word) in c.words.iter().enumerate() {
+            if prints && !word.pattern {
+                continue;
+            }
             // A command name without a `/` is looked up in `PATH`, not here.
             let is_name = Some(i) == first_name || Some(i) == c.command_at;
             if is_name && !word.text.contains('/') {
@@ -433,6 +498,10 @@ impl Policy {
                     ..word.clone()
                 };
                 match places.expand(&shown) {
+                    Expansion::Pattern(text) if prints => {
+                        self.judge_listing(word, &text, places, parts);
+                    }
+                    _ if prints => {}
                     Expansion::Unknown => {
                         if word.assignment || unknown_reported || i < c.command_at.unwrap_or(0) {
                             continue;
@@ -473,6 +542,29 @@ impl Policy {
         parts: &mut Vec<Part>,
     ) {
         if text.is_empty() || text == "-" || shell::is_harmless_target(text) {
+            return;
+        }
+        // `file:///…` is a local path to curl, git and browsers alike.
+        if let Some(path) = file_url_path(text) {
+            if path.contains(['{', '[']) {
+                self.judge_pattern(word, &path, places, parts);
+            } else {
+                self.judge_known(word, &path, Candidate::Whole, places, parts);
+            }
+            return;
+        }
+        if let Some(link) = places.through_link(text) {
+            parts.push(Part {
+                kind: PartKind::Path,
+                source: word.text.clone(),
+                text: text.to_string(),
+                verdict: Verdict::Ask,
+                rule: None,
+                reason: format!(
+                    "the path `{text}` goes through `{}`, a symlink the line makes, so where it lands is not known",
+                    link.display()
+                ),
+            });
             return;
         }
         if !text.starts_with('/') {
@@ -566,14 +658,34 @@ impl Policy {
                     alt.clone()
                 };
                 let comps = lexical_components(&absolute);
-                if let Some(dir) = self.floor_dirs.iter().find(|d| pattern_reaches(&comps, d)) {
+                let wide = places.wide.is_some();
+                if let Some(dir) = self
+                    .floor_dirs
+                    .iter()
+                    .find(|d| pattern_reaches(&comps, d, wide))
+                {
                     let rule = self.floor.first_match(dir).cloned();
                     let reason = format!(
-                        "the pattern `{}` could match the floor directory `{}` or a file in it; no rule can allow it",
+                        "the pattern `{}` could match the floor directory `{}` or a file in it{}; no rule can allow it",
                         word.text,
-                        dir.display()
+                        dir.display(),
+                        places.widened()
                     );
                     parts.push(path_part(word, dir, Verdict::Deny, rule, reason));
+                    return;
+                }
+                if let Some(link) = places.pattern_through_link(&comps) {
+                    parts.push(Part {
+                        kind: PartKind::Path,
+                        source: word.text.clone(),
+                        text: alt.clone(),
+                        verdict: Verdict::Ask,
+                        rule: None,
+                        reason: format!(
+                            "the pattern `{alt}` could go through `{}`, a symlink the line makes, so where it lands is not known",
+                            link.display()
+                        ),
+                    });
                     return;
                 }
                 if !has_meta(alt) {
@@ -581,7 +693,7 @@ impl Policy {
                     self.judge_known(word, alt, Candidate::Whole, places, parts);
                     continue;
                 }
-                match glob_disk(&comps) {
+                match glob_disk(&comps, wide) {
                     Some(matches) => {
                         for m in matches {
                             let text = m.to_string_lossy();
@@ -672,7 +784,7 @@ impl Policy {
         Some(Places {
             dirs: all,
             unknown: unknown.or_else(|| places.unknown.clone()),
-            home: places.home.clone(),
+            ..places.clone()
         })
     }
 
@@ -776,7 +888,7 @@ impl Policy {
                         } else {
                             format!("{base}/{alt}")
                         };
-                        match glob_disk(&lexical_components(&absolute)) {
+                        match glob_disk(&lexical_components(&absolute), places.wide.is_some()) {
                             Some(m) if !m.is_empty() => {
                                 out.extend(m.into_iter().map(|p| p.to_string_lossy().into_owned()))
                             }
@@ -797,6 +909,14 @@ impl Policy {
         for text in texts {
             if text == "-" || shell::is_harmless_target(&text) {
                 continue;
+            }
+            if let Some(link) = places.through_link(&text) {
+                parts.push(write_part(c, word, None, Verdict::Ask, None, format!(
+                    "`{}` writes `{text}`, which goes through `{}`, a symlink the line makes, so where it lands is not known",
+                    c.normalized,
+                    link.display()
+                )));
+                return;
             }
             if !text.starts_with('/') {
                 if let Some(why) = &places.unknown {
@@ -1020,8 +1140,9 @@ fn lexical_components(absolute: &str) -> Vec<String> {
         .collect()
 }
 
-/// Whether the pattern `comps` could name `dir` or a path below it.
-fn pattern_reaches(comps: &[String], dir: &Path) -> bool {
+/// Whether the pattern `comps` could name `dir` or a path below it
+/// (`wide`: with dot-files and any case matched, see [`glob_match`]).
+fn pattern_reaches(comps: &[String], dir: &Path, wide: bool) -> bool {
     let dir_comps: Vec<&str> = dir
         .to_str()
         .unwrap_or("")
@@ -1032,13 +1153,14 @@ fn pattern_reaches(comps: &[String], dir: &Path) -> bool {
         && dir_comps
             .iter()
             .zip(comps)
-            .all(|(name, pat)| glob_match(pat.as_bytes(), name.as_bytes()))
+            .all(|(name, pat)| glob_match(pat.as_bytes(), name.as_bytes(), wide))
 }
 
 /// Expands an absolute pattern against the disk, as bash's globbing does
-/// (without `dotglob`); `None` when it reads or matches too much. A pattern
-/// that matches nothing stays as written, as bash leaves it.
-fn glob_disk(comps: &[String]) -> Option<Vec<PathBuf>> {
+/// (`wide`: as with `dotglob` and `nocaseglob`); `None` when it reads or
+/// matches too much. A pattern that matches nothing stays as written, as
+/// bash leaves it.
+fn glob_disk(comps: &[String], wide: bool) -> Option<Vec<PathBuf>> {
     let mut current = vec![PathBuf::from("/")];
     let mut scanned = 0usize;
     for comp in comps {
@@ -1059,7 +1181,7 @@ fn glob_disk(comps: &[String]) -> Option<Vec<PathBuf>> {
                     }
                     let name = entry.file_name();
                     let name = name.as_encoded_bytes();
-                    if glob_match(comp.as_bytes(), name) {
+                    if glob_match(comp.as_bytes(), name, wide) {
                         next.push(c.join(entry.file_name()));
                         if next.len() > MAX_GLOB_MATCHES {
                             return None;
@@ -1078,12 +1200,27 @@ fn glob_disk(comps: &[String]) -> Option<Vec<PathBuf>> {
 
 /// Whether one path component `name` matches the bash pattern `pat`
 /// (`*`, `?`, `[…]`, `[!…]`, `[^…]`). A leading `.` must be matched by a
-/// literal `.`, and `.`/`..` by nothing but themselves.
-pub(crate) fn glob_match(pat: &[u8], name: &[u8]) -> bool {
-    if name.first() == Some(&b'.') && pat.first() != Some(&b'.') {
-        return false;
+/// literal `.`, and `.`/`..` by nothing but themselves. `wide`: after a
+/// setting that widens patterns (`dotglob`, `nocaseglob`, `extglob`), a
+/// leading `.` needs no literal `.`, case is ignored, and an extended
+/// pattern (`@(…)`, `!(…)`) matches anything.
+pub(crate) fn glob_match(pat: &[u8], name: &[u8], wide: bool) -> bool {
+    if matches!(name, b"." | b"..") {
+        return pat == name;
     }
-    matches_from(pat, name)
+    if !wide {
+        if name.first() == Some(&b'.') && pat.first() != Some(&b'.') {
+            return false;
+        }
+        return matches_from(pat, name);
+    }
+    if pat
+        .windows(2)
+        .any(|w| matches!(w[0], b'?' | b'*' | b'+' | b'@' | b'!') && w[1] == b'(')
+    {
+        return true;
+    }
+    matches_from(&pat.to_ascii_lowercase(), &name.to_ascii_lowercase())
 }
 
 fn matches_from(pat: &[u8], name: &[u8]) -> bool {
@@ -1186,7 +1323,7 @@ mod tests {
 
     #[test]
     fn bash_patterns() {
-        let m = |p: &str, n: &str| glob_match(p.as_bytes(), n.as_bytes());
+        let m = |p: &str, n: &str| glob_match(p.as_bytes(), n.as_bytes(), false);
         assert!(m(".ss*", ".ssh"));
         assert!(!m("*", ".ssh"));
         assert!(m(".*", ".ssh"));
@@ -1219,7 +1356,7 @@ mod tests {
     #[test]
     fn reaching() {
         let dir = Path::new("/home/me/.ssh");
-        let r = |p: &str| pattern_reaches(&lexical_components(p), dir);
+        let r = |p: &str| pattern_reaches(&lexical_components(p), dir, false);
         assert!(r("/home/me/.ss*/id_*"));
         assert!(r("/home/*/.ssh"));
         assert!(r("/home/me/.*"));

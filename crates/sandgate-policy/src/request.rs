@@ -177,6 +177,9 @@ pub struct Context {
     pub cwd: PathBuf,
     /// The home directory; `~` expands to it.
     pub home: PathBuf,
+    /// The `CDPATH` the commands' shell starts with: a relative `cd` may land
+    /// below any of its directories. Taken from this process's environment.
+    pub cdpath: Option<String>,
 }
 
 /// Why a context cannot be built.
@@ -200,7 +203,8 @@ impl Context {
         let cwd = std::fs::canonicalize(cwd)
             .map_err(|e| ContextError::Cwd(cwd.display().to_string(), e.to_string()))?;
         let home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
-        Ok(Context { cwd, home })
+        let cdpath = std::env::var_os("CDPATH").map(|v| v.to_string_lossy().into_owned());
+        Ok(Context { cwd, home, cdpath })
     }
 
     /// The context of a call that runs in `dir` (an exec call's `cwd`, a
@@ -219,6 +223,7 @@ impl Context {
         Ok(Context {
             cwd: canonical,
             home: self.home.clone(),
+            cdpath: self.cdpath.clone(),
         })
     }
 
