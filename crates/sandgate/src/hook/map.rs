@@ -7,12 +7,19 @@
 //! it also sees tools that are not in the tables: one that carries a path-like
 //! parameter is gated as a read and a write of that path (a renamed or new file
 //! tool fails closed), and one without is out of scope.
+//!
+//! A call is judged on every parameter its agent could take a path from, not
+//! only on the one the table names first: the agents have renamed parameters
+//! between releases and may honour an old name beside the new one, so each
+//! path-like parameter present is judged and the strictest verdict wins.
+//! Duplicate keys in the payload's JSON keep the last value, as the agents'
+//! own JSON parsers do.
 
 use serde_json::{json, Map, Value};
 
 use sandgate_policy::ToolCall;
 
-use super::InputError;
+use super::{pattern, InputError};
 
 /// One sandgate call that gates (part of) an agent tool call.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,7 +27,7 @@ pub struct Check {
     /// The call the policy judges.
     pub call: ToolCall,
     /// The working directory the call runs in, when it is not the payload's
-    /// `cwd` (Gemini CLI's `run_shell_command` `dir_path`); relative to `cwd`
+    /// `cwd` (a shell tool's `dir_path`, `directory`, …); relative to `cwd`
     /// when relative.
     pub cwd: Option<String>,
     /// The agent's tool name, when sandgate does not know the tool and gates it
@@ -40,30 +47,33 @@ pub enum Gate {
 /// How an agent tool's input becomes sandgate calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {
-    /// A shell command in `command`; `dir` names the parameter holding its
-    /// working directory, if the tool has one.
-    Exec {
-        /// The working-directory parameter.
-        dir: Option<&'static str>,
-    },
-    /// A file tool: `tool` on the first of `keys` present, which is required.
+    /// A shell command in `command`, judged in every working directory the
+    /// input names ([`EXEC_DIR_PARAMS`]), or the payload's `cwd`; the files
+    /// of an `apply_patch` heredoc in it are judged as writes.
+    Exec,
+    /// A file tool: `tool` on each of `keys` and [`PATH_PARAMS`] present; one
+    /// of `keys` is required.
     File {
         /// The sandgate tool.
         tool: &'static str,
-        /// The parameter names, in order of preference.
+        /// The tool's own parameter names.
         keys: &'static [&'static str],
     },
-    /// A tool on a directory: the first of `keys`, or the payload's `cwd`; an
-    /// absolute glob `pattern` is judged too, from its literal directory.
+    /// A tool on a directory: each of `keys` and [`PATH_PARAMS`] present, or
+    /// the payload's `cwd`. With `glob`, that parameter is a glob pattern
+    /// relative to each directory, judged where it could reach.
     Dir {
         /// The sandgate tool.
         tool: &'static str,
-        /// The parameter names, in order of preference.
+        /// The tool's own parameter names.
         keys: &'static [&'static str],
+        /// The parameter that holds a glob pattern, if the tool has one.
+        glob: Option<&'static str>,
     },
     /// Codex CLI's `apply_patch`: every file the patch adds, updates, deletes or moves to.
     Patch,
-    /// Gemini CLI's `read_many_files`: each of `paths` and `include`.
+    /// Gemini CLI's `read_many_files`: each of `paths` and `include`, each a
+    /// pattern that reads what it matches, and a directory all below it.
     ReadMany,
 }
 
@@ -85,57 +95,73 @@ const fn file(tool: &'static str, keys: &'static [&'static str]) -> Shape {
 }
 
 const fn dir(tool: &'static str, keys: &'static [&'static str]) -> Shape {
-    Shape::Dir { tool, keys }
+    Shape::Dir {
+        tool,
+        keys,
+        glob: None,
+    }
+}
+
+const fn glob(tool: &'static str, keys: &'static [&'static str]) -> Shape {
+    Shape::Dir {
+        tool,
+        keys,
+        glob: Some("pattern"),
+    }
 }
 
 /// Claude Code's and Codex CLI's tools (Codex sends `Bash` for its shell and
 /// `apply_patch` for its file edits).
 pub const CLAUDE_TOOLS: &[AgentTool] = &[
-    tool("Bash", Shape::Exec { dir: None }),
+    tool("Bash", Shape::Exec),
     tool("Read", file("file_read", &["file_path"])),
     tool("Write", file("file_write", &["file_path"])),
     tool("Edit", file("file_edit", &["file_path"])),
     tool("MultiEdit", file("file_edit", &["file_path"])),
     tool("NotebookEdit", file("file_edit", &["notebook_path"])),
     tool("NotebookRead", file("file_read", &["notebook_path"])),
-    tool("Glob", dir("file_find", &["path"])),
+    tool("Glob", glob("file_find", &["path"])),
     tool("Grep", dir("file_grep", &["path"])),
     tool("LS", dir("file_list", &["path"])),
     tool("apply_patch", Shape::Patch),
 ];
 
 /// Gemini CLI has renamed some parameters between releases
-/// (`absolute_path` → `file_path`, `path` → `dir_path`); both spellings are read.
+/// (`absolute_path` → `file_path`, `path` and `directory` → `dir_path`); every
+/// spelling is read.
 const GEMINI_FILE: &[&str] = &["file_path", "absolute_path", "path"];
 const GEMINI_DIR: &[&str] = &["dir_path", "path", "directory"];
 
 /// Gemini CLI's tools (`grep_search` was `search_file_content`; both are gated).
 pub const GEMINI_TOOLS: &[AgentTool] = &[
-    tool(
-        "run_shell_command",
-        Shape::Exec {
-            dir: Some("dir_path"),
-        },
-    ),
+    tool("run_shell_command", Shape::Exec),
     tool("read_file", file("file_read", GEMINI_FILE)),
     tool("write_file", file("file_write", GEMINI_FILE)),
     tool("replace", file("file_edit", GEMINI_FILE)),
-    tool("glob", dir("file_find", GEMINI_DIR)),
+    tool("glob", glob("file_find", GEMINI_DIR)),
     tool("grep_search", dir("file_grep", GEMINI_DIR)),
     tool("search_file_content", dir("file_grep", GEMINI_DIR)),
     tool("list_directory", dir("file_list", GEMINI_DIR)),
     tool("read_many_files", Shape::ReadMany),
 ];
 
-/// The parameters that make an unknown tool a file access.
+/// The parameters an agent's tool may take a path from, in any agent or
+/// release. Each one present is judged for a known tool, and one present
+/// makes an unknown tool a file access.
 pub const PATH_PARAMS: &[&str] = &[
     "file_path",
     "path",
     "absolute_path",
     "dir_path",
+    "directory",
     "notebook_path",
     "paths",
 ];
+
+/// The parameters a shell tool may take its working directory from (Gemini
+/// CLI's `dir_path`, formerly `directory`; Codex CLI's `workdir`). The command
+/// is judged in each one present.
+pub const EXEC_DIR_PARAMS: &[&str] = &["dir_path", "directory", "workdir", "cwd", "path"];
 
 /// Map a Claude Code / Codex CLI tool call. `cwd` is the payload's working directory.
 pub fn claude(tool: &str, input: &Map<String, Value>, cwd: &str) -> Result<Gate, InputError> {
@@ -157,30 +183,49 @@ fn map(
         return unknown(tool, input);
     };
     let checks = match known.shape {
-        Shape::Exec { dir } => {
-            let call = exec(tool, input, "command")?;
-            let cwd = match dir {
-                Some(key) => optional_string(tool, input, key)?.filter(|d| !d.is_empty()),
-                None => None,
-            };
-            vec![Check {
-                call,
-                cwd,
-                unknown_tool: None,
-            }]
+        Shape::Exec => exec_checks(tool, input)?,
+        Shape::File { tool: t, keys } => {
+            first_path(tool, input, keys)?;
+            path_values(tool, input, &[keys, PATH_PARAMS])?
+                .into_iter()
+                .map(|p| plain(file_call(t, p)))
+                .collect()
         }
-        Shape::File { tool: t, keys } => vec![plain(file_call(t, first_path(tool, input, keys)?))],
-        Shape::Dir { tool: t, keys } => {
-            let mut checks = vec![plain(file_call(t, optional_path(tool, input, keys, cwd)?))];
-            if let Some(prefix) = optional_string(tool, input, "pattern")?
-                .as_deref()
-                .and_then(absolute_glob_dir)
-            {
-                checks.push(plain(file_call(t, prefix)));
+        Shape::Dir {
+            tool: t,
+            keys,
+            glob,
+        } => {
+            let mut dirs: Vec<String> = path_values(tool, input, &[keys, PATH_PARAMS])?
+                .into_iter()
+                .filter(|d| !d.is_empty())
+                .collect();
+            if dirs.is_empty() {
+                dirs.push(cwd.to_string());
+            }
+            let mut checks: Vec<Check> = dirs
+                .iter()
+                .map(|d| plain(file_call(t, d.clone())))
+                .collect();
+            if let Some(key) = glob {
+                if let Some(pattern) = optional_string(tool, input, key)?.filter(|p| !p.is_empty())
+                {
+                    for d in &dirs {
+                        for p in patterns_in(d, &pattern) {
+                            checks.push(plain(file_call(t, p)));
+                        }
+                    }
+                }
             }
             checks
         }
-        Shape::Patch => patch(tool, input)?,
+        Shape::Patch => {
+            let mut checks = patch(tool, input)?;
+            for p in path_values(tool, input, &[PATH_PARAMS])? {
+                checks.push(plain(file_call("file_write", p)));
+            }
+            checks
+        }
         Shape::ReadMany => read_many(tool, input)?,
     };
     Ok(Gate::Calls(checks))
@@ -194,11 +239,40 @@ fn plain(call: ToolCall) -> Check {
     }
 }
 
-/// A tool sandgate does not know: gated by its path-like parameters, as a read
-/// and a write of each, or out of scope when it has none.
-fn unknown(tool: &str, input: &Map<String, Value>) -> Result<Gate, InputError> {
+/// A pattern as the agent resolves it, one path per brace alternative (an
+/// alternative may be absolute where the pattern is not): relative to `dir`,
+/// unless it is absolute or starts at the home directory. Beyond
+/// [`pattern::MAX_ALTERNATIVES`] the pattern stays whole, and the gate asks.
+fn patterns_in(dir: &str, pattern: &str) -> Vec<String> {
+    let Some(alternatives) = pattern::brace_expand(pattern) else {
+        return vec![format!("{}/{pattern}", dir.trim_end_matches('/'))];
+    };
+    alternatives
+        .into_iter()
+        .map(|alt| {
+            if alt.starts_with('/') || alt == "~" || alt.starts_with("~/") {
+                alt
+            } else {
+                format!("{}/{alt}", dir.trim_end_matches('/'))
+            }
+        })
+        .collect()
+}
+
+/// Every path-like parameter of `keys` present: a string, or an array of
+/// strings; any other value is an error. Each parameter is read once.
+fn path_values(
+    tool: &str,
+    input: &Map<String, Value>,
+    keys: &[&[&str]],
+) -> Result<Vec<String>, InputError> {
+    let mut seen: Vec<&str> = Vec::new();
     let mut paths = Vec::new();
-    for key in PATH_PARAMS {
+    for key in keys.iter().flat_map(|k| k.iter()) {
+        if seen.contains(key) {
+            continue;
+        }
+        seen.push(key);
         match input.get(*key) {
             None | Some(Value::Null) => {}
             Some(Value::String(p)) => paths.push(p.clone()),
@@ -223,6 +297,57 @@ fn unknown(tool: &str, input: &Map<String, Value>) -> Result<Gate, InputError> {
             }
         }
     }
+    Ok(paths)
+}
+
+/// A shell command, judged in each working directory the input names (or
+/// the payload's `cwd`), and the files of an `apply_patch` in it.
+fn exec_checks(tool: &str, input: &Map<String, Value>) -> Result<Vec<Check>, InputError> {
+    let call = exec(tool, input, "command")?;
+    let dirs: Vec<Option<String>> = {
+        let named: Vec<String> = path_values(tool, input, &[EXEC_DIR_PARAMS])?
+            .into_iter()
+            .filter(|d| !d.is_empty())
+            .collect();
+        if named.is_empty() {
+            vec![None]
+        } else {
+            named.into_iter().map(Some).collect()
+        }
+    };
+    let command = call.str_param("command").unwrap_or_default().to_string();
+    let mut checks: Vec<Check> = dirs
+        .iter()
+        .map(|dir| Check {
+            call: call.clone(),
+            cwd: dir.clone(),
+            unknown_tool: None,
+        })
+        .collect();
+    if let Some(ShellPatch { files, cd_dirs }) = shell_patch_files(&command) {
+        for dir in &dirs {
+            for (t, path) in &files {
+                let mut targets = vec![path.clone()];
+                if !(path.starts_with('/') || path.starts_with('~')) {
+                    targets.extend(cd_dirs.iter().map(|cd| format!("{cd}/{path}")));
+                }
+                for target in targets {
+                    checks.push(Check {
+                        call: file_call(t, target),
+                        cwd: dir.clone(),
+                        unknown_tool: None,
+                    });
+                }
+            }
+        }
+    }
+    Ok(checks)
+}
+
+/// A tool sandgate does not know: gated by its path-like parameters, as a read
+/// and a write of each, or out of scope when it has none.
+fn unknown(tool: &str, input: &Map<String, Value>) -> Result<Gate, InputError> {
+    let paths = path_values(tool, input, &[PATH_PARAMS])?;
     if paths.is_empty() {
         return Ok(Gate::OutOfScope);
     }
@@ -263,6 +388,72 @@ pub fn patch_files(text: &str) -> Vec<(&'static str, String)> {
     files
 }
 
+/// A patch inside a shell command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellPatch {
+    /// Each file header: the sandgate tool and the path as written.
+    pub files: Vec<(&'static str, String)>,
+    /// Where a `cd` in the command may move to, as written.
+    pub cd_dirs: Vec<String>,
+}
+
+/// The files of a patch inside a shell command, and the directories a `cd`
+/// in the command may move to, when the command could apply one.
+///
+/// Codex CLI runs `apply_patch <<'EOF' … EOF`, also after `cd DIR &&` and
+/// under `bash -lc`, as its own patch tool instead of a shell command; the
+/// other agents' shells run a program of that name, if there is one. So any
+/// command that names `apply_patch` or `applypatch`, or holds `*** Begin
+/// Patch`, is judged on every file header it holds, as written and with `\n`
+/// escapes read as line breaks; a header ending in a quote is judged without
+/// it too. Relative files are judged from the command's directory and from
+/// each `cd` target (`$HOME` read as `~`).
+pub fn shell_patch_files(command: &str) -> Option<ShellPatch> {
+    if !(command.contains("apply_patch")
+        || command.contains("applypatch")
+        || command.contains("*** Begin Patch"))
+    {
+        return None;
+    }
+    let mut files: Vec<(&'static str, String)> = Vec::new();
+    for text in [command.to_string(), command.replace("\\n", "\n")] {
+        for (t, path) in patch_files(&text) {
+            let unquoted = path.trim_matches(['\'', '"']).trim().to_string();
+            for p in [path, unquoted] {
+                if !p.is_empty() && !files.iter().any(|(ft, fp)| *ft == t && *fp == p) {
+                    files.push((t, p));
+                }
+            }
+        }
+    }
+    if files.is_empty() {
+        return None;
+    }
+    let mut cd_dirs: Vec<String> = Vec::new();
+    let words: Vec<&str> = command.split_whitespace().collect();
+    for pair in words.windows(2) {
+        let clean = |w: &str| {
+            w.trim_matches(['\'', '"', '(', ')', ';', '&', '|'])
+                .to_string()
+        };
+        if clean(pair[0]) != "cd" {
+            continue;
+        }
+        let dir = clean(pair[1]);
+        if dir.is_empty() || dir.starts_with('-') {
+            continue;
+        }
+        let dir = ["${HOME}", "$HOME"]
+            .iter()
+            .find_map(|h| dir.strip_prefix(h).map(|rest| format!("~{rest}")))
+            .unwrap_or(dir);
+        if !cd_dirs.contains(&dir) {
+            cd_dirs.push(dir);
+        }
+    }
+    Some(ShellPatch { files, cd_dirs })
+}
+
 fn patch(tool: &str, input: &Map<String, Value>) -> Result<Vec<Check>, InputError> {
     let text = ["command", "input", "patch"]
         .iter()
@@ -290,29 +481,10 @@ fn patch(tool: &str, input: &Map<String, Value>) -> Result<Vec<Check>, InputErro
         .collect())
 }
 
-/// The directory an absolute (or `~`) glob pattern starts from: its longest
-/// prefix of whole path components without a glob character.
-fn absolute_glob_dir(pattern: &str) -> Option<String> {
-    if !(pattern.starts_with('/') || pattern.starts_with('~')) {
-        return None;
-    }
-    let mut prefix = Vec::new();
-    for part in pattern.split('/') {
-        if part.contains(['*', '?', '[', '{']) {
-            break;
-        }
-        prefix.push(part);
-    }
-    let joined = prefix.join("/");
-    Some(if joined.is_empty() {
-        "/".to_string()
-    } else {
-        joined
-    })
-}
-
-/// `read_many_files` names several paths (or glob patterns) in `paths`, and
-/// more in `include`; each one is a read.
+/// `read_many_files` names several paths or glob patterns in `paths`, and
+/// more in `include`, relative to the payload's `cwd`; each one is a read,
+/// and a directory among them is read all the way down (Gemini CLI expands
+/// it to `DIR/**`), so that pattern is judged too.
 fn read_many(tool: &str, input: &Map<String, Value>) -> Result<Vec<Check>, InputError> {
     let mut calls = Vec::new();
     for key in ["paths", "include"] {
@@ -326,6 +498,12 @@ fn read_many(tool: &str, input: &Map<String, Value>) -> Result<Vec<Check>, Input
                         )));
                     };
                     calls.push(plain(file_call("file_read", path.clone())));
+                    if !path.is_empty() {
+                        calls.push(plain(file_call(
+                            "file_read",
+                            format!("{}/**", path.trim_end_matches('/')),
+                        )));
+                    }
                 }
             }
             Some(_) => {
@@ -339,6 +517,14 @@ fn read_many(tool: &str, input: &Map<String, Value>) -> Result<Vec<Check>, Input
         return Err(InputError::new(format!(
             "`{tool}` names no path in `tool_input.paths`"
         )));
+    }
+    let others: Vec<&str> = PATH_PARAMS
+        .iter()
+        .copied()
+        .filter(|k| *k != "paths")
+        .collect();
+    for p in path_values(tool, input, &[&others])? {
+        calls.push(plain(file_call("file_read", p)));
     }
     Ok(calls)
 }
@@ -386,23 +572,6 @@ fn first_path(tool: &str, input: &Map<String, Value>, keys: &[&str]) -> Result<S
         "`{tool}` has no `tool_input.{}`",
         keys.join("` or `tool_input.")
     )))
-}
-
-/// The first of `keys` present, or the working directory when none is.
-fn optional_path(
-    tool: &str,
-    input: &Map<String, Value>,
-    keys: &[&str],
-    cwd: &str,
-) -> Result<String, InputError> {
-    for key in keys {
-        if let Some(path) = optional_string(tool, input, key)? {
-            if !path.is_empty() {
-                return Ok(path);
-            }
-        }
-    }
-    Ok(cwd.to_string())
 }
 
 #[cfg(test)]
@@ -489,7 +658,10 @@ mod tests {
             ("LS", json!({"path": "/l"}), "file_list", "path", "/l"),
         ];
         for (tool, inp, want_tool, key, want) in cases {
-            let call = one(claude(tool, &input(inp), "/w").unwrap());
+            // The first call is the tool's own; a `Glob` pattern adds more.
+            let call = calls(claude(tool, &input(inp), "/w").unwrap())
+                .remove(0)
+                .call;
             assert_eq!(call.tool, want_tool, "{tool}");
             assert_eq!(call.params[key], want, "{tool}");
         }
@@ -502,14 +674,310 @@ mod tests {
     }
 
     #[test]
-    fn an_absolute_glob_pattern_is_judged_from_its_directory() {
-        let c = calls(claude("Glob", &input(json!({"pattern": "/home/u/.ssh/*"})), "/w").unwrap());
-        let paths: Vec<_> = c.iter().map(|c| c.call.params["path"].clone()).collect();
-        assert_eq!(paths, [json!("/w"), json!("/home/u/.ssh")]);
-        let c = calls(gemini("glob", &input(json!({"pattern": "~/.aws/**"})), "/w").unwrap());
-        assert_eq!(c[1].call.params["path"], "~/.aws");
-        assert_eq!(absolute_glob_dir("/**").as_deref(), Some("/"));
-        assert_eq!(absolute_glob_dir("src/*.rs"), None);
+    fn a_glob_pattern_is_judged_from_each_directory_and_each_brace_alternative() {
+        let paths = |gate: Gate| -> Vec<String> {
+            calls(gate)
+                .iter()
+                .map(|c| c.call.params["path"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let c = |tool: &str, v: Value| paths(claude(tool, &input(v), "/w").unwrap());
+        let g = |tool: &str, v: Value| paths(gemini(tool, &input(v), "/w").unwrap());
+        assert_eq!(
+            c("Glob", json!({"pattern": "/home/u/.ssh/*"})),
+            ["/w", "/home/u/.ssh/*"]
+        );
+        assert_eq!(
+            c("Glob", json!({"pattern": "../h/.ssh/*"})),
+            ["/w", "/w/../h/.ssh/*"]
+        );
+        assert_eq!(
+            c("Glob", json!({"pattern": "{/h/.ssh,src}/*", "path": "/p/"})),
+            ["/p/", "/h/.ssh/*", "/p/src/*"]
+        );
+        assert_eq!(
+            g("glob", json!({"pattern": "~/.aws/**"})),
+            ["/w", "~/.aws/**"]
+        );
+        assert_eq!(
+            g(
+                "glob",
+                json!({"pattern": "*.rs", "dir_path": "a", "path": "b"})
+            ),
+            ["a", "b", "a/*.rs", "b/*.rs"]
+        );
+        // A search's `pattern` is a regex, not a path.
+        assert_eq!(c("Grep", json!({"pattern": "/h/.ssh/*"})), ["/w"]);
+        assert_eq!(g("grep_search", json!({"pattern": "{a,b}"})), ["/w"]);
+        // Too many alternatives: the pattern stays whole, and the gate asks.
+        let many = "{a,b}".repeat(9);
+        assert_eq!(
+            c("Glob", json!({ "pattern": many })),
+            ["/w".to_string(), format!("/w/{many}")]
+        );
+    }
+
+    /// (agent, tool, input, every (sandgate tool, path) judged).
+    #[test]
+    fn every_path_parameter_present_is_judged() {
+        type Row = (
+            &'static str,
+            &'static str,
+            Value,
+            &'static [(&'static str, &'static str)],
+        );
+        let rows: Vec<Row> = vec![
+            (
+                "gemini",
+                "read_file",
+                json!({"file_path": "a.txt", "absolute_path": "/h/.ssh/id_rsa"}),
+                &[("file_read", "a.txt"), ("file_read", "/h/.ssh/id_rsa")],
+            ),
+            (
+                "gemini",
+                "read_file",
+                json!({"absolute_path": "a.txt", "path": "~/.aws/credentials"}),
+                &[("file_read", "a.txt"), ("file_read", "~/.aws/credentials")],
+            ),
+            (
+                "gemini",
+                "write_file",
+                json!({"file_path": "b", "directory": "~/.ssh"}),
+                &[("file_write", "b"), ("file_write", "~/.ssh")],
+            ),
+            (
+                "gemini",
+                "replace",
+                json!({"file_path": "c", "paths": ["~/.gnupg/x", "d"]}),
+                &[
+                    ("file_edit", "c"),
+                    ("file_edit", "~/.gnupg/x"),
+                    ("file_edit", "d"),
+                ],
+            ),
+            (
+                "claude",
+                "Read",
+                json!({"file_path": "a", "path": "~/.ssh/id_rsa", "notebook_path": "n"}),
+                &[
+                    ("file_read", "a"),
+                    ("file_read", "~/.ssh/id_rsa"),
+                    ("file_read", "n"),
+                ],
+            ),
+            (
+                "claude",
+                "Write",
+                json!({"file_path": "a", "absolute_path": "/h/.ssh/authorized_keys"}),
+                &[
+                    ("file_write", "a"),
+                    ("file_write", "/h/.ssh/authorized_keys"),
+                ],
+            ),
+            (
+                "claude",
+                "NotebookEdit",
+                json!({"notebook_path": "n.ipynb", "file_path": "/h/.aws/x"}),
+                &[("file_edit", "n.ipynb"), ("file_edit", "/h/.aws/x")],
+            ),
+            (
+                "claude",
+                "LS",
+                json!({"path": "/p", "dir_path": "~/.ssh"}),
+                &[("file_list", "/p"), ("file_list", "~/.ssh")],
+            ),
+            (
+                "gemini",
+                "list_directory",
+                json!({"dir_path": "", "path": "~/.ssh"}),
+                &[("file_list", "~/.ssh")],
+            ),
+            (
+                "gemini",
+                "grep_search",
+                json!({"pattern": "x", "dir_path": "/p", "directory": "/q"}),
+                &[("file_grep", "/p"), ("file_grep", "/q")],
+            ),
+            (
+                "claude",
+                "apply_patch",
+                json!({"command": "*** Begin Patch\n*** Add File: a\n+x\n*** End Patch\n", "path": "~/.ssh/k"}),
+                &[("file_write", "a"), ("file_write", "~/.ssh/k")],
+            ),
+            (
+                "claude",
+                "FutureTool",
+                json!({"directory": "~/.ssh"}),
+                &[("file_read", "~/.ssh"), ("file_write", "~/.ssh")],
+            ),
+        ];
+        for (agent, tool, inp, want) in rows {
+            let gate = if agent == "claude" {
+                claude(tool, &input(inp.clone()), "/w")
+            } else {
+                gemini(tool, &input(inp.clone()), "/w")
+            };
+            let got: Vec<(String, String)> = calls(gate.unwrap())
+                .iter()
+                .map(|c| {
+                    (
+                        c.call.tool.clone(),
+                        c.call.params["path"].as_str().unwrap().to_string(),
+                    )
+                })
+                .collect();
+            let want: Vec<(String, String)> = want
+                .iter()
+                .map(|(t, p)| (t.to_string(), p.to_string()))
+                .collect();
+            assert_eq!(got, want, "{agent} {tool} {inp}");
+        }
+    }
+
+    #[test]
+    fn duplicate_keys_keep_the_last_value_as_the_agents_parsers_do() {
+        let text = r#"{"file_path": "/h/.ssh/id_rsa", "file_path": "a.txt"}"#;
+        let first: Map<String, Value> = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            one(gemini("read_file", &first, "/w").unwrap()).params["path"],
+            "a.txt"
+        );
+        let text = r#"{"file_path": "a.txt", "file_path": "/h/.ssh/id_rsa"}"#;
+        let last: Map<String, Value> = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            one(gemini("read_file", &last, "/w").unwrap()).params["path"],
+            "/h/.ssh/id_rsa"
+        );
+    }
+
+    /// (input, the working directories the command is judged in).
+    #[test]
+    fn a_shell_command_is_judged_in_every_directory_its_input_names() {
+        let rows: Vec<(Value, Vec<Option<&str>>)> = vec![
+            (json!({"command": "ls"}), vec![None]),
+            (json!({"command": "ls", "dir_path": ""}), vec![None]),
+            (
+                json!({"command": "ls", "dir_path": "~/.ssh"}),
+                vec![Some("~/.ssh")],
+            ),
+            (
+                json!({"command": "ls", "directory": "/h"}),
+                vec![Some("/h")],
+            ),
+            (
+                json!({"command": "ls", "dir_path": "/p", "directory": "/h"}),
+                vec![Some("/p"), Some("/h")],
+            ),
+            (json!({"command": "ls", "workdir": "/h"}), vec![Some("/h")]),
+            (json!({"command": "ls", "cwd": "/h"}), vec![Some("/h")]),
+            (json!({"command": "ls", "path": "/h"}), vec![Some("/h")]),
+        ];
+        for (inp, want) in rows {
+            for gate in [
+                gemini("run_shell_command", &input(inp.clone()), "/w"),
+                claude("Bash", &input(inp.clone()), "/w"),
+            ] {
+                let got: Vec<Option<String>> =
+                    calls(gate.unwrap()).into_iter().map(|c| c.cwd).collect();
+                let want: Vec<Option<String>> =
+                    want.iter().map(|d| d.map(str::to_string)).collect();
+                assert_eq!(got, want, "{inp}");
+            }
+        }
+    }
+
+    /// (command, the files judged as written or edited).
+    #[test]
+    fn an_apply_patch_inside_a_shell_command_is_judged_by_its_files() {
+        let add = "*** Begin Patch\n*** Add File: /h/.ssh/authorized_keys\n+k\n*** End Patch\n";
+        let rows: Vec<(String, Vec<(&str, &str)>)> = vec![
+            (
+                format!("apply_patch <<'EOF'\n{add}EOF\n"),
+                vec![("file_write", "/h/.ssh/authorized_keys")],
+            ),
+            (
+                format!("applypatch <<'EOF'\n{add}EOF"),
+                vec![("file_write", "/h/.ssh/authorized_keys")],
+            ),
+            (
+                format!("bash -lc \"apply_patch <<'EOF'\n{add}EOF\n\""),
+                vec![("file_write", "/h/.ssh/authorized_keys")],
+            ),
+            (
+                "cd ~/.ssh && apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: config\n@@\n-a\n+b\n*** End Patch\nEOF".to_string(),
+                vec![("file_edit", "config"), ("file_edit", "~/.ssh/config")],
+            ),
+            (
+                "cd \"$HOME\" && apply_patch <<'EOF'\n*** Begin Patch\n*** Delete File: .ssh/id_rsa\n*** End Patch\nEOF".to_string(),
+                vec![("file_write", ".ssh/id_rsa"), ("file_write", "~/.ssh/id_rsa")],
+            ),
+            (
+                // The patch as one argument, its line breaks written `\n`.
+                "apply_patch $'*** Begin Patch\\n*** Add File: ~/.aws/config\\n+x\\n*** End Patch'".to_string(),
+                vec![("file_write", "~/.aws/config")],
+            ),
+            (
+                "apply_patch '*** Begin Patch\n*** Update File: a\n*** Move to: ~/.gnupg/x'".to_string(),
+                vec![
+                    ("file_edit", "a"),
+                    ("file_write", "~/.gnupg/x'"),
+                    ("file_write", "~/.gnupg/x"),
+                ],
+            ),
+            (
+                // No `apply_patch` word: a shell that holds a patch is judged too.
+                format!("python3 - <<'EOF'\n{add}EOF"),
+                vec![("file_write", "/h/.ssh/authorized_keys")],
+            ),
+        ];
+        for (command, want) in rows {
+            let c = calls(claude("Bash", &input(json!({ "command": command })), "/w").unwrap());
+            assert_eq!(c[0].call.tool, "exec_run");
+            let got: Vec<(String, String)> = c[1..]
+                .iter()
+                .map(|c| {
+                    (
+                        c.call.tool.clone(),
+                        c.call.params["path"].as_str().unwrap().to_string(),
+                    )
+                })
+                .collect();
+            let want: Vec<(String, String)> = want
+                .iter()
+                .map(|(t, p)| (t.to_string(), p.to_string()))
+                .collect();
+            assert_eq!(got, want, "{command}");
+        }
+        for command in ["ls", "which apply_patch", "echo '*** Add File: x'"] {
+            let c = calls(claude("Bash", &input(json!({ "command": command })), "/w").unwrap());
+            assert_eq!(c.len(), 1, "{command}");
+        }
+        // In each working directory of the command.
+        let c = calls(
+            gemini(
+                "run_shell_command",
+                &input(json!({"command": format!("apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: k\n+x\n*** End Patch\nEOF"), "dir_path": "/p", "directory": "~/.ssh"})),
+                "/w",
+            )
+            .unwrap(),
+        );
+        let got: Vec<(Option<String>, String)> = c
+            .iter()
+            .filter(|c| c.call.tool == "file_write")
+            .map(|c| {
+                (
+                    c.cwd.clone(),
+                    c.call.params["path"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Some("/p".to_string()), "k".to_string()),
+                (Some("~/.ssh".to_string()), "k".to_string())
+            ]
+        );
     }
 
     #[test]
@@ -517,6 +985,13 @@ mod tests {
         assert!(claude("Bash", &input(json!({"command": 3})), "/w").is_err());
         assert!(claude("Bash", &Map::new(), "/w").is_err());
         assert!(claude("Read", &input(json!({"path": "/a"})), "/w").is_err());
+        assert!(claude("Read", &input(json!({"file_path": "/a", "path": 3})), "/w").is_err());
+        assert!(gemini(
+            "read_file",
+            &input(json!({"file_path": "/a", "absolute_path": ["/b", 1]})),
+            "/w"
+        )
+        .is_err());
         assert!(claude("Grep", &input(json!({"path": 3})), "/w").is_err());
         assert!(gemini("read_many_files", &input(json!({"paths": [1]})), "/w").is_err());
         assert!(gemini("read_many_files", &Map::new(), "/w").is_err());
@@ -599,7 +1074,9 @@ mod tests {
             ),
         ];
         for (tool, inp, want_tool, key, want) in cases {
-            let call = one(gemini(tool, &input(inp), "/w").unwrap());
+            let call = calls(gemini(tool, &input(inp), "/w").unwrap())
+                .remove(0)
+                .call;
             assert_eq!(call.tool, want_tool, "{tool}");
             assert_eq!(call.params[key], want, "{tool}");
         }
@@ -611,7 +1088,13 @@ mod tests {
             )
             .unwrap(),
         );
-        assert_eq!(c.len(), 2);
+        let paths: Vec<_> = c.iter().map(|c| c.call.params["path"].clone()).collect();
+        // A directory is read all the way down: `DIR/**` is judged too.
+        assert_eq!(
+            paths,
+            [json!("a"), json!("a/**"), json!("b"), json!("b/**")]
+        );
+        assert!(c.iter().all(|c| c.call.tool == "file_read"));
         assert_eq!(
             gemini("web_fetch", &input(json!({"prompt": "x"})), "/w").unwrap(),
             Gate::OutOfScope

@@ -9,6 +9,7 @@ pub mod claude;
 pub mod gemini;
 pub mod install;
 pub mod map;
+pub mod pattern;
 pub mod trust;
 
 use std::fmt;
@@ -16,7 +17,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use sandgate_policy::{Context, Decision, ToolCall};
+use sandgate_policy::{Context, Decision, ToolCall, ToolKind, Verdict};
 use serde_json::{Map, Value};
 
 use crate::cli::GlobalArgs;
@@ -344,33 +345,34 @@ fn decide(
     let mut all: Vec<Decided> = Vec::with_capacity(checks.len());
     let mut cwds = Vec::with_capacity(checks.len());
     for check in checks {
-        let decision = match &check.cwd {
-            None => {
-                cwds.push(ctx.cwd.clone());
-                policy.evaluate(&check.call, &ctx)
-            }
+        let dir_ctx;
+        let here = match &check.cwd {
+            None => &ctx,
             Some(dir) => {
                 let dir = expand_dir(dir, &ctx);
-                let dir_ctx = Context::new(&dir, &ctx.home).map_err(|e| {
+                dir_ctx = Context::new(&dir, &ctx.home).map_err(|e| {
                     InputError::new(format!(
-                        "the command's working directory (`tool_input.dir_path`): {e}"
+                        "the command's working directory `{}`: {e}",
+                        dir.display()
                     ))
                 })?;
-                cwds.push(dir_ctx.cwd.clone());
-                policy.evaluate(&check.call, &dir_ctx)
+                &dir_ctx
             }
         };
-        let decision = match &check.unknown_tool {
-            Some(tool) => Decision {
-                reason: format!(
-                    "`{tool}` is a tool sandgate does not know, gated as a read and a write of its path: {}",
-                    decision.reason
-                ),
-                ..decision
-            },
-            None => decision,
-        };
-        all.push((check.call, decision));
+        for (call, decision) in judge(&check.call, &policy, here) {
+            let decision = match &check.unknown_tool {
+                Some(tool) => Decision {
+                    reason: format!(
+                        "`{tool}` is a tool sandgate does not know, gated as a read and a write of its path: {}",
+                        decision.reason
+                    ),
+                    ..decision
+                },
+                None => decision,
+            };
+            cwds.push(here.cwd.clone());
+            all.push((call, decision));
+        }
     }
     let settings = policy.settings().clone();
     // The process ends after this one answer: freeing a thousand rules one by
@@ -378,7 +380,7 @@ fn decide(
     std::mem::forget(policy);
     let asks: Vec<Decided> = all
         .iter()
-        .filter(|(_, d)| d.verdict == sandgate_policy::Verdict::Ask)
+        .filter(|(_, d)| d.verdict == Verdict::Ask)
         .cloned()
         .collect();
     let Some(strictest) = strictest(all.clone()) else {
@@ -403,4 +405,109 @@ fn expand_dir(dir: &str, ctx: &Context) -> std::path::PathBuf {
     } else {
         ctx.cwd.join(dir)
     }
+}
+
+/// Decide one gated call, and what it implies: a file tool's path that is a
+/// glob pattern is judged also at the directory each of its alternatives
+/// starts from and at every floor directory it could match, and an agent's
+/// search rooted above a floor directory is denied.
+fn judge(call: &ToolCall, policy: &sandgate_policy::Policy, ctx: &Context) -> Vec<Decided> {
+    let mut out = vec![(call.clone(), policy.evaluate(call, ctx))];
+    let Some(path) = call
+        .str_param("path")
+        .filter(|_| sandgate_policy::request::tool_kind(&call.tool) == ToolKind::File)
+    else {
+        return out;
+    };
+    if pattern::has_glob(path) {
+        match pattern_paths(path, policy, ctx) {
+            Some(paths) => {
+                for p in paths {
+                    let implied =
+                        ToolCall::new(call.tool.clone(), serde_json::json!({ "path": p }));
+                    let decision = policy.evaluate(&implied, ctx);
+                    out.push((implied, decision));
+                }
+            }
+            None => {
+                let decision = Decision::new(
+                    Verdict::Ask,
+                    path,
+                    format!(
+                        "the pattern `{path}` expands to more than {} paths to check",
+                        pattern::MAX_ALTERNATIVES
+                    ),
+                );
+                out.push((call.clone(), decision));
+            }
+        }
+    }
+    // sandgate's own `file_grep` skips the floor as it walks; the agent's
+    // search does not, so one rooted above a floor directory would read it.
+    if call.tool == "file_grep" && out[0].1.verdict != Verdict::Deny {
+        let root = policy
+            .canonical_path(path, ctx)
+            .unwrap_or_else(|_| ctx.cwd.join(path));
+        let floor = sandgate_policy::floor::dirs(&ctx.home);
+        if let Some(dir) = floor.iter().find(|d| d.starts_with(&root)) {
+            let reason = format!(
+                "the agent's own search reads every file below `{}`, which holds the floor \
+                 directory `{}` (unlike sandgate's `file_grep`, it does not skip the floor); \
+                 no rule can allow it",
+                root.display(),
+                dir.display()
+            );
+            let subject = out[0].1.subject.clone();
+            out[0].1 = match policy.path_matches(dir).first() {
+                Some(&rule) => Decision::by_rule(Verdict::Deny, subject, rule.clone(), reason),
+                None => Decision::new(Verdict::Deny, subject, reason),
+            };
+        }
+    }
+    out
+}
+
+/// The paths a glob pattern implies, for each of its brace alternatives: the
+/// literal directory it starts from (as written, and with `.`/`..` collapsed)
+/// and each floor directory it could match, found from the real directory
+/// of that literal part. `None` when the braces expand to too many words.
+fn pattern_paths(
+    path: &str,
+    policy: &sandgate_policy::Policy,
+    ctx: &Context,
+) -> Option<Vec<String>> {
+    let floor = sandgate_policy::floor::dirs(&ctx.home);
+    let mut paths: Vec<String> = Vec::new();
+    let mut add = |p: String| {
+        if !paths.contains(&p) {
+            paths.push(p);
+        }
+    };
+    for alt in pattern::brace_expand(path)? {
+        let absolute = if alt == "~" {
+            ctx.home.to_string_lossy().into_owned()
+        } else if let Some(rest) = alt.strip_prefix("~/") {
+            format!("{}/{rest}", ctx.home.to_string_lossy())
+        } else if alt.starts_with('/') {
+            alt.clone()
+        } else {
+            format!("{}/{alt}", ctx.cwd.to_string_lossy())
+        };
+        let collapsed = format!("/{}", pattern::lexical(&absolute).join("/"));
+        for text in [&absolute, &collapsed] {
+            let (literal, rest) = pattern::split_literal(text);
+            add(literal.clone());
+            if rest.is_empty() {
+                continue;
+            }
+            let real = policy
+                .canonical_path(&literal, ctx)
+                .unwrap_or_else(|_| std::path::PathBuf::from(&literal));
+            let full = format!("{}/{}", real.to_string_lossy(), rest.join("/"));
+            for dir in pattern::floor_reached(&pattern::lexical(&full), &floor) {
+                add(dir.to_string_lossy().into_owned());
+            }
+        }
+    }
+    Some(paths)
 }

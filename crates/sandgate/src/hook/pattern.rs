@@ -1,0 +1,273 @@
+//! Glob patterns in agent tool calls: what a pattern could reach.
+//!
+//! `Glob`, Gemini CLI's `glob` and `read_many_files` take patterns, and any
+//! path parameter may hold one. The agent expands them itself, so the gate
+//! judges the directory each pattern starts from (its literal prefix, after
+//! braces are expanded) and every floor directory the pattern could match.
+//! The agents' glob libraries let `*` match a leading dot and `**` any number
+//! of directories, so the matching here does too: it may see a reach the
+//! agent would not, never the other way round.
+
+use std::path::{Path, PathBuf};
+
+/// The most words one pattern's braces may expand to.
+pub const MAX_ALTERNATIVES: usize = 256;
+
+/// Whether `s` holds a glob character (`*`, `?`, `[`, `{`).
+pub fn has_glob(s: &str) -> bool {
+    s.contains(['*', '?', '[', '{'])
+}
+
+/// Brace expansion (`a{b,c}d` → `abd`, `acd`, nested, in order); a `{`
+/// without a top-level comma stays literal. `None` beyond
+/// [`MAX_ALTERNATIVES`] words.
+pub fn brace_expand(s: &str) -> Option<Vec<String>> {
+    let bytes = s.as_bytes();
+    for (open, _) in bytes.iter().enumerate().filter(|(_, &b)| b == b'{') {
+        let mut depth = 0usize;
+        let mut commas = Vec::new();
+        let mut close = None;
+        for (j, &c) in bytes.iter().enumerate().skip(open) {
+            match c {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(j);
+                        break;
+                    }
+                }
+                b',' if depth == 1 => commas.push(j),
+                _ => {}
+            }
+        }
+        let Some(close) = close else { continue };
+        if commas.is_empty() {
+            continue;
+        }
+        let (pre, post) = (&s[..open], &s[close + 1..]);
+        let mut bounds = vec![open];
+        bounds.extend(&commas);
+        bounds.push(close);
+        let mut out = Vec::new();
+        for w in bounds.windows(2) {
+            let middle = &s[w[0] + 1..w[1]];
+            for tail in brace_expand(&format!("{middle}{post}"))? {
+                out.push(format!("{pre}{tail}"));
+                if out.len() > MAX_ALTERNATIVES {
+                    return None;
+                }
+            }
+        }
+        return Some(out);
+    }
+    Some(vec![s.to_string()])
+}
+
+/// The components of an absolute path or pattern, `.`, `..` and repeated
+/// slashes collapsed as text.
+pub fn lexical(absolute: &str) -> Vec<&str> {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in absolute.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            _ => parts.push(part),
+        }
+    }
+    parts
+}
+
+/// An absolute pattern split where its first glob component starts: the
+/// literal directory before it, and the components from it on (empty when
+/// the pattern has no glob character).
+pub fn split_literal(absolute: &str) -> (String, Vec<&str>) {
+    let comps: Vec<&str> = absolute.split('/').filter(|c| !c.is_empty()).collect();
+    let at = comps
+        .iter()
+        .position(|c| has_glob(c))
+        .unwrap_or(comps.len());
+    (format!("/{}", comps[..at].join("/")), comps[at..].to_vec())
+}
+
+/// Whether the pattern components `pattern` could name a path below `dir`.
+/// A pattern that ends at `dir` names the directory, not what is in it (the
+/// agents' glob tools return files), and the directory's own name is judged
+/// as a path.
+pub fn reaches(pattern: &[&str], dir: &Path) -> bool {
+    let names: Vec<&str> = dir
+        .to_str()
+        .unwrap_or("")
+        .split('/')
+        .filter(|c| !c.is_empty())
+        .collect();
+    for (i, name) in names.iter().enumerate() {
+        let Some(pat) = pattern.get(i) else {
+            return false;
+        };
+        if pat.contains("**") {
+            return true;
+        }
+        if !component_matches(pat.as_bytes(), name.as_bytes()) {
+            return false;
+        }
+    }
+    pattern.len() > names.len()
+}
+
+/// The directories of `floor` that the absolute pattern components could
+/// reach below.
+pub fn floor_reached(pattern: &[&str], floor: &[PathBuf]) -> Vec<PathBuf> {
+    floor
+        .iter()
+        .filter(|dir| reaches(pattern, dir))
+        .cloned()
+        .collect()
+}
+
+/// One path component against one pattern component: `*`, `?`, `[…]`,
+/// `[!…]`, `[^…]`; `*` and `?` match a leading dot too.
+fn component_matches(pat: &[u8], name: &[u8]) -> bool {
+    let (mut p, mut n) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match pat.get(p) {
+            Some(b'*') => {
+                star = Some((p, n));
+                p += 1;
+                continue;
+            }
+            Some(b'?') => {
+                p += 1;
+                n += 1;
+                continue;
+            }
+            Some(b'[') => match class_matches(&pat[p..], name[n]) {
+                Some((true, len)) => {
+                    p += len;
+                    n += 1;
+                    continue;
+                }
+                Some((false, _)) => {}
+                None if name[n] == b'[' => {
+                    p += 1;
+                    n += 1;
+                    continue;
+                }
+                None => {}
+            },
+            Some(b'\\') if pat.get(p + 1) == Some(&name[n]) => {
+                p += 2;
+                n += 1;
+                continue;
+            }
+            Some(&c) if c == name[n] => {
+                p += 1;
+                n += 1;
+                continue;
+            }
+            _ => {}
+        }
+        match star {
+            Some((sp, sn)) => {
+                p = sp + 1;
+                n = sn + 1;
+                star = Some((sp, sn + 1));
+            }
+            None => return false,
+        }
+    }
+    pat[p..].iter().all(|&c| c == b'*')
+}
+
+/// The class at the start of `pat` against `c`: whether it matched and the
+/// class's length, or `None` when `pat` holds no complete class.
+fn class_matches(pat: &[u8], c: u8) -> Option<(bool, usize)> {
+    let mut i = 1;
+    let negate = matches!(pat.get(1), Some(b'!' | b'^'));
+    if negate {
+        i += 1;
+    }
+    let mut matched = false;
+    let mut first = true;
+    loop {
+        let &b = pat.get(i)?;
+        if b == b']' && !first {
+            return Some((matched != negate, i + 1));
+        }
+        first = false;
+        if pat.get(i + 1) == Some(&b'-') && pat.get(i + 2).is_some_and(|&e| e != b']') {
+            if b <= c && c <= pat[i + 2] {
+                matched = true;
+            }
+            i += 3;
+        } else {
+            if b == c {
+                matched = true;
+            }
+            i += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn braces_expand_in_order_and_nested() {
+        assert_eq!(
+            brace_expand("{/h/.ssh,/x}/*").unwrap(),
+            ["/h/.ssh/*", "/x/*"]
+        );
+        assert_eq!(
+            brace_expand("a{b,c{d,e}}f").unwrap(),
+            ["abf", "acdf", "acef"]
+        );
+        assert_eq!(brace_expand("{x}").unwrap(), ["{x}"]);
+        assert!(brace_expand(&"{a,b}".repeat(9)).is_none());
+    }
+
+    #[test]
+    fn the_literal_directory_is_what_comes_before_the_first_glob_component() {
+        let (dir, rest) = split_literal("/h/u/.ssh/*");
+        assert_eq!((dir.as_str(), rest), ("/h/u/.ssh", vec!["*"]));
+        let (dir, rest) = split_literal("/h/.s*/id_*");
+        assert_eq!((dir.as_str(), rest), ("/h", vec![".s*", "id_*"]));
+        assert_eq!(split_literal("/**").0, "/");
+        assert_eq!(split_literal("/a/b").1, Vec::<&str>::new());
+        assert_eq!(lexical("/w/../h/./.ssh//*"), ["h", ".ssh", "*"]);
+    }
+
+    /// (pattern, whether it could match a path in /h/.ssh).
+    #[test]
+    fn a_pattern_reaches_the_floor_when_a_component_could_match_it() {
+        let floor = Path::new("/h/.ssh");
+        for (pattern, want) in [
+            ("/h/.ssh/*", true),
+            ("/h/.ssh", false),
+            ("/h/.ss?", false),
+            ("/h/**", true),
+            ("/h/.s*/*", true),
+            ("/h/*/id_rsa", true),
+            ("/h/?ssh/x", true),
+            ("/h/[.]ssh/x", true),
+            ("/h/.[s]sh/x", true),
+            ("/h/.[!a]sh/x", true),
+            ("/h/**/*.pem", true),
+            ("/**", true),
+            ("/*/*/id_rsa", true),
+            ("/h/\\.ssh/x", true),
+            ("/h/*", false),
+            ("/h/src/**", false),
+            ("/h/.a*/*", false),
+            ("/h/.[!s]sh/x", false),
+            ("/x/.ssh/*", false),
+        ] {
+            let comps: Vec<&str> = pattern.split('/').filter(|c| !c.is_empty()).collect();
+            assert_eq!(reaches(&comps, floor), want, "{pattern}");
+        }
+    }
+}
