@@ -155,6 +155,30 @@ fn floor_rows() -> Vec<Row> {
             "glob",
             json!({"pattern": "*", "dir_path": "../home/.ssh"}),
         ),
+        (
+            "claude",
+            "Glob",
+            json!({"pattern": "*.txt", "path": "~/.s*"}),
+        ),
+        ("gemini", "list_directory", json!({"dir_path": "~/.s*"})),
+        (
+            "claude",
+            "Grep",
+            json!({"pattern": "x", "path": "~/.[s]sh"}),
+        ),
+        // A pattern in any path parameter, of any tool.
+        ("claude", "Read", json!({"file_path": "~/.ss?/id_rsa"})),
+        (
+            "gemini",
+            "read_file",
+            json!({"file_path": "{home}/*/credentials"}),
+        ),
+        ("claude", "mcp__fs__read", json!({"path": "~/.s*/id_rsa"})),
+        (
+            "gemini",
+            "mcp_fs_read",
+            json!({"paths": ["a.txt", "{../home/.aws,x}/*"]}),
+        ),
         // 4. Patterns in `read_many_files`, and searches above the floor.
         (
             "gemini",
@@ -293,6 +317,8 @@ fn control_rows() -> Vec<Row> {
             json!({"pattern": "x", "dir_path": "{work}"}),
         ),
         ("claude", "Grep", json!({"pattern": "x", "path": "src"})),
+        ("claude", "Read", json!({"file_path": "src/*.rs"})),
+        ("gemini", "list_directory", json!({"dir_path": "s*"})),
         (
             "codex",
             "Bash",

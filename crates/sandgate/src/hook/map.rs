@@ -19,6 +19,7 @@ use serde_json::{json, Map, Value};
 
 use sandgate_policy::ToolCall;
 
+use super::patch::{patch_files, shell_patch_files, ShellPatch};
 use super::{pattern, InputError};
 
 /// One sandgate call that gates (part of) an agent tool call.
@@ -207,6 +208,14 @@ fn map(
                 .iter()
                 .map(|d| plain(file_call(t, d.clone())))
                 .collect();
+            // A directory given as a pattern: the tool acts on what is in
+            // each directory it matches.
+            for d in dirs.iter().filter(|d| pattern::has_glob(d)) {
+                checks.push(plain(file_call(
+                    t,
+                    format!("{}/*", d.trim_end_matches('/')),
+                )));
+            }
             if let Some(key) = glob {
                 if let Some(pattern) = optional_string(tool, input, key)?.filter(|p| !p.is_empty())
                 {
@@ -362,96 +371,6 @@ fn unknown(tool: &str, input: &Map<String, Value>) -> Result<Gate, InputError> {
         }
     }
     Ok(Gate::Calls(checks))
-}
-
-/// The files a Codex CLI patch touches: `*** Add File: P` and `*** Delete File: P`
-/// write P, `*** Update File: P` edits it, `*** Move to: P` writes P.
-///
-/// The patch grammar is Codex CLI's own; no crate parses it, and sandgate only
-/// needs the file headers, which Codex reads with surrounding whitespace
-/// trimmed.
-pub fn patch_files(text: &str) -> Vec<(&'static str, String)> {
-    let mut files = Vec::new();
-    for line in text.lines() {
-        let line = line.trim();
-        for (prefix, t) in [
-            ("*** Add File:", "file_write"),
-            ("*** Delete File:", "file_write"),
-            ("*** Update File:", "file_edit"),
-            ("*** Move to:", "file_write"),
-        ] {
-            if let Some(path) = line.strip_prefix(prefix) {
-                files.push((t, path.trim().to_string()));
-            }
-        }
-    }
-    files
-}
-
-/// A patch inside a shell command.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShellPatch {
-    /// Each file header: the sandgate tool and the path as written.
-    pub files: Vec<(&'static str, String)>,
-    /// Where a `cd` in the command may move to, as written.
-    pub cd_dirs: Vec<String>,
-}
-
-/// The files of a patch inside a shell command, and the directories a `cd`
-/// in the command may move to, when the command could apply one.
-///
-/// Codex CLI runs `apply_patch <<'EOF' … EOF`, also after `cd DIR &&` and
-/// under `bash -lc`, as its own patch tool instead of a shell command; the
-/// other agents' shells run a program of that name, if there is one. So any
-/// command that names `apply_patch` or `applypatch`, or holds `*** Begin
-/// Patch`, is judged on every file header it holds, as written and with `\n`
-/// escapes read as line breaks; a header ending in a quote is judged without
-/// it too. Relative files are judged from the command's directory and from
-/// each `cd` target (`$HOME` read as `~`).
-pub fn shell_patch_files(command: &str) -> Option<ShellPatch> {
-    if !(command.contains("apply_patch")
-        || command.contains("applypatch")
-        || command.contains("*** Begin Patch"))
-    {
-        return None;
-    }
-    let mut files: Vec<(&'static str, String)> = Vec::new();
-    for text in [command.to_string(), command.replace("\\n", "\n")] {
-        for (t, path) in patch_files(&text) {
-            let unquoted = path.trim_matches(['\'', '"']).trim().to_string();
-            for p in [path, unquoted] {
-                if !p.is_empty() && !files.iter().any(|(ft, fp)| *ft == t && *fp == p) {
-                    files.push((t, p));
-                }
-            }
-        }
-    }
-    if files.is_empty() {
-        return None;
-    }
-    let mut cd_dirs: Vec<String> = Vec::new();
-    let words: Vec<&str> = command.split_whitespace().collect();
-    for pair in words.windows(2) {
-        let clean = |w: &str| {
-            w.trim_matches(['\'', '"', '(', ')', ';', '&', '|'])
-                .to_string()
-        };
-        if clean(pair[0]) != "cd" {
-            continue;
-        }
-        let dir = clean(pair[1]);
-        if dir.is_empty() || dir.starts_with('-') {
-            continue;
-        }
-        let dir = ["${HOME}", "$HOME"]
-            .iter()
-            .find_map(|h| dir.strip_prefix(h).map(|rest| format!("~{rest}")))
-            .unwrap_or(dir);
-        if !cd_dirs.contains(&dir) {
-            cd_dirs.push(dir);
-        }
-    }
-    Some(ShellPatch { files, cd_dirs })
 }
 
 fn patch(tool: &str, input: &Map<String, Value>) -> Result<Vec<Check>, InputError> {
@@ -706,6 +625,12 @@ mod tests {
             ),
             ["a", "b", "a/*.rs", "b/*.rs"]
         );
+        // A directory given as a pattern: what is in each match.
+        assert_eq!(
+            g("list_directory", json!({"dir_path": "~/.s*"})),
+            ["~/.s*", "~/.s*/*"]
+        );
+        assert_eq!(c("Grep", json!({"pattern": "x", "path": "/h/"})), ["/h/"]);
         // A search's `pattern` is a regex, not a path.
         assert_eq!(c("Grep", json!({"pattern": "/h/.ssh/*"})), ["/w"]);
         assert_eq!(g("grep_search", json!({"pattern": "{a,b}"})), ["/w"]);

@@ -9,6 +9,7 @@ pub mod claude;
 pub mod gemini;
 pub mod install;
 pub mod map;
+pub mod patch;
 pub mod pattern;
 pub mod trust;
 
@@ -426,6 +427,10 @@ fn judge(call: &ToolCall, policy: &sandgate_policy::Policy, ctx: &Context) -> Ve
                     let implied =
                         ToolCall::new(call.tool.clone(), serde_json::json!({ "path": p }));
                     let decision = policy.evaluate(&implied, ctx);
+                    let decision = Decision {
+                        reason: format!("the pattern `{path}` reaches `{p}`: {}", decision.reason),
+                        ..decision
+                    };
                     out.push((implied, decision));
                 }
             }
