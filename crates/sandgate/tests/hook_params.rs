@@ -430,6 +430,94 @@ fn every_path_a_call_could_act_on_is_judged_under_the_readonly_preset() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// An agent that ignores a directory parameter works in its `cwd`: with the
+/// payload's `cwd` at home, a call that names another directory in a key the
+/// agent may not honour is judged at home too, and one in the key it honours
+/// only there.
+#[test]
+fn a_directory_the_agent_may_ignore_leaves_the_call_in_its_cwd() {
+    let env = setup(PERMISSIVE);
+    let in_home = |agent: &str, tool: &str, input: Value| {
+        let mut payload = match agent {
+            "gemini" => env.gemini_payload(tool, fill(&env, &input)),
+            _ => env.claude_payload("PreToolUse", tool, fill(&env, &input)),
+        };
+        payload["cwd"] = json!(env.home);
+        raw_answer(&env, agent, &payload.to_string())
+    };
+    let rows: Vec<(&str, &str, Value, &str)> = vec![
+        (
+            "gemini",
+            "run_shell_command",
+            json!({"command": "cat .ssh/id_rsa", "directory": "{work}"}),
+            "deny",
+        ),
+        (
+            "gemini",
+            "run_shell_command",
+            json!({"command": "cat .ssh/id_rsa", "workdir": "{work}"}),
+            "deny",
+        ),
+        (
+            "claude",
+            "Bash",
+            json!({"command": "cat .ssh/id_rsa", "dir_path": "{work}"}),
+            "deny",
+        ),
+        (
+            "codex",
+            "Bash",
+            json!({"command": "cat .ssh/id_rsa", "cwd": "{work}"}),
+            "deny",
+        ),
+        (
+            "gemini",
+            "grep_search",
+            json!({"pattern": "BEGIN", "directory": "{work}"}),
+            "deny",
+        ),
+        (
+            "gemini",
+            "grep_search",
+            json!({"pattern": "BEGIN", "path": "{work}"}),
+            "deny",
+        ),
+        (
+            "gemini",
+            "glob",
+            json!({"pattern": ".ssh/*", "directory": "{work}"}),
+            "deny",
+        ),
+        // The key the agent honours: only that directory.
+        (
+            "gemini",
+            "run_shell_command",
+            json!({"command": "cat .ssh/id_rsa", "dir_path": "{work}"}),
+            "allow",
+        ),
+        (
+            "gemini",
+            "grep_search",
+            json!({"pattern": "BEGIN", "dir_path": "{work}"}),
+            "allow",
+        ),
+        (
+            "claude",
+            "Grep",
+            json!({"pattern": "BEGIN", "path": "{work}"}),
+            "allow",
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (agent, tool, input, want) in rows {
+        let got = in_home(agent, tool, input.clone());
+        if got != want {
+            wrong.push(format!("{agent} {tool} {input}: {got}, want {want}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 /// The agents' JSON parsers keep the last of duplicate keys; so does sandgate.
 #[test]
 fn a_duplicate_key_is_judged_as_the_agent_reads_it() {

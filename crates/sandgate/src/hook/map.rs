@@ -49,9 +49,13 @@ pub enum Gate {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {
     /// A shell command in `command`, judged in every working directory the
-    /// input names ([`EXEC_DIR_PARAMS`]), or the payload's `cwd`; the files
-    /// of an `apply_patch` heredoc in it are judged as writes.
-    Exec,
+    /// input names ([`EXEC_DIR_PARAMS`]), and in the payload's `cwd` unless
+    /// `dir`, the one the agent honours, names another; the files of an
+    /// `apply_patch` heredoc in it are judged as writes.
+    Exec {
+        /// The working-directory parameter the agent honours, if any.
+        dir: Option<&'static str>,
+    },
     /// A file tool: `tool` on each of `keys` and [`PATH_PARAMS`] present; one
     /// of `keys` is required.
     File {
@@ -60,9 +64,11 @@ pub enum Shape {
         /// The tool's own parameter names.
         keys: &'static [&'static str],
     },
-    /// A tool on a directory: each of `keys` and [`PATH_PARAMS`] present, or
-    /// the payload's `cwd`. With `glob`, that parameter is a glob pattern
-    /// relative to each directory, judged where it could reach.
+    /// A tool on a directory: each of `keys` and [`PATH_PARAMS`] present, and
+    /// the payload's `cwd` unless the first of `keys`, the one the agent
+    /// honours, names another (the agent would ignore the others and work in
+    /// `cwd`). With `glob`, that parameter is a glob pattern relative to each
+    /// directory, judged where it could reach.
     Dir {
         /// The sandgate tool.
         tool: &'static str,
@@ -114,7 +120,7 @@ const fn glob(tool: &'static str, keys: &'static [&'static str]) -> Shape {
 /// Claude Code's and Codex CLI's tools (Codex sends `Bash` for its shell and
 /// `apply_patch` for its file edits).
 pub const CLAUDE_TOOLS: &[AgentTool] = &[
-    tool("Bash", Shape::Exec),
+    tool("Bash", Shape::Exec { dir: None }),
     tool("Read", file("file_read", &["file_path"])),
     tool("Write", file("file_write", &["file_path"])),
     tool("Edit", file("file_edit", &["file_path"])),
@@ -135,7 +141,12 @@ const GEMINI_DIR: &[&str] = &["dir_path", "path", "directory"];
 
 /// Gemini CLI's tools (`grep_search` was `search_file_content`; both are gated).
 pub const GEMINI_TOOLS: &[AgentTool] = &[
-    tool("run_shell_command", Shape::Exec),
+    tool(
+        "run_shell_command",
+        Shape::Exec {
+            dir: Some("dir_path"),
+        },
+    ),
     tool("read_file", file("file_read", GEMINI_FILE)),
     tool("write_file", file("file_write", GEMINI_FILE)),
     tool("replace", file("file_edit", GEMINI_FILE)),
@@ -184,7 +195,7 @@ fn map(
         return unknown(tool, input);
     };
     let checks = match known.shape {
-        Shape::Exec => exec_checks(tool, input)?,
+        Shape::Exec { dir } => exec_checks(tool, input, dir)?,
         Shape::File { tool: t, keys } => {
             first_path(tool, input, keys)?;
             path_values(tool, input, &[keys, PATH_PARAMS])?
@@ -197,13 +208,15 @@ fn map(
             keys,
             glob,
         } => {
-            let mut dirs: Vec<String> = path_values(tool, input, &[keys, PATH_PARAMS])?
-                .into_iter()
-                .filter(|d| !d.is_empty())
-                .collect();
-            if dirs.is_empty() {
+            let mut dirs: Vec<String> = Vec::new();
+            if !names_dir(input, keys.first().copied()) {
                 dirs.push(cwd.to_string());
             }
+            dirs.extend(
+                path_values(tool, input, &[keys, PATH_PARAMS])?
+                    .into_iter()
+                    .filter(|d| !d.is_empty()),
+            );
             let mut checks: Vec<Check> = dirs
                 .iter()
                 .map(|d| plain(file_call(t, d.clone())))
@@ -309,21 +322,32 @@ fn path_values(
     Ok(paths)
 }
 
-/// A shell command, judged in each working directory the input names (or
-/// the payload's `cwd`), and the files of an `apply_patch` in it.
-fn exec_checks(tool: &str, input: &Map<String, Value>) -> Result<Vec<Check>, InputError> {
+/// Whether the parameter `key` names a directory (a non-empty string).
+fn names_dir(input: &Map<String, Value>, key: Option<&str>) -> bool {
+    key.and_then(|k| input.get(k))
+        .and_then(Value::as_str)
+        .is_some_and(|d| !d.is_empty())
+}
+
+/// A shell command, judged in each working directory the input names, and
+/// in the payload's `cwd` (`None`) unless `honoured` names another; and the
+/// files of an `apply_patch` in it.
+fn exec_checks(
+    tool: &str,
+    input: &Map<String, Value>,
+    honoured: Option<&str>,
+) -> Result<Vec<Check>, InputError> {
     let call = exec(tool, input, "command")?;
-    let dirs: Vec<Option<String>> = {
-        let named: Vec<String> = path_values(tool, input, &[EXEC_DIR_PARAMS])?
+    let mut dirs: Vec<Option<String>> = Vec::new();
+    if !names_dir(input, honoured) {
+        dirs.push(None);
+    }
+    dirs.extend(
+        path_values(tool, input, &[EXEC_DIR_PARAMS])?
             .into_iter()
             .filter(|d| !d.is_empty())
-            .collect();
-        if named.is_empty() {
-            vec![None]
-        } else {
-            named.into_iter().map(Some).collect()
-        }
-    };
+            .map(Some),
+    );
     let command = call.str_param("command").unwrap_or_default().to_string();
     let mut checks: Vec<Check> = dirs
         .iter()
@@ -715,7 +739,13 @@ mod tests {
                 "gemini",
                 "list_directory",
                 json!({"dir_path": "", "path": "~/.ssh"}),
-                &[("file_list", "~/.ssh")],
+                &[("file_list", "/w"), ("file_list", "~/.ssh")],
+            ),
+            (
+                "gemini",
+                "grep_search",
+                json!({"pattern": "x", "directory": "/q"}),
+                &[("file_grep", "/w"), ("file_grep", "/q")],
             ),
             (
                 "gemini",
@@ -778,29 +808,49 @@ mod tests {
     /// (input, the working directories the command is judged in).
     #[test]
     fn a_shell_command_is_judged_in_every_directory_its_input_names() {
-        let rows: Vec<(Value, Vec<Option<&str>>)> = vec![
-            (json!({"command": "ls"}), vec![None]),
-            (json!({"command": "ls", "dir_path": ""}), vec![None]),
+        // (input, the directories for Gemini CLI, which honours `dir_path`,
+        // and for Claude Code, whose `Bash` always runs in `cwd` (`None`)).
+        type Row = (Value, Vec<Option<&'static str>>, Vec<Option<&'static str>>);
+        let rows: Vec<Row> = vec![
+            (json!({"command": "ls"}), vec![None], vec![None]),
+            (
+                json!({"command": "ls", "dir_path": ""}),
+                vec![None],
+                vec![None],
+            ),
             (
                 json!({"command": "ls", "dir_path": "~/.ssh"}),
                 vec![Some("~/.ssh")],
+                vec![None, Some("~/.ssh")],
             ),
             (
                 json!({"command": "ls", "directory": "/h"}),
-                vec![Some("/h")],
+                vec![None, Some("/h")],
+                vec![None, Some("/h")],
             ),
             (
                 json!({"command": "ls", "dir_path": "/p", "directory": "/h"}),
                 vec![Some("/p"), Some("/h")],
+                vec![None, Some("/p"), Some("/h")],
             ),
-            (json!({"command": "ls", "workdir": "/h"}), vec![Some("/h")]),
-            (json!({"command": "ls", "cwd": "/h"}), vec![Some("/h")]),
-            (json!({"command": "ls", "path": "/h"}), vec![Some("/h")]),
+            (
+                json!({"command": "ls", "workdir": "/h"}),
+                vec![None, Some("/h")],
+                vec![None, Some("/h")],
+            ),
+            (
+                json!({"command": "ls", "cwd": "/h", "path": "/i"}),
+                vec![None, Some("/h"), Some("/i")],
+                vec![None, Some("/h"), Some("/i")],
+            ),
         ];
-        for (inp, want) in rows {
-            for gate in [
-                gemini("run_shell_command", &input(inp.clone()), "/w"),
-                claude("Bash", &input(inp.clone()), "/w"),
+        for (inp, gemini_dirs, claude_dirs) in rows {
+            for (gate, want) in [
+                (
+                    gemini("run_shell_command", &input(inp.clone()), "/w"),
+                    gemini_dirs,
+                ),
+                (claude("Bash", &input(inp.clone()), "/w"), claude_dirs),
             ] {
                 let got: Vec<Option<String>> =
                     calls(gate.unwrap()).into_iter().map(|c| c.cwd).collect();
@@ -992,7 +1042,7 @@ mod tests {
             ),
             (
                 "list_directory",
-                json!({"path": "/l"}),
+                json!({"dir_path": "/l"}),
                 "file_list",
                 "path",
                 "/l",
