@@ -393,6 +393,11 @@ impl Policy {
         for c in &analysis.commands {
             self.judge_command_words(c, places, &mut parts);
         }
+        for p in &analysis.patterns {
+            if let Expansion::Pattern(text) = places.expand(p) {
+                self.judge_listing(p, &text, places, &mut parts);
+            }
+        }
         for r in &analysis.reads {
             match places.expand(&r.target) {
                 Expansion::Unknown => parts.push(Part {
@@ -725,11 +730,14 @@ impl Policy {
 
 use crate::shell::programs::{sed_script, sed_scripts, text_only, text_option, written, SedEffect};
 
-/// Options that make a program work in another directory, per program.
+/// Options that make a program work in another directory, per program;
+/// for a wrapper (`env -C DIR cmd`, `sudo -D DIR cmd`), the command it runs.
 pub const DIRECTORY_OPTIONS: &[(&str, &[&str])] = &[
     ("git", &["-C"]),
     ("make", &["-C", "--directory"]),
     ("tar", &["-C", "--directory"]),
+    ("env", &["-C", "--chdir"]),
+    ("sudo", &["-D", "--chdir"]),
 ];
 
 impl Policy {
@@ -737,42 +745,57 @@ impl Policy {
     /// land below that directory as well.
     fn directory_option(&self, c: &SimpleCommand, places: &Places) -> Option<Places> {
         let at = c.command_at?;
-        let program = basename(&c.words[at].text);
-        let (_, options) = DIRECTORY_OPTIONS.iter().find(|(p, _)| *p == program)?;
+        // The program's own options, and those of each wrapper before it.
+        let mut spans: Vec<(&str, &[&str], std::ops::Range<usize>)> = Vec::new();
+        for (i, w) in c.words.iter().enumerate().take(at + 1) {
+            let name = basename(&w.text);
+            if let Some((_, options)) = DIRECTORY_OPTIONS.iter().find(|(p, _)| *p == name) {
+                let end = if i == at { c.words.len() } else { at };
+                spans.push((name, options, i + 1..end));
+            }
+        }
+        if spans.is_empty() {
+            return None;
+        }
         let mut dirs = Vec::new();
         let mut unknown = None;
-        for (i, w) in c.words.iter().enumerate().skip(at + 1) {
-            let value = options.iter().find_map(|o| {
-                if w.text == *o {
-                    c.words.get(i + 1).cloned()
-                } else if let Some(v) = w.text.strip_prefix(&format!("{o}=")) {
-                    Some(ShellWord {
-                        text: v.to_string(),
-                        ..w.clone()
-                    })
-                } else if !o.starts_with("--") && w.text.len() > o.len() && w.text.starts_with(o) {
-                    Some(ShellWord {
-                        text: w.text[o.len()..].to_string(),
-                        ..w.clone()
-                    })
-                } else {
-                    None
-                }
-            });
-            let Some(value) = value else { continue };
-            match places.expand(&value) {
-                Expansion::Known(t) => {
-                    for base in &places.dirs {
-                        if let Ok(r) = canon::canonicalize_in(base, &t) {
-                            dirs.push(r.path);
+        for (program, options, span) in spans {
+            for (i, w) in c.words.iter().enumerate().take(span.end).skip(span.start) {
+                let value = options.iter().find_map(|o| {
+                    if w.text == *o {
+                        c.words.get(i + 1).cloned()
+                    } else if let Some(v) = w.text.strip_prefix(&format!("{o}=")) {
+                        Some(ShellWord {
+                            text: v.to_string(),
+                            ..w.clone()
+                        })
+                    } else if !o.starts_with("--")
+                        && w.text.len() > o.len()
+                        && w.text.starts_with(o)
+                    {
+                        Some(ShellWord {
+                            text: w.text[o.len()..].to_string(),
+                            ..w.clone()
+                        })
+                    } else {
+                        None
+                    }
+                });
+                let Some(value) = value else { continue };
+                match places.expand(&value) {
+                    Expansion::Known(t) => {
+                        for base in &places.dirs {
+                            if let Ok(r) = canon::canonicalize_in(base, &t) {
+                                dirs.push(r.path);
+                            }
                         }
                     }
-                }
-                _ => {
-                    unknown = Some(format!(
-                        "`{} {}` works in a directory not known here",
-                        program, value.text
-                    ))
+                    _ => {
+                        unknown = Some(format!(
+                            "`{} {}` works in a directory not known here",
+                            program, value.text
+                        ))
+                    }
                 }
             }
         }

@@ -356,7 +356,9 @@ impl Policy {
     ) {
         let texts: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
         for (i, file) in file_values(&texts, at) {
+            // curl expands `{a,b}` and `[1-3]` in an upload's name itself.
             let shown = ShellWord {
+                pattern: c.words[i].pattern || file.contains(['{', '[']),
                 text: file,
                 ..c.words[i].clone()
             };

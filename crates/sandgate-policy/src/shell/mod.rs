@@ -41,6 +41,9 @@ pub struct Analysis {
     pub redirects: Vec<Redirect>,
     /// Every file an input redirection reads (`< file`, `0< file`, `<& file`).
     pub reads: Vec<Read>,
+    /// Patterns the shell expands outside a command's words (`for f in
+    /// ~/x/*`, `a=(~/x/*)`): each lists the directories it goes through.
+    pub patterns: Vec<ShellWord>,
     /// What could not be analysed. Non-empty means the command cannot be allowed by rules.
     pub unanalysable: Vec<Unanalysable>,
 }

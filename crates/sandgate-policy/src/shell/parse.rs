@@ -203,7 +203,35 @@ impl Walker {
                 }
             }
             Kind::Comment | Kind::HeredocContent => {}
+            Kind::ForStatement | Kind::Array => {
+                self.listed_patterns(node, src);
+                self.walk_children(node, src, depth)
+            }
             _ => self.walk_children(node, src, depth),
+        }
+    }
+
+    /// The patterns of a `for … in WORDS` list or an array `(WORDS)`: the
+    /// shell expands them although no command takes them as words.
+    fn listed_patterns(&mut self, node: Node<'_>, src: &[u8]) {
+        let mut cursor = node.walk();
+        let mut more = cursor.goto_first_child();
+        while more {
+            let child = cursor.node();
+            let value = kind(node) == Kind::Array || cursor.field_name() == Some("value");
+            more = cursor.goto_next_sibling();
+            if !value || !child.is_named() {
+                continue;
+            }
+            let word = word_of(&[child], src);
+            if word.has_pattern {
+                self.out.patterns.push(ShellWord {
+                    text: word.text,
+                    expansion: word.has_expansion,
+                    pattern: true,
+                    assignment: false,
+                });
+            }
         }
     }
 
@@ -664,6 +692,20 @@ impl Walker {
                         continue;
                     }
                 }
+            }
+            let runs_code = SHELLS.contains(&base) || interpreter_named(base).is_some();
+            if let Some(w) = words[at + 1..]
+                .iter()
+                .find(|w| runs_code && reads_a_descriptor(&w.text))
+            {
+                self.unanalysable(
+                    source,
+                    format!(
+                        "`{base}` may run a program read from `{}`, which the gate cannot see",
+                        w.text
+                    ),
+                );
+                return (false, Some(at));
             }
             if SHELLS.contains(&base) {
                 let transparent = self.shell(words, at, base, stdin, source, *eligible);
@@ -1236,6 +1278,16 @@ impl Walker {
             command_at,
         });
     }
+}
+
+/// Whether a word is a process substitution (`<(…)`) or names an open
+/// descriptor (`/dev/fd/3`, `/proc/self/fd/0`, `/dev/stdin`): a script read
+/// from one is only known when the command runs.
+fn reads_a_descriptor(word: &str) -> bool {
+    word.starts_with("<(")
+        || word.starts_with("/dev/fd/")
+        || word.starts_with("/proc/self/fd/")
+        || word == "/dev/stdin"
 }
 
 /// The replacement text of `xargs -I R`, `-iR`, `-i` or `--replace[=R]`.

@@ -305,10 +305,58 @@ pub const RECURSIVE_READERS: &[RecursiveReader] = &[
         ..reader("scp", Roots::AllButLast, Reach::Contents)
     },
     RecursiveReader {
+        subcommand: Some("a"),
+        ..reader("7z", Roots::AllButFirst, Reach::Contents)
+    },
+    RecursiveReader {
+        subcommand: Some("a"),
+        ..reader("7za", Roots::AllButFirst, Reach::Contents)
+    },
+    RecursiveReader {
+        recursive: &["-w"],
+        short_with_value: "fbsox",
+        ..reader("pax", Roots::All, Reach::Contents)
+    },
+    RecursiveReader {
+        subcommand: Some("copy"),
+        ..reader("rclone", Roots::AllButLast, Reach::Contents)
+    },
+    RecursiveReader {
+        subcommand: Some("sync"),
+        ..reader("rclone", Roots::AllButLast, Reach::Contents)
+    },
+    RecursiveReader {
+        subcommand: Some("move"),
+        ..reader("rclone", Roots::AllButLast, Reach::Contents)
+    },
+    RecursiveReader {
         short_with_value: "D",
         default_here: true,
         not_reading: &["--version", "--help"],
         ..reader("find", Roots::StartPoints, Reach::Names)
+    },
+    RecursiveReader {
+        hidden: Some(&["-H", "--hidden", "-u", "--unrestricted"]),
+        short_with_value: "edtESxXcjo",
+        long_with_value: &[
+            "--extension",
+            "--max-depth",
+            "--type",
+            "--exclude",
+            "--size",
+            "--exec",
+            "--exec-batch",
+            "--color",
+            "--threads",
+            "--owner",
+            "--changed-within",
+            "--changed-before",
+            "--search-path",
+            "--base-directory",
+        ],
+        default_here: true,
+        not_reading: &["--version", "--help", "-h"],
+        ..reader("fd", Roots::AfterPattern(&[]), Reach::Names)
     },
     RecursiveReader {
         recursive: &["-a", "--all"],
@@ -362,15 +410,20 @@ pub fn recursive_reads(
     at: usize,
 ) -> Option<(&'static RecursiveReader, Vec<Option<usize>>, bool)> {
     let name = words[at].rsplit('/').next().unwrap_or(words[at]);
-    let mut start = at + 1;
-    if name == "git" {
-        start = git_subcommand(words, at)? + 1;
-    }
+    let sub = if name == "git" {
+        git_subcommand(words, at)
+    } else {
+        (at + 1..words.len()).find(|&i| !words[i].starts_with('-'))
+    };
     let entry = RECURSIVE_READERS.iter().find(|r| {
         r.name == name
             && r.subcommand
-                .is_none_or(|s| start > at + 1 && words[start - 1] == s)
+                .is_none_or(|s| sub.is_some_and(|i| words[i] == s))
     })?;
+    let start = match (entry.subcommand, sub) {
+        (Some(_), Some(i)) => i + 1,
+        _ => at + 1,
+    };
     let mut words: Vec<&str> = words.to_vec();
     // `tar czf x.tgz dir`: the first word is a cluster without its dash.
     let dashed;
@@ -510,6 +563,9 @@ pub enum FileForm {
     /// `NAME=@FILE` or `NAME=<FILE`, with `;type=…` after and `,` between
     /// files (`curl -F`).
     Form,
+    /// The value itself, in which the program expands `{a,b}` and `[1-3]`
+    /// (`curl -T "{a,b}"`).
+    Glob,
 }
 
 /// Per program, the options whose value names a file in a form of its own.
@@ -531,6 +587,8 @@ pub const FILE_VALUES: &[(&str, &[(&str, FileForm)])] = &[(
         ("--variable", FileForm::NameAt),
         ("-F", FileForm::Form),
         ("--form", FileForm::Form),
+        ("-T", FileForm::Glob),
+        ("--upload-file", FileForm::Glob),
     ],
 )];
 
@@ -573,6 +631,13 @@ pub fn file_values(words: &[&str], at: usize) -> Vec<(usize, String)> {
 
 fn files_in(value: &str, form: FileForm) -> Vec<String> {
     match form {
+        FileForm::Glob => {
+            if value.contains(['{', '[']) {
+                vec![value.to_string()]
+            } else {
+                Vec::new()
+            }
+        }
         FileForm::At => value
             .strip_prefix('@')
             .map(|f| vec![f.to_string()])
@@ -1009,6 +1074,9 @@ mod tests {
         assert_eq!(roots("find ~ -name x"), Some(("~".into(), true)));
         assert_eq!(roots("find -L ~ / -name x"), Some(("~ /".into(), true)));
         assert_eq!(roots("ls -R ~"), Some(("~".into(), false)));
+        assert_eq!(roots("7z a x.7z ~"), Some(("~".into(), true)));
+        assert_eq!(roots("rclone sync ~ remote:x"), Some(("~".into(), true)));
+        assert_eq!(roots("fd -H key ~"), Some(("~".into(), true)));
     }
 
     #[test]
