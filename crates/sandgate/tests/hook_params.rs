@@ -565,6 +565,10 @@ fn a_pattern_that_reaches_the_floor_is_denied_at_the_floor_directory() {
             && l["verdict"] == "deny"),
         "{lines:?}"
     );
+    // Braces beyond what sandgate expands: where the pattern reaches is not
+    // known, so the user is asked.
+    let many = json!({ "pattern": "{a,b}".repeat(9) });
+    assert_eq!(answer(&env, "claude", "Glob", &many), "ask");
     let payload = env.claude_payload(
         "PreToolUse",
         "Grep",

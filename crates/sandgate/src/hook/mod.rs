@@ -439,7 +439,8 @@ fn judge(call: &ToolCall, policy: &sandgate_policy::Policy, ctx: &Context) -> Ve
                     Verdict::Ask,
                     path,
                     format!(
-                        "the pattern `{path}` expands to more than {} paths to check",
+                        "the pattern `{path}` has more braces than sandgate expands (over {} \
+                         paths, 64 braces or 4096 bytes), so where it reaches is not known",
                         pattern::MAX_ALTERNATIVES
                     ),
                 );

@@ -18,10 +18,20 @@ pub fn has_glob(s: &str) -> bool {
     s.contains(['*', '?', '[', '{'])
 }
 
+/// The longest pattern, and the most braces in one, that are expanded: the
+/// hook must answer before the agent's timeout, which some agents take as
+/// a pass.
+const MAX_PATTERN_BYTES: usize = 4096;
+const MAX_BRACES: usize = 64;
+
 /// Brace expansion (`a{b,c}d` → `abd`, `acd`, nested, in order); a `{`
 /// without a top-level comma stays literal. `None` beyond
-/// [`MAX_ALTERNATIVES`] words.
+/// [`MAX_ALTERNATIVES`] words, or for a pattern longer than 4096 bytes or
+/// with more than 64 braces.
 pub fn brace_expand(s: &str) -> Option<Vec<String>> {
+    if s.len() > MAX_PATTERN_BYTES || s.bytes().filter(|&b| b == b'{').count() > MAX_BRACES {
+        return None;
+    }
     let bytes = s.as_bytes();
     for (open, _) in bytes.iter().enumerate().filter(|(_, &b)| b == b'{') {
         let mut depth = 0usize;
@@ -228,6 +238,12 @@ mod tests {
         );
         assert_eq!(brace_expand("{x}").unwrap(), ["{x}"]);
         assert!(brace_expand(&"{a,b}".repeat(9)).is_none());
+        // Answered at once, however the braces are piled up.
+        let start = std::time::Instant::now();
+        assert!(brace_expand(&"{".repeat(1 << 20)).is_none());
+        assert!(brace_expand(&"{a,".repeat(60)).is_some());
+        assert!(brace_expand(&format!("{}x", "{".repeat(60))).is_some());
+        assert!(start.elapsed() < std::time::Duration::from_secs(2));
     }
 
     #[test]
