@@ -122,6 +122,27 @@ const CASES: &[Case] = &[
         "cat .ssh/id_rsa",
         "home",
     ),
+    cmd(
+        "cd through CDPATH",
+        "CDPATH=~ cd .ssh && cat id_rsa",
+        "work",
+    ),
+    cmd(
+        "a glob after dotglob",
+        "bash -O dotglob -c 'cat ~/*/id_rsa'",
+        "work",
+    ),
+    cmd(
+        "a recursive grep of the home",
+        "grep -r FLOOR-3a9e ~",
+        "work",
+    ),
+    cmd(
+        "a recursive grep after cd",
+        "cd ~ && grep -r FLOOR-3a9e .",
+        "work",
+    ),
+    cmd("env -C into the home", "env -C ~ cat .ssh/id_rsa", "work"),
 ];
 
 struct Fixture {
