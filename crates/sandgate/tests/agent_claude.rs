@@ -261,29 +261,41 @@ fn install_keeps_the_formatting_and_writes_a_backup() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), USER_SETTINGS);
 }
 
-/// An allow the user gave Claude Code itself stands: with no sandgate rule
-/// for the command, the hook does not override it in the default mode, and
-/// the command runs.
+/// An allow the user gave Claude Code itself for an edit stands: with no
+/// sandgate rule for the file, the hook leaves the edit to Claude Code in its
+/// default mode, and it is made. A command is always asked about (Claude
+/// Code runs the ones it deems read-only unasked), so a command allowed only
+/// in Claude Code's settings is blocked headless until sandgate's policy
+/// allows it too (`sandgate import claude` converts the rule).
 #[test]
-fn an_allow_in_claude_settings_is_not_overridden() {
+fn an_edit_allowed_in_claude_settings_stands_and_a_command_needs_sandgates_rule() {
     let Some(t) = tree() else { return };
+    let policy = "permissions:\n  paths:\n    allow: [\"{work}/src/**\"]\n  commands:\n    allow: [\"^echo \"]\n";
+    t.write_policy(policy);
     let file = t.settings_file();
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(
         &file,
-        "{\"permissions\": {\"allow\": [\"Bash(touch unmatched.txt)\"]}}\n",
+        "{\"permissions\": {\"allow\": [\"Edit\", \"Write\", \"Bash(touch unmatched.txt)\"]}}\n",
     )
     .unwrap();
     t.install_hook(&[]);
+    let made = t.work.join("made.txt");
     let run = t.run(
         &Script::new(vec![
+            Step::call("Write", json!({"file_path": made, "content": "x\n"})),
             Step::shell(Agent::Claude, "touch unmatched.txt"),
-            Step::shell(Agent::Claude, "touch other.txt"),
         ]),
         &RunOpts::mode(Mode::Default),
     );
+    assert!(made.exists(), "{}", run.describe());
+    assert!(!t.work.join("unmatched.txt").exists(), "{}", run.describe());
+    t.write_policy(&policy.replace("[\"^echo \"]", "[\"^echo \", '^touch unmatched\\.txt$']"));
+    let run = t.run(
+        &Script::new(vec![Step::shell(Agent::Claude, "touch unmatched.txt")]),
+        &RunOpts::mode(Mode::Default),
+    );
     assert!(t.work.join("unmatched.txt").exists(), "{}", run.describe());
-    assert!(!t.work.join("other.txt").exists(), "{}", run.describe());
 }
 
 /// A loop config whose only program is `touch`: the grant is `Bash(touch:*)`
@@ -409,14 +421,11 @@ fn audit_says_how_an_ask_was_settled() {
         assert_eq!(r["surface"], "hook claude", "{r}");
         assert_eq!(r["answered_by"], "agent", "{r}");
     }
-    assert_eq!(
-        asks[1]["became"], "deferred to the agent's own permissions",
-        "{audit:#?}"
-    );
-    assert_ne!(
-        asks[2]["became"], asks[1]["became"],
-        "bypassPermissions: {audit:#?}"
-    );
+    // A command is never deferred: Claude Code runs the ones it deems
+    // read-only unasked, in every mode.
+    for r in &asks[1..] {
+        assert_eq!(r["became"], "asked in the agent", "{audit:#?}");
+    }
 }
 
 /// Claude Code confined by `sandgate run` works as without it, and cannot

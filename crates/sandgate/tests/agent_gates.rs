@@ -3,9 +3,10 @@
 //! Codex's `apply_patch` and an unmatched command under approval policy
 //! `never`, with the hook trusted by `sandgate hook install codex --trust`
 //! (no trust bypass); Gemini's `grep_search` and `run_shell_command`'s
-//! `dir_path`; Claude Code's `hooks.claude.ask: defer` leaving an allow the
-//! user gave Claude Code in force, and an ASK under `bypassPermissions`
-//! that still does not run.
+//! `dir_path`; Claude Code's `hooks.claude.ask: defer` leaving only edits in
+//! its asking modes to it (a read-only command, or an edit under
+//! `acceptEdits`, which it would run unasked, is asked), and an ASK under
+//! `bypassPermissions` that still does not run.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -120,18 +121,57 @@ fn gemini_grep_search_and_dir_path_are_gated() {
     );
 }
 
+/// `hooks.claude.ask: defer` leaves an ASK to Claude Code only where Claude
+/// Code surely asks itself: an edit in its `default` mode. A command is
+/// never left to it (it runs the ones it deems read-only unasked, in every
+/// mode), nor is an edit under `acceptEdits` (accepted unasked). Each
+/// attempt is first shown to go through without the hook.
 #[test]
-fn claude_defer_keeps_the_users_own_allow_and_bypass_still_asks() {
+fn claude_defer_leaves_only_edits_in_asking_modes_to_claude() {
     let Some(t) = Tree::new(Agent::Claude) else {
         return;
     };
-    t.install_hook(&[]);
+    // In the project, where Claude Code acts without asking, but outside
+    // what the policy allows: an ASK.
+    t.write_policy(
+        "permissions:\n  paths:\n    allow: [\"{work}/src/**\"]\n  commands:\n    allow: [\"^echo \"]\n",
+    );
+    let notes = t.work.join("notes.txt");
+    std::fs::write(&notes, "NOTES-CONTENT\n").unwrap();
     let made = t.work.join("made.txt");
-    let command = format!("python3 -c \"open('{}','w').write('x')\"", made.display());
-    let script = Script::new(vec![Step::shell(Agent::Claude, &command)]);
+    let read = Script::new(vec![Step::shell(Agent::Claude, "cat notes.txt")]);
+    let write = Script::new(vec![Step::call(
+        "Write",
+        json!({"file_path": made, "content": "written\n"}),
+    )]);
 
-    // No rule anywhere: Claude Code's own approval is needed, and headless it is refused.
-    let run = t.run(&script, &RunOpts::mode(Mode::Default));
+    // Without the hook, Claude Code runs both unasked.
+    let run = t.run(&read, &RunOpts::mode(Mode::Default));
+    assert!(run.model_saw("NOTES-CONTENT"), "{}", run.describe());
+    let run = t.run(&write, &RunOpts::mode(Mode::AcceptEdits));
+    assert!(made.exists(), "{}", run.describe());
+    std::fs::remove_file(&made).unwrap();
+
+    t.install_hook(&[]);
+    for mode in [Mode::Default, Mode::AcceptEdits] {
+        let run = t.run(&read, &RunOpts::mode(mode));
+        assert!(
+            !run.model_saw("NOTES-CONTENT"),
+            "{mode:?}: {}",
+            run.describe()
+        );
+    }
+    let run = t.run(&write, &RunOpts::mode(Mode::AcceptEdits));
+    assert!(!made.exists(), "{}", run.describe());
+    let audit = t.audit_for("notes.txt");
+    assert!(
+        !audit.is_empty() && audit.iter().all(|l| l["became"] == "asked in the agent"),
+        "{audit:?}"
+    );
+
+    // An edit in the default mode is Claude Code's to ask about, and
+    // headless it refuses it.
+    let run = t.run(&write, &RunOpts::mode(Mode::Default));
     assert!(!made.exists(), "{}", run.describe());
     assert!(
         t.audit_for("made.txt")
@@ -142,25 +182,7 @@ fn claude_defer_keeps_the_users_own_allow_and_bypass_still_asks() {
     );
 
     // Under bypassPermissions an ASK is still an ASK, which headless blocks.
-    let run = t.run(&script, &RunOpts::mode(Mode::Bypass));
-    assert!(!made.exists(), "{}", run.describe());
-
-    // The user allows it in Claude Code's own settings: it runs, unasked by sandgate.
-    let settings = t.settings_file();
-    let mut value: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
-    value["permissions"] = json!({"allow": ["Bash(python3:*)"]});
-    std::fs::write(&settings, value.to_string()).unwrap();
-    let run = t.run(&script, &RunOpts::mode(Mode::Default));
-    assert!(made.exists(), "{}", run.describe());
-
-    // `hooks.claude.ask: ask` overrides it again.
-    std::fs::remove_file(&made).unwrap();
-    t.write_policy(&format!(
-        "{}hooks:\n  claude:\n    ask: ask\n",
-        agents_common::POLICY
-    ));
-    let run = t.run(&script, &RunOpts::mode(Mode::Default));
+    let run = t.run(&write, &RunOpts::mode(Mode::Bypass));
     assert!(!made.exists(), "{}", run.describe());
 }
 

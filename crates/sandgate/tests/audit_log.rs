@@ -164,10 +164,7 @@ fn a_hook_record_carries_the_agents_session_and_what_the_agent_was_told() {
         records[0]["outcome"], "ask",
         "asked in Claude Code's dialog"
     );
-    assert_eq!(
-        records[0]["became"],
-        "deferred to the agent's own permissions"
-    );
+    assert_eq!(records[0]["became"], "asked in the agent");
     assert_eq!(records[1]["session"], "sess-codex-2");
     assert_eq!(records[1]["outcome"], "deny", "Codex CLI hooks cannot ask");
     assert_eq!(records[2]["outcome"], "allow");

@@ -78,8 +78,8 @@ fn table(env: &Env) -> Vec<(&'static str, Value, &'static str)> {
 /// Claude Code permission mode (`hooks.claude.ask` at its default, `defer`):
 /// `None` is no output.
 fn expected(agent: &str, tool: &str, mode: &str, verdict: &str) -> Option<&'static str> {
-    const PROMPTED: &[&str] = &["Bash", "Write", "Edit", "MultiEdit", "NotebookEdit"];
-    const ASKING_MODES: &[&str] = &["default", "acceptEdits", "plan", "dontAsk"];
+    const PROMPTED: &[&str] = &["Write", "Edit", "MultiEdit", "NotebookEdit"];
+    const ASKING_MODES: &[&str] = &["default", "plan", "dontAsk"];
     match (agent, verdict) {
         (_, "deny") => Some("deny"),
         ("codex", "allow") => None,

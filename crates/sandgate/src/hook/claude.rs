@@ -4,11 +4,11 @@
 //!
 //! - Claude Code takes `allow`, `deny` and `ask`. An ASK becomes what
 //!   `hooks.claude.ask` says. With `defer` (the default) sandgate gives no
-//!   opinion where Claude Code's own permission system asks anyway (its
-//!   `default`, `acceptEdits`, `plan` and `dontAsk` modes, for the tools it
-//!   prompts for), so an allow the user gave Claude Code stands and nothing is
-//!   asked twice; everywhere else, and always under `bypassPermissions`, it
-//!   answers `ask`.
+//!   opinion only where Claude Code's own permission system surely asks (the
+//!   edit tools in its `default`, `plan` and `dontAsk` modes), so an allow
+//!   the user gave Claude Code stands and nothing is asked twice; everywhere
+//!   else (every `Bash` command, `acceptEdits`, `bypassPermissions`) it
+//!   answers `ask`, since Claude Code would run the call unasked.
 //! - Codex CLI 0.171 runs a call whose hook answered `ask`, or a bare `allow`,
 //!   as if the hook had failed. So an ALLOW is no output (Codex goes on with
 //!   its own approval), and an ASK is a deny whose reason names the rule that
@@ -46,13 +46,16 @@ impl Event {
     }
 }
 
-/// The Claude Code tools its own permission system asks about in its default
-/// mode (read-only tools such as `Read` and `Grep` run without a question).
-const CLAUDE_PROMPTED_TOOLS: &[&str] = &["Bash", "Write", "Edit", "MultiEdit", "NotebookEdit"];
+/// The Claude Code tools its own permission system always asks about where
+/// its mode asks at all: the edit tools. Not `Bash`: Claude Code runs the
+/// commands it deems read-only (`uname`, `cat FILE`, …) without a question,
+/// in every mode, so a deferred ASK about a command could run unasked.
+const CLAUDE_PROMPTED_TOOLS: &[&str] = &["Write", "Edit", "MultiEdit", "NotebookEdit"];
 
-/// The permission modes in which Claude Code asks (or, for `dontAsk`, refuses)
-/// what its own rules do not allow.
-const CLAUDE_ASKING_MODES: &[&str] = &["default", "acceptEdits", "plan", "dontAsk"];
+/// The permission modes in which Claude Code asks about (or, for `dontAsk`,
+/// refuses) an edit its own rules do not allow. Not `acceptEdits`, which
+/// accepts every edit unasked.
+const CLAUDE_ASKING_MODES: &[&str] = &["default", "plan", "dontAsk"];
 
 /// What sandgate tells the agent about one decision.
 pub struct HookReply {

@@ -169,6 +169,9 @@ pub enum Mode {
     /// Claude Code `bypassPermissions`, Codex
     /// `--dangerously-bypass-approvals-and-sandbox`, Gemini `--yolo`.
     Bypass,
+    /// Claude Code `acceptEdits` (every edit accepted unasked); the others
+    /// as [`Mode::Default`].
+    AcceptEdits,
 }
 
 /// One tool call of the scripted model.
@@ -711,6 +714,7 @@ impl Tree {
                 }
                 let mode = match opts.mode {
                     Mode::Default => "default",
+                    Mode::AcceptEdits => "acceptEdits",
                     Mode::Bypass => {
                         // As root, Claude Code refuses the bypass modes without it.
                         cmd.env("IS_SANDBOX", "1");
@@ -728,7 +732,7 @@ impl Tree {
                     cmd.args(["-m", m]);
                 }
                 match opts.mode {
-                    Mode::Default => cmd.args(["-s", "workspace-write"]),
+                    Mode::Default | Mode::AcceptEdits => cmd.args(["-s", "workspace-write"]),
                     Mode::Bypass => cmd.arg("--dangerously-bypass-approvals-and-sandbox"),
                 };
                 cmd.args(&opts.args).arg(prompt);
@@ -744,7 +748,7 @@ impl Tree {
                 }
                 cmd.args(["-p", prompt, "--output-format", "json", "--skip-trust"]);
                 match opts.mode {
-                    Mode::Default => cmd.args(["--approval-mode", "auto_edit"]),
+                    Mode::Default | Mode::AcceptEdits => cmd.args(["--approval-mode", "auto_edit"]),
                     Mode::Bypass => cmd.arg("--yolo"),
                 };
                 cmd.args(&opts.args);
