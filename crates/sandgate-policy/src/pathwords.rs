@@ -99,6 +99,12 @@ impl Places {
         for c in &analysis.commands {
             places.symlinks(c);
         }
+        if !places.links.is_empty() {
+            // A link can be copied or moved on (`cp -P`, `mv`, `rsync -l`).
+            for c in &analysis.commands {
+                places.copies_of_links(c);
+            }
+        }
         places
     }
 

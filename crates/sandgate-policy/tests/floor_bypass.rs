@@ -270,6 +270,21 @@ const CASES: &[(&str, Verdict, &str)] = &[
         Ask,
         "only known when the command runs",
     ),
+    (
+        "ln -s ~ /tmp/h1; cp -P /tmp/h1 h; cat h/.ssh/id_rsa",
+        Ask,
+        "a symlink the line makes",
+    ),
+    (
+        "ln -s ~ /tmp/h1 && mv /tmp/h1 h && cat h/.aws/credentials",
+        Ask,
+        "a symlink the line makes",
+    ),
+    (
+        "ln -s ~ /tmp/h1; rsync -l /tmp/h1 h; cat h/.ssh/id_rsa",
+        Ask,
+        "a symlink the line makes",
+    ),
     ("ln -s src s && cat notes.txt", Allow, ""),
     ("ln -s notes.txt n", Allow, ""),
     // curl's and wget's own forms of a file name.

@@ -166,6 +166,37 @@ impl Places {
         }
     }
 
+    /// In a line that makes a symlink, every path a command writes may be
+    /// a copy of it (`cp -P`, `mv`, `rsync -l`), and is taken as a link too.
+    pub(super) fn copies_of_links(&mut self, c: &SimpleCommand) {
+        let Some(at) = c.command_at else { return };
+        let texts: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
+        let mut written: Vec<usize> = crate::shell::programs::written(&texts, at)
+            .iter()
+            .filter(|w| w.offset == 0)
+            .map(|w| w.word)
+            .collect();
+        if basename(texts[at]) == "rsync" && texts.len() > at + 2 {
+            written.push(texts.len() - 1);
+        }
+        for i in written {
+            let Expansion::Known(text) = self.expand(&c.words[i]) else {
+                continue;
+            };
+            let bases: Vec<PathBuf> = if text.starts_with('/') {
+                self.dirs[..1].to_vec()
+            } else {
+                self.dirs.clone()
+            };
+            for base in bases {
+                let link = lexical(&base, &text);
+                if !self.links.contains(&link) {
+                    self.links.push(link);
+                }
+            }
+        }
+    }
+
     /// Whether `c` makes one of the line's symlinks.
     pub(super) fn makes_links(&self, c: &SimpleCommand) -> bool {
         !self.links.is_empty()
