@@ -834,7 +834,13 @@ impl Walker {
         forms: &mut Vec<Form>,
     ) {
         let name = basename(&words[at].text).to_string();
-        let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+        let mut texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+        // `tar cTf list x.tar`: the first word is a cluster without its dash.
+        let dashed;
+        if name == "tar" && texts.get(at + 1).is_some_and(|t| !t.starts_with('-')) {
+            dashed = format!("-{}", texts[at + 1]);
+            texts[at + 1] = &dashed;
+        }
         if matches!(
             name.as_str(),
             "export" | "declare" | "typeset" | "local" | "readonly"

@@ -592,10 +592,21 @@ pub const FILE_VALUES: &[(&str, &[(&str, FileForm)])] = &[(
     ],
 )];
 
+/// Programs whose request items name a file after an `@` (HTTPie's
+/// `@FILE`, `NAME@FILE`, `NAME=@FILE`, `NAME:=@FILE`).
+pub const FILE_ITEMS: &[&str] = &["http", "https", "xh", "xhs"];
+
 /// The files named by option values of `words[at..]` in the forms of
-/// [`FILE_VALUES`]: the index of the word and the file's text.
+/// [`FILE_VALUES`], and by the request items of [`FILE_ITEMS`]: the index
+/// of the word and the file's text.
 pub fn file_values(words: &[&str], at: usize) -> Vec<(usize, String)> {
     let name = words[at].rsplit('/').next().unwrap_or(words[at]);
+    if FILE_ITEMS.contains(&name) {
+        return (at + 1..words.len())
+            .filter(|&i| !words[i].starts_with('-'))
+            .filter_map(|i| words[i].split_once('@').map(|(_, f)| (i, f.to_string())))
+            .collect();
+    }
     let Some((_, options)) = FILE_VALUES.iter().find(|(p, _)| *p == name) else {
         return Vec::new();
     };
