@@ -173,8 +173,8 @@ fn checked_tests(dir: &Path, key: &str, policy: &Policy, ctx: &Context) -> Resul
     Ok(())
 }
 
-/// A key over the content key, the working directory, the home and `CDPATH`
-/// (a test's relative `cd` may land elsewhere under another one).
+/// A key over the content key, the working directory, the home, `CDPATH`
+/// and widened patterns (a test's `cd` or pattern may land elsewhere).
 fn context_key(key: &str, ctx: &Context) -> String {
     let mut h = Sha256::new();
     for part in [
@@ -182,6 +182,7 @@ fn context_key(key: &str, ctx: &Context) -> String {
         ctx.cwd.as_os_str().as_encoded_bytes(),
         ctx.home.as_os_str().as_encoded_bytes(),
         ctx.cdpath.as_deref().unwrap_or("\0").as_bytes(),
+        ctx.wide_globs.as_deref().unwrap_or("\0").as_bytes(),
     ] {
         h.update((part.len() as u64).to_le_bytes());
         h.update(part);

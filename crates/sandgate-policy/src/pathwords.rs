@@ -84,7 +84,7 @@ impl Places {
             dirs: vec![ctx.cwd.clone()],
             unknown: None,
             home: (!reassigns_home).then(|| ctx.home.clone()),
-            wide: None,
+            wide: ctx.wide_globs.clone(),
             links: Vec::new(),
             skip_links: false,
             cdpath: Ok(Vec::new()),

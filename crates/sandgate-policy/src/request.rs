@@ -180,6 +180,10 @@ pub struct Context {
     /// The `CDPATH` the commands' shell starts with: a relative `cd` may land
     /// below any of its directories. Taken from this process's environment.
     pub cdpath: Option<String>,
+    /// Why the commands' shells start with patterns widened (an exported
+    /// `BASHOPTS` or `SHELLOPTS` holding `dotglob`, a non-empty
+    /// `GLOBIGNORE`), if they do. Taken from this process's environment.
+    pub wide_globs: Option<String>,
 }
 
 /// Why a context cannot be built.
@@ -204,7 +208,12 @@ impl Context {
             .map_err(|e| ContextError::Cwd(cwd.display().to_string(), e.to_string()))?;
         let home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
         let cdpath = std::env::var_os("CDPATH").map(|v| v.to_string_lossy().into_owned());
-        Ok(Context { cwd, home, cdpath })
+        Ok(Context {
+            cwd,
+            home,
+            cdpath,
+            wide_globs: wide_globs_from_env(),
+        })
     }
 
     /// The context of a call that runs in `dir` (an exec call's `cwd`, a
@@ -224,6 +233,7 @@ impl Context {
             cwd: canonical,
             home: self.home.clone(),
             cdpath: self.cdpath.clone(),
+            wide_globs: self.wide_globs.clone(),
         })
     }
 
@@ -240,6 +250,19 @@ impl Context {
         };
         Context::new(&cwd, Path::new(&home))
     }
+}
+
+/// Why the environment widens the patterns of the shells it starts.
+fn wide_globs_from_env() -> Option<String> {
+    crate::shell::reads::GLOB_VARIABLES.iter().find_map(|name| {
+        let value = std::env::var_os(name)?.to_string_lossy().into_owned();
+        let widens = if *name == "GLOBIGNORE" {
+            !value.is_empty()
+        } else {
+            value.split(':').any(crate::shell::reads::widens_globs)
+        };
+        widens.then(|| format!("`{name}={value}` in the environment"))
+    })
 }
 
 #[cfg(test)]

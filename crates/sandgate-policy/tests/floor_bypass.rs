@@ -64,7 +64,7 @@ const CASES: &[(&str, Verdict, &str)] = &[
     (
         "bash -O dotglob -c 'cat ~/*/id_rsa'",
         Deny,
-        "widens patterns",
+        "patterns match dot-files and any case",
     ),
     (
         "bash -O nocaseglob -c 'cat ~/.SS[H]/id_rsa'",
@@ -537,6 +537,33 @@ fn cdpath_from_the_environment() {
         &[
             ("cd .ssh && cat id_rsa", Deny, "floor"),
             ("cd /tmp && cat x", Allow, ""),
+        ],
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Shells started from an environment that widens patterns (an exported
+/// `BASHOPTS=dotglob`) match dot-files from the first command on.
+#[test]
+fn patterns_widened_by_the_environment() {
+    let home = setup();
+    let ctx = Context {
+        wide_globs: Some("`BASHOPTS=dotglob` in the environment".into()),
+        ..home.ctx.clone()
+    };
+    let failures = check(
+        &home,
+        &ctx,
+        &[
+            (
+                "cat ~/*/id_rsa",
+                Deny,
+                "`BASHOPTS=dotglob` in the environment",
+            ),
+            ("head ~/.A*/cred*", Deny, "floor"),
+            ("echo ~/*/*", Deny, "lists the floor directory"),
+            ("ls src/*", Allow, ""),
+            ("cat src/*.rs", Allow, ""),
         ],
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));

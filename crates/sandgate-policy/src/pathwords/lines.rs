@@ -97,10 +97,10 @@ impl Places {
         self.wide = glob_widening(&texts, &expansion, at);
     }
 
-    /// ` (after …)` naming what widened patterns, or nothing.
+    /// ` (patterns match …)` naming what widened patterns, or nothing.
     pub(super) fn widened(&self) -> String {
         self.wide.as_ref().map_or(String::new(), |why| {
-            format!(" (the line widens patterns: {why})")
+            format!(" (patterns match dot-files and any case: {why})")
         })
     }
 
