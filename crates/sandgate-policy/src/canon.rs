@@ -32,7 +32,14 @@ pub enum CanonError {
     /// `~name` names no user of the user database, or a directory only the
     /// shell knows (`~-`, the previous directory).
     Tilde(String),
+    /// The path is longer than the kernel takes ([`MAX_PATH_BYTES`]).
+    TooLong(usize),
 }
+
+/// The longest path resolved (Linux's `PATH_MAX`): the kernel refuses a
+/// longer one in any system call, and resolving one costs time that grows
+/// with the square of its components.
+pub const MAX_PATH_BYTES: usize = 4096;
 
 impl fmt::Display for CanonError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -44,6 +51,10 @@ impl fmt::Display for CanonError {
             CanonError::Tilde(p) => {
                 write!(f, "`{p}` names no home directory the user database knows")
             }
+            CanonError::TooLong(n) => write!(
+                f,
+                "the path is {n} bytes long, more than the {MAX_PATH_BYTES} bytes the kernel accepts"
+            ),
         }
     }
 }
@@ -146,6 +157,9 @@ pub fn canonicalize(path: &str, cwd: &Path, home: &Path) -> Result<PathBuf, Cano
     if path.contains('\0') {
         return Err(CanonError::Nul);
     }
+    if path.len() > MAX_PATH_BYTES {
+        return Err(CanonError::TooLong(path.len()));
+    }
     let expanded = if path.is_empty() {
         cwd.to_path_buf()
     } else {
@@ -185,6 +199,9 @@ pub struct Resolved {
 pub fn canonicalize_in(base: &Path, rest: &str) -> Result<Resolved, CanonError> {
     if rest.contains('\0') {
         return Err(CanonError::Nul);
+    }
+    if rest.len() > MAX_PATH_BYTES {
+        return Err(CanonError::TooLong(rest.len()));
     }
     let mut pending: VecDeque<OsString> = components_of(Path::new(rest));
     let mut resolved = if rest.starts_with('/') {
@@ -394,6 +411,22 @@ mod tests {
         assert_eq!(c("../../.ssh"), home.join(".ssh"));
         assert_eq!(c("//etc/./passwd"), PathBuf::from("/etc/passwd"));
         assert_eq!(c("/../../etc"), PathBuf::from("/etc"));
+    }
+
+    #[test]
+    fn a_path_longer_than_the_kernel_takes_is_refused_unresolved() {
+        let (_t, home, cwd) = setup();
+        let at_limit = "a/".repeat(MAX_PATH_BYTES / 2);
+        assert!(canonicalize(&at_limit, &cwd, &home).is_ok());
+        assert!(canonicalize_in(&cwd, &at_limit).is_ok());
+        let over = format!("{at_limit}b");
+        let err = canonicalize(&over, &cwd, &home).unwrap_err();
+        assert!(matches!(err, CanonError::TooLong(4097)), "{err}");
+        assert!(err.to_string().contains("4096 bytes"), "{err}");
+        assert!(matches!(
+            canonicalize_in(&cwd, &over),
+            Err(CanonError::TooLong(4097))
+        ));
     }
 
     #[test]

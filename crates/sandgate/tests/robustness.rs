@@ -345,6 +345,33 @@ fn mcp_answers_a_line_that_is_not_json_and_one_over_the_limit() {
     raw.send(br#"{"jsonrpc":"2.0","id":2,"method":"tools/list""#);
     assert_eq!(raw.recv()["error"]["code"], -32700);
 
+    // JSON a skimming check passes but rmcp cannot read: a string that is
+    // not UTF-8, a lone surrogate, nesting past the limit. Each is answered,
+    // with its id, instead of dropped.
+    let call = |id: u32, path: &[u8]| {
+        let mut line = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"file_read","arguments":{{"path":""#
+        )
+        .into_bytes();
+        line.extend_from_slice(path);
+        line.extend_from_slice(br#""}}}"#);
+        line
+    };
+    let mut deep = br#"{"jsonrpc":"2.0","id":23,"x":"#.to_vec();
+    deep.extend(std::iter::repeat_n(b'[', 100_000));
+    deep.extend(std::iter::repeat_n(b']', 100_000));
+    deep.push(b'}');
+    for (id, line) in [
+        (21, call(21, b"\xff\xfe")),
+        (22, call(22, br"~/.ssh/id_rsa\ud800")),
+        (23, deep),
+    ] {
+        raw.send(&line);
+        let answer = raw.recv();
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    }
+
     // 20 MiB of content in one request: refused with the limit, and with its id.
     let target = e.work.join("big.txt");
     let mut big = br#"{"jsonrpc":"2.0","id":"big-7","method":"tools/call","params":{"name":"file_write","arguments":{"path":""#.to_vec();
@@ -368,6 +395,42 @@ fn mcp_answers_a_line_that_is_not_json_and_one_over_the_limit() {
     let answer = raw.recv();
     assert_eq!(answer["id"], 3);
     assert!(answer["result"]["tools"].as_array().unwrap().len() > 10);
+    raw.close();
+}
+
+/// A path of millions of components (within the message limit) is refused
+/// at once, not resolved component by component for minutes.
+#[test]
+fn a_path_longer_than_the_kernel_takes_is_denied_at_once() {
+    let e = env();
+    let call = json!({"tool": "file_read", "params": {"path": "a/".repeat(50_000)}});
+    let child = e
+        .sandgate(&["check", &call.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = finish(child, 20, "check of a long path");
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        all.contains("deny") && all.contains("4096 bytes"),
+        "{}",
+        &all[..all.len().min(400)]
+    );
+    // Over MCP, where a message may hold millions of components.
+    let path = "a/".repeat(2_000_000);
+    let mut raw = Raw::start(&e);
+    let answer = raw.call(31, "file_read", json!({"path": path}));
+    let text = answer.to_string();
+    assert!(
+        text.contains("4096 bytes"),
+        "{}",
+        &text[..text.len().min(400)]
+    );
     raw.close();
 }
 

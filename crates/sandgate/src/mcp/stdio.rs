@@ -5,8 +5,9 @@
 //! stdin itself: every line of at most [`MAX_MESSAGE_BYTES`] that is JSON goes
 //! on to rmcp unchanged; a longer line gets a JSON-RPC `-32600` error naming
 //! the limit (with the request's `id`, found by scanning the line as it
-//! streams past, never holding it whole), and a line that is not JSON gets
-//! `-32700`. The answers and rmcp's own messages reach stdout whole, one line
+//! streams past, never holding it whole), and a line that is not JSON, or
+//! that JSON rmcp cannot read (a string that is not UTF-8, a lone surrogate,
+//! nesting deeper than 128), gets `-32700`, with its `id` when one is found. The answers and rmcp's own messages reach stdout whole, one line
 //! each, through one writer.
 
 use rmcp::ServiceExt;
@@ -40,10 +41,12 @@ pub fn too_large(id: Value) -> Value {
     })
 }
 
-fn parse_error(detail: &str) -> Value {
+/// The error for a line that is not JSON rmcp can read, with the request's
+/// `id` when a scan finds one (`null` otherwise).
+fn parse_error(detail: &str, id: Value) -> Value {
     json!({
         "jsonrpc": "2.0",
-        "id": null,
+        "id": id,
         "error": {"code": PARSE_ERROR, "message": format!("parse error: the line is not JSON ({detail})")},
     })
 }
@@ -185,9 +188,14 @@ async fn handle_line(
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(());
     }
-    if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+    // Parsed whole, as rmcp will parse it: a string that is not UTF-8, a
+    // lone surrogate or nesting past serde_json's limit pass a skimming
+    // check but not rmcp, which would drop the line without an answer.
+    if let Err(e) = serde_json::from_slice::<Value>(body) {
+        let mut scan = IdScan::default();
+        scan.feed(body);
         return errors
-            .send(response_line(&parse_error(&e.to_string())))
+            .send(response_line(&parse_error(&e.to_string(), scan.id())))
             .map_err(|_| ());
     }
     to_rmcp.write_all(body).await.map_err(|_| ())?;
