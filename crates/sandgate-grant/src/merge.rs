@@ -1,9 +1,9 @@
 //! Merging a grant into a harness settings file (`.claude/settings.local.json`).
 //!
 //! The file belongs to the user as much as to us: the merge only adds rules to
-//! `permissions.allow`, keeps every other key and rule, and refuses — writing
-//! nothing — when the file is not what it expects, unless told to `--force`
-//! (which first keeps a `.bak` copy).
+//! `permissions.allow` and `permissions.deny`, keeps every other key and rule,
+//! and refuses — writing nothing — when the file is not what it expects,
+//! unless told to `--force` (which first keeps a `.bak` copy).
 //!
 //! Key order is kept by `serde_json`'s `preserve_order` feature: objects
 //! keep the order the file wrote them in, and a repeated key keeps its first
@@ -19,21 +19,61 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use crate::rules::Grant;
+
+/// Claude Code's file tools: a rule naming one of them with no path, or with a
+/// path that is everything, lets it read or write anywhere.
+const FILE_TOOL_NAMES: [&str; 8] = [
+    "Read",
+    "Write",
+    "Edit",
+    "MultiEdit",
+    "NotebookEdit",
+    "Glob",
+    "Grep",
+    "LS",
+];
+
+/// Path specifiers that cover every file (or every file of the home directory).
+const EVERYWHERE: [&str; 7] = ["", "*", "**", "//**", "~", "~/**", "//*"];
+
 /// What a merge did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MergeOutcome {
     /// The settings file.
     pub path: PathBuf,
-    /// How many rules the grant requires (the same on every identical run).
+    /// How many rules the grant requires, allow and deny together (the same
+    /// on every identical run).
     pub required: usize,
+    /// How many of them are allow rules.
+    pub allow: usize,
+    /// How many of them are deny rules.
+    pub deny: usize,
     /// How many of them were not in the file before.
     pub added: usize,
+    /// Allow rules already in the file that give a file tool every path
+    /// (`Read`, `Write`, `Edit(//**)`, …): the grant's scoped rules do not
+    /// narrow them, so the caller must say so.
+    pub broad: Vec<String>,
     /// Whether the file was (re)written.
     pub written: bool,
     /// Where the unusable original was kept, when `force` replaced it.
     pub backup: Option<PathBuf>,
     /// The merged settings, pretty-printed with a trailing newline.
     pub json: String,
+}
+
+impl MergeOutcome {
+    /// `wrote N permission rule(s) to PATH (A allow, D deny)`.
+    pub fn summary(&self) -> String {
+        format!(
+            "wrote {} permission rule(s) to {} ({} allow, {} deny)",
+            self.required,
+            self.path.display(),
+            self.allow,
+            self.deny
+        )
+    }
 }
 
 /// Why a merge wrote nothing.
@@ -71,11 +111,13 @@ pub enum MergeError {
         /// What is there instead.
         found: &'static str,
     },
-    /// `permissions.allow` is not an array.
-    #[error("`permissions.allow` in `{path}` is {found}, not an array; nothing was written (fix or remove it by hand)")]
-    AllowNotArray {
+    /// `permissions.allow` or `permissions.deny` is not an array.
+    #[error("`permissions.{list}` in `{path}` is {found}, not an array; nothing was written (fix or remove it by hand)")]
+    ListNotArray {
         /// The settings file.
         path: PathBuf,
+        /// `allow` or `deny`.
+        list: &'static str,
         /// What is there instead.
         found: &'static str,
     },
@@ -89,16 +131,14 @@ pub enum MergeError {
     },
 }
 
-/// Add `rules` to `permissions.allow` in the JSON file at `path`.
+/// Add the grant's rules to `permissions.allow` and `permissions.deny` in the
+/// JSON file at `path`.
 ///
-/// Additive and idempotent: existing rules and unrelated keys stay, `permissions`
-/// and `allow` are created when absent, and a run that adds nothing to an
-/// existing file leaves it untouched. Parent directories are created.
-pub fn merge_into(
-    path: &Path,
-    rules: &BTreeSet<String>,
-    force: bool,
-) -> Result<MergeOutcome, MergeError> {
+/// Additive and idempotent: existing rules and unrelated keys stay, `permissions`,
+/// `allow` and `deny` are created when absent, and a run that adds nothing to an
+/// existing file leaves it untouched. Both lists are checked before either is
+/// changed, so a refusal writes nothing. Parent directories are created.
+pub fn merge_into(path: &Path, grant: &Grant, force: bool) -> Result<MergeOutcome, MergeError> {
     let existing = match fs::read_to_string(path) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
@@ -149,31 +189,36 @@ pub fn merge_into(
             found,
         });
     };
-    let allow = permissions
-        .entry("allow")
-        .or_insert_with(|| Value::Array(Vec::new()));
-    let found = json_type(allow);
-    let Value::Array(allow) = allow else {
-        return Err(MergeError::AllowNotArray {
-            path: path.to_path_buf(),
-            found,
-        });
-    };
-
-    let present: BTreeSet<String> = allow
-        .iter()
-        .filter_map(|v| match v {
-            Value::String(s) => Some(s.clone()),
-            _ => None,
-        })
-        .collect();
-    let mut added = 0;
-    for rule in rules {
-        if !present.contains(rule) {
-            allow.push(Value::String(rule.clone()));
-            added += 1;
+    for list in ["allow", "deny"] {
+        if let Some(found) = permissions.get(list).filter(|v| !v.is_array()) {
+            return Err(MergeError::ListNotArray {
+                path: path.to_path_buf(),
+                list,
+                found: json_type(found),
+            });
         }
     }
+    let mut added = 0;
+    for (list, rules) in [("allow", &grant.allow), ("deny", &grant.deny)] {
+        if rules.is_empty() {
+            continue;
+        }
+        let entry = permissions
+            .entry(list)
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if let Value::Array(entries) = entry {
+            added += add_missing(entries, rules);
+        }
+    }
+    let broad = match permissions.get("allow") {
+        Some(Value::Array(entries)) => entries
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|rule| is_broad_file_rule(rule))
+            .map(str::to_string)
+            .collect(),
+        _ => Vec::new(),
+    };
 
     let mut json =
         serde_json::to_string_pretty(&Value::Object(root)).map_err(|e| MergeError::Write {
@@ -188,12 +233,44 @@ pub fn merge_into(
     }
     Ok(MergeOutcome {
         path: path.to_path_buf(),
-        required: rules.len(),
+        required: grant.len(),
+        allow: grant.allow.len(),
+        deny: grant.deny.len(),
         added,
+        broad,
         written,
         backup,
         json,
     })
+}
+
+/// Append to `entries` each of `rules` it does not hold yet; how many were added.
+fn add_missing(entries: &mut Vec<Value>, rules: &BTreeSet<String>) -> usize {
+    let present: BTreeSet<String> = entries
+        .iter()
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect();
+    let mut added = 0;
+    for rule in rules {
+        if !present.contains(rule) {
+            entries.push(Value::String(rule.clone()));
+            added += 1;
+        }
+    }
+    added
+}
+
+/// Whether `rule` lets a Claude Code file tool reach every path: the tool
+/// alone, or with a pattern that is everything.
+pub fn is_broad_file_rule(rule: &str) -> bool {
+    let (tool, spec) = match rule.split_once('(') {
+        Some((tool, rest)) => match rest.strip_suffix(')') {
+            Some(spec) => (tool, spec.trim()),
+            None => return false,
+        },
+        None => (rule, ""),
+    };
+    FILE_TOOL_NAMES.contains(&tool.trim()) && EVERYWHERE.contains(&spec)
 }
 
 /// Copy `path` to `path.bak` (or `.bak.1`, `.bak.2`, … when that exists).
@@ -278,9 +355,12 @@ mod tests {
             r#"{"z": 1, "permissions": {"deny": [], "allow": ["Bash(ls)"], "ask": []}, "a": 2}"#,
         )
         .unwrap();
-        let rules: BTreeSet<String> = ["Bash(git status)".to_string()].into();
-        let outcome = merge_into(&file, &rules, false).unwrap();
-        assert_eq!(outcome.added, 1);
+        let grant = Grant {
+            allow: ["Bash(git status)".to_string()].into(),
+            deny: ["Read(~/.ssh/**)".to_string()].into(),
+        };
+        let outcome = merge_into(&file, &grant, false).unwrap();
+        assert_eq!(outcome.added, 2);
         let keys: Vec<&str> = outcome
             .json
             .lines()
@@ -291,5 +371,43 @@ mod tests {
         assert!(outcome
             .json
             .contains("\"Bash(ls)\",\n      \"Bash(git status)\""));
+        assert!(outcome
+            .json
+            .contains("\"deny\": [\n      \"Read(~/.ssh/**)\"\n    ]"));
+    }
+
+    #[test]
+    fn broad_file_rules_are_told_apart_from_scoped_ones() {
+        for broad in [
+            "Read",
+            "Write",
+            "Edit",
+            "Glob",
+            "Grep",
+            "MultiEdit",
+            "NotebookEdit",
+            "LS",
+            "Read()",
+            "Edit(**)",
+            "Read(//**)",
+            "Edit(~/**)",
+            "Read(*)",
+            "Write( ** )",
+        ] {
+            assert!(is_broad_file_rule(broad), "{broad}");
+        }
+        for scoped in [
+            "Read(//srv/loop/**)",
+            "Edit(./src/**)",
+            "Read(~/.ssh/**)",
+            "Bash",
+            "Bash(cat:*)",
+            "WebFetch",
+            "Reader",
+            "Read(//**",
+            "mcp__x__Read",
+        ] {
+            assert!(!is_broad_file_rule(scoped), "{scoped}");
+        }
     }
 }

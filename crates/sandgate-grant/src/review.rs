@@ -7,7 +7,6 @@
 //! (DNS rebinding) or coming from another origin are refused. Approve performs
 //! the same merge as `--write`.
 
-use std::collections::BTreeSet;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -19,8 +18,9 @@ use std::time::Duration;
 
 use crate::merge::{merge_into, MergeError, MergeOutcome};
 use crate::render::{
-    CHECKPOINTS_STILL_STOP, NOTHING_ELSE, NOT_THE_SAFETY_MECHANISM, NO_CHECKPOINTS,
+    deny_heading, CHECKPOINTS_STILL_STOP, NOTHING_ELSE, NOT_THE_SAFETY_MECHANISM, NO_CHECKPOINTS,
 };
+use crate::rules::Grant;
 
 /// What the page shows and what Approve writes.
 #[derive(Debug, Clone)]
@@ -28,7 +28,7 @@ pub struct Review {
     /// The loop config the grant comes from, as shown to the person.
     pub source: String,
     /// The grant, from [`crate::required`].
-    pub rules: BTreeSet<String>,
+    pub grant: Grant,
     /// The loop's human checkpoints.
     pub checkpoints: Vec<String>,
     /// The settings file Approve merges into.
@@ -299,7 +299,7 @@ fn handle(mut stream: TcpStream, shared: &Shared) -> io::Result<()> {
             *decided = true;
             let review = &shared.review;
             let outcome = if decision == "approve" {
-                match merge_into(&review.target, &review.rules, review.force) {
+                match merge_into(&review.target, &review.grant, review.force) {
                     Ok(merged) => ReviewOutcome::Approved(merged),
                     Err(e) => ReviewOutcome::Failed(e),
                 }
@@ -410,12 +410,22 @@ fn review_page(shared: &Shared) -> String {
     body.push_str(&format!(
         "<p>The loop <code>{}</code> needs these {} permission rule(s):</p><ul class=\"rules\" id=\"rules\">",
         escape(&review.source),
-        review.rules.len()
+        review.grant.allow.len()
     ));
-    for rule in &review.rules {
+    for rule in &review.grant.allow {
         body.push_str(&format!("<li><code>{}</code></li>", escape(rule)));
     }
     body.push_str("</ul>");
+    if !review.grant.deny.is_empty() {
+        body.push_str(&format!(
+            "<p>{}</p><ul class=\"rules\" id=\"deny\">",
+            escape(&deny_heading(review.grant.deny.len()))
+        ));
+        for rule in &review.grant.deny {
+            body.push_str(&format!("<li><code>{}</code></li>", escape(rule)));
+        }
+        body.push_str("</ul>");
+    }
     body.push_str(&format!(
         "<p id=\"nothing-else\"><strong>{}</strong></p>",
         escape(NOTHING_ELSE)
@@ -433,7 +443,7 @@ fn review_page(shared: &Shared) -> String {
     body.push_str("</ul></div>");
     body.push_str(&format!("<p>{}</p>", escape(NOT_THE_SAFETY_MECHANISM)));
     body.push_str(&format!(
-        "<p>Approve adds these rules to <code id=\"target\">{}</code> (existing rules and settings are kept).</p>",
+        "<p>Approve adds these rules to <code id=\"target\">{}</code> (<code>permissions.allow</code> and <code>permissions.deny</code>; existing rules and settings are kept).</p>",
         escape(&review.target.display().to_string())
     ));
     body.push_str(&format!(
@@ -448,10 +458,9 @@ fn review_page(shared: &Shared) -> String {
 fn outcome_page(outcome: &ReviewOutcome) -> String {
     let body = match outcome {
         ReviewOutcome::Approved(merged) => format!(
-            "<h1 id=\"result\">Approved</h1><p id=\"message\">wrote {} permission rule(s) to <code>{}</code></p><pre>{}</pre>\
+            "<h1 id=\"result\">Approved</h1><p id=\"message\">{}</p><pre>{}</pre>\
              <p>You can close this page.</p>",
-            merged.required,
-            escape(&merged.path.display().to_string()),
+            escape(&merged.summary()),
             escape(&merged.json)
         ),
         ReviewOutcome::Failed(e) => format!(

@@ -6,15 +6,27 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
 
-use sandgate_grant::{merge_into, MergeError};
+use sandgate_grant::{merge_into, Grant, MergeError};
 use serde_json::{json, Value};
 
 fn rules(list: &[&str]) -> BTreeSet<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
 
-fn grant() -> BTreeSet<String> {
-    rules(&["Bash(cargo:*)", "Read", "Write"])
+/// A grant of allow rules only: the merge treats rule text as opaque.
+fn grant() -> Grant {
+    Grant {
+        allow: rules(&["Bash(cargo:*)", "Read", "Write"]),
+        deny: BTreeSet::new(),
+    }
+}
+
+/// A grant with deny rules too.
+fn with_deny() -> Grant {
+    Grant {
+        allow: rules(&["Bash(cargo:*)", "Read(//p/**)"]),
+        deny: rules(&["Edit(~/.ssh/**)", "Read(~/.ssh/**)"]),
+    }
 }
 
 fn read_json(path: &Path) -> Value {
@@ -139,8 +151,113 @@ fn allow_that_is_not_an_array_is_an_error_and_nothing_is_written() {
     let original = r#"{"permissions": {"allow": "Read"}}"#;
     fs::write(&path, original).unwrap();
     let err = merge_into(&path, &grant(), true).unwrap_err();
-    assert!(matches!(err, MergeError::AllowNotArray { .. }), "{err}");
+    assert!(
+        matches!(err, MergeError::ListNotArray { list: "allow", .. }),
+        "{err}"
+    );
     assert_eq!(fs::read_to_string(&path).unwrap(), original);
+}
+
+#[test]
+fn deny_rules_are_merged_like_allow_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    let outcome = merge_into(&path, &with_deny(), false).unwrap();
+    assert_eq!((outcome.required, outcome.allow, outcome.deny), (4, 2, 2));
+    assert_eq!(outcome.added, 4);
+    assert_eq!(
+        read_json(&path),
+        json!({"permissions": {
+            "allow": ["Bash(cargo:*)", "Read(//p/**)"],
+            "deny": ["Edit(~/.ssh/**)", "Read(~/.ssh/**)"],
+        }})
+    );
+
+    // Existing deny rules stay first; one the grant shares is not repeated;
+    // allow, ask and other keys are untouched.
+    fs::write(
+        &path,
+        r#"{"permissions": {"deny": ["Bash(rm:*)", "Read(~/.ssh/**)", 7], "ask": ["Bash(git push:*)"]}, "model": "opus"}"#,
+    )
+    .unwrap();
+    let outcome = merge_into(&path, &with_deny(), false).unwrap();
+    assert_eq!(outcome.added, 3);
+    let merged = read_json(&path);
+    assert_eq!(
+        merged["permissions"]["deny"],
+        json!(["Bash(rm:*)", "Read(~/.ssh/**)", 7, "Edit(~/.ssh/**)"])
+    );
+    assert_eq!(merged["permissions"]["ask"], json!(["Bash(git push:*)"]));
+    assert_eq!(merged["model"], "opus");
+
+    // Idempotent.
+    let bytes = fs::read(&path).unwrap();
+    let again = merge_into(&path, &with_deny(), false).unwrap();
+    assert_eq!((again.added, again.written), (0, false));
+    assert_eq!(fs::read(&path).unwrap(), bytes);
+}
+
+#[test]
+fn deny_that_is_not_an_array_is_an_error_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    for (original, found) in [
+        (
+            r#"{"permissions": {"deny": "Read(~/.ssh/**)"}}"#,
+            "a string",
+        ),
+        (
+            r#"{"permissions": {"allow": [], "deny": {"x": 1}}}"#,
+            "an object",
+        ),
+        (
+            r#"{"permissions": {"deny": null, "allow": "x"}}"#,
+            "a string",
+        ),
+    ] {
+        fs::write(&path, original).unwrap();
+        for force in [false, true] {
+            let err = merge_into(&path, &with_deny(), force).unwrap_err();
+            assert!(matches!(err, MergeError::ListNotArray { .. }), "{err}");
+            let shown = err.to_string();
+            assert!(
+                shown.contains(found) && shown.contains("nothing was written"),
+                "{shown}"
+            );
+            assert_eq!(fs::read_to_string(&path).unwrap(), original);
+        }
+    }
+    fs::write(&path, r#"{"permissions": {"deny": 3}}"#).unwrap();
+    let shown = merge_into(&path, &with_deny(), false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        shown.contains("`permissions.deny`") && shown.contains("a number"),
+        "{shown}"
+    );
+    assert_eq!(
+        fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no backup, no temp file"
+    );
+}
+
+#[test]
+fn rules_that_give_a_file_tool_every_path_are_reported_not_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    fs::write(
+        &path,
+        r#"{"permissions": {"allow": ["Read", "Edit(//**)", "Bash(ls)", "Read(./x/**)"]}}"#,
+    )
+    .unwrap();
+    let outcome = merge_into(&path, &with_deny(), false).unwrap();
+    assert_eq!(outcome.broad, ["Read", "Edit(//**)"]);
+    let allow = read_json(&path)["permissions"]["allow"].clone();
+    assert_eq!(allow[0], "Read");
+    assert_eq!(allow[1], "Edit(//**)");
+    let clean = merge_into(&dir.path().join("t.json"), &with_deny(), false).unwrap();
+    assert!(clean.broad.is_empty());
 }
 
 #[test]

@@ -4,8 +4,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use proptest::prelude::*;
-use sandgate_grant::rules::{CORE_TOOLS, MARKETPLACE_FETCH, MARKETPLACE_NPX};
-use sandgate_grant::{merge_into, parse_str, required};
+use sandgate_grant::rules::{file_rules, floor_rules, MARKETPLACE_FETCH, MARKETPLACE_NPX};
+use sandgate_grant::{merge_into, parse_str, required, Grant, LoopDir};
 
 fn program() -> impl Strategy<Value = String> {
     prop_oneof![
@@ -54,14 +54,17 @@ proptest! {
     ) {
         let text = loop_yaml(&providers, &detectors, &order);
         let config = parse_str(&text, Path::new("loop.yaml")).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
-        let grant = required(&config);
+        let dir = LoopDir::new(Path::new("/home/me/loop"), Path::new("/home/me")).unwrap();
+        let grant = required(&config, &dir);
+        prop_assert_eq!(&grant.deny, &floor_rules());
+        let grant = grant.allow;
         let listed: Vec<&String> = grant.iter().collect();
         let mut sorted = listed.clone();
         sorted.sort();
         sorted.dedup();
         prop_assert_eq!(&listed, &sorted);
 
-        let mut expected: BTreeSet<String> = CORE_TOOLS.iter().map(|s| s.to_string()).collect();
+        let mut expected: BTreeSet<String> = file_rules(&dir).into_iter().collect();
         for p in providers.iter().chain(&detectors) {
             expected.insert(format!("Bash({p}:*)"));
         }
@@ -81,12 +84,15 @@ proptest! {
     fn merging_keeps_everything_and_a_second_merge_changes_nothing(
         existing in proptest::collection::vec("[A-Za-z(): *]{1,12}", 0..6),
         rules in proptest::collection::btree_set("[A-Za-z(): *]{1,12}", 0..6),
+        existing_deny in proptest::collection::vec("[A-Za-z(): *~/.]{1,12}", 0..6),
+        deny in proptest::collection::btree_set("[A-Za-z(): *~/.]{1,12}", 0..6),
     ) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("settings.json");
-        let original = serde_json::json!({"theme": "light", "permissions": {"allow": existing}});
+        let original = serde_json::json!({"theme": "light", "permissions": {"allow": existing, "deny": existing_deny}});
         std::fs::write(&path, original.to_string()).unwrap();
-        let first = merge_into(&path, &rules, false).unwrap();
+        let grant = Grant { allow: rules.clone(), deny: deny.clone() };
+        let first = merge_into(&path, &grant, false).unwrap();
         let after: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         let allow: Vec<String> = after["permissions"]["allow"]
             .as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
@@ -97,9 +103,17 @@ proptest! {
         let unique: BTreeSet<&String> = existing.iter().collect();
         prop_assert_eq!(allow.len(), existing.len() + rules.iter().filter(|r| !unique.contains(r)).count());
         prop_assert_eq!(&after["theme"], "light");
+        let denied: Vec<String> = after["permissions"]["deny"]
+            .as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+        prop_assert_eq!(&denied[..existing_deny.len()], &existing_deny[..]);
+        let unique: BTreeSet<&String> = existing_deny.iter().collect();
+        prop_assert_eq!(denied.len(), existing_deny.len() + deny.iter().filter(|r| !unique.contains(r)).count());
+        for rule in &deny {
+            prop_assert!(denied.contains(rule));
+        }
 
         let bytes = std::fs::read(&path).unwrap();
-        let second = merge_into(&path, &rules, false).unwrap();
+        let second = merge_into(&path, &grant, false).unwrap();
         prop_assert_eq!(second.added, 0);
         prop_assert_eq!(second.required, first.required);
         prop_assert_eq!(std::fs::read(&path).unwrap(), bytes);

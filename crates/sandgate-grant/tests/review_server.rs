@@ -11,14 +11,21 @@ use std::thread;
 use std::time::Duration;
 
 use sandgate_grant::review::{Review, ReviewOutcome, ReviewServer};
+use sandgate_grant::Grant;
 
 fn review(target: PathBuf) -> Review {
     Review {
         source: "loop.yaml".into(),
-        rules: ["Bash(cargo:*)", "Read"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect::<BTreeSet<_>>(),
+        grant: Grant {
+            allow: ["Bash(cargo:*)", "Read(//srv/loop/**)"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<BTreeSet<_>>(),
+            deny: ["Read(~/.ssh/**)"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<BTreeSet<_>>(),
+        },
         checkpoints: vec!["before <publishing>".into()],
         target,
         force: false,
@@ -98,6 +105,13 @@ fn the_link_works_once_for_the_right_host_and_approve_writes() {
     let (status, page) = get(port, &host, &format!("/?token={token}"));
     assert_eq!(status, 200);
     assert!(page.contains("<code>Bash(cargo:*)</code>"));
+    let deny_list = page.find("id=\"deny\"").expect("the deny rules are shown");
+    assert!(
+        page[deny_list..].starts_with("id=\"deny\"><li><code>Read(~/.ssh/**)</code></li></ul>"),
+        "{page}"
+    );
+    assert!(page.contains("It also denies 1 rule(s)"), "{page}");
+    assert!(page.contains("<code>permissions.deny</code>"), "{page}");
     assert!(page.contains("Nothing outside this list is requested."));
     assert!(page.contains("Human checkpoints still stop and wait, whatever this grant allows:"));
     assert!(
@@ -149,18 +163,26 @@ fn the_link_works_once_for_the_right_host_and_approve_writes() {
         &format!("token={form}&decision=approve"),
     );
     assert_eq!(status, 200, "{body}");
-    assert!(body.contains("wrote 2 permission rule(s)"));
+    assert!(
+        body.contains("wrote 3 permission rule(s) to ") && body.contains(" (2 allow, 1 deny)"),
+        "{body}"
+    );
     assert_eq!(
         post(port, None, &format!("token={form}&decision=cancel")).0,
         409
     );
 
     match server.wait(Duration::from_secs(10)) {
-        ReviewOutcome::Approved(outcome) => assert_eq!(outcome.required, 2),
+        ReviewOutcome::Approved(outcome) => assert_eq!(outcome.required, 3),
         other => panic!("{other:?}"),
     }
     let written = std::fs::read_to_string(&target).unwrap();
     assert!(written.contains("\"Bash(cargo:*)\""));
+    let value: serde_json::Value = serde_json::from_str(&written).unwrap();
+    assert_eq!(
+        value["permissions"]["deny"],
+        serde_json::json!(["Read(~/.ssh/**)"])
+    );
 }
 
 #[test]

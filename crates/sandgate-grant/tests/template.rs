@@ -5,8 +5,9 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use sandgate_grant::rules::{shape_of, RULE_SHAPES};
-use sandgate_grant::{parse_str, required};
+use sandgate_grant::merge::is_broad_file_rule;
+use sandgate_grant::rules::{floor_rules, shape_of, RULE_SHAPES};
+use sandgate_grant::{parse_str, required, LoopDir};
 use serde_json::Value;
 
 fn repo_file(rel: &str) -> PathBuf {
@@ -48,14 +49,44 @@ fn the_template_documents_every_kind_of_rule_required_can_emit() {
         assert!(documented.contains(shape), "template lacks `{shape}`");
     }
     let config = parse_str(EVERY_SOURCE, Path::new("loop.yaml")).unwrap();
-    let grant = required(&config);
-    assert_eq!(grant.len(), 9, "{grant:?}");
+    let grant = required(&config, &loop_dir()).allow;
+    assert_eq!(grant.len(), 6, "{grant:?}");
     for rule in &grant {
         assert!(
             documented.contains(shape_of(rule)),
             "`{rule}` (shape `{}`) is not documented in the template",
             shape_of(rule)
         );
+    }
+}
+
+fn loop_dir() -> LoopDir {
+    LoopDir::new(Path::new("/home/me/loop"), Path::new("/home/me")).unwrap()
+}
+
+fn strings(value: &Value) -> BTreeSet<String> {
+    value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The deny list and the floor section are the floor's rules exactly, and
+/// nothing the template allows gives a file tool every path.
+#[test]
+fn the_template_denies_the_floor_and_allows_no_file_tool_everywhere() {
+    let template = read_json("templates/permissions.template.json");
+    assert_eq!(strings(&template["permissions"]["deny"]), floor_rules());
+    assert_eq!(
+        strings(&template["$sections"]["floor"]["rules"]),
+        floor_rules()
+    );
+    let config = parse_str(EVERY_SOURCE, Path::new("loop.yaml")).unwrap();
+    assert_eq!(required(&config, &loop_dir()).deny, floor_rules());
+    for rule in strings(&template["permissions"]["allow"]) {
+        assert!(!is_broad_file_rule(&rule), "`{rule}` reaches every path");
     }
 }
 
@@ -116,7 +147,7 @@ fn the_readme_example_is_a_valid_loop_config() {
         + "```yaml\n".len();
     let end = start + readme[start..].find("```").unwrap();
     let config = parse_str(&readme[start..end], Path::new("README.md")).unwrap();
-    let grant = required(&config);
+    let grant = required(&config, &loop_dir()).allow;
     assert!(grant.contains("Bash(claude:*)"), "{grant:?}");
     assert!(grant.contains("Bash(./scripts/lint.sh:*)"), "{grant:?}");
     assert!(

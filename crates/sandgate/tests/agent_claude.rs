@@ -344,6 +344,116 @@ fn grant_rules_take_effect_in_a_trusted_folder() {
     assert!(!t.work.join("not-granted").exists(), "{}", run.describe());
 }
 
+/// The file tools a grant gives Claude Code reach the loop's directory and
+/// nothing else. First the control: the bare `Read`/`Write`/`Edit` rules that
+/// `sandgate grant` used to write let Claude Code, headless and unprompted,
+/// read `~/.ssh/id_rsa` and a file outside the project, write
+/// `~/.ssh/authorized_keys` and a file outside the project, and read
+/// `~/.aws/credentials` through a symlink in the project. Then the same calls after the real
+/// `sandgate grant --write`: only the write inside the loop's directory runs.
+#[test]
+fn grant_file_rules_reach_the_loop_directory_only() {
+    let Some(t) = tree() else { return };
+    std::fs::write(t.work.join("loop.yaml"), LOOP).unwrap();
+    trust_project(&t);
+    let settings = t.work.join(".claude/settings.local.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    // Markers that do not contain the key's, so each read is told apart.
+    let outside_secret = t.secret.replace("SECRET", "OUTSIDE");
+    let notes = t.outside.join("notes.txt");
+    std::fs::write(&notes, format!("{outside_secret}\n")).unwrap();
+    // A link in the project to a floor file the other reads do not touch.
+    let aws_secret = t.secret.replace("SECRET", "AWSCRED");
+    std::fs::create_dir_all(t.home.join(".aws")).unwrap();
+    std::fs::write(t.home.join(".aws/credentials"), format!("{aws_secret}\n")).unwrap();
+    let link = t.work.join("creds-link");
+    std::os::unix::fs::symlink(t.home.join(".aws/credentials"), &link).unwrap();
+    let keys = t.home.join(".ssh/authorized_keys");
+    let escaped = t.outside.join("escaped.txt");
+    let inside = t.work.join("notes/inside.txt");
+    std::fs::create_dir_all(inside.parent().unwrap()).unwrap();
+    let write = |path: &std::path::Path| {
+        Step::call(
+            "Write",
+            json!({"file_path": path, "content": "ssh-ed25519 AAAA written\n"}),
+        )
+    };
+    let read = |path: &std::path::Path| Step::call("Read", json!({"file_path": path}));
+    let script = Script::new(vec![
+        read(&t.home.join(".ssh/id_rsa")),
+        read(&notes),
+        read(&link),
+        write(&keys),
+        write(&escaped),
+        write(&inside),
+    ]);
+    let attempts = |run: &agents_common::Run| {
+        [
+            ("~/.ssh/id_rsa read", run.model_saw(&t.secret)),
+            (
+                "~/.aws/credentials read through a link",
+                run.model_saw(&aws_secret),
+            ),
+            ("a file outside read", run.model_saw(&outside_secret)),
+            ("~/.ssh/authorized_keys written", keys.exists()),
+            ("a file outside written", escaped.exists()),
+        ]
+    };
+
+    // The control: bare file-tool rules open every path.
+    std::fs::write(
+        &settings,
+        json!({"permissions": {"allow": ["Read", "Write", "Edit"]}}).to_string(),
+    )
+    .unwrap();
+    let run = t.run(&script, &RunOpts::mode(Mode::Default));
+    for (what, happened) in attempts(&run) {
+        assert!(
+            happened,
+            "control: {what} should go through\n{}",
+            run.describe()
+        );
+    }
+    assert!(inside.exists(), "control: {}", run.describe());
+    for f in [&keys, &escaped, &inside] {
+        std::fs::remove_file(f).unwrap();
+    }
+
+    std::fs::remove_file(&settings).unwrap();
+    let out = t.sandgate(&[
+        "grant",
+        "loop.yaml",
+        "--write",
+        ".claude/settings.local.json",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    let pattern = format!("//{}/**", t.work.to_str().unwrap().trim_start_matches('/'));
+    assert_eq!(
+        written["permissions"]["allow"],
+        json!([
+            "Bash(touch:*)",
+            format!("Edit({pattern})"),
+            format!("Read({pattern})")
+        ]),
+        "{written}"
+    );
+    let deny = written["permissions"]["deny"].as_array().unwrap();
+    assert!(deny.contains(&json!("Read(~/.ssh/**)")), "{written}");
+    assert!(deny.contains(&json!("Edit(~/.ssh/**)")), "{written}");
+
+    let run = t.run(&script, &RunOpts::mode(Mode::Default));
+    for (what, happened) in attempts(&run) {
+        assert!(!happened, "granted: {what}\n{}", run.describe());
+    }
+    assert!(
+        inside.exists(),
+        "the loop's own directory: {}",
+        run.describe()
+    );
+}
+
 /// `grant --write` into the project's Claude settings of a folder Claude Code
 /// has not trusted says so, and how to fix it; in a trusted folder it does not.
 #[test]

@@ -252,8 +252,9 @@ impl Drop for Driver {
     }
 }
 
-/// `sandgate grant --review --no-open`, and the one-time link it prints.
-fn start_review(dir: &Path, settings: &Path) -> (Child, String) {
+/// `sandgate grant --review --no-open` with `HOME` at `home`, and the
+/// one-time link it prints.
+fn start_review(dir: &Path, home: &Path, settings: &Path) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_sandgate"))
         .arg("grant")
         .arg(dir.join("loop.yaml"))
@@ -262,7 +263,7 @@ fn start_review(dir: &Path, settings: &Path) -> (Child, String) {
         .args(["--review-timeout", "120"])
         .arg("--write")
         .arg(settings)
-        .env("HOME", dir)
+        .env("HOME", home)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -324,11 +325,14 @@ fn approve_writes_the_grant_and_cancel_writes_nothing() {
     };
     let driver = Driver::start(&chromedriver, &chromium);
     let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
     fs::write(dir.path().join("loop.yaml"), LOOP).unwrap();
+    let scope = format!("/{}/**", fs::canonicalize(dir.path()).unwrap().display());
 
     // Approve: the page shows the rules, both sentences and the checkpoints; the file is written.
     let settings = dir.path().join(".claude/settings.local.json");
-    let (mut child, url) = start_review(dir.path(), &settings);
+    let (mut child, url) = start_review(dir.path(), home, &settings);
     driver.goto(&url);
     let rules = driver.text("#rules");
     for rule in [
@@ -336,11 +340,17 @@ fn approve_writes_the_grant_and_cancel_writes_nothing() {
         "Bash(claude:*)",
         "Bash(npx skills:*)",
         "WebFetch(domain:claudemarketplaces.com)",
-        "Read",
-        "Write",
+        &format!("Read({scope})"),
+        &format!("Edit({scope})"),
     ] {
         assert!(rules.contains(rule), "{rules}");
     }
+    assert_eq!(rules.lines().count(), 6, "{rules}");
+    let deny = driver.text("#deny");
+    for rule in ["Read(~/.ssh/**)", "Edit(~/.ssh/**)", "Edit(~/.sandgate/**)"] {
+        assert!(deny.contains(rule), "{deny}");
+    }
+    assert_eq!(deny.lines().count(), 8, "{deny}");
     assert_eq!(
         driver.text("#nothing-else"),
         "Nothing outside this list is requested."
@@ -357,16 +367,17 @@ fn approve_writes_the_grant_and_cancel_writes_nothing() {
     assert_eq!(code, 0, "{stdout}");
     assert!(
         stdout.starts_with(&format!(
-            "wrote 9 permission rule(s) to {}",
+            "wrote 14 permission rule(s) to {} (6 allow, 8 deny)",
             settings.display()
         )),
         "{stdout}"
     );
     let written: Value = serde_json::from_str(&fs::read_to_string(&settings).unwrap()).unwrap();
-    assert_eq!(written["permissions"]["allow"].as_array().unwrap().len(), 9);
+    assert_eq!(written["permissions"]["allow"].as_array().unwrap().len(), 6);
+    assert_eq!(written["permissions"]["deny"].as_array().unwrap().len(), 8);
 
     // The link was one-time: opening it again is refused.
-    let (mut child, url) = start_review(dir.path(), &dir.path().join("other.json"));
+    let (mut child, url) = start_review(dir.path(), home, &dir.path().join("other.json"));
     driver.goto(&url);
     driver.goto(&url);
     assert!(
@@ -378,7 +389,7 @@ fn approve_writes_the_grant_and_cancel_writes_nothing() {
 
     // Cancel: nothing is written and the command reports failure.
     let untouched = dir.path().join("cancel/settings.local.json");
-    let (mut child, url) = start_review(dir.path(), &untouched);
+    let (mut child, url) = start_review(dir.path(), home, &untouched);
     driver.goto(&url);
     driver.click("#cancel");
     assert_eq!(driver.text_when_shown("#result"), "Cancelled");
@@ -388,7 +399,7 @@ fn approve_writes_the_grant_and_cancel_writes_nothing() {
     assert!(!dir.path().join("cancel").exists());
 
     // A wrong token shows nothing.
-    let (mut child, url) = start_review(dir.path(), &untouched);
+    let (mut child, url) = start_review(dir.path(), home, &untouched);
     let (base, _) = url.split_once("?token=").unwrap();
     driver.goto(&format!("{base}?token=0000"));
     assert!(driver.text("#message").contains("not valid"));

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
 use sandgate_grant::review::{Review, ReviewOutcome, ReviewServer};
-use sandgate_grant::{LoopConfig, MergeError, MergeOutcome};
+use sandgate_grant::{Grant, LoopConfig, LoopDir, MergeError, MergeOutcome};
 
 use crate::cli::GlobalArgs;
 use crate::{EXIT_CANNOT_CHECK, EXIT_FAILED};
@@ -80,18 +80,25 @@ pub fn run(global: &GlobalArgs, args: GrantArgs) -> ExitCode {
             return ExitCode::from(EXIT_CANNOT_CHECK);
         }
     };
-    let rules = sandgate_grant::required(&config);
+    let dir = match loop_directory(global, &loop_path) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("sandgate: cannot grant `{}`: {e}", loop_path.display());
+            return ExitCode::from(EXIT_CANNOT_CHECK);
+        }
+    };
+    let grant = sandgate_grant::required(&config, &dir);
 
     if args.review {
         let target = against_cwd(
             global,
             args.write.as_deref().unwrap_or(Path::new(DEFAULT_SETTINGS)),
         );
-        return review(global, &args, &loop_path, &config, rules, target);
+        return review(global, &args, &loop_path, &config, grant, target);
     }
     if let Some(target) = args.write.as_deref() {
         let target = against_cwd(global, target);
-        return match sandgate_grant::merge_into(&target, &rules, args.force) {
+        return match sandgate_grant::merge_into(&target, &grant, args.force) {
             Ok(outcome) => {
                 report_written(global, &outcome);
                 ExitCode::SUCCESS
@@ -103,7 +110,9 @@ pub fn run(global: &GlobalArgs, args: GrantArgs) -> ExitCode {
     if global.json {
         let value = serde_json::json!({
             "loop": loop_path.display().to_string(),
-            "rules": rules,
+            "loop_dir": dir.path().display().to_string(),
+            "rules": grant.allow,
+            "deny": grant.deny,
             "nothing_else": sandgate_grant::NOTHING_ELSE,
             "checkpoints_still_stop": sandgate_grant::CHECKPOINTS_STILL_STOP,
             "checkpoints": config.checkpoints(),
@@ -112,10 +121,10 @@ pub fn run(global: &GlobalArgs, args: GrantArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     match args.format {
-        Format::Text => print!("{}", sandgate_grant::render(&rules, config.checkpoints())),
+        Format::Text => print!("{}", sandgate_grant::render(&grant, config.checkpoints())),
         Format::Sandgate => print!(
             "{}",
-            sandgate_grant::render_sandgate(&rules, &loop_path.display().to_string())
+            sandgate_grant::render_sandgate(&grant, &loop_path.display().to_string())
         ),
     }
     ExitCode::SUCCESS
@@ -126,12 +135,12 @@ fn review(
     args: &GrantArgs,
     loop_path: &Path,
     config: &LoopConfig,
-    rules: std::collections::BTreeSet<String>,
+    grant: Grant,
     target: PathBuf,
 ) -> ExitCode {
     let server = match ReviewServer::start(Review {
         source: loop_path.display().to_string(),
-        rules,
+        grant,
         checkpoints: config.checkpoints().to_vec(),
         target,
         force: args.force,
@@ -202,9 +211,47 @@ pub fn untrusted_project_warning(target: &Path) -> Option<String> {
     })
 }
 
+/// The directory holding the loop config, canonical, checked to be one the
+/// file rules may name: not `/`, not the home directory or above it, not
+/// inside the floor.
+fn loop_directory(global: &GlobalArgs, loop_path: &Path) -> Result<LoopDir, String> {
+    let dir = match loop_path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => against_cwd(global, Path::new(".")),
+    };
+    let dir = std::fs::canonicalize(&dir)
+        .map_err(|e| format!("cannot resolve its directory `{}`: {e}", dir.display()))?;
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .ok_or_else(|| {
+            "HOME is not set, so whether the loop directory holds the home directory \
+             cannot be checked"
+                .to_string()
+        })?;
+    let home = std::fs::canonicalize(&home).unwrap_or(home);
+    LoopDir::new(&dir, &home).map_err(|e| e.to_string())
+}
+
+/// Why rules already in the settings file still give a file tool every path.
+fn broad_rules_warning(outcome: &MergeOutcome) -> Option<String> {
+    (!outcome.broad.is_empty()).then(|| {
+        format!(
+            "`permissions.allow` in `{}` still holds `{}`, which let Claude Code's file tools \
+             read or write any path whatever the grant's scoped rules say \
+             (earlier versions of `sandgate grant` wrote them); remove them by hand",
+            outcome.path.display(),
+            outcome.broad.join("`, `")
+        )
+    })
+}
+
 fn report_written(global: &GlobalArgs, outcome: &MergeOutcome) {
-    let warning = untrusted_project_warning(&outcome.path);
-    if let Some(w) = &warning {
+    let warnings: Vec<String> = untrusted_project_warning(&outcome.path)
+        .into_iter()
+        .chain(broad_rules_warning(outcome))
+        .collect();
+    for w in &warnings {
         eprintln!("sandgate: warning: {w}");
     }
     if let Some(backup) = &outcome.backup {
@@ -219,20 +266,19 @@ fn report_written(global: &GlobalArgs, outcome: &MergeOutcome) {
         let value = serde_json::json!({
             "path": outcome.path.display().to_string(),
             "rules": outcome.required,
+            "allow": outcome.allow,
+            "deny": outcome.deny,
             "added": outcome.added,
+            "broad": outcome.broad,
             "written": outcome.written,
             "backup": outcome.backup.as_ref().map(|b| b.display().to_string()),
             "settings": settings,
-            "warnings": warning.into_iter().collect::<Vec<_>>(),
+            "warnings": warnings,
         });
         println!("{value}");
         return;
     }
-    println!(
-        "wrote {} permission rule(s) to {}",
-        outcome.required,
-        outcome.path.display()
-    );
+    println!("{}", outcome.summary());
     print!("{}", outcome.json);
 }
 
