@@ -351,6 +351,8 @@ fn grant_rules_take_effect_in_a_trusted_folder() {
 /// `~/.ssh/authorized_keys` and a file outside the project, and read
 /// `~/.aws/credentials` through a symlink in the project. Then the same calls after the real
 /// `sandgate grant --write`: only the write inside the loop's directory runs.
+/// Last, the grant's deny rules keep the floor closed even when the user's
+/// own settings allow the whole home directory (shown first without them).
 #[test]
 fn grant_file_rules_reach_the_loop_directory_only() {
     let Some(t) = tree() else { return };
@@ -452,6 +454,50 @@ fn grant_file_rules_reach_the_loop_directory_only() {
         "the loop's own directory: {}",
         run.describe()
     );
+
+    // The deny rules hold against a broader allow elsewhere: the user's own
+    // settings allowing the whole home directory. First without them.
+    let user = t.home.join(".claude/settings.json");
+    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+    std::fs::write(
+        &user,
+        json!({"permissions": {"allow": ["Read(~/**)", "Edit(~/**)"]}}).to_string(),
+    )
+    .unwrap();
+    let floor_attempts = |run: &agents_common::Run| {
+        [
+            ("~/.ssh/id_rsa read", run.model_saw(&t.secret)),
+            (
+                "~/.aws/credentials read through a link",
+                run.model_saw(&aws_secret),
+            ),
+            ("~/.ssh/authorized_keys written", keys.exists()),
+        ]
+    };
+    let mut without_deny = written.clone();
+    without_deny["permissions"]
+        .as_object_mut()
+        .unwrap()
+        .remove("deny");
+    std::fs::write(&settings, without_deny.to_string()).unwrap();
+    let run = t.run(&script, &RunOpts::mode(Mode::Default));
+    for (what, happened) in floor_attempts(&run) {
+        assert!(
+            happened,
+            "control: {what} should go through\n{}",
+            run.describe()
+        );
+    }
+    std::fs::remove_file(&keys).unwrap();
+    std::fs::write(&settings, written.to_string()).unwrap();
+    let run = t.run(&script, &RunOpts::mode(Mode::Default));
+    for (what, happened) in floor_attempts(&run) {
+        assert!(
+            !happened,
+            "granted, with ~/** allowed: {what}\n{}",
+            run.describe()
+        );
+    }
 }
 
 /// `grant --write` into the project's Claude settings of a folder Claude Code
