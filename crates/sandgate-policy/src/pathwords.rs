@@ -1241,7 +1241,7 @@ pub(crate) fn glob_match(pat: &[u8], name: &[u8], wide: bool) -> bool {
         if name.first() == Some(&b'.') && pat.first() != Some(&b'.') {
             return false;
         }
-        return matches_from(pat, name);
+        return component_matches(pat, name);
     }
     if pat
         .windows(2)
@@ -1249,10 +1249,15 @@ pub(crate) fn glob_match(pat: &[u8], name: &[u8], wide: bool) -> bool {
     {
         return true;
     }
-    matches_from(&pat.to_ascii_lowercase(), &name.to_ascii_lowercase())
+    component_matches(&pat.to_ascii_lowercase(), &name.to_ascii_lowercase())
 }
 
-fn matches_from(pat: &[u8], name: &[u8]) -> bool {
+/// One path component against one shell pattern component, byte for byte:
+/// `*`, `?`, `[…]`, `[!…]`, `[^…]` and `\c` for a literal `c`. A leading dot
+/// gets no special treatment here (callers that follow the shell's rule check
+/// it first, see [`glob_match`]). Shared by the shell analysis and the agent
+/// hooks' search patterns.
+pub fn component_matches(pat: &[u8], name: &[u8]) -> bool {
     let (mut p, mut n) = (0usize, 0usize);
     let mut star: Option<(usize, usize)> = None;
     while n < name.len() {
@@ -1279,6 +1284,11 @@ fn matches_from(pat: &[u8], name: &[u8]) -> bool {
                     n += 1;
                     continue;
                 }
+            }
+            Some(b'\\') if pat.get(p + 1) == Some(&name[n]) => {
+                p += 2;
+                n += 1;
+                continue;
             }
             Some(&c) if c == name[n] => {
                 p += 1;

@@ -13,6 +13,9 @@ use std::time::Duration;
 
 use assert_cmd::Command;
 
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
+
 /// A fake home with a floor dir, a workdir with a space in its name, an
 /// outside dir, and a policy whose gate allows everything (so that whatever
 /// is stopped, isolation stopped it).
@@ -339,7 +342,7 @@ fn a_named_pipe_waiting_for_its_reader_holds_only_itself() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let out = finish_within(child, 20, mode);
+        let out = wait::finish(child, 20, mode);
         let stdout = text(&out.stdout);
         assert!(out.status.success(), "{mode}: {}", text(&out.stderr));
         for line in ["before-touch", "touched", "writer-opened", "done"] {
@@ -546,22 +549,6 @@ fn dry_run_shows_the_bwrap_argv() {
         "{argv:?}"
     );
     assert!(!argv.contains(&"--unshare-net".to_string()), "{argv:?}");
-}
-
-/// Waits for `child` at most `secs` seconds; a hang is a failure, not a stuck test.
-fn finish_within(mut child: std::process::Child, secs: u64, what: &str) -> Output {
-    let start = std::time::Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        if start.elapsed() > Duration::from_secs(secs) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what}: still running after {secs} s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// The script opens a named pipe for writing in the background before any

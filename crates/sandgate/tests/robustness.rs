@@ -8,9 +8,13 @@ use std::net::TcpStream;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
+
+use wait::finish;
 
 struct Env {
     _tmp: tempfile::TempDir,
@@ -56,22 +60,6 @@ impl Env {
 fn mkfifo(path: &Path) {
     let status = Command::new("mkfifo").arg(path).status().unwrap();
     assert!(status.success(), "mkfifo {}", path.display());
-}
-
-/// Wait for `child` at most `secs` seconds; a hang is a failure, not a stuck test.
-fn finish(mut child: Child, secs: u64, what: &str) -> Output {
-    let start = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        if start.elapsed() > Duration::from_secs(secs) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what}: still running after {secs} s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn run_with_stdin(mut cmd: Command, input: &[u8], what: &str) -> Output {

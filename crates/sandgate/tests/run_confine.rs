@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod run_common;
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
 
 use run_common::{supported, text, Tree as Env};
 
@@ -155,17 +157,7 @@ fn a_named_pipe_waiting_for_its_reader_holds_only_itself() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let start = std::time::Instant::now();
-        let mut child = child;
-        while child.try_wait().unwrap().is_none() {
-            if start.elapsed() > std::time::Duration::from_secs(20) {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("{protection}: still running after 20 s");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        let out = child.wait_with_output().unwrap();
+        let out = wait::finish(child, 20, protection);
         let stdout = text(&out.stdout);
         assert!(out.status.success(), "{protection}: {}", text(&out.stderr));
         for line in ["before-touch", "touched", "writer-opened", "done"] {

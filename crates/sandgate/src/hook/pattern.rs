@@ -120,7 +120,7 @@ pub fn reaches(pattern: &[&str], dir: &Path) -> bool {
         if pat.contains("**") {
             return true;
         }
-        if !component_matches(pat.as_bytes(), name.as_bytes()) {
+        if !sandgate_policy::component_matches(pat.as_bytes(), name.as_bytes()) {
             return false;
         }
     }
@@ -135,91 +135,6 @@ pub fn floor_reached(pattern: &[&str], floor: &[PathBuf]) -> Vec<PathBuf> {
         .filter(|dir| reaches(pattern, dir))
         .cloned()
         .collect()
-}
-
-/// One path component against one pattern component: `*`, `?`, `[…]`,
-/// `[!…]`, `[^…]`; `*` and `?` match a leading dot too.
-fn component_matches(pat: &[u8], name: &[u8]) -> bool {
-    let (mut p, mut n) = (0usize, 0usize);
-    let mut star: Option<(usize, usize)> = None;
-    while n < name.len() {
-        match pat.get(p) {
-            Some(b'*') => {
-                star = Some((p, n));
-                p += 1;
-                continue;
-            }
-            Some(b'?') => {
-                p += 1;
-                n += 1;
-                continue;
-            }
-            Some(b'[') => match class_matches(&pat[p..], name[n]) {
-                Some((true, len)) => {
-                    p += len;
-                    n += 1;
-                    continue;
-                }
-                Some((false, _)) => {}
-                None if name[n] == b'[' => {
-                    p += 1;
-                    n += 1;
-                    continue;
-                }
-                None => {}
-            },
-            Some(b'\\') if pat.get(p + 1) == Some(&name[n]) => {
-                p += 2;
-                n += 1;
-                continue;
-            }
-            Some(&c) if c == name[n] => {
-                p += 1;
-                n += 1;
-                continue;
-            }
-            _ => {}
-        }
-        match star {
-            Some((sp, sn)) => {
-                p = sp + 1;
-                n = sn + 1;
-                star = Some((sp, sn + 1));
-            }
-            None => return false,
-        }
-    }
-    pat[p..].iter().all(|&c| c == b'*')
-}
-
-/// The class at the start of `pat` against `c`: whether it matched and the
-/// class's length, or `None` when `pat` holds no complete class.
-fn class_matches(pat: &[u8], c: u8) -> Option<(bool, usize)> {
-    let mut i = 1;
-    let negate = matches!(pat.get(1), Some(b'!' | b'^'));
-    if negate {
-        i += 1;
-    }
-    let mut matched = false;
-    let mut first = true;
-    loop {
-        let &b = pat.get(i)?;
-        if b == b']' && !first {
-            return Some((matched != negate, i + 1));
-        }
-        first = false;
-        if pat.get(i + 1) == Some(&b'-') && pat.get(i + 2).is_some_and(|&e| e != b']') {
-            if b <= c && c <= pat[i + 2] {
-                matched = true;
-            }
-            i += 3;
-        } else {
-            if b == c {
-                matched = true;
-            }
-            i += 1;
-        }
-    }
 }
 
 #[cfg(test)]
