@@ -63,16 +63,81 @@ pub fn globs() -> Vec<String> {
     FLOOR.iter().map(FloorEntry::glob).collect()
 }
 
-/// The floor's directories beneath `home`, in order.
+/// The home directories the floor covers: `home` (what `~` means here)
+/// and, when it is another directory, the home the user database gives the
+/// effective user, where `ssh` and the other tools look for their keys
+/// whatever `$HOME` says. A process started with `HOME` pointing elsewhere
+/// keeps the real keys out of reach.
+pub fn homes(home: &Path) -> Vec<PathBuf> {
+    let mut out = vec![home.to_path_buf()];
+    if let Some(account) = account_home() {
+        let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        if canonical(&account) != canonical(home) {
+            out.push(account);
+        }
+    }
+    out
+}
+
+/// The effective user's home in the user database, looked up once.
+fn account_home() -> Option<PathBuf> {
+    static HOME: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| {
+        let user = nix::unistd::User::from_uid(nix::unistd::geteuid()).ok()??;
+        (user.dir.is_absolute() && user.dir != Path::new("/")).then_some(user.dir)
+    })
+    .clone()
+}
+
+/// The floor's directories beneath `home`, in order: what exec isolation
+/// and `sandgate run` hide and hold.
 pub fn dirs(home: &Path) -> Vec<PathBuf> {
     FLOOR.iter().map(|entry| entry.path(home)).collect()
 }
 
-/// The floor's entry whose directory is `path` or holds it, for `home`.
+/// The floor's directories beneath each of [`homes`], in order: what the
+/// gate denies.
+pub fn gate_dirs(home: &Path) -> Vec<PathBuf> {
+    homes(home)
+        .iter()
+        .flat_map(|h| FLOOR.iter().map(move |entry| entry.path(h)))
+        .collect()
+}
+
+/// The floor's entry whose directory is `path` or holds it, beneath any of
+/// [`homes`].
 pub fn entry_for(path: &Path, home: &Path) -> Option<&'static FloorEntry> {
+    let homes = homes(home);
     FLOOR
         .iter()
-        .find(|entry| path.starts_with(entry.path(home)))
+        .find(|entry| homes.iter().any(|h| path.starts_with(entry.path(h))))
+}
+
+/// The floor as built-in source rules for `home`: the `~/…` rules, and the
+/// same directories of the account's home when it is another one (see
+/// [`homes`]), as absolute rules.
+pub(crate) fn source_rules_for(home: &Path) -> Vec<SourceRule> {
+    let mut rules = source_rules();
+    for other in homes(home).iter().skip(1) {
+        let Some(text) = other.to_str() else { continue };
+        let escaped: String = text
+            .chars()
+            .flat_map(|c| {
+                let special = matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\');
+                special
+                    .then_some('\\')
+                    .into_iter()
+                    .chain(std::iter::once(c))
+            })
+            .collect();
+        rules.extend(FLOOR.iter().map(|entry| SourceRule {
+            text: format!("{escaped}/{}/**", entry.dir),
+            origin: Origin::Builtin,
+            column: 0,
+            access: None,
+        }));
+    }
+    rules
 }
 
 /// The floor as built-in source rules, for compiling and linting.

@@ -307,7 +307,7 @@ impl Policy {
             tests,
             no_policy_files,
         } = merged;
-        let floor = floor::source_rules();
+        let floor = floor::source_rules_for(&ctx.home);
         let mut problems: Vec<Problem> = Vec::new();
         let floor = collect(
             PathRules::compile(&floor, List::Floor, &ctx.cwd, &ctx.home),

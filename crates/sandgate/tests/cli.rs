@@ -89,12 +89,78 @@ fn policy_show_lists_every_rule_with_its_origin() {
         v["commands"]["allow"][0]["origin"],
         format!("{}:6", central.display())
     );
-    assert_eq!(v["floor"].as_array().unwrap().len(), 4);
+    let floor: Vec<&str> = v["floor"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["pattern"].as_str().unwrap())
+        .collect();
+    let dirs = [".ssh", ".aws", ".gnupg", ".sandgate"];
+    assert_eq!(floor[..4], dirs.map(|d| format!("~/{d}/**")));
+    // HOME is a temporary directory here: the home the user database gives
+    // this user is floored too, where ssh looks for its keys.
+    let account = account_home();
+    if account.is_empty() || account == "/" {
+        assert_eq!(floor.len(), 4, "{floor:?}");
+    } else {
+        assert_eq!(floor[4..], dirs.map(|d| format!("{account}/{d}/**")));
+    }
     assert_eq!(v["ignored"][0]["rule"]["pattern"], "/**");
     let (code, text, _) = stdout(sandgate(&e).args(["policy", "show"]));
     assert_eq!(code, 0);
     assert!(text.contains("./secrets/**") && text.contains(&format!("{}:3", central.display())));
     assert!(text.contains("ignored"));
+}
+
+/// The home the user database gives this user (`getent passwd`).
+fn account_home() -> String {
+    let out = std::process::Command::new("sh")
+        .args(["-c", "getent passwd \"$(id -u)\" | cut -d: -f6"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// With `HOME` pointing elsewhere, the keys in the account's real home are
+/// still beneath the floor: by absolute path, by `~user` and through a
+/// recursive read of that home, whatever the allow rules say.
+#[test]
+fn the_accounts_own_home_is_floored_when_home_points_elsewhere() {
+    let account = account_home();
+    let user = std::process::Command::new("id")
+        .arg("-un")
+        .output()
+        .unwrap();
+    let user = String::from_utf8_lossy(&user.stdout).trim().to_string();
+    assert!(
+        !account.is_empty() && account != "/",
+        "this user has no home in the user database"
+    );
+    let e = env("permissions:\n  paths:\n    allow: [\"/**\"]\n  commands:\n    allow: [\".*\"]\n");
+    assert_ne!(e.home.display().to_string(), account);
+    let key = format!("{account}/.ssh/id_rsa");
+    for call in [
+        serde_json::json!({"tool": "file_read", "params": {"path": key}}),
+        serde_json::json!({"tool": "file_write", "params": {"path": format!("{account}/.ssh/authorized_keys"), "content": "k"}}),
+        serde_json::json!({"tool": "exec_run", "params": {"command": format!("cat {key}")}}),
+        serde_json::json!({"tool": "exec_run", "params": {"command": format!("cat ~{user}/.aws/credentials")}}),
+        serde_json::json!({"tool": "exec_run", "params": {"command": format!("grep -r x {account}")}}),
+    ] {
+        let (_, out, err) = stdout(sandgate(&e).args(["check", &call.to_string()]));
+        assert!(
+            out.starts_with("deny") && out.contains("floor"),
+            "{call}: {out}{err}"
+        );
+    }
+    // The temporary home's own floor holds as before, and other paths pass.
+    let (_, out, _) = stdout(sandgate(&e).args([
+        "check",
+        r#"{"tool": "exec_run", "params": {"command": "cat ~/.ssh/id_rsa"}}"#,
+    ]));
+    assert!(out.starts_with("deny"), "{out}");
+    let call = serde_json::json!({"tool": "file_read", "params": {"path": format!("{account}/notes.txt")}});
+    let (_, out, _) = stdout(sandgate(&e).args(["check", &call.to_string()]));
+    assert!(out.starts_with("allow"), "{out}");
 }
 
 #[test]

@@ -454,7 +454,7 @@ fn judge(call: &ToolCall, policy: &sandgate_policy::Policy, ctx: &Context) -> Ve
         let root = policy
             .canonical_path(path, ctx)
             .unwrap_or_else(|_| ctx.cwd.join(path));
-        let floor = sandgate_policy::floor::dirs(&ctx.home);
+        let floor = sandgate_policy::floor::gate_dirs(&ctx.home);
         if let Some(dir) = floor.iter().find(|d| d.starts_with(&root)) {
             let reason = format!(
                 "the agent's own search reads every file below `{}`, which holds the floor \
@@ -482,7 +482,7 @@ fn pattern_paths(
     policy: &sandgate_policy::Policy,
     ctx: &Context,
 ) -> Option<Vec<String>> {
-    let floor = sandgate_policy::floor::dirs(&ctx.home);
+    let floor = sandgate_policy::floor::gate_dirs(&ctx.home);
     let mut paths: Vec<String> = Vec::new();
     let mut add = |p: String| {
         if !paths.contains(&p) {
