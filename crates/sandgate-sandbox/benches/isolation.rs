@@ -52,6 +52,7 @@ fn bench_plan(c: &mut Criterion) {
                 cwd: &env.cwd,
                 home: &env.home,
                 temp_dir: &env.temp_dir,
+                other_homes: &env.other_homes,
             }))
         })
     });

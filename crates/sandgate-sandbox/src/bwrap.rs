@@ -166,6 +166,7 @@ mod tests {
             cwd: Path::new("/home/ann/my proj"),
             home: Path::new("/home/ann"),
             temp_dir: Path::new("/tmp"),
+            other_homes: &[],
         })
         .unwrap();
         let exists = |p: &Path| p != Path::new("/home/ann/.aws");

@@ -29,15 +29,22 @@ pub struct Environment {
     pub home: PathBuf,
     /// The temp dir (`allow_tmp`).
     pub temp_dir: PathBuf,
+    /// Other homes whose floor is denied too: the account's own home in the
+    /// user database, when `home` is another directory
+    /// ([`sandgate_policy::floor::homes`]).
+    pub other_homes: Vec<PathBuf>,
 }
 
 impl Environment {
-    /// An environment with the process temp dir (`$TMPDIR`, else `/tmp`).
+    /// An environment with the process temp dir (`$TMPDIR`, else `/tmp`)
+    /// and the account's own home when `home` is another directory.
     pub fn new(cwd: PathBuf, home: PathBuf) -> Environment {
+        let other_homes = sandgate_policy::floor::homes(&home).split_off(1);
         Environment {
             cwd,
             home,
             temp_dir: std::env::temp_dir(),
+            other_homes,
         }
     }
 }
@@ -229,6 +236,7 @@ impl Isolation {
             cwd: &env.cwd,
             home: &env.home,
             temp_dir: &env.temp_dir,
+            other_homes: &env.other_homes,
         })?;
         if !plan.workdir.is_dir() {
             return Err(IsolationError::Workdir(plan.workdir.display().to_string()));
@@ -719,6 +727,7 @@ mod tests {
             cwd: dir.clone(),
             home: dir.join("no-such-home"),
             temp_dir: dir,
+            other_homes: Vec::new(),
         };
         Isolation::with_landlock_abi(Some(&config), true, &[], &env, abi).unwrap()
     }

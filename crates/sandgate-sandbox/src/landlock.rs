@@ -393,6 +393,7 @@ mod tests {
             cwd: Path::new("/home/ann/proj"),
             home: Path::new("/home/ann"),
             temp_dir: Path::new("/tmp"),
+            other_homes: &[],
         })
         .unwrap()
     }

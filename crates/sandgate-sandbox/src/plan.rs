@@ -26,6 +26,9 @@ pub struct PlanInput<'a> {
     pub home: &'a Path,
     /// The temp dir, made writable by `allow_tmp: true`.
     pub temp_dir: &'a Path,
+    /// Other homes whose floor directories are denied too (the account's
+    /// own home when `home` is another directory).
+    pub other_homes: &'a [PathBuf],
 }
 
 /// Why a directory is denied.
@@ -119,7 +122,10 @@ pub fn build(input: &PlanInput<'_>) -> Result<Plan, PlanError> {
     let config = input.config;
     let workdir = expand_path(config.workdir.as_deref().unwrap_or("./"), input);
 
-    let mut denied: Vec<DeniedDir> = floor::dirs(input.home)
+    let mut denied: Vec<DeniedDir> = std::iter::once(input.home)
+        .chain(input.other_homes.iter().map(PathBuf::as_path))
+        .flat_map(floor::dirs)
+        .collect::<Vec<_>>()
         .iter()
         .map(|d| DeniedDir {
             path: normalize_lexically(d),
@@ -374,6 +380,7 @@ mod tests {
             cwd: Path::new("/home/ann/proj"),
             home: Path::new("/home/ann"),
             temp_dir: Path::new("/tmp"),
+            other_homes: &[],
         })
     }
 

@@ -92,6 +92,7 @@ mod tests {
             cwd: Path::new("/Users/ann/my \"proj\")"),
             home: Path::new("/Users/ann"),
             temp_dir: Path::new("/private/tmp"),
+            other_homes: &[],
         })
         .unwrap()
     }

@@ -66,6 +66,7 @@ impl Fixture {
             cwd: self.work.clone(),
             home: self.home.clone(),
             temp_dir: self.tmp.clone(),
+            other_homes: Vec::new(),
         };
         let denied_dir = self.outside.parent().unwrap().join("denied");
         let deny = vec![format!("{}/**", denied_dir.display())];

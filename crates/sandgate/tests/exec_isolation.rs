@@ -352,6 +352,44 @@ fn a_named_pipe_waiting_for_its_reader_holds_only_itself() {
     }
 }
 
+/// With `HOME` pointing elsewhere, isolation denies the floor of the
+/// account's own home (from the user database) as well as `$HOME`'s.
+#[test]
+fn the_accounts_own_home_floor_is_denied_when_home_points_elsewhere() {
+    let out = std::process::Command::new("sh")
+        .args(["-c", "getent passwd \"$(id -u)\" | cut -d: -f6"])
+        .output()
+        .unwrap();
+    let account = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(
+        !account.is_empty() && account != "/",
+        "no home in the user database"
+    );
+    for mode in modes() {
+        let f = fixture(&mode_block(mode, false));
+        assert_ne!(f.home.display().to_string(), account);
+        let out = f
+            .sandgate()
+            .args(["--json", "exec", "--dry-run", "--", "true"])
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let denied: Vec<String> = v["isolation"]["plan"]["denied"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["source"]["kind"] == "floor")
+            .map(|d| d["path"].as_str().unwrap().to_string())
+            .collect();
+        for dir in [".ssh", ".aws", ".gnupg", ".sandgate"] {
+            for home in [account.clone(), f.home.display().to_string()] {
+                let want = format!("{home}/{dir}");
+                assert!(denied.contains(&want), "{mode}: {want} not in {denied:?}");
+            }
+        }
+    }
+}
+
 #[test]
 fn custom_template_keeps_spaces_and_shell_syntax_intact() {
     let f =
