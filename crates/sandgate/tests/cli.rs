@@ -5,6 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "../../../tests/support/account.rs"]
+mod account;
+use account::account_home;
+
 struct Env {
     _tmp: tempfile::TempDir,
     home: PathBuf,
@@ -110,15 +114,6 @@ fn policy_show_lists_every_rule_with_its_origin() {
     assert_eq!(code, 0);
     assert!(text.contains("./secrets/**") && text.contains(&format!("{}:3", central.display())));
     assert!(text.contains("ignored"));
-}
-
-/// The home the user database gives this user (`getent passwd`).
-fn account_home() -> String {
-    let out = std::process::Command::new("sh")
-        .args(["-c", "getent passwd \"$(id -u)\" | cut -d: -f6"])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 /// With `HOME` pointing elsewhere, the keys in the account's real home are

@@ -13,6 +13,8 @@ use std::time::Duration;
 
 use assert_cmd::Command;
 
+#[path = "../../../tests/support/account.rs"]
+mod account;
 #[path = "../../../tests/support/wait.rs"]
 mod wait;
 
@@ -356,11 +358,7 @@ fn a_named_pipe_waiting_for_its_reader_holds_only_itself() {
 /// account's own home (from the user database) as well as `$HOME`'s.
 #[test]
 fn the_accounts_own_home_floor_is_denied_when_home_points_elsewhere() {
-    let out = std::process::Command::new("sh")
-        .args(["-c", "getent passwd \"$(id -u)\" | cut -d: -f6"])
-        .output()
-        .unwrap();
-    let account = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let account = account::account_home();
     assert!(
         !account.is_empty() && account != "/",
         "no home in the user database"
