@@ -47,6 +47,6 @@ pub use decision::{Access, Decision, List, Origin, RuleRef, Tier, Verdict};
 pub use error::{LoadError, Problem};
 pub use floor::{FloorEntry, FLOOR};
 pub use load::Sources;
-pub use pathwords::component_matches;
+pub use pathwords::{brace_expand_within, component_matches};
 pub use policy::{Policy, Settings};
 pub use request::{Context, RequestError, ToolCall, ToolKind};

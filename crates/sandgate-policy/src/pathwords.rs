@@ -1109,10 +1109,16 @@ fn has_meta(s: &str) -> bool {
     s.contains(['*', '?', '['])
 }
 
-/// Brace expansion as bash does it (`a{b,c}d` → `abd acd`, nested, in
-/// order); a `{` without a top-level comma stays literal. `None` beyond
+/// Brace expansion of a command word: [`brace_expand_within`]
 /// [`MAX_BRACE_WORDS`] words.
 fn brace_expand(s: &str) -> Option<Vec<String>> {
+    brace_expand_within(s, MAX_BRACE_WORDS)
+}
+
+/// Brace expansion as bash does it (`a{b,c}d` → `abd acd`, nested, in
+/// order); a `{` without a top-level comma stays literal. `None` beyond
+/// `max` words. Shared by the shell analysis and the agent hooks' patterns.
+pub fn brace_expand_within(s: &str, max: usize) -> Option<Vec<String>> {
     let bytes = s.as_bytes();
     for (open, &b) in bytes.iter().enumerate() {
         if b != b'{' {
@@ -1146,9 +1152,9 @@ fn brace_expand(s: &str) -> Option<Vec<String>> {
         let mut out = Vec::new();
         for w in bounds.windows(2) {
             let middle = &s[w[0] + 1..w[1]];
-            for tail in brace_expand(&format!("{middle}{post}"))? {
+            for tail in brace_expand_within(&format!("{middle}{post}"), max)? {
                 out.push(format!("{pre}{tail}"));
-                if out.len() > MAX_BRACE_WORDS {
+                if out.len() > max {
                     return None;
                 }
             }

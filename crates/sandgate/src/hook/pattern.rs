@@ -32,46 +32,7 @@ pub fn brace_expand(s: &str) -> Option<Vec<String>> {
     if s.len() > MAX_PATTERN_BYTES || s.bytes().filter(|&b| b == b'{').count() > MAX_BRACES {
         return None;
     }
-    let bytes = s.as_bytes();
-    for (open, _) in bytes.iter().enumerate().filter(|(_, &b)| b == b'{') {
-        let mut depth = 0usize;
-        let mut commas = Vec::new();
-        let mut close = None;
-        for (j, &c) in bytes.iter().enumerate().skip(open) {
-            match c {
-                b'{' => depth += 1,
-                b'}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        close = Some(j);
-                        break;
-                    }
-                }
-                b',' if depth == 1 => commas.push(j),
-                _ => {}
-            }
-        }
-        let Some(close) = close else { continue };
-        if commas.is_empty() {
-            continue;
-        }
-        let (pre, post) = (&s[..open], &s[close + 1..]);
-        let mut bounds = vec![open];
-        bounds.extend(&commas);
-        bounds.push(close);
-        let mut out = Vec::new();
-        for w in bounds.windows(2) {
-            let middle = &s[w[0] + 1..w[1]];
-            for tail in brace_expand(&format!("{middle}{post}"))? {
-                out.push(format!("{pre}{tail}"));
-                if out.len() > MAX_ALTERNATIVES {
-                    return None;
-                }
-            }
-        }
-        return Some(out);
-    }
-    Some(vec![s.to_string()])
+    sandgate_policy::brace_expand_within(s, MAX_ALTERNATIVES)
 }
 
 /// The components of an absolute path or pattern, `.`, `..` and repeated
