@@ -139,14 +139,14 @@ fn the_schema_names_exactly_the_keys_the_parser_accepts() {
 }
 
 #[test]
-fn the_readme_example_is_a_valid_loop_config() {
-    let readme = std::fs::read_to_string(repo_file("README.md")).unwrap();
+fn the_documented_example_is_a_valid_loop_config() {
+    let readme = std::fs::read_to_string(repo_file("docs/grant.md")).unwrap();
     let start = readme
         .find("```yaml\n# loop.yaml")
-        .expect("the README shows a loop config")
+        .expect("docs/grant.md shows a loop config")
         + "```yaml\n".len();
     let end = start + readme[start..].find("```").unwrap();
-    let config = parse_str(&readme[start..end], Path::new("README.md")).unwrap();
+    let config = parse_str(&readme[start..end], Path::new("docs/grant.md")).unwrap();
     let grant = required(&config, &loop_dir()).allow;
     assert!(grant.contains("Bash(claude:*)"), "{grant:?}");
     assert!(grant.contains("Bash(./scripts/lint.sh:*)"), "{grant:?}");

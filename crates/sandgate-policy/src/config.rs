@@ -208,7 +208,7 @@ pub struct HooksConfig {
 #[serde(rename_all = "lowercase")]
 pub enum ClaudeAsk {
     /// No opinion: Claude Code's own rules and mode decide, and its dialog asks
-    /// (default). Only where Claude Code really asks: see the README.
+    /// (default). Only where Claude Code really asks: see docs/agents.md.
     #[default]
     Defer,
     /// Answer `ask`: Claude Code shows its dialog, even where its own rules allow.

@@ -591,7 +591,7 @@ fn exact_literal(pattern: &str) -> Option<String> {
 
 /// Programs whose options can run other programs or write files: a sample
 /// command an allow rule for the program matches, and the forms that will
-/// still ask (README §"Programs that run programs").
+/// still ask (docs/shell.md, "Programs that run programs").
 const RUNNERS: &[(&str, &str)] = &[
     ("git status", "`git -c` with a program key (`core.pager`, `alias.*`, …), `--exec-path=`, `--config-env`, `git config` of such a key, `submodule foreach`, `rebase --exec`, `bisect run`, `difftool -x` and `filter-branch` filters (their commands are checked), program variables (`GIT_PAGER=`, `GIT_SSH_COMMAND=`, …), and `--output`/`format-patch -o` to a path no path rule allows"),
     ("sed -n 1p f", "the `e` command and `s///e` flag, `w FILE` and `-i` to a path no path rule allows, and `r FILE` of a protected path"),

@@ -1,6 +1,6 @@
 //! Paths inside commands: the words of a simple command that name a path
 //! once the shell has expanded them, judged against the floor and the path
-//! deny rules (README §"Paths inside commands").
+//! deny rules (docs/shell.md, "Paths inside commands").
 //!
 //! Every word is a candidate, with no table of which program opens which
 //! operand: a program can read any of its words as a path, and a word that

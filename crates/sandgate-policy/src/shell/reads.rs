@@ -115,7 +115,7 @@ const fn grep(name: &'static str, recursive: &'static [&'static str]) -> Recursi
 }
 
 /// Programs that read a whole tree: a tree that holds a floor directory is
-/// a read of the floor (README §"Programs that run programs, and writes in
+/// a read of the floor (docs/shell.md, "Programs that run programs, and writes in
 /// operands").
 pub const RECURSIVE_READERS: &[RecursiveReader] = &[
     grep("grep", GREP_RECURSIVE),

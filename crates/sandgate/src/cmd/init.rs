@@ -44,7 +44,7 @@ pub enum Preset {
 }
 
 impl Preset {
-    /// Every preset, in the order the README lists them.
+    /// Every preset, in the order docs/policy.md lists them.
     #[cfg(test)]
     pub const ALL: [Preset; 4] = [Preset::Readonly, Preset::Node, Preset::Rust, Preset::Python];
 
