@@ -469,6 +469,37 @@ const CASES: &[(&str, Verdict, &str)] = &[
     ("busybox --bogus", Ask, "unknown option"),
     ("busybox sh -c 'ls'", Allow, ""),
     ("busybox ls", Allow, ""),
+    // Brace expressions, expanded as bash does before `~` and `$HOME`.
+    ("cat {~/.ssh/id_rsa,}", Deny, "floor"),
+    ("cat ~/.ss{h..h}/id_rsa", Deny, "floor"),
+    ("head {notes.txt,~/.aws/credentials}", Deny, "floor"),
+    ("cat {x,$HOME/.ssh/id_rsa}", Deny, "floor"),
+    ("cat {x,${HOME}/.ssh/id_rsa}", Deny, "floor"),
+    ("grep -r KEY {~,src}", Deny, "floor"),
+    ("uniq {~,~}/.ssh/config", Deny, "floor"),
+    ("cat {a,{b,~/.ssh/id_rsa}}", Deny, "floor"),
+    ("cat ~/.s{r..t}h/id_rsa", Deny, "floor"),
+    ("cat ~/.s{r..t..1}h/id_rsa", Deny, "floor"),
+    ("cat ~/.s{s..r..-1}h/id_rsa", Deny, "floor"),
+    ("cat ~/.{ssh,aws}/config", Deny, "floor"),
+    ("cat ~{,/.ssh/id_rsa}", Deny, "floor"),
+    ("cat {.,x}/../.ssh/id_rsa", Deny, "floor"),
+    ("cat {\"$HOME\"/.ssh/id_rsa,y}", Deny, "floor"),
+    ("cat < {~/.ssh/id_rsa,}", Deny, "floor"),
+    ("bash -c 'cat {~/.ssh/id_rsa,}'", Deny, "floor"),
+    ("bash -lc 'cat ~/.s{r..t}h/id_rsa'", Deny, "floor"),
+    ("for f in {~/.ssh,x}/*; do echo $f; done", Deny, "floor"),
+    ("ls {a..z}{a..z}{a..z}", Ask, "brace expression"),
+    (
+        "cat {a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}",
+        Ask,
+        "more than 256 words",
+    ),
+    // Quoted braces are text; a quoted `$HOME` is a directory of that name.
+    ("cat '{~/.ssh/id_rsa,}'", Allow, ""),
+    ("cat {'$HOME'/.ssh/id_rsa,}", Allow, ""),
+    ("cat src/{main,lib}.rs notes{,.txt}", Allow, ""),
+    ("cat x{00..02} {1..3..2}", Allow, ""),
 ];
 
 fn check(home: &Home, ctx: &Context, cases: &[(&str, Verdict, &str)]) -> Vec<String> {

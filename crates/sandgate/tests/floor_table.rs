@@ -107,6 +107,18 @@ const CASES: &[Case] = &[
     cmd("operand, a hard link", "cat hardlink", "work"),
     cmd("operand after cd", "cd ~/.ssh && cat id_rsa", "work"),
     cmd("input redirection", "cat < ~/.ssh/id_rsa", "work"),
+    // Brace expressions are bash's: the attempts run in bash.
+    cmd("a brace list", "bash -c 'cat {~/.ssh/id_rsa,}'", "work"),
+    cmd(
+        "a brace sequence",
+        "bash -c 'cat ~/.ss{h..h}/id_rsa'",
+        "work",
+    ),
+    cmd(
+        "$HOME in a brace list",
+        "bash -c 'cat {x,$HOME/.ssh/id_rsa}'",
+        "work",
+    ),
     cmd(
         "redirection, ~//",
         "echo planted > ~//.ssh/authorized_keys",

@@ -20,6 +20,7 @@
 //! assert!(a.unanalysable.is_empty());
 //! ```
 
+mod braces;
 mod kinds;
 mod parse;
 mod plain;

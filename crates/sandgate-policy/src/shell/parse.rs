@@ -4,6 +4,7 @@ use std::cell::RefCell;
 
 use tree_sitter::{Node, Parser, Tree};
 
+use super::braces;
 use super::kinds::{kind, Kind};
 use super::plain::{plain_commands, PlainCommand};
 use super::programs::{
@@ -223,8 +224,9 @@ impl Walker {
             if !value || !child.is_named() {
                 continue;
             }
-            let word = word_of(&[child], src);
-            if word.has_pattern {
+            let made = brace_words(word_of(&[child], src));
+            self.unexpanded_braces(&made, text(child, src));
+            for word in made.into_iter().filter(|w| w.has_pattern) {
                 self.out.patterns.push(ShellWord {
                     text: word.text,
                     expansion: word.has_expansion,
@@ -338,15 +340,21 @@ impl Walker {
             let end = target_nodes
                 .last()
                 .map_or(node.end_byte(), |n| n.end_byte());
-            self.out.reads.push(Read {
-                source: slice(src, node.start_byte(), end).to_string(),
-                target: ShellWord {
-                    text: target.text.clone(),
-                    expansion: target.has_expansion,
-                    pattern: target.has_pattern,
-                    assignment: false,
-                },
-            });
+            let source = slice(src, node.start_byte(), end).to_string();
+            // Bash brace-expands the target too, and reads it when one word is left.
+            let made = brace_words(target.clone());
+            self.unexpanded_braces(&made, &source);
+            for word in made {
+                self.out.reads.push(Read {
+                    source: source.clone(),
+                    target: ShellWord {
+                        text: word.text,
+                        expansion: word.has_expansion,
+                        pattern: word.has_pattern,
+                        assignment: false,
+                    },
+                });
+            }
         }
         if writes {
             let end = target_nodes
@@ -379,6 +387,29 @@ impl Walker {
             }
         }
         extra.to_vec()
+    }
+
+    /// A word whose braces make more words than the analysis follows
+    /// cannot be judged word by word.
+    fn unexpanded_braces(&mut self, words: &[Word], source: &str) {
+        for w in words {
+            let Some(too_many) = &w.unexpanded else {
+                continue;
+            };
+            let snippet: String = w.text.chars().take(40).collect();
+            let why = match too_many {
+                braces::TooMany::Words(n) => format!("makes more than {n} words"),
+                braces::TooMany::Braces(n) => format!("holds more than {n} braces"),
+            };
+            self.unanalysable(
+                source,
+                format!(
+                    "the brace expression in `{}` {why}, more than the analysis follows",
+                    snippet.escape_debug()
+                ),
+            );
+            return;
+        }
     }
 
     /// `X=1` or `X=1 Y=2` on their own: a simple command without a name.
@@ -524,6 +555,8 @@ impl Walker {
                 format!("the parser misread the word `{}`", snippet.escape_debug()),
             );
         }
+        self.unexpanded_braces(&words, text(node, src));
+        let all_braced = words.iter().any(|w| w.braced);
 
         let start = word_nodes
             .iter()
@@ -577,7 +610,19 @@ impl Walker {
             assignment: false,
         }));
         let at = at.map(|a| a + offset);
+        let braced = all_braced;
         self.push_command(&source, normalized, forms, transparent, all, at);
+        if braced {
+            // The source spells words the program never receives
+            // (`uniq {a,b}` is `uniq a b`): only deny rules read it.
+            if let Some(last) = self.out.commands.last_mut() {
+                for f in &mut last.forms {
+                    if f.kind == FormKind::Source {
+                        f.kind = FormKind::DenyOnly;
+                    }
+                }
+            }
+        }
     }
 
     /// A simple command of a plain line, its words already split and unquoted.
@@ -1477,17 +1522,49 @@ fn first_word_len(nodes: &[Node<'_>], src: &[u8]) -> usize {
 fn word_of(nodes: &[Node<'_>], src: &[u8]) -> Word {
     let mut word = Word::default();
     word.push_nodes(nodes, src);
+    word.note_split_expansions();
     word
 }
 
-/// Groups sorted word nodes into shell words.
+/// Groups sorted word nodes into shell words, each brace-expanded as bash
+/// does (`a{b,c}` is two words).
 fn group_words(nodes: &[Node<'_>], src: &[u8]) -> Vec<Word> {
     let mut words = Vec::new();
     let mut rest = nodes;
     while !rest.is_empty() {
         let len = first_word_len(rest, src);
-        words.push(word_of(&rest[..len], src));
+        words.extend(brace_words(word_of(&rest[..len], src)));
         rest = &rest[len..];
     }
     words
+}
+
+/// The words bash makes of `word` by brace expansion. A word that makes too
+/// many is kept whole and marked [`Word::unexpanded`].
+fn brace_words(word: Word) -> Vec<Word> {
+    match braces::expand(&word.text, &word.quoted) {
+        Ok(None) => vec![word],
+        Ok(Some(made)) => made
+            .into_iter()
+            .map(|(text, quoted)| {
+                let has_pattern = text
+                    .bytes()
+                    .zip(quoted.iter().copied().chain(std::iter::repeat(false)))
+                    .any(|(b, q)| !q && matches!(b, b'*' | b'?' | b'[' | b'{'));
+                Word {
+                    text,
+                    quoted,
+                    has_pattern,
+                    has_expansion: word.has_expansion,
+                    misparsed: word.misparsed,
+                    unexpanded: None,
+                    braced: true,
+                }
+            })
+            .collect(),
+        Err(too_many) => vec![Word {
+            unexpanded: Some(too_many),
+            ..word
+        }],
+    }
 }

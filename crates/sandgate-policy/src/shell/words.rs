@@ -21,11 +21,28 @@ pub(crate) struct Word {
     /// shell would have split (tree-sitter-bash does so for a line starting with
     /// a backslash): the parse cannot be trusted.
     pub misparsed: bool,
+    /// Per byte of `text`: whether the shell takes it literally (quoted,
+    /// escaped, or the text of an expansion), so that it is no brace syntax.
+    pub quoted: Vec<bool>,
+    /// Its braces make more words than the analysis follows: kept whole.
+    pub unexpanded: Option<super::braces::TooMany>,
+    /// The word was made by brace expansion: the source text is not what
+    /// the program receives.
+    pub braced: bool,
 }
 
 impl Word {
     /// Appends the word built from `node` to `self`.
     pub(crate) fn push_node(&mut self, node: Node<'_>, src: &[u8]) {
+        let before = self.text.len();
+        self.push_node_text(node, src);
+        // Whatever a node added without marking it is quoted text.
+        let marked = self.quoted.len();
+        self.quoted.resize(self.text.len().max(marked), true);
+        debug_assert!(self.quoted.len() >= before);
+    }
+
+    fn push_node_text(&mut self, node: Node<'_>, src: &[u8]) {
         match kind(node) {
             Kind::Word | Kind::Number => self.push_unquoted(text(node, src)),
             Kind::RawString => self.text.push_str(strip(text(node, src), "'", "'")),
@@ -43,10 +60,16 @@ impl Word {
                 self.push_nodes(&children, src);
             }
             // A lone `$` before a string (`$"…"`) or at the end of a word is literal text.
-            Kind::Dollar => self.text.push('$'),
+            Kind::Dollar => {
+                self.mark_quoted();
+                self.text.push('$');
+                self.quoted.push(false);
+            }
             Kind::BraceExpression => {
                 self.has_pattern = true;
+                self.mark_quoted();
                 self.text.push_str(text(node, src));
+                self.quoted.resize(self.text.len(), false);
             }
             _ => {
                 // Every expansion, and anything the grammar may add later, is kept as
@@ -57,6 +80,22 @@ impl Word {
         }
     }
 
+    /// Notes an expansion the grammar split over several nodes or left as
+    /// text (`{x,$HOME/y}` is `{x,`, `$` and `HOME/y}`): an unquoted `$`
+    /// before a name, `{` or `(` still expands.
+    pub(crate) fn note_split_expansions(&mut self) {
+        let b = self.text.as_bytes();
+        let found = (0..b.len()).any(|i| {
+            b[i] == b'$'
+                && !self.quoted.get(i).copied().unwrap_or(true)
+                && b.get(i + 1)
+                    .is_some_and(|&n| n.is_ascii_alphanumeric() || b"_{(?#$!@*-".contains(&n))
+        });
+        if found {
+            self.has_expansion = true;
+        }
+    }
+
     /// Appends the sibling nodes that make up one word.
     pub(crate) fn push_nodes(&mut self, nodes: &[Node<'_>], src: &[u8]) {
         for (i, node) in nodes.iter().enumerate() {
@@ -64,6 +103,7 @@ impl Word {
                 // Text the grammar did not put in a node is kept (only a
                 // backslash-newline between nodes, which vanishes).
                 if node.start_byte() > prev.end_byte() {
+                    self.mark_quoted();
                     self.push_unquoted(slice(src, prev.end_byte(), node.start_byte()));
                 }
             }
@@ -78,14 +118,24 @@ impl Word {
         }
     }
 
+    /// Marks the text added since the last mark as quoted.
+    fn mark_quoted(&mut self) {
+        let len = self.text.len();
+        self.quoted.resize(len.max(self.quoted.len()), true);
+    }
+
     /// Unquoted text: a backslash quotes the next character, a backslash-newline vanishes.
     fn push_unquoted(&mut self, raw: &str) {
+        self.mark_quoted();
         let mut chars = raw.chars();
         while let Some(c) = chars.next() {
             match c {
                 '\\' => match chars.next() {
                     Some('\n') | None => {}
-                    Some(next) => self.text.push(next),
+                    Some(next) => {
+                        self.text.push(next);
+                        self.mark_quoted();
+                    }
                 },
                 '*' | '?' | '[' | '{' => {
                     self.has_pattern = true;
@@ -97,6 +147,7 @@ impl Word {
                 }
                 _ => self.text.push(c),
             }
+            self.quoted.resize(self.text.len(), false);
         }
     }
 
