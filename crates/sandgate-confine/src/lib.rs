@@ -44,6 +44,7 @@ mod seccomp;
 mod settings;
 mod spawn;
 mod supervisor;
+mod unasked;
 
 pub use metadata::Change;
 pub use mounts::{
@@ -62,6 +63,7 @@ pub use spawn::{
     AROUND_CONFINEMENT, FORWARDED,
 };
 pub use supervisor::{Attempt, DenyReason, Event, Reporter, Supervisor};
+pub use unasked::Unasked;
 
 use std::io;
 use std::process::Command;

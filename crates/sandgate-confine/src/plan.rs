@@ -42,6 +42,7 @@ use serde::Serialize;
 
 use super::mounts::{FloorMount, Protection};
 use super::settings::{SandboxSettings, STATE_DIR};
+use super::unasked::{is_state_sibling, unasked, Unasked};
 
 /// Temp trees every program may write.
 const TEMP_TREES: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
@@ -72,6 +73,10 @@ const CACHES: &[&str] = &[
 ];
 /// Agent state directories (and files), relative to the home directory.
 pub const DEFAULT_STATE_DIRS: &[&str] = &[".claude", ".claude.json", ".codex", ".gemini"];
+/// The entries of [`DEFAULT_STATE_DIRS`] that are files, whether or not they
+/// exist yet: their lock and temporary siblings are allowed with them (see
+/// [`super::unasked`]).
+const DEFAULT_STATE_FILES: &[&str] = &[".claude.json"];
 
 /// Whether the regular file `name` directly in the floor directory `dir`
 /// stays readable under `sandgate run`: the floor's own data
@@ -164,6 +169,9 @@ pub enum Standing {
     Allowed,
     /// In the deny list: fails, never asks.
     Denied,
+    /// Outside the allowed set, and never a question (a kernel pressure
+    /// file, a desktop-integration path): fails, reported only.
+    Unasked(Unasked),
     /// Outside the allowed set: ask.
     Outside,
 }
@@ -212,6 +220,15 @@ pub struct RunPlan {
     pub read_rules: Vec<Rule>,
     /// The Landlock rules.
     pub rules: Vec<Rule>,
+    /// The allowed state files (not directories), whose lock and temporary
+    /// siblings are allowed with them.
+    pub state_files: Vec<PathBuf>,
+    /// The home directory (canonical when it exists).
+    #[serde(skip)]
+    home: PathBuf,
+    /// sandgate's compiled-policy cache directory (canonical when it exists).
+    #[serde(skip)]
+    policy_cache: Option<PathBuf>,
     #[serde(skip)]
     floor_paths: Vec<PathBuf>,
     #[serde(skip)]
@@ -280,6 +297,19 @@ impl RunPlan {
         for grant in &inputs.settings.allow {
             add(expand(grant, home, &base), AllowKind::Granted);
         }
+        let known_files: Vec<PathBuf> = DEFAULT_STATE_FILES
+            .iter()
+            .map(|f| canonical_or_lexical(&home.join(f)))
+            .collect();
+        let state_files: Vec<PathBuf> = allowed
+            .iter()
+            .filter(|a| a.kind == AllowKind::State)
+            .filter(|a| {
+                known_files.contains(&a.path)
+                    || fs::symlink_metadata(&a.path).is_ok_and(|m| m.is_file())
+            })
+            .map(|a| a.path.clone())
+            .collect();
 
         let mut protected = Vec::new();
         for ws in &workspaces {
@@ -514,6 +544,9 @@ impl RunPlan {
             read_rules,
             floor_paths,
             rules,
+            state_files,
+            home: canonical_or_lexical(home),
+            policy_cache: inputs.policy_cache.as_deref().map(canonical_or_lexical),
             dir_rules,
             file_rules,
             carved_dir_rules,
@@ -534,6 +567,23 @@ impl RunPlan {
             .any(|p| path.starts_with(p))
     }
 
+    /// Whether `path` is one of the files sandgate itself writes from inside
+    /// a run (through its hooks): the audit log (with its lock and rotated
+    /// file) and the compiled-policy cache. They stay read-only to the
+    /// program; a refusal there is reported, never shown over its screen.
+    pub fn is_sandgate_own(&self, path: &Path) -> bool {
+        let audit = path.parent() == Some(&self.home.join(floor::SANDGATE_DIR))
+            && path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("audit.jsonl"));
+        audit
+            || self
+                .policy_cache
+                .as_ref()
+                .is_some_and(|c| path.starts_with(c))
+    }
+
     /// Whether `path` lies above a protected path (`.git` above
     /// `.git/hooks`, `.claude` above `.claude/commands`). Renaming such a
     /// directory moves the protected path away and frees its name; renaming
@@ -551,6 +601,10 @@ impl RunPlan {
     pub fn is_allowed(&self, path: &Path, extra: &[PathBuf]) -> bool {
         self.allowed.iter().any(|a| path.starts_with(&a.path))
             || extra.iter().any(|a| path.starts_with(a))
+            || self
+                .state_files
+                .iter()
+                .any(|file| is_state_sibling(path, file))
     }
 
     /// Whether `path` is in the deny list of the plan or of `extra`.
@@ -614,6 +668,9 @@ impl RunPlan {
         }
         if self.is_denied(path, &answers.deny) {
             return Standing::Denied;
+        }
+        if let Some(kind) = unasked(path, &self.home) {
+            return Standing::Unasked(kind);
         }
         Standing::Outside
     }
@@ -1216,5 +1273,70 @@ mod tests {
             normalize_lexically(Path::new("/a/./b/../c")),
             PathBuf::from("/a/c")
         );
+    }
+
+    #[test]
+    fn a_state_files_siblings_are_allowed_and_start_up_noise_is_unasked() {
+        // A state file that exists is one, wherever it is.
+        let tmp = tempfile::tempdir().unwrap();
+        let real = tmp.path().canonicalize().unwrap();
+        fs::write(real.join(".toolrc.json"), "{}").unwrap();
+        fs::create_dir_all(real.join(".tooldir")).unwrap();
+        let plan = RunPlan::build(&RunPlanInputs {
+            workspaces: vec![real.join("ws")],
+            home: real.clone(),
+            tmpdir: None,
+            policy_cache: None,
+            settings: SandboxSettings {
+                state_dirs: vec!["~/.toolrc.json".into(), "~/.tooldir".into()],
+                ..SandboxSettings::default()
+            },
+        });
+        assert!(plan.state_files.contains(&real.join(".toolrc.json")));
+        assert!(!plan.state_files.contains(&real.join(".tooldir")));
+        // Judged in a home outside every temp tree.
+        let home = PathBuf::from("/nonexistent-home");
+        let ws = home.join("ws");
+        let inputs = RunPlanInputs {
+            workspaces: vec![ws.clone()],
+            home: home.clone(),
+            tmpdir: None,
+            policy_cache: Some(home.join(".cache/sandgate")),
+            settings: SandboxSettings {
+                state_dirs: vec!["~/.tooldir".into()],
+                ..SandboxSettings::default()
+            },
+        };
+        let plan = RunPlan::build(&inputs);
+        let h = |p: &str| home.join(p);
+        assert_standings(
+            &plan,
+            &[
+                (h(".claude.json.lock"), true, Standing::Allowed),
+                (
+                    h(".claude.json.tmp.812.9d00dde67d98"),
+                    true,
+                    Standing::Allowed,
+                ),
+                (h(".claude.json.backup"), true, Standing::Outside),
+                (h(".bashrc.lock"), true, Standing::Outside),
+                (h(".tooldir.lock"), true, Standing::Outside),
+                (
+                    PathBuf::from("/proc/pressure/memory"),
+                    false,
+                    Standing::Unasked(Unasked::Kernel),
+                ),
+                (
+                    h(".local/share/applications"),
+                    true,
+                    Standing::Unasked(Unasked::Desktop),
+                ),
+                (h(".local/share/other"), true, Standing::Outside),
+            ],
+        );
+        assert!(plan.is_sandgate_own(&h(".sandgate/audit.jsonl")));
+        assert!(plan.is_sandgate_own(&h(".sandgate/audit.jsonl.lock")));
+        assert!(plan.is_sandgate_own(&h(".cache/sandgate/x.cache")));
+        assert!(!plan.is_sandgate_own(&h(".sandgate/permissions.yaml")));
     }
 }

@@ -45,6 +45,10 @@ pub(super) fn ask_loop(
                     verdict = Some(DenyReason::DenyList);
                     break;
                 }
+                Standing::Unasked(kind) => {
+                    verdict = Some(DenyReason::Unasked(kind));
+                    break;
+                }
                 Standing::Outside => {}
             }
             if !shared.listener.id_valid(notif.id) {

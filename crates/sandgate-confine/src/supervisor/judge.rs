@@ -42,13 +42,17 @@ pub(super) fn decide(shared: &Arc<Shared>, notif: Notif, op: Op, asks: &Sender<P
         listener.fail(notif.id, errno);
         return;
     }
-    if let Some((path, standing)) = standings
-        .iter()
-        .find(|(_, s)| matches!(s, Standing::Floor | Standing::Protected | Standing::Denied))
-    {
+    if let Some((path, standing)) = standings.iter().find(|(_, s)| {
+        matches!(
+            s,
+            Standing::Floor | Standing::Protected | Standing::Denied | Standing::Unasked(_)
+        )
+    }) {
         let reason = match standing {
             Standing::Floor => DenyReason::Floor,
+            Standing::Protected if shared.plan.is_sandgate_own(path) => DenyReason::SandgateOwn,
             Standing::Protected => DenyReason::Protected,
+            Standing::Unasked(kind) => DenyReason::Unasked(*kind),
             _ => DenyReason::DenyList,
         };
         // Reported first: the log line is out before the program goes on.

@@ -10,6 +10,7 @@ use sandgate_policy::ask::{Question, SubjectKind};
 use sandgate_policy::{Decision, Verdict};
 
 use crate::onbehalf::Op;
+use crate::unasked::Unasked;
 
 /// A write-class call the supervisor decided: who tried to do what, where.
 #[derive(Debug, Clone)]
@@ -50,6 +51,11 @@ pub enum DenyReason {
     Protected,
     /// The path is in the `deny` list.
     DenyList,
+    /// One of sandgate's own files (the audit log, the policy cache), which
+    /// its hooks inside the run reach through the supervisor instead.
+    SandgateOwn,
+    /// Outside, and never a question (see [`Unasked`]).
+    Unasked(Unasked),
     /// The human rejected it.
     Rejected,
     /// The question timed out.
@@ -106,6 +112,17 @@ pub enum Event {
 }
 
 impl DenyReason {
+    /// Whether a refusal for this reason is only logged, never shown while
+    /// the program runs: sandgate's own files, the writes that are never
+    /// questions, and the UNIX sockets of other programs (a terminal
+    /// multiplexer the agent asks for its window).
+    pub fn quiet(self) -> bool {
+        matches!(
+            self,
+            DenyReason::SandgateOwn | DenyReason::Unasked(_) | DenyReason::SocketOutside
+        )
+    }
+
     /// Why, in words, for the write of `path`.
     pub fn describe(self, path: &Path) -> String {
         match self {
@@ -124,6 +141,16 @@ impl DenyReason {
                 path.display()
             ),
             DenyReason::DenyList => "it is in the deny list of sandbox.json".into(),
+            DenyReason::SandgateOwn => format!(
+                "`{}` is sandgate's own file, read-only to the confined program (its hooks send their records to the run instead)",
+                path.display()
+            ),
+            DenyReason::Unasked(Unasked::Kernel) => {
+                "a kernel pressure file: the program may watch memory pressure only by reading; refused without a question".into()
+            }
+            DenyReason::Unasked(Unasked::Desktop) => {
+                "a desktop-integration path: an entry there would be run by the desktop outside the run; refused without a question".into()
+            }
             DenyReason::Rejected => "rejected".into(),
             DenyReason::TimedOut => "no answer in time".into(),
             DenyReason::NoTerminal => "no terminal to ask (headless or --no-ui)".into(),

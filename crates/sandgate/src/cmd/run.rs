@@ -4,13 +4,13 @@
 
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, ExitStatus};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use clap::Args;
@@ -302,6 +302,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
     }
     let terminal = TerminalMode::save();
     let asking = Arc::new(AtomicBool::new(false));
+    let log = Arc::new(Log::new());
     let supervisor = Supervisor::start(
         child.id(),
         listener,
@@ -309,7 +310,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         primary,
         resolver(args.no_ui, &asking),
         timeout,
-        Arc::new(Log::default()),
+        Arc::clone(&log) as Arc<dyn Reporter>,
     );
     let status = child.wait();
     supervisor.stop();
@@ -318,6 +319,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
     if let Some(terminal) = terminal.filter(|_| asking.load(Ordering::SeqCst)) {
         terminal.restore();
     }
+    log.finish();
     match status {
         Ok(status) => exit_code(status),
         Err(e) => {
@@ -524,24 +526,83 @@ impl Resolver for Terminal {
     }
 }
 
-/// Reports the supervisor's events on stderr and in the audit log.
-#[derive(Default)]
+/// Reports the supervisor's events in the audit log, and on stderr when that
+/// is not the terminal the program draws on. While it is (an agent's
+/// full-screen UI), nothing is written over the program's screen: refusals
+/// are counted and the notes kept, and [`Log::finish`] prints them once the
+/// program has ended. Quiet refusals ([`confine::DenyReason::quiet`]) are
+/// only logged.
 struct Log {
     hinted: AtomicBool,
+    /// Whether stderr is a terminal (the program's screen).
+    on_screen: bool,
+    /// Refusals not printed while the program ran.
+    refused: AtomicUsize,
+    /// Notes kept until the program ends.
+    notes: Mutex<Vec<String>>,
+}
+
+impl Log {
+    fn new() -> Log {
+        Log {
+            hinted: AtomicBool::new(false),
+            on_screen: std::io::stderr().is_terminal(),
+            refused: AtomicUsize::new(0),
+            notes: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Prints `line` now, or keeps it for [`Log::finish`] while the program
+    /// draws on the terminal.
+    fn say(&self, line: String) {
+        if self.on_screen {
+            self.notes
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(line);
+        } else {
+            eprintln!("{line}");
+        }
+    }
+
+    /// After the program ended: the notes kept, and one line for the
+    /// refusals that were only logged.
+    fn finish(&self) {
+        let notes = std::mem::take(
+            &mut *self
+                .notes
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        for line in notes {
+            eprintln!("{line}");
+        }
+        let refused = self.refused.load(Ordering::Relaxed);
+        if self.on_screen && refused > 0 {
+            let writes = if refused == 1 { "write" } else { "writes" };
+            eprintln!(
+                "sandgate: {refused} {writes} refused during the run; `sandgate audit` shows which and why"
+            );
+        }
+    }
 }
 
 impl Reporter for Log {
     fn report(&self, event: &Event) {
         match event {
             Event::Denied { attempt, reason } => {
-                eprintln!(
-                    "sandgate: denied {} of `{}` by {} [pid {}]: {}",
-                    attempt.operation,
-                    attempt.path.display(),
-                    attempt.process,
-                    attempt.pid,
-                    reason.describe(&attempt.path)
-                );
+                if reason.quiet() || self.on_screen {
+                    self.refused.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    eprintln!(
+                        "sandgate: denied {} of `{}` by {} [pid {}]: {}",
+                        attempt.operation,
+                        attempt.path.display(),
+                        attempt.process,
+                        attempt.pid,
+                        reason.describe(&attempt.path)
+                    );
+                }
             }
             Event::Allowed { .. } => {}
             Event::PermissionHint { path, process } => {
@@ -551,18 +612,18 @@ impl Reporter for Log {
                 } else {
                     ""
                 };
-                eprintln!(
+                self.say(format!(
                     "sandgate: hint: {process} cannot write `{}`: permission denied by its file mode or ownership{more}",
                     path.display()
-                );
+                ));
             }
-            Event::Repository { path, process } => eprintln!(
+            Event::Repository { path, process } => self.say(format!(
                 "sandgate: note: {process} made a git repository at `{}`: its config and hooks are the program's, \
                  and git run there (or `git status` of the project, once it is a staged submodule) runs what they name; \
                  look at them before you use git there",
                 path.display()
-            ),
-            Event::Error(message) => eprintln!("sandgate: {message}"),
+            )),
+            Event::Error(message) => self.say(format!("sandgate: {message}")),
         }
         if let Some(decision) = event.decision() {
             crate::audit::record("run", "run", &decision);

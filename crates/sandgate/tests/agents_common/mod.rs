@@ -41,6 +41,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+#[path = "../../../../tests/support/outside.rs"]
+pub mod outside;
+
 /// The pins, shared with `.ci/install-agents`.
 const PINS: &str = include_str!("../../../../.ci/agents.txt");
 
@@ -434,6 +437,17 @@ impl Tree {
     /// A fresh tree for `agent` with [`POLICY`], or `None` (after printing why)
     /// when the agent is not installed outside CI.
     pub fn new(agent: Agent) -> Option<Tree> {
+        Tree::new_in(agent, &std::env::temp_dir())
+    }
+
+    /// A fresh tree outside every tree `sandgate run` allows (see
+    /// `tests/support/outside.rs`): what the agent writes in its home is
+    /// then judged as in a real home, not allowed as a temp tree.
+    pub fn new_outside_temp(agent: Agent) -> Option<Tree> {
+        Tree::new_in(agent, outside::base())
+    }
+
+    fn new_in(agent: Agent, base: &Path) -> Option<Tree> {
         let bin = match agent.locate() {
             Ok(b) => b,
             Err(why) => return skip_or_fail(&why),
@@ -443,7 +457,7 @@ impl Tree {
         }
         let tmp = tempfile::Builder::new()
             .prefix(&format!("sandgate-e2e-{}-", agent.name()))
-            .tempdir()
+            .tempdir_in(base)
             .unwrap();
         let root = std::fs::canonicalize(tmp.path()).unwrap();
         let home = root.join("home");
