@@ -538,6 +538,8 @@ struct Log {
     on_screen: bool,
     /// Refusals not printed while the program ran.
     refused: AtomicUsize,
+    /// The first of them, in words.
+    first_refusal: Mutex<Option<String>>,
     /// Notes kept until the program ends.
     notes: Mutex<Vec<String>>,
 }
@@ -548,6 +550,7 @@ impl Log {
             hinted: AtomicBool::new(false),
             on_screen: std::io::stderr().is_terminal(),
             refused: AtomicUsize::new(0),
+            first_refusal: Mutex::new(None),
             notes: Mutex::new(Vec::new()),
         }
     }
@@ -578,10 +581,19 @@ impl Log {
             eprintln!("{line}");
         }
         let refused = self.refused.load(Ordering::Relaxed);
-        if self.on_screen && refused > 0 {
-            let writes = if refused == 1 { "write" } else { "writes" };
+        let first = self
+            .first_refusal
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let (true, Some(first)) = (self.on_screen, first) {
+            let more = match refused.saturating_sub(1) {
+                0 => String::new(),
+                1 => " and 1 more".into(),
+                n => format!(" and {n} more"),
+            };
             eprintln!(
-                "sandgate: {refused} {writes} refused during the run; `sandgate audit` shows which and why"
+                "sandgate: refused during the run: {first}{more}; `sandgate audit` shows each and why"
             );
         }
     }
@@ -593,6 +605,17 @@ impl Reporter for Log {
             Event::Denied { attempt, reason } => {
                 if reason.quiet() || self.on_screen {
                     self.refused.fetch_add(1, Ordering::Relaxed);
+                    self.first_refusal
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .get_or_insert_with(|| {
+                            format!(
+                                "{} of `{}` ({})",
+                                attempt.operation,
+                                attempt.path.display(),
+                                reason.describe(&attempt.path)
+                            )
+                        });
                 } else {
                     eprintln!(
                         "sandgate: denied {} of `{}` by {} [pid {}]: {}",
