@@ -113,14 +113,10 @@ pub enum Event {
 
 impl DenyReason {
     /// Whether a refusal for this reason is only logged, never shown while
-    /// the program runs: sandgate's own files, the writes that are never
-    /// questions, and the UNIX sockets of other programs (a terminal
-    /// multiplexer the agent asks for its window).
+    /// the program runs: sandgate's own files and the writes that are never
+    /// questions.
     pub fn quiet(self) -> bool {
-        matches!(
-            self,
-            DenyReason::SandgateOwn | DenyReason::Unasked(_) | DenyReason::SocketOutside
-        )
+        matches!(self, DenyReason::SandgateOwn | DenyReason::Unasked(_))
     }
 
     /// Why, in words, for the write of `path`.

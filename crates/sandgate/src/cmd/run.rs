@@ -536,6 +536,10 @@ struct Log {
     hinted: AtomicBool,
     /// Whether stderr is a terminal (the program's screen).
     on_screen: bool,
+    /// The socket of the terminal multiplexer sandgate runs in (`$TMUX`):
+    /// the program is refused it (it would drive the person's terminal),
+    /// quietly, as agents ask it for their window on start.
+    multiplexer: Option<PathBuf>,
     /// Refusals not printed while the program ran.
     refused: AtomicUsize,
     /// The first of them, in words.
@@ -549,6 +553,10 @@ impl Log {
         Log {
             hinted: AtomicBool::new(false),
             on_screen: std::io::stderr().is_terminal(),
+            multiplexer: std::env::var("TMUX")
+                .ok()
+                .and_then(|t| t.split(',').next().map(PathBuf::from))
+                .filter(|p| p.is_absolute()),
             refused: AtomicUsize::new(0),
             first_refusal: Mutex::new(None),
             notes: Mutex::new(Vec::new()),
@@ -603,7 +611,10 @@ impl Reporter for Log {
     fn report(&self, event: &Event) {
         match event {
             Event::Denied { attempt, reason } => {
-                if reason.quiet() || self.on_screen {
+                let quiet = reason.quiet()
+                    || (*reason == confine::DenyReason::SocketOutside
+                        && self.multiplexer.as_deref() == Some(attempt.path.as_path()));
+                if quiet || self.on_screen {
                     self.refused.fetch_add(1, Ordering::Relaxed);
                     self.first_refusal
                         .lock()
