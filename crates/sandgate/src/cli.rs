@@ -84,6 +84,11 @@ pub enum Command {
     Exec(crate::cmd::exec::ExecArgs),
     /// Run a program (an agent) with the writes of its whole process tree confined.
     Run(crate::cmd::run::RunArgs),
+    /// Show the open questions of running `sandgate run` sessions, each whole, and answer them.
+    Answer(crate::cmd::answer::AnswerArgs),
+    /// One question of a run in a window of its own (started by `sandgate run`).
+    #[command(hide = true)]
+    Question(crate::cmd::answer::QuestionArgs),
     /// Print a shell completion script.
     Completions(crate::cmd::completions::CompletionsArgs),
     /// Derive the narrowest grant from a loop config, review it, merge it into the harness settings.

@@ -3,6 +3,7 @@
 
 #![forbid(unsafe_code)]
 
+mod ask;
 mod audit;
 mod cli;
 mod cmd;
@@ -52,6 +53,8 @@ fn main() -> ExitCode {
         cli::Command::Completions(args) => cmd::completions::run(args),
         cli::Command::Exec(args) => cmd::exec::run(&global, args),
         cli::Command::Run(args) => cmd::run::run(&global, args),
+        cli::Command::Answer(args) => cmd::answer::run(&global, args),
+        cli::Command::Question(args) => cmd::answer::question(args),
         cli::Command::Grant(args) => cmd::grant::run(&global, args),
         cli::Command::Detect(args) => cmd::detect::run(&global, args),
         cli::Command::Mcp(args) => cmd::mcp::run(&global, args),

@@ -125,6 +125,11 @@ fn waited_out(timeout: Duration) -> Resolution {
     }
 }
 
+/// Whether `SANDGATE_NO_UI` switches questions off.
+pub fn no_ui_by_env() -> bool {
+    env_flag(NO_UI_ENV)
+}
+
 fn env_flag(name: &str) -> bool {
     std::env::var(name).is_ok_and(|v| {
         let v = v.trim();

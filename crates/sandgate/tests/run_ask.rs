@@ -46,6 +46,8 @@ impl Env {
     fn spawn(&self, script: &str) -> Session {
         let mut s = Session::spawn(self.command(&[], script)).expect("spawn in a pty");
         s.set_expect_timeout(Some(Duration::from_secs(30)));
+        // Wide enough that a path is never cut across lines.
+        s.get_process_mut().set_window_size(250, 40).unwrap();
         s
     }
 
@@ -66,10 +68,13 @@ impl Env {
     }
 }
 
-/// Waits for the menu, checks the question names the process and the path, answers `key`.
+/// Waits for the question, checks it names the process and the path, and
+/// answers `key` as a person does: once the question has been on screen a
+/// moment, one key on its own; "always" (`2`, `4`) confirmed by the same key
+/// again.
 fn answer(s: &mut Session, path: &str, process: &str, key: &str) {
-    // Skip redraws of an earlier menu: this question starts with its path.
-    s.expect(format!("path: {path}\r"))
+    // Skip redraws of an earlier question: this one starts with its path.
+    s.expect(format!("   {path}\r"))
         .expect("the question is shown");
     let shown = s.expect(MENU).expect("the menu is shown");
     let shown = String::from_utf8_lossy(shown.before()).into_owned();
@@ -78,9 +83,20 @@ fn answer(s: &mut Session, path: &str, process: &str, key: &str) {
         "the question names the process: {shown}"
     );
     assert!(
-        shown.contains(&format!("why: {process} (")),
+        shown.contains(&format!("   {process} (")),
         "the question names the process `{process}`: {shown}"
     );
+    press(s, key);
+    if key == "2" || key == "4" {
+        s.expect("again to confirm")
+            .expect("a confirmation is asked for");
+        press(s, key);
+    }
+}
+
+/// One key, after a pause longer than the arming delay.
+fn press(s: &mut Session, key: &str) {
+    std::thread::sleep(Duration::from_millis(900));
     s.send(key).unwrap();
 }
 

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod answer;
 pub mod audit;
 pub mod check;
 pub mod completions;

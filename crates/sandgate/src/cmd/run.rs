@@ -18,11 +18,11 @@ use sandgate_confine::{
     self as confine, ConfineError, Event, Mechanism, Protection, Reporter, Requested, RunPlan,
     RunPlanInputs, SandboxFile, SandboxSettings, Supervisor,
 };
-use sandgate_policy::ask::{NoHuman, Question, Resolution, Resolver};
+use sandgate_policy::ask::{NoHuman, Resolver};
 use serde_json::json;
 
+use crate::ask::hub::{Questions, Routes};
 use crate::cli::GlobalArgs;
-use crate::prompt::TerminalPrompt;
 use crate::{EXIT_CANNOT_CHECK, EXIT_FAILED, EXIT_OK};
 
 /// Arguments of `sandgate run`.
@@ -291,7 +291,11 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         mut child,
         listener,
     } = confined;
-    // Before any thread starts: they inherit the blocked signals.
+    // Before any thread starts: they inherit the blocked signals. While a
+    // question holds the terminal, the program's writes to it raise SIGTTOU
+    // in its whole process group, sandgate's own process included: blocked,
+    // it never stops sandgate.
+    hold_terminal_stops();
     if let Err(e) = confine::forward_signals(&child) {
         eprintln!("sandgate: signals sent to sandgate will not reach the program: {e}");
     }
@@ -301,23 +305,31 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         }
     }
     let terminal = TerminalMode::save();
-    let asking = Arc::new(AtomicBool::new(false));
     let log = Arc::new(Log::new());
+    let program_name = Path::new(program)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (resolver, questions) = resolver(args.no_ui, &ctx.home, &program_name);
     let supervisor = Supervisor::start(
         child.id(),
         listener,
         plan,
         primary,
-        resolver(args.no_ui, &asking),
+        resolver,
         timeout,
         Arc::clone(&log) as Arc<dyn Reporter>,
     );
     let status = child.wait();
     supervisor.stop();
-    // A question still on screen: its prompt left the terminal raw. (Else
-    // the mode is the program's business: it may have set it on purpose.)
-    if let Some(terminal) = terminal.filter(|_| asking.load(Ordering::SeqCst)) {
-        terminal.restore();
+    // A question still open: it ends unanswered, and its window gives the
+    // terminal back; the terminal's mode is then the one it had at the start.
+    if let Some(questions) = questions {
+        if questions.close() {
+            if let Some(terminal) = terminal {
+                terminal.restore();
+            }
+        }
     }
     log.finish();
     match status {
@@ -484,45 +496,47 @@ impl TerminalMode {
         );
         let _ = writeln!(
             self.tty,
-            "\r\nsandgate: the program ended while a question was on screen; it stays unanswered"
+            "\r\nsandgate: the program ended while a question was open; it stays unanswered"
         );
     }
 }
 
-/// Chooses who answers questions: the terminal prompt, or nobody when
-/// `--no-ui` (or `SANDGATE_NO_UI=1`) is given or there is no terminal.
-/// `asking` is set while a question is on screen.
-fn resolver(no_ui: bool, asking: &Arc<AtomicBool>) -> Box<dyn Resolver> {
-    let no_terminal = OpenOptions::new()
+/// Blocks the terminal's job-control stops (`SIGTTOU`, `SIGTTIN`) in the
+/// calling thread and the threads it starts.
+fn hold_terminal_stops() {
+    let mut stops = nix::sys::signal::SigSet::empty();
+    stops.add(nix::sys::signal::Signal::SIGTTOU);
+    stops.add(nix::sys::signal::Signal::SIGTTIN);
+    if let Err(e) = stops.thread_block() {
+        eprintln!("sandgate: a question on this terminal may stop sandgate: {e}");
+    }
+}
+
+/// Chooses who answers questions: nobody when `--no-ui` (or
+/// `SANDGATE_NO_UI=1`) is given or there is no terminal; else the run's
+/// questions, shown on the routes of [`crate::ask`]. The questions are
+/// returned too, to be closed when the program ends.
+fn resolver(no_ui: bool, home: &Path, program: &str) -> (Box<dyn Resolver>, Option<Questions>) {
+    let terminal = OpenOptions::new()
         .read(true)
         .write(true)
         .open("/dev/tty")
-        .is_err();
-    if no_ui || no_terminal {
-        return Box::new(NoHuman {
+        .is_ok();
+    if no_ui || crate::prompt::no_ui_by_env() || !terminal {
+        let nobody = NoHuman {
             reason: "no terminal to ask (headless or --no-ui)".into(),
-        });
+        };
+        return (Box::new(nobody), None);
     }
-    Box::new(Terminal {
-        prompt: TerminalPrompt::new(false),
-        asking: Arc::clone(asking),
-    })
-}
-
-/// The terminal prompt (one question at a time, with a countdown), which
-/// says while a question is on screen.
-struct Terminal {
-    prompt: TerminalPrompt,
-    /// Set while a question is on screen.
-    asking: Arc<AtomicBool>,
-}
-
-impl Resolver for Terminal {
-    fn resolve(&self, question: &Question) -> Resolution {
-        self.asking.store(true, Ordering::SeqCst);
-        let resolution = self.prompt.resolve(question);
-        self.asking.store(false, Ordering::SeqCst);
-        resolution
+    match Questions::start(home, program, Routes::detect(terminal)) {
+        Ok(questions) => (Box::new(questions.clone()), Some(questions)),
+        Err(e) => {
+            eprintln!("sandgate: questions cannot be asked ({e}); writes outside are denied");
+            let nobody = NoHuman {
+                reason: format!("questions cannot be asked: {e}"),
+            };
+            (Box::new(nobody), None)
+        }
     }
 }
 
