@@ -734,10 +734,14 @@ impl Policy {
     }
 }
 
-use crate::shell::programs::{sed_script, sed_scripts, text_only, text_option, written, SedEffect};
+use crate::shell::options::{grammar_of, parse, Arg, UNKNOWN};
+use crate::shell::programs::{
+    program_named, sed_script, sed_scripts, text_only, text_option, written, SedEffect,
+};
 
-/// Options that make a program work in another directory, per program;
-/// for a wrapper (`env -C DIR cmd`, `sudo -D DIR cmd`), the command it runs.
+/// Options that make a program work in another directory, per program,
+/// named in full (the program's grammar reads how they are spelled); for a
+/// wrapper (`env -C DIR cmd`, `sudo -D DIR cmd`), the command it runs.
 pub const DIRECTORY_OPTIONS: &[(&str, &[&str])] = &[
     ("git", &["-C"]),
     ("make", &["-C", "--directory"]),
@@ -765,29 +769,32 @@ impl Policy {
         }
         let mut dirs = Vec::new();
         let mut unknown = None;
+        let texts: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
         for (program, options, span) in spans {
-            for (i, w) in c.words.iter().enumerate().take(span.end).skip(span.start) {
-                let value = options.iter().find_map(|o| {
-                    if w.text == *o {
-                        c.words.get(i + 1).cloned()
-                    } else if let Some(v) = w.text.strip_prefix(&format!("{o}=")) {
-                        Some(ShellWord {
-                            text: v.to_string(),
-                            ..w.clone()
-                        })
-                    } else if !o.starts_with("--")
-                        && w.text.len() > o.len()
-                        && w.text.starts_with(o)
-                    {
-                        Some(ShellWord {
-                            text: w.text[o.len()..].to_string(),
-                            ..w.clone()
-                        })
-                    } else {
-                        None
-                    }
-                });
-                let Some(value) = value else { continue };
+            // The program's own options, as its grammar reads them; for a
+            // program with subcommands (`git -C`), those before the subcommand.
+            let grammar = grammar_of(program, None).unwrap_or(&UNKNOWN);
+            let parsed = parse(grammar, &texts[..span.end], span.start);
+            let has_subcommands = program_named(program).is_some_and(|p| !p.subcommands.is_empty());
+            let before_sub = parsed
+                .args
+                .iter()
+                .find_map(|a| match a {
+                    Arg::Operand(i) if has_subcommands => Some(*i),
+                    _ => None,
+                })
+                .unwrap_or(span.end);
+            let values: Vec<_> = options
+                .iter()
+                .flat_map(|o| parsed.values(o))
+                .filter(|v| v.word < before_sub)
+                .collect();
+            for v in values {
+                let w = &c.words[v.word];
+                let value = ShellWord {
+                    text: w.text.get(v.offset..).unwrap_or("").to_string(),
+                    ..w.clone()
+                };
                 match places.expand(&value) {
                     Expansion::Known(t) => {
                         for base in &places.dirs {

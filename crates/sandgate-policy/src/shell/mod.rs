@@ -21,7 +21,9 @@
 //! ```
 
 mod braces;
+pub mod grammar;
 mod kinds;
+pub mod options;
 mod parse;
 mod plain;
 pub mod programs;

@@ -5,11 +5,13 @@ use std::cell::RefCell;
 use tree_sitter::{Node, Parser, Tree};
 
 use super::braces;
+use super::grammar::Grammar;
 use super::kinds::{kind, Kind};
+use super::options::{grammar_of, parse, Arg, Value, UNKNOWN};
 use super::plain::{plain_commands, PlainCommand};
 use super::programs::{
     awk_program, git_program_key, is_option, picks_program, program_named, sed_script, sed_scripts,
-    spelled, AwkEffect, Runs,
+    spelled, AwkEffect, RunningOption, Runs,
 };
 use super::reads::{interpreter_named, reads_program_from_stdin};
 use super::words::{slice, text, Word};
@@ -879,13 +881,7 @@ impl Walker {
         forms: &mut Vec<Form>,
     ) {
         let name = basename(&words[at].text).to_string();
-        let mut texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
-        // `tar cTf list x.tar`: the first word is a cluster without its dash.
-        let dashed;
-        if name == "tar" && texts.get(at + 1).is_some_and(|t| !t.starts_with('-')) {
-            dashed = format!("-{}", texts[at + 1]);
-            texts[at + 1] = &dashed;
-        }
+        let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
         if matches!(
             name.as_str(),
             "export" | "declare" | "typeset" | "local" | "readonly"
@@ -901,71 +897,62 @@ impl Walker {
         }
         let mut sub_at = at + 1;
         if let Some(p) = program_named(&name) {
-            // Global options before the subcommand.
-            let mut i = at + 1;
-            let mut stripped = false;
-            while let Some(w) = words.get(i) {
-                let t = w.text.as_str();
-                if !t.starts_with('-') || t == "-" {
-                    break;
-                }
-                if p.global_flags.contains(&t) {
-                    i += 1;
-                    stripped = true;
-                    continue;
-                }
-                let with_value = p.global_with_value.iter().find_map(|o| {
-                    if t == *o {
-                        Some((*o, words.get(i + 1), 2))
-                    } else if (o.starts_with("--")
-                        && t.strip_prefix(o).is_some_and(|r| r.starts_with('=')))
-                        || (!o.starts_with("--") && t.starts_with(o) && t.len() > o.len())
-                    {
-                        Some((*o, Some(w), 1))
-                    } else {
-                        None
-                    }
-                });
-                let Some((opt, value, consumed)) = with_value else {
-                    break;
-                };
-                if opt == "-c" {
-                    let value = value.map(|v| {
-                        let t = v.text.as_str();
-                        (
-                            t.strip_prefix("-c").filter(|_| consumed == 1).unwrap_or(t),
-                            v.has_expansion,
-                        )
-                    });
-                    match value {
-                        Some((kv, false))
-                            if !git_program_key(kv.split('=').next().unwrap_or("")) => {}
-                        Some((kv, _)) => {
-                            self.unanalysable(
-                                source,
-                                format!("`{name} -c {kv}` sets a program, an alias or more settings that the gate cannot see"),
-                            );
+            let own = grammar_of(&name, None);
+            if !p.subcommands.is_empty() {
+                // The program's own options before the subcommand.
+                let parsed = parse(own.unwrap_or(&UNKNOWN), &texts, at + 1);
+                let mut i = at + 1;
+                for a in &parsed.args {
+                    let Arg::Opt {
+                        name: opt,
+                        word,
+                        value,
+                        ..
+                    } = a
+                    else {
+                        break;
+                    };
+                    if opt.is("-c") {
+                        if let Some(v) = value {
+                            let kv = v.text(&texts);
+                            let hidden = words[v.word].has_expansion
+                                || git_program_key(kv.split('=').next().unwrap_or(""));
+                            if hidden {
+                                self.unanalysable(
+                                    source,
+                                    format!("`{name} -c {kv}` sets a program, an alias or more settings that the gate cannot see"),
+                                );
+                            }
                         }
-                        None => {}
                     }
+                    i = value.map_or(*word, |v| v.word.max(*word)) + 1;
                 }
-                i += consumed;
-                stripped = true;
+                sub_at = i;
+                if sub_at > at + 1 && i < words.len() {
+                    let mut rest: Vec<&str> = vec![name.as_str()];
+                    rest.extend(&texts[i..]);
+                    forms.push(Form {
+                        text: rest.join(" "),
+                        kind: if eligible {
+                            FormKind::Unwrapped
+                        } else {
+                            FormKind::DenyOnly
+                        },
+                    });
+                }
             }
-            sub_at = i;
-            if stripped && i < words.len() {
-                let mut rest: Vec<&str> = vec![name.as_str()];
-                rest.extend(&texts[i..]);
-                forms.push(Form {
-                    text: rest.join(" "),
-                    kind: if eligible {
-                        FormKind::Unwrapped
-                    } else {
-                        FormKind::DenyOnly
-                    },
-                });
-            }
-            // Options anywhere after the name.
+            // Options wherever the program reads them: its own before a
+            // subcommand, the subcommand's after it.
+            let (own_end, sub_grammar) = if p.subcommands.is_empty() {
+                (words.len(), None)
+            } else {
+                (
+                    sub_at,
+                    texts
+                        .get(sub_at)
+                        .map(|s| (sub_at + 1, grammar_of(&name, Some(s)))),
+                )
+            };
             for opt in p.options {
                 if opt.name.is_empty() {
                     self.unanalysable(
@@ -974,10 +961,12 @@ impl Walker {
                     );
                     continue;
                 }
-                for j in at + 1..words.len() {
-                    if !is_option(texts[j], opt.name) {
-                        continue;
-                    }
+                let mut hits = given(own, &texts, at + 1, own_end, opt.name);
+                if let Some((from, g)) = sub_grammar {
+                    hits.extend(given(g, &texts, from, words.len(), opt.name));
+                }
+                widen(&mut hits, opt, &texts, at + 1);
+                for (j, value) in hits {
                     match opt.runs {
                         Runs::Hidden => self.unanalysable(
                             source,
@@ -992,7 +981,7 @@ impl Walker {
                         }
                         Runs::CommandWords => self.nested(&words[j + 1..], None, source),
                         Runs::Script | Runs::ScriptWords => {
-                            self.option_script(words, j, opt.name, opt.runs, source)
+                            self.option_script(words, j, value, opt.name, source)
                         }
                     }
                 }
@@ -1035,13 +1024,13 @@ impl Walker {
                         }
                         continue;
                     }
-                    for j in after..words.len() {
-                        if !is_option(texts[j], opt.name) {
-                            continue;
-                        }
+                    let g = grammar_of(&name, Some(path[0]));
+                    let mut hits = given(g, &texts, after, words.len(), opt.name);
+                    widen(&mut hits, opt, &texts, after);
+                    for (j, value) in hits {
                         match opt.runs {
                             Runs::Script | Runs::ScriptWords => {
-                                self.option_script(words, j, opt.name, opt.runs, source)
+                                self.option_script(words, j, value, opt.name, source)
                             }
                             Runs::CommandWords => self.nested(&words[j + 1..], None, source),
                             Runs::CommandUntilTerminator => {
@@ -1134,11 +1123,24 @@ impl Walker {
         self.nested_script(&action.text, action.has_expansion, "trap", source);
     }
 
-    /// The script an option gives (`--exec CMD`, `--exec=CMD`, `-x CMD`).
-    fn option_script(&mut self, words: &[Word], j: usize, opt: &str, _runs: Runs, source: &str) {
-        let t = words[j].text.as_str();
-        let (script, expansion) = match t.strip_prefix(opt).and_then(|r| r.strip_prefix('=')) {
-            Some(v) => (v.to_string(), words[j].has_expansion),
+    /// The script an option gives (`--exec CMD`, `--exec=CMD`, `-x CMD`):
+    /// its value as the grammar read it, or else the next word.
+    fn option_script(
+        &mut self,
+        words: &[Word],
+        j: usize,
+        value: Option<Value>,
+        opt: &str,
+        source: &str,
+    ) {
+        let (script, expansion) = match value {
+            Some(v) => match words.get(v.word) {
+                Some(w) => (
+                    w.text.get(v.offset..).unwrap_or("").to_string(),
+                    w.has_expansion,
+                ),
+                None => return,
+            },
             None => match words.get(j + 1) {
                 Some(w) => (w.text.clone(), w.has_expansion),
                 None => return,
@@ -1230,29 +1232,14 @@ impl Walker {
         given_by: &[&str],
         source: &str,
     ) {
-        let mut i = at + 1;
-        while let Some(w) = words.get(i) {
-            let t = w.text.as_str();
-            if given_by
-                .iter()
-                .any(|g| t == *g || t.starts_with(&format!("{g}=")))
-            {
-                return;
-            }
-            if t == "--" {
-                i += 1;
-                break;
-            }
-            if !t.starts_with('-') || t == "-" {
-                break;
-            }
-            // `-F fs`, `-v var=value` take the next word.
-            i += if matches!(t, "-F" | "-v" | "--field-separator" | "--assign") {
-                2
-            } else {
-                1
-            };
+        let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+        let parsed = parse(grammar_of(name, None).unwrap_or(&UNKNOWN), &texts, at + 1);
+        if parsed.has_any(given_by) {
+            return;
         }
+        let Some(i) = parsed.operands().first().copied() else {
+            return;
+        };
         let Some(text) = words.get(i) else { return };
         let t = text.text.as_str();
         if text.has_expansion {
@@ -1331,6 +1318,53 @@ impl Walker {
     }
 }
 
+/// The words of `texts[from..to]` that hold the option `spelled`, with its
+/// value, as `grammar` reads them; a program without a grammar (and `find`,
+/// whose expression has options of its own) has every word that is the
+/// option, `OPTION=VALUE` or a cluster holding its letter.
+fn given(
+    grammar: Option<&Grammar>,
+    texts: &[&str],
+    from: usize,
+    to: usize,
+    spelled: &str,
+) -> Vec<(usize, Option<Value>)> {
+    let to = to.min(texts.len());
+    match grammar.filter(|g| g.program != "find") {
+        Some(g) if from <= to => {
+            let parsed = parse(g, &texts[..to], from);
+            parsed
+                .given(spelled)
+                .filter_map(|a| match a {
+                    Arg::Opt { word, value, .. } => Some((*word, *value)),
+                    _ => None,
+                })
+                .collect()
+        }
+        _ => (from..to)
+            .filter(|&j| is_option(texts[j], spelled))
+            .map(|j| (j, None))
+            .collect(),
+    }
+}
+
+/// An option that hides a program or takes its file names from its input
+/// stops the analysis wherever a word could hold it: besides the words the
+/// grammar reads as that option, every word that is the option,
+/// `OPTION=VALUE` or a short cluster holding its letter (`perl -pie`, whose
+/// `-i` takes the `e`; an option before git's subcommand). Reading wider only
+/// asks more.
+fn widen(hits: &mut Vec<(usize, Option<Value>)>, opt: &RunningOption, texts: &[&str], from: usize) {
+    if !matches!(opt.runs, Runs::Hidden | Runs::NamesFromInput) {
+        return;
+    }
+    for (j, t) in texts.iter().enumerate().skip(from) {
+        if !hits.iter().any(|(k, _)| *k == j) && is_option(t, opt.name) {
+            hits.push((j, None));
+        }
+    }
+}
+
 /// Whether a word is a process substitution (`<(…)`) or names an open
 /// descriptor (`/dev/fd/3`, `/proc/self/fd/0`, `/dev/stdin`): a script read
 /// from one is only known when the command runs.
@@ -1341,30 +1375,18 @@ fn reads_a_descriptor(word: &str) -> bool {
         || word == "/dev/stdin"
 }
 
-/// The replacement text of `xargs -I R`, `-iR`, `-i` or `--replace[=R]`.
+/// The replacement text of `xargs -I R`, `-iR`, `-i` or `--replace[=R]`,
+/// as xargs's grammar reads its options.
 fn xargs_placeholder(options: &[Word]) -> Option<String> {
-    let mut i = 0;
-    while let Some(w) = options.get(i) {
-        let t = w.text.as_str();
-        if t == "-I" {
-            return options.get(i + 1).map(|w| w.text.clone());
+    let texts: Vec<&str> = options.iter().map(|w| w.text.as_str()).collect();
+    let parsed = parse(grammar_of("xargs", None)?, &texts, 0);
+    parsed.args.iter().find_map(|a| match a {
+        Arg::Opt { name, value, .. } if name.is("-I") => value.map(|v| v.text(&texts).to_string()),
+        Arg::Opt { name, value, .. } if name.is("-i") || name.is("--replace") => {
+            Some(value.map_or("{}", |v| v.text(&texts)).to_string())
         }
-        if let Some(r) = t.strip_prefix("-I").filter(|r| !r.is_empty()) {
-            return Some(r.to_string());
-        }
-        if let Some(r) = t.strip_prefix("--replace") {
-            return Some(r.strip_prefix('=').unwrap_or("{}").to_string());
-        }
-        if let Some(r) = t.strip_prefix("-i") {
-            return Some(if r.is_empty() {
-                "{}".into()
-            } else {
-                r.to_string()
-            });
-        }
-        i += 1;
-    }
-    None
+        _ => None,
+    })
 }
 
 /// The texts of `words`, joined by single spaces.

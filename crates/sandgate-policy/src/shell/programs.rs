@@ -3,10 +3,14 @@
 //! (so a word whose value is unknown cannot make them open a file), which
 //! options take a message rather than a path, which options, subcommands and
 //! environment variables run another program ([`PROGRAMS`],
-//! [`PROGRAM_VARIABLES`]), which global options are stripped before a
-//! subcommand, how common flags are spelled ([`FLAG_SPELLINGS`]), and which
-//! operands a program writes ([`WRITERS`]). The code that reads the tables
-//! knows nothing about any one program.
+//! [`PROGRAM_VARIABLES`]), how common flags are spelled
+//! ([`FLAG_SPELLINGS`]), and which operands a program writes ([`WRITERS`]).
+//! Options are named in full; how a command spells them (abbreviated,
+//! clustered, with an attached value) is read by the one argv parser
+//! ([`super::options`]) from the program's grammar ([`super::grammar`]). The
+//! code that reads the tables knows nothing about any one program.
+
+use super::options::{grammar_of, parse, parse_command, Arg, Value, UNKNOWN};
 
 /// Programs that never open a file named by an argument: they print, compare
 /// or compute with their words. A word holding an unknown expansion
@@ -66,23 +70,19 @@ pub struct RunningOption {
     pub runs: Runs,
 }
 
-/// A program whose options or subcommands run other programs, and the
-/// global options stripped before its subcommand.
+/// A program whose options or subcommands run other programs. A program
+/// with subcommands has its own options (its grammar's) stripped before the
+/// subcommand.
 #[derive(Debug, Clone, Copy)]
 pub struct Program {
     /// The command name (also matched as the last component of a path).
     pub name: &'static str,
-    /// Options (anywhere after the name) that run something.
+    /// Options (wherever its grammar reads them) that run something.
     pub options: &'static [RunningOption],
     /// Subcommands (the first word after the global options) and the
     /// options that run something there; an option named `""` means the
     /// words after the subcommand itself (`git bisect run CMD`).
     pub subcommands: &'static [(&'static [&'static str], &'static [RunningOption])],
-    /// Global options before the subcommand that take no value.
-    pub global_flags: &'static [&'static str],
-    /// Global options before the subcommand that take a value, attached
-    /// (`--git-dir=x`, `-Cdir`) or as the next word.
-    pub global_with_value: &'static [&'static str],
     /// The first operand is program text (`awk 'PROGRAM'`), scanned for what
     /// runs programs or writes files, unless one of these options gives the
     /// program instead.
@@ -94,8 +94,6 @@ const fn program(name: &'static str) -> Program {
         name,
         options: &[],
         subcommands: &[],
-        global_flags: &[],
-        global_with_value: &[],
         text_operand: None,
     }
 }
@@ -168,34 +166,6 @@ pub const PROGRAMS: &[Program] = &[
             ),
             (&["mergetool"], &[hidden("--tool"), hidden("-t")]),
             (&["daemon"], &[hidden("--access-hook")]),
-        ],
-        global_flags: &[
-            "-p",
-            "--paginate",
-            "-P",
-            "--no-pager",
-            "--no-replace-objects",
-            "--no-lazy-fetch",
-            "--no-optional-locks",
-            "--no-advice",
-            "--bare",
-            "--literal-pathspecs",
-            "--glob-pathspecs",
-            "--noglob-pathspecs",
-            "--icase-pathspecs",
-            "--html-path",
-            "--man-path",
-            "--info-path",
-        ],
-        global_with_value: &[
-            "-C",
-            "-c",
-            "--git-dir",
-            "--work-tree",
-            "--namespace",
-            "--super-prefix",
-            "--attr-source",
-            "--list-cmds",
         ],
         ..program("git")
     },
@@ -501,17 +471,15 @@ pub fn is_option(word: &str, opt: &str) -> bool {
 }
 
 /// Programs whose operands (or some options' values) are files they write,
-/// delete or change.
+/// delete or change. Options are named in full (`-t`, `--target-directory`);
+/// how each is spelled and whether it takes a value is the program's
+/// grammar's ([`super::grammar`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Writer {
     /// The command name.
     pub name: &'static str,
     /// Which operands are written.
     pub operands: WrittenOperands,
-    /// Short options that take a value (so the value is no operand), as letters.
-    pub short_with_value: &'static str,
-    /// Long options that take a value, attached with `=` or as the next word.
-    pub long_with_value: &'static [&'static str],
     /// Options whose value is a written file or directory (`-t DIR`, `-o FILE`).
     pub writes_value: &'static [&'static str],
     /// Options that make the write recursive (`-r`, `-R`, `--recursive`).
@@ -538,123 +506,62 @@ const fn writer(name: &'static str, operands: WrittenOperands) -> Writer {
     Writer {
         name,
         operands,
-        short_with_value: "",
-        long_with_value: &[],
         writes_value: &[],
         recursive: &[],
         assigned: &[],
     }
 }
 
+/// `-t DIR`, `--target-directory=DIR`.
+const TARGET_DIRECTORY: &[&str] = &["-t", "--target-directory"];
+
 /// Programs that write their operands, for the path write check.
 pub const WRITERS: &[Writer] = &[
     Writer {
-        short_with_value: "tS",
-        long_with_value: &[
-            "--target-directory",
-            "--suffix",
-            "--backup",
-            "--reflink",
-            "--sparse",
-            "--preserve",
-            "--no-preserve",
-            "--context",
-        ],
-        writes_value: &["-t", "--target-directory"],
+        writes_value: TARGET_DIRECTORY,
         recursive: &["-r", "-R", "--recursive", "-a", "--archive"],
         ..writer("cp", WrittenOperands::Last)
     },
     Writer {
-        short_with_value: "tS",
-        long_with_value: &["--target-directory", "--suffix", "--backup", "--context"],
-        writes_value: &["-t", "--target-directory"],
+        writes_value: TARGET_DIRECTORY,
         ..writer("mv", WrittenOperands::Last)
     },
     Writer {
-        short_with_value: "tSgmoZ",
-        long_with_value: &[
-            "--target-directory",
-            "--suffix",
-            "--backup",
-            "--group",
-            "--mode",
-            "--owner",
-            "--strip-program",
-            "--context",
-        ],
-        writes_value: &["-t", "--target-directory"],
+        writes_value: TARGET_DIRECTORY,
         ..writer("install", WrittenOperands::Last)
     },
     Writer {
-        short_with_value: "tS",
-        long_with_value: &["--target-directory", "--suffix", "--backup"],
-        writes_value: &["-t", "--target-directory"],
+        writes_value: TARGET_DIRECTORY,
         ..writer("ln", WrittenOperands::Last)
     },
-    Writer {
-        long_with_value: &["--output-error"],
-        ..writer("tee", WrittenOperands::All)
-    },
+    writer("tee", WrittenOperands::All),
     Writer {
         assigned: &["of"],
         ..writer("dd", WrittenOperands::None)
     },
+    writer("touch", WrittenOperands::All),
+    writer("mkdir", WrittenOperands::All),
+    writer("truncate", WrittenOperands::All),
     Writer {
-        short_with_value: "drt",
-        long_with_value: &["--date", "--reference", "--time"],
-        ..writer("touch", WrittenOperands::All)
-    },
-    Writer {
-        short_with_value: "mZ",
-        long_with_value: &["--mode", "--context"],
-        ..writer("mkdir", WrittenOperands::All)
-    },
-    Writer {
-        short_with_value: "rs",
-        long_with_value: &["--reference", "--size"],
-        ..writer("truncate", WrittenOperands::All)
-    },
-    Writer {
-        long_with_value: &["--interactive", "--preserve-root"],
         recursive: &["-r", "-R", "--recursive"],
         ..writer("rm", WrittenOperands::All)
     },
     writer("rmdir", WrittenOperands::All),
     writer("unlink", WrittenOperands::All),
+    writer("shred", WrittenOperands::All),
     Writer {
-        short_with_value: "nsu",
-        long_with_value: &["--iterations", "--size", "--random-source", "--remove"],
-        ..writer("shred", WrittenOperands::All)
-    },
-    Writer {
-        long_with_value: &["--reference"],
         recursive: &["-R", "--recursive"],
         ..writer("chmod", WrittenOperands::AllButFirst)
     },
     Writer {
-        long_with_value: &["--reference", "--from"],
         recursive: &["-R", "--recursive"],
         ..writer("chown", WrittenOperands::AllButFirst)
     },
     Writer {
-        long_with_value: &["--reference"],
         recursive: &["-R", "--recursive"],
         ..writer("chgrp", WrittenOperands::AllButFirst)
     },
     Writer {
-        short_with_value: "kotSTy",
-        long_with_value: &[
-            "--key",
-            "--field-separator",
-            "--buffer-size",
-            "--temporary-directory",
-            "--parallel",
-            "--files0-from",
-            "--random-source",
-            "--sort",
-            "--batch-size",
-            "--output",
-        ],
         writes_value: &["-o", "--output"],
         ..writer("sort", WrittenOperands::None)
     },
@@ -689,79 +596,23 @@ pub fn written(words: &[&str], at: usize) -> Vec<Written> {
     let Some(w) = writer_named(name) else {
         return Vec::new();
     };
+    let parsed = parse_command(words, at, None);
+    let recursive = parsed.has_any(w.recursive);
     let mut out = Vec::new();
-    let mut operands = Vec::new();
-    let mut recursive = false;
     let mut target_option = false;
-    let mut i = at + 1;
-    let mut options = true;
-    while i < words.len() {
+    for opt in w.writes_value {
+        for v in parsed.values(opt) {
+            target_option = true;
+            out.push(Written {
+                word: v.word,
+                offset: v.offset,
+                recursive: false,
+            });
+        }
+    }
+    let mut operands = Vec::new();
+    for i in parsed.operands() {
         let t = words[i];
-        if options && t == "--" {
-            options = false;
-            i += 1;
-            continue;
-        }
-        if options && t.starts_with("--") {
-            let (opt, value) = match t.split_once('=') {
-                Some((o, _)) => (o, Some(o.len() + 1)),
-                None => (t, None),
-            };
-            if w.recursive.contains(&opt) {
-                recursive = true;
-            }
-            if w.long_with_value.contains(&opt) {
-                let (word, offset) = match value {
-                    Some(off) => (i, off),
-                    None => {
-                        i += 1;
-                        (i, 0)
-                    }
-                };
-                if w.writes_value.contains(&opt) && word < words.len() {
-                    target_option = true;
-                    out.push(Written {
-                        word,
-                        offset,
-                        recursive: false,
-                    });
-                }
-            }
-            i += 1;
-            continue;
-        }
-        if options && t.len() > 1 && t.starts_with('-') {
-            for (pos, c) in t.char_indices().skip(1) {
-                let short = &t[pos..pos + c.len_utf8()];
-                if w.recursive.iter().any(|r| r.len() == 2 && &r[1..] == short) {
-                    recursive = true;
-                }
-                if w.short_with_value.contains(c) {
-                    let rest = pos + c.len_utf8();
-                    let (word, offset) = if rest < t.len() {
-                        (i, rest)
-                    } else {
-                        i += 1;
-                        (i, 0)
-                    };
-                    if w.writes_value
-                        .iter()
-                        .any(|o| o.len() == 2 && &o[1..] == short)
-                        && word < words.len()
-                    {
-                        target_option = true;
-                        out.push(Written {
-                            word,
-                            offset,
-                            recursive: false,
-                        });
-                    }
-                    break;
-                }
-            }
-            i += 1;
-            continue;
-        }
         if let Some(name) = w
             .assigned
             .iter()
@@ -775,7 +626,6 @@ pub fn written(words: &[&str], at: usize) -> Vec<Written> {
         } else {
             operands.push(i);
         }
-        i += 1;
     }
     let whole = |word: usize, recursive: bool| Written {
         word,
@@ -846,90 +696,66 @@ fn find_writes(words: &[&str], at: usize) -> Vec<Written> {
 }
 
 /// git: `--output=FILE` (diff, log, format-patch, …), `format-patch -o DIR`
-/// / `--output-directory`, `archive -o FILE`.
+/// / `--output-directory`, `archive -o FILE`, read by the subcommand's
+/// grammar; a subcommand without one has each `--output` word read as one.
 fn git_writes(words: &[&str], at: usize) -> Vec<Written> {
     let mut out = Vec::new();
-    let sub = words
-        .iter()
-        .skip(at + 1)
-        .position(|w| !w.starts_with('-'))
-        .map(|p| p + at + 1);
-    for (i, t) in words.iter().enumerate().skip(at + 1) {
-        for opt in ["--output", "--output-directory"] {
-            if let Some(r) = t.strip_prefix(opt) {
+    let Some(sub) = subcommand_at(words, at) else {
+        return out;
+    };
+    let value = |v: Value| Written {
+        word: v.word,
+        offset: v.offset,
+        recursive: false,
+    };
+    if grammar_of("git", Some(words[sub])).is_none() {
+        for (i, t) in words.iter().enumerate().skip(sub + 1) {
+            if let Some(r) = t.strip_prefix("--output") {
                 if r.is_empty() && i + 1 < words.len() {
-                    out.push(Written {
+                    out.push(value(Value {
                         word: i + 1,
                         offset: 0,
-                        recursive: false,
-                    });
+                    }));
                 } else if r.starts_with('=') {
-                    out.push(Written {
+                    out.push(value(Value {
                         word: i,
-                        offset: opt.len() + 1,
-                        recursive: false,
-                    });
+                        offset: "--output=".len(),
+                    }));
                 }
             }
         }
-        let o_writes = sub.is_some_and(|s| matches!(words[s], "format-patch" | "archive"));
-        if o_writes && Some(i) > sub && *t == "-o" && i + 1 < words.len() {
-            out.push(Written {
-                word: i + 1,
-                offset: 0,
-                recursive: false,
-            });
-        } else if o_writes
-            && Some(i) > sub
-            && t.starts_with("-o")
-            && t.len() > 2
-            && !t.starts_with("--")
-        {
-            out.push(Written {
-                word: i,
-                offset: 2,
-                recursive: false,
-            });
+        return out;
+    }
+    let parsed = parse_command(words, at, Some(sub));
+    let o_writes = matches!(words[sub], "format-patch" | "archive");
+    for opt in ["--output", "--output-directory", "-o"] {
+        if opt == "-o" && !o_writes {
+            continue;
         }
+        out.extend(parsed.values(opt).map(value));
     }
     out
+}
+
+/// The index of the subcommand of the program `words[at]` (`git`, `cargo`):
+/// the first operand after the program's own options.
+pub fn subcommand_at(words: &[&str], at: usize) -> Option<usize> {
+    let g = grammar_of(words[at], None).unwrap_or(&UNKNOWN);
+    parse(g, words, at + 1).args.iter().find_map(|a| match a {
+        Arg::Operand(i) => Some(*i),
+        _ => None,
+    })
 }
 
 /// `sed -i`: every file operand is written (the script is the first operand
 /// unless `-e`/`-f` gave it).
 fn sed_in_place(words: &[&str], at: usize) -> Vec<Written> {
-    let mut in_place = false;
-    let mut script_given = false;
-    let mut operands = Vec::new();
-    let mut i = at + 1;
-    while i < words.len() {
-        let t = words[i];
-        if t == "-i" || t.starts_with("--in-place") || (t.starts_with("-i") && !t.starts_with("--"))
-        {
-            in_place = true;
-        } else if t == "-e" || t == "-f" || t == "--expression" || t == "--file" {
-            script_given = true;
-            i += 1;
-        } else if t.starts_with("--expression=") || t.starts_with("--file=") {
-            script_given = true;
-        } else if t.starts_with('-') && !t.starts_with("--") && t.len() > 1 {
-            if t[1..].contains('i') {
-                in_place = true;
-            }
-            if let Some(p) = t[1..].find(['e', 'f']) {
-                script_given = true;
-                if p + 2 == t.len() {
-                    i += 1;
-                }
-            }
-        } else if !t.starts_with('-') {
-            operands.push(i);
-        }
-        i += 1;
-    }
-    if !in_place {
+    let parsed = parse_command(words, at, None);
+    if !parsed.has_any(&["-i", "--in-place"]) {
         return Vec::new();
     }
+    let script_given = parsed.has_any(SED_SCRIPT_OPTIONS);
+    let operands = parsed.operands();
     let files = if script_given {
         &operands[..]
     } else {
@@ -944,6 +770,9 @@ fn sed_in_place(words: &[&str], at: usize) -> Vec<Written> {
         })
         .collect()
 }
+
+/// The options that give sed its script.
+const SED_SCRIPT_OPTIONS: &[&str] = &["-e", "--expression", "-f", "--file"];
 
 /// What a sed script does beyond printing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1313,8 +1142,9 @@ pub const FLAG_SPELLINGS: &[FlagSpelling] = &[
 ];
 
 /// The command `words` (its name first, global options already stripped)
-/// with its flags in one spelling: each flag on its own, long names as their
-/// short letter, sorted and without repeats, before the other words in their
+/// with its flags in one spelling: each flag on its own, long names (or
+/// their abbreviations, for a program that reads them) as their short
+/// letter, sorted and without repeats, before the other words in their
 /// order. `rm -fr /`, `rm -r -f /`, `rm --recursive --force /` and
 /// `rm / -rf` are all `rm -f -r /`. `None` when the program has no entry.
 pub fn spelled(words: &[&str]) -> Option<String> {
@@ -1323,6 +1153,7 @@ pub fn spelled(words: &[&str]) -> Option<String> {
         .iter()
         .find(|e| e.program == name && e.subcommand.is_none_or(|s| words.get(1) == Some(&s)))?;
     let start = if entry.subcommand.is_some() { 2 } else { 1 };
+    let grammar = grammar_of(name, entry.subcommand);
     let mapped = |f: &str| -> String {
         entry
             .same
@@ -1340,7 +1171,15 @@ pub fn spelled(words: &[&str]) -> Option<String> {
             continue;
         }
         if options {
-            if let Some((_, short)) = entry.long.iter().find(|(l, _)| l == w) {
+            // `--recur` is `--recursive` to a program that reads abbreviations.
+            let full = w
+                .strip_prefix("--")
+                .filter(|l| !l.is_empty() && !l.contains('='))
+                .and_then(|l| grammar.map(|g| g.resolve_long(l)))
+                .filter(|m| m.len() == 1)
+                .map(|m| format!("--{}", m[0].0));
+            let long = full.as_deref().unwrap_or(w);
+            if let Some((_, short)) = entry.long.iter().find(|(l, _)| *l == long) {
                 flags.push(mapped(short));
                 continue;
             }
@@ -1367,56 +1206,22 @@ pub fn spelled(words: &[&str]) -> Option<String> {
 /// `--expression=SCRIPT`, or else the first operand; with the index of the
 /// word that holds it.
 pub fn sed_scripts<'a>(words: &[&'a str], at: usize) -> Vec<(usize, &'a str)> {
+    let parsed = parse_command(words, at, None);
     let mut out = Vec::new();
-    let mut file_given = false;
-    let mut first_operand = None;
-    let mut i = at + 1;
-    while i < words.len() {
-        let t = words[i];
-        if t == "-e" || t == "--expression" {
-            if let Some(s) = words.get(i + 1) {
-                out.push((i + 1, *s));
+    for a in &parsed.args {
+        if let Arg::Opt {
+            name,
+            value: Some(v),
+            ..
+        } = a
+        {
+            if name.is("-e") || name.is("--expression") {
+                out.push((v.word, v.text(words)));
             }
-            i += 2;
-            continue;
         }
-        if let Some(s) = t.strip_prefix("--expression=") {
-            out.push((i, s));
-        } else if t == "-f" || t == "--file" {
-            file_given = true;
-            i += 2;
-            continue;
-        } else if t.starts_with("--file=") {
-            file_given = true;
-        } else if t.starts_with('-') && !t.starts_with("--") && t.len() > 1 {
-            // A cluster ending in `e` or `f` takes the next word (`-ne SCRIPT`).
-            if let Some(p) = t[1..].find(['e', 'f']) {
-                let attached = &t[p + 2..];
-                let is_e = t.as_bytes()[p + 1] == b'e';
-                if attached.is_empty() {
-                    if is_e {
-                        if let Some(s) = words.get(i + 1) {
-                            out.push((i + 1, *s));
-                        }
-                    } else {
-                        file_given = true;
-                    }
-                    i += 2;
-                    continue;
-                }
-                if is_e {
-                    out.push((i, attached));
-                } else {
-                    file_given = true;
-                }
-            }
-        } else if !t.starts_with('-') && first_operand.is_none() {
-            first_operand = Some(i);
-        }
-        i += 1;
     }
-    if out.is_empty() && !file_given {
-        if let Some(i) = first_operand {
+    if out.is_empty() && !parsed.has_any(&["-f", "--file"]) {
+        if let Some(&i) = parsed.operands().first() {
             out.push((i, words[i]));
         }
     }

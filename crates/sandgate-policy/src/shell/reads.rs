@@ -6,7 +6,8 @@
 //! what a pattern matches ([`GLOB_OPTIONS`]) and commands that make
 //! symlinks. The functions here read words; they know nothing of the disk.
 
-use super::programs::is_option;
+use super::options::{grammar_of, parse, parse_command, Arg, ValueKind, UNKNOWN};
+use super::programs::subcommand_at;
 
 /// What a recursive reader takes from the tree it walks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,16 +42,13 @@ pub struct RecursiveReader {
     pub name: &'static str,
     /// The subcommand it must be given (`git diff`).
     pub subcommand: Option<&'static str>,
-    /// Options that make it recursive; empty: it always is. A `-d recurse`
-    /// entry means the option `-d` with the value `recurse`.
+    /// Options that make it recursive, named in full; empty: it always is. A
+    /// `-d recurse` entry means the option `-d` with the value `recurse` (or
+    /// an abbreviation of it, which GNU programs read).
     pub recursive: &'static [&'static str],
     /// `None`: it reads dot-files too. `Some(options)`: it skips them unless
     /// one of these options is given (`rg --hidden`).
     pub hidden: Option<&'static [&'static str]>,
-    /// Short options that take a value, as letters.
-    pub short_with_value: &'static str,
-    /// Long options that take a value (attached with `=`, or the next word).
-    pub long_with_value: &'static [&'static str],
     /// Which operands are the trees read.
     pub roots: Roots,
     /// With no tree given, it reads the working directory.
@@ -67,8 +65,6 @@ const fn reader(name: &'static str, roots: Roots, reach: Reach) -> RecursiveRead
         subcommand: None,
         recursive: &[],
         hidden: None,
-        short_with_value: "",
-        long_with_value: &[],
         roots,
         default_here: false,
         reach,
@@ -85,30 +81,9 @@ const GREP_RECURSIVE: &[&str] = &[
     "-d recurse",
     "--directories recurse",
 ];
-const GREP_SHORT: &str = "efmABCdD";
-const GREP_LONG: &[&str] = &[
-    "--regexp",
-    "--file",
-    "--max-count",
-    "--after-context",
-    "--before-context",
-    "--context",
-    "--directories",
-    "--devices",
-    "--include",
-    "--exclude",
-    "--exclude-from",
-    "--exclude-dir",
-    "--label",
-    "--binary-files",
-    "--group-separator",
-];
-
 const fn grep(name: &'static str, recursive: &'static [&'static str]) -> RecursiveReader {
     RecursiveReader {
         recursive,
-        short_with_value: GREP_SHORT,
-        long_with_value: GREP_LONG,
         default_here: true,
         ..reader(name, Roots::AfterPattern(GREP_PATTERN), Reach::Contents)
     }
@@ -124,35 +99,6 @@ pub const RECURSIVE_READERS: &[RecursiveReader] = &[
     grep("rgrep", &[]),
     RecursiveReader {
         hidden: Some(&["--hidden", "-.", "-uu", "-uuu", "--unrestricted"]),
-        short_with_value: "efgtTmABCEjMrd",
-        long_with_value: &[
-            "--regexp",
-            "--file",
-            "--glob",
-            "--iglob",
-            "--type",
-            "--type-not",
-            "--type-add",
-            "--type-clear",
-            "--max-count",
-            "--context",
-            "--after-context",
-            "--before-context",
-            "--encoding",
-            "--replace",
-            "--max-depth",
-            "--max-columns",
-            "--threads",
-            "--sort",
-            "--sortr",
-            "--colors",
-            "--path-separator",
-            "--pre-glob",
-            "--ignore-file",
-            "--max-filesize",
-            "--engine",
-            "--context-separator",
-        ],
         default_here: true,
         not_reading: &["--type-list", "--version", "-V", "--help", "-h"],
         ..reader(
@@ -163,37 +109,11 @@ pub const RECURSIVE_READERS: &[RecursiveReader] = &[
     },
     RecursiveReader {
         hidden: Some(&["--hidden", "-u", "--unrestricted"]),
-        short_with_value: "ABCGgmpW",
-        long_with_value: &[
-            "--after",
-            "--before",
-            "--context",
-            "--file-search-regex",
-            "--ignore",
-            "--ignore-dir",
-            "--max-count",
-            "--path-to-ignore",
-            "--depth",
-            "--pager",
-            "--width",
-        ],
         default_here: true,
         not_reading: &["--version", "--help", "-h"],
         ..reader("ag", Roots::AfterPattern(&["-g"]), Reach::Contents)
     },
     RecursiveReader {
-        short_with_value: "ABCm",
-        long_with_value: &[
-            "--after-context",
-            "--before-context",
-            "--context",
-            "--max-count",
-            "--type",
-            "--ignore-dir",
-            "--ignore-file",
-            "--match",
-            "--output",
-        ],
         default_here: true,
         not_reading: &["--version", "--help", "--help-types"],
         ..reader(
@@ -204,104 +124,37 @@ pub const RECURSIVE_READERS: &[RecursiveReader] = &[
     },
     RecursiveReader {
         recursive: &["-r", "--recursive"],
-        short_with_value: "CUFIxXSLWD",
-        long_with_value: &[
-            "--context",
-            "--unified",
-            "--show-function-line",
-            "--ignore-matching-lines",
-            "--exclude",
-            "--exclude-from",
-            "--starting-file",
-            "--label",
-            "--width",
-            "--ifdef",
-            "--from-file",
-            "--to-file",
-            "--horizon-lines",
-            "--tabsize",
-            "--color",
-            "--palette",
-        ],
         ..reader("diff", Roots::All, Reach::Contents)
     },
     RecursiveReader {
         subcommand: Some("diff"),
         recursive: &["--no-index"],
-        long_with_value: &["--output", "--src-prefix", "--dst-prefix"],
         ..reader("git", Roots::All, Reach::Contents)
     },
     RecursiveReader {
         subcommand: Some("grep"),
         recursive: &["--no-index", "--untracked"],
-        short_with_value: "efmABC",
-        long_with_value: &["--max-depth", "--threads"],
         default_here: true,
-        ..reader("git", Roots::AfterPattern(GREP_PATTERN), Reach::Contents)
+        ..reader("git", Roots::AfterPattern(&["-e", "-f"]), Reach::Contents)
     },
     RecursiveReader {
         recursive: &["-c", "--create", "-r", "--append", "-u", "--update"],
-        short_with_value: "fbCgKLNTVXH",
-        long_with_value: &[
-            "--file",
-            "--directory",
-            "--exclude",
-            "--exclude-from",
-            "--files-from",
-            "--listed-incremental",
-            "--format",
-            "--label",
-            "--blocking-factor",
-            "--owner",
-            "--group",
-            "--mode",
-            "--mtime",
-            "--transform",
-            "--xform",
-            "--newer",
-        ],
         ..reader("tar", Roots::All, Reach::Contents)
     },
     RecursiveReader {
         recursive: &["-r", "-R", "--recurse-paths", "--recurse-patterns"],
-        short_with_value: "bnt",
-        long_with_value: &["--temp-path", "--suffixes", "--from-date"],
         ..reader("zip", Roots::AllButFirst, Reach::Contents)
     },
     RecursiveReader {
         recursive: &["-r", "-R", "--recursive", "-a", "--archive"],
-        short_with_value: "tS",
-        long_with_value: &["--target-directory", "--suffix"],
         ..reader("cp", Roots::AllButLast, Reach::Contents)
     },
     RecursiveReader {
         recursive: &["-r", "--recursive", "-a", "--archive"],
-        short_with_value: "efBTM",
-        long_with_value: &[
-            "--filter",
-            "--exclude",
-            "--include",
-            "--exclude-from",
-            "--include-from",
-            "--temp-dir",
-            "--block-size",
-            "--chmod",
-            "--max-size",
-            "--min-size",
-            "--timeout",
-            "--partial-dir",
-            "--backup-dir",
-            "--compare-dest",
-            "--copy-dest",
-            "--link-dest",
-            "--log-file",
-            "--port",
-        ],
         ..reader("rsync", Roots::AllButLast, Reach::Contents)
     },
     RecursiveReader {
         recursive: &["-r"],
-        short_with_value: "cFiJloPS",
         ..reader("scp", Roots::AllButLast, Reach::Contents)
     },
     RecursiveReader {
@@ -314,7 +167,6 @@ pub const RECURSIVE_READERS: &[RecursiveReader] = &[
     },
     RecursiveReader {
         recursive: &["-w"],
-        short_with_value: "fbsox",
         ..reader("pax", Roots::All, Reach::Contents)
     },
     RecursiveReader {
@@ -330,72 +182,29 @@ pub const RECURSIVE_READERS: &[RecursiveReader] = &[
         ..reader("rclone", Roots::AllButLast, Reach::Contents)
     },
     RecursiveReader {
-        short_with_value: "D",
         default_here: true,
         not_reading: &["--version", "--help"],
         ..reader("find", Roots::StartPoints, Reach::Names)
     },
     RecursiveReader {
         hidden: Some(&["-H", "--hidden", "-u", "--unrestricted"]),
-        short_with_value: "edtESxXcjo",
-        long_with_value: &[
-            "--extension",
-            "--max-depth",
-            "--type",
-            "--exclude",
-            "--size",
-            "--exec",
-            "--exec-batch",
-            "--color",
-            "--threads",
-            "--owner",
-            "--changed-within",
-            "--changed-before",
-            "--search-path",
-            "--base-directory",
-        ],
         default_here: true,
         not_reading: &["--version", "--help", "-h"],
         ..reader("fd", Roots::AfterPattern(&[]), Reach::Names)
     },
     RecursiveReader {
         recursive: &["-a", "--all"],
-        short_with_value: "BdtX",
-        long_with_value: &[
-            "--block-size",
-            "--max-depth",
-            "--threshold",
-            "--exclude",
-            "--exclude-from",
-            "--time-style",
-            "--files0-from",
-        ],
         default_here: true,
         ..reader("du", Roots::All, Reach::Names)
     },
     RecursiveReader {
         recursive: &["-R", "--recursive"],
         hidden: Some(&["-a", "-A", "--all", "--almost-all"]),
-        short_with_value: "IwTp",
-        long_with_value: &[
-            "--ignore",
-            "--hide",
-            "--width",
-            "--tabsize",
-            "--format",
-            "--time-style",
-            "--sort",
-            "--block-size",
-            "--quoting-style",
-            "--indicator-style",
-        ],
         default_here: true,
         ..reader("ls", Roots::All, Reach::Names)
     },
     RecursiveReader {
         hidden: Some(&["-a"]),
-        short_with_value: "LPIo",
-        long_with_value: &["--filelimit", "--timefmt", "--charset", "--sort"],
         default_here: true,
         not_reading: &["--version", "--help"],
         ..reader("tree", Roots::All, Reach::Names)
@@ -410,45 +219,35 @@ pub fn recursive_reads(
     at: usize,
 ) -> Option<(&'static RecursiveReader, Vec<Option<usize>>, bool)> {
     let name = words[at].rsplit('/').next().unwrap_or(words[at]);
-    let sub = if name == "git" {
-        git_subcommand(words, at)
-    } else {
-        (at + 1..words.len()).find(|&i| !words[i].starts_with('-'))
-    };
+    let sub = subcommand_at(words, at);
     let entry = RECURSIVE_READERS.iter().find(|r| {
         r.name == name
             && r.subcommand
                 .is_none_or(|s| sub.is_some_and(|i| words[i] == s))
     })?;
-    let start = match (entry.subcommand, sub) {
-        (Some(_), Some(i)) => i + 1,
-        _ => at + 1,
+    let (parsed, start) = match (entry.subcommand, sub) {
+        (Some(_), Some(i)) => (parse_command(words, at, Some(i)), i + 1),
+        _ => (parse_command(words, at, None), at + 1),
     };
-    let mut words: Vec<&str> = words.to_vec();
-    // `tar czf x.tgz dir`: the first word is a cluster without its dash.
-    let dashed;
-    if name == "tar" && words.get(start).is_some_and(|w| !w.starts_with('-')) {
-        dashed = format!("-{}", words[start]);
-        words[start] = &dashed;
-    }
-    let rest = &words[start..];
     let has = |opts: &[&str]| {
         opts.iter().any(|o| match o.split_once(' ') {
-            Some((opt, value)) => {
-                rest.windows(2).any(|p| p[0] == opt && p[1] == value)
-                    || rest.iter().any(|w| {
-                        w.strip_prefix(opt)
-                            .is_some_and(|v| v == value || v.strip_prefix('=') == Some(value))
-                    })
-            }
-            None => rest.iter().any(|w| is_option(w, o)),
+            // `-d recurse`, `--directories=rec`: GNU reads an abbreviated value too.
+            Some((opt, value)) => parsed.values(opt).any(|v| {
+                let v = v.text(words);
+                !v.is_empty() && value.starts_with(v)
+            }),
+            None => parsed.has(o),
         })
     };
     if has(entry.not_reading) || (!entry.recursive.is_empty() && !has(entry.recursive)) {
         return None;
     }
     let hidden = entry.hidden.is_none_or(has);
-    let (operands, given) = operands(entry, &words, start);
+    let (operands, given) = match entry.roots {
+        Roots::StartPoints => (find_start_points(words, start), false),
+        Roots::AfterPattern(p) => (parsed.operands(), parsed.has_any(p)),
+        _ => (parsed.operands(), false),
+    };
     let mut roots: Vec<Option<usize>> = match entry.roots {
         Roots::All | Roots::StartPoints => operands.iter().map(|&i| Some(i)).collect(),
         Roots::AllButLast => {
@@ -472,85 +271,34 @@ pub fn recursive_reads(
     Some((entry, roots, hidden))
 }
 
-/// The index of git's subcommand, after its global options.
-fn git_subcommand(words: &[&str], at: usize) -> Option<usize> {
-    let git = super::programs::program_named("git")?;
-    let mut i = at + 1;
-    while let Some(t) = words.get(i) {
-        if !t.starts_with('-') {
-            return Some(i);
-        }
-        i += if git.global_with_value.contains(t) {
-            2
-        } else {
-            1
-        };
-    }
-    None
-}
-
-/// The operands of a reader (indices), and whether an option gave the
-/// pattern.
-fn operands(entry: &RecursiveReader, words: &[&str], start: usize) -> (Vec<usize>, bool) {
-    let pattern_options: &[&str] = match entry.roots {
-        Roots::AfterPattern(p) => p,
-        _ => &[],
-    };
-    let mut out = Vec::new();
-    let mut given = false;
+/// `find`'s start points: after its leading options (`-H`, `-L`, `-P`,
+/// `-D LIST`, `-O3`, by its grammar), the words before the first expression
+/// word.
+fn find_start_points(words: &[&str], start: usize) -> Vec<usize> {
+    let g = grammar_of("find", None).unwrap_or(&UNKNOWN);
     let mut i = start;
-    let mut options = true;
-    // `find -H -L -P -D x -O3 start…`: only leading options come before the start points.
-    let find = entry.roots == Roots::StartPoints;
-    while i < words.len() {
-        let t = words[i];
-        if find {
-            if matches!(t, "-H" | "-L" | "-P") || t.starts_with("-O") {
-                i += 1;
-                continue;
-            }
-            if t == "-D" {
-                i += 2;
-                continue;
-            }
-            if t.starts_with(['-', '(', '!', ',']) && t != "-" || t == ")" {
-                break;
-            }
-            out.push(i);
-            i += 1;
-            continue;
+    while let Some(t) = words.get(i) {
+        let mut chars = t.chars();
+        let (Some('-'), Some(c)) = (chars.next(), chars.next()) else {
+            break;
+        };
+        let alone = chars.next().is_none();
+        match g.short_kind(c) {
+            Some(ValueKind::Required) if alone => i += 2,
+            Some(ValueKind::None) if alone => i += 1,
+            Some(ValueKind::Optional) => i += 1,
+            _ => break,
         }
-        if options && t == "--" {
-            options = false;
-            i += 1;
-            continue;
-        }
-        if options && t.len() > 1 && t.starts_with('-') {
-            if pattern_options.iter().any(|p| is_option(t, p)) {
-                given = true;
-            }
-            if let Some(long) = t.strip_prefix("--") {
-                let opt = format!("--{}", long.split('=').next().unwrap_or(long));
-                if !long.contains('=') && entry.long_with_value.contains(&opt.as_str()) {
-                    i += 1;
-                }
-            } else {
-                for (pos, c) in t.char_indices().skip(1) {
-                    if entry.short_with_value.contains(c) {
-                        if pos + c.len_utf8() == t.len() {
-                            i += 1;
-                        }
-                        break;
-                    }
-                }
-            }
-            i += 1;
-            continue;
+    }
+    let mut out = Vec::new();
+    while let Some(t) = words.get(i) {
+        if (t.starts_with(['-', '(', '!', ',']) && *t != "-") || *t == ")" {
+            break;
         }
         out.push(i);
         i += 1;
     }
-    (out, given)
+    out
 }
 
 /// How an option's value names a file.
@@ -610,30 +358,22 @@ pub fn file_values(words: &[&str], at: usize) -> Vec<(usize, String)> {
     let Some((_, options)) = FILE_VALUES.iter().find(|(p, _)| *p == name) else {
         return Vec::new();
     };
+    let parsed = parse_command(words, at, None);
     let mut out = Vec::new();
-    for i in at + 1..words.len() {
-        let t = words[i];
+    for a in &parsed.args {
+        let Arg::Opt {
+            name,
+            value: Some(v),
+            ..
+        } = a
+        else {
+            continue;
+        };
         for (opt, form) in *options {
-            let value = if t == *opt {
-                words.get(i + 1).map(|v| (i + 1, *v))
-            } else if opt.starts_with("--") {
-                t.strip_prefix(opt)
-                    .and_then(|r| r.strip_prefix('='))
-                    .map(|v| (i, v))
-            } else if t.starts_with('-') && !t.starts_with("--") {
-                // `-d@FILE`, or `-sd @FILE` where the letter ends a cluster.
-                let letter = &opt[1..];
-                match t[1..].find(letter) {
-                    Some(p) if p + 2 == t.len() => words.get(i + 1).map(|v| (i + 1, *v)),
-                    Some(p) => Some((i, &t[p + 2..])),
-                    None => None,
+            if name.is(opt) {
+                for file in files_in(v.text(words), *form) {
+                    out.push((v.word, file));
                 }
-            } else {
-                None
-            };
-            let Some((word, value)) = value else { continue };
-            for file in files_in(value, *form) {
-                out.push((word, file));
             }
         }
     }
@@ -814,37 +554,15 @@ pub fn symlinks_made(words: &[&str], at: usize) -> Option<(Vec<usize>, Vec<usize
         "cp" => "--symbolic-link",
         _ => return None,
     };
-    let args = &words[at + 1..];
-    let symbolic = args
-        .iter()
-        .any(|a| *a == long || (a.starts_with('-') && !a.starts_with("--") && a.contains('s')));
-    if !symbolic {
+    let parsed = parse_command(words, at, None);
+    if !parsed.has_any(&["-s", long]) {
         return None;
     }
-    let mut operands = Vec::new();
-    let mut target_dir = None;
-    let mut i = at + 1;
-    let mut options = true;
-    while i < words.len() {
-        let t = words[i];
-        if options && t == "--" {
-            options = false;
-        } else if options && t.len() > 1 && t.starts_with('-') {
-            if t == "-t" || t == "--target-directory" {
-                target_dir = Some(i + 1);
-                i += 1;
-            } else if t.starts_with("--target-directory=")
-                || (t.starts_with("-t") && !t.starts_with("--"))
-            {
-                target_dir = Some(i);
-            } else if t == "-S" || t == "--suffix" {
-                i += 1;
-            }
-        } else {
-            operands.push(i);
-        }
-        i += 1;
-    }
+    let target_dir = ["-t", "--target-directory"]
+        .iter()
+        .find_map(|o| parsed.values(o).last())
+        .map(|v| v.word);
+    let mut operands = parsed.operands();
     let (links, targets) = match target_dir {
         Some(d) => (vec![d], operands),
         None if operands.len() > 1 => {
@@ -862,12 +580,9 @@ pub fn symlinks_made(words: &[&str], at: usize) -> Option<(Vec<usize>, Vec<usize
 pub struct Interpreter {
     /// The command name.
     pub name: &'static str,
-    /// Options that give the program (inline text, a module, a file).
+    /// Options that give the program (inline text, a module, a file),
+    /// named in full; the interpreter's grammar says how they are spelled.
     pub program_options: &'static [&'static str],
-    /// Short options that take a value, as letters.
-    pub short_with_value: &'static str,
-    /// Long options that take a value as the next word.
-    pub long_with_value: &'static [&'static str],
     /// Options after which it runs nothing (`--version`).
     pub stops: &'static [&'static str],
     /// Options that make it read more program from standard input after its
@@ -879,8 +594,6 @@ const fn interpreter(name: &'static str) -> Interpreter {
     Interpreter {
         name,
         program_options: &[],
-        short_with_value: "",
-        long_with_value: &[],
         stops: &["--version", "--help", "-h"],
         interactive: &[],
     }
@@ -888,8 +601,6 @@ const fn interpreter(name: &'static str) -> Interpreter {
 
 const PYTHON: Interpreter = Interpreter {
     program_options: &["-c", "-m"],
-    short_with_value: "cmWXQ",
-    long_with_value: &["--check-hash-based-pycs"],
     stops: &["--version", "-V", "--help", "-h", "--help-all"],
     interactive: &["-i"],
     ..interpreter("python")
@@ -909,25 +620,12 @@ pub const INTERPRETERS: &[Interpreter] = &[
     },
     Interpreter {
         program_options: &["-e", "--eval", "-p", "--print", "--test", "--run"],
-        short_with_value: "rC",
-        long_with_value: &[
-            "--require",
-            "--import",
-            "--loader",
-            "--experimental-loader",
-            "--input-type",
-            "--conditions",
-            "--env-file",
-            "--title",
-        ],
         stops: &["--version", "-v", "--help", "-h", "--check", "-c"],
         interactive: &["-i", "--interactive"],
         ..interpreter("node")
     },
     Interpreter {
         program_options: &["-e", "--eval", "-p", "--print"],
-        short_with_value: "r",
-        long_with_value: &["--require"],
         stops: &["--version", "-v", "--help", "-h"],
         ..interpreter("nodejs")
     },
@@ -938,14 +636,12 @@ pub const INTERPRETERS: &[Interpreter] = &[
     },
     Interpreter {
         program_options: &["-e"],
-        short_with_value: "rICEFK",
         stops: &["--version", "-v", "--help", "-h", "--copyright"],
         ..interpreter("ruby")
     },
     Interpreter {
         program_options: &["-r", "-f", "-R", "-B", "-E", "-F", "-S"],
         interactive: &["-a", "--interactive"],
-        short_with_value: "dcz",
         stops: &[
             "--version",
             "-v",
@@ -960,21 +656,17 @@ pub const INTERPRETERS: &[Interpreter] = &[
     },
     Interpreter {
         program_options: &["-e"],
-        short_with_value: "l",
         stops: &["-v"],
         ..interpreter("lua")
     },
     Interpreter {
         program_options: &["-e"],
-        short_with_value: "lbj",
         stops: &["-v"],
         ..interpreter("luajit")
     },
     interpreter("tclsh"),
     Interpreter {
         program_options: &["-e", "-E", "--eval", "--print"],
-        short_with_value: "LJCt",
-        long_with_value: &["--load", "--project", "--threads", "--sysimage"],
         stops: &["--version", "-v", "--help", "-h"],
         ..interpreter("julia")
     },
@@ -1010,38 +702,29 @@ pub const STDIN_PATHS: &[&str] = &["-", "/dev/stdin", "/dev/fd/0", "/proc/self/f
 /// Whether the interpreter `words[at]` reads its program from standard
 /// input: no program option, and no script operand (or `-`, `/dev/stdin`).
 pub fn reads_program_from_stdin(interp: &Interpreter, words: &[&str], at: usize) -> bool {
-    let mut i = at + 1;
-    while let Some(t) = words.get(i) {
-        if interp.stops.contains(t) {
-            return false;
-        }
-        if interp.interactive.iter().any(|o| is_option(t, o)) {
-            return true;
-        }
-        if *t == "--" {
-            return words.get(i + 1).is_none_or(|s| STDIN_PATHS.contains(s));
-        }
-        if !t.starts_with('-') || *t == "-" {
-            return STDIN_PATHS.contains(t);
-        }
-        if interp.program_options.iter().any(|o| is_option(t, o)) {
-            return false;
-        }
-        if t.starts_with("--") {
-            if !t.contains('=') && interp.long_with_value.contains(t) {
-                i += 1;
-            }
-        } else {
-            for (pos, c) in t.char_indices().skip(1) {
-                if interp.short_with_value.contains(c) {
-                    if pos + c.len_utf8() == t.len() {
-                        i += 1;
-                    }
-                    break;
+    let g = grammar_of(interp.name, None).unwrap_or(&UNKNOWN);
+    let parsed = parse(g, words, at + 1);
+    for a in &parsed.args {
+        match a {
+            Arg::Opt { name, .. } => {
+                let is = |list: &[&str]| list.iter().any(|o| name.is(o));
+                if is(interp.stops) {
+                    return false;
+                }
+                if is(interp.interactive) {
+                    return true;
+                }
+                if is(interp.program_options) {
+                    return false;
                 }
             }
+            Arg::Unknown { word } => {
+                if interp.stops.contains(&words[*word]) {
+                    return false;
+                }
+            }
+            Arg::Operand(i) => return STDIN_PATHS.contains(&words[*i]),
         }
-        i += 1;
     }
     true
 }

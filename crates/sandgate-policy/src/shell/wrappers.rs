@@ -1,7 +1,9 @@
 //! Commands that run other commands: wrappers, shells, and commands that run
 //! text which cannot be seen before they run. Kept as data; the code that reads
 //! it ([`skip_wrapper`], [`shell_invocation`]) knows nothing about any one command.
+//! A wrapper's options are read by its grammar ([`super::grammar`]).
 
+use super::options::{grammar_of, parse, Arg, UNKNOWN};
 use super::words::Word;
 
 /// A command that runs the command given in its arguments (`timeout 5 rm x`).
@@ -9,16 +11,6 @@ use super::words::Word;
 pub struct Wrapper {
     /// The command name (also matched as the last component of a path).
     pub name: &'static str,
-    /// Short options that take no argument, as one string of letters.
-    pub short_flags: &'static str,
-    /// Short options that take an argument, attached (`-n5`) or as the next word.
-    pub short_with_arg: &'static str,
-    /// Short options whose argument, if any, is attached (`xargs -i{}`).
-    pub short_optional_arg: &'static str,
-    /// Long options that take no argument (an attached `=value` is accepted too).
-    pub long_flags: &'static [&'static str],
-    /// Long options that take an argument, attached with `=` or as the next word.
-    pub long_with_arg: &'static [&'static str],
     /// `-10` style numeric options are accepted (`nice -10 cmd`).
     pub numeric_flags: bool,
     /// How many operands come between the options and the command (`timeout DURATION`).
@@ -27,7 +19,8 @@ pub struct Wrapper {
     pub assignments: bool,
     /// Runs the command as another user: an allow rule must name the wrapper itself.
     pub elevates: bool,
-    /// Options after which the command cannot be analysed (`env -S STRING`, `sudo -e`).
+    /// Options after which the command cannot be analysed (`env -S STRING`,
+    /// `sudo -e`), named in full.
     pub opaque: &'static [&'static str],
 }
 
@@ -36,11 +29,6 @@ const NO: &[&str] = &[];
 const fn wrapper(name: &'static str) -> Wrapper {
     Wrapper {
         name,
-        short_flags: "",
-        short_with_arg: "",
-        short_optional_arg: "",
-        long_flags: NO,
-        long_with_arg: NO,
         numeric_flags: false,
         operands: 0,
         assignments: false,
@@ -52,142 +40,39 @@ const fn wrapper(name: &'static str) -> Wrapper {
 /// Every wrapper that is stripped before matching.
 pub const WRAPPERS: &[Wrapper] = &[
     Wrapper {
-        short_flags: "iv0",
-        short_with_arg: "uC",
-        long_flags: &[
-            "--ignore-environment",
-            "--null",
-            "--debug",
-            "--block-signal",
-            "--default-signal",
-            "--ignore-signal",
-            "--list-signal-handling",
-        ],
-        long_with_arg: &["--unset", "--chdir"],
         assignments: true,
         opaque: &["-S", "--split-string"],
         ..wrapper("env")
     },
     Wrapper {
-        short_flags: "AbBEHiKklnNPSsVv",
-        short_with_arg: "CDghpRrTtUu",
-        long_flags: &[
-            "--askpass",
-            "--background",
-            "--bell",
-            "--preserve-env",
-            "--set-home",
-            "--login",
-            "--remove-timestamp",
-            "--reset-timestamp",
-            "--list",
-            "--non-interactive",
-            "--no-update",
-            "--preserve-groups",
-            "--stdin",
-            "--shell",
-            "--validate",
-        ],
-        long_with_arg: &[
-            "--close-from",
-            "--chdir",
-            "--group",
-            "--host",
-            "--prompt",
-            "--chroot",
-            "--role",
-            "--type",
-            "--command-timeout",
-            "--other-user",
-            "--user",
-        ],
         assignments: true,
         elevates: true,
         opaque: &["-e", "--edit"],
         ..wrapper("sudo")
     },
     Wrapper {
-        short_flags: "Lns",
-        short_with_arg: "aCu",
         elevates: true,
         ..wrapper("doas")
     },
     Wrapper {
-        short_flags: "v",
-        short_with_arg: "ks",
-        long_flags: &["--preserve-status", "--foreground", "--verbose"],
-        long_with_arg: &["--kill-after", "--signal"],
         operands: 1,
         ..wrapper("timeout")
     },
     Wrapper {
-        short_with_arg: "n",
-        long_with_arg: &["--adjustment"],
         numeric_flags: true,
         ..wrapper("nice")
     },
-    Wrapper {
-        short_flags: "t",
-        short_with_arg: "cnpPu",
-        long_flags: &["--ignore"],
-        long_with_arg: &["--class", "--classdata", "--pid", "--pgid", "--uid"],
-        ..wrapper("ionice")
-    },
+    wrapper("ionice"),
     wrapper("nohup"),
-    Wrapper {
-        short_flags: "apqv",
-        short_with_arg: "fo",
-        long_flags: &["--append", "--portability", "--quiet", "--verbose"],
-        long_with_arg: &["--format", "--output"],
-        ..wrapper("time")
-    },
-    Wrapper {
-        short_with_arg: "ioe",
-        long_with_arg: &["--input", "--output", "--error"],
-        ..wrapper("stdbuf")
-    },
-    Wrapper {
-        short_flags: "pvV",
-        ..wrapper("command")
-    },
+    wrapper("time"),
+    wrapper("stdbuf"),
+    wrapper("command"),
     wrapper("builtin"),
     // `busybox APPLET …` and `toybox APPLET …` run the applet named.
-    Wrapper {
-        long_flags: &["--list", "--list-full"],
-        ..wrapper("busybox")
-    },
+    wrapper("busybox"),
     wrapper("toybox"),
-    Wrapper {
-        short_flags: "cl",
-        short_with_arg: "a",
-        ..wrapper("exec")
-    },
-    Wrapper {
-        short_flags: "0oprtx",
-        short_with_arg: "adELInPs",
-        short_optional_arg: "eil",
-        long_flags: &[
-            "--null",
-            "--interactive",
-            "--no-run-if-empty",
-            "--verbose",
-            "--exit",
-            "--open-tty",
-            "--show-limits",
-            "--eof",
-            "--replace",
-        ],
-        long_with_arg: &[
-            "--arg-file",
-            "--delimiter",
-            "--max-lines",
-            "--max-args",
-            "--max-procs",
-            "--max-chars",
-            "--process-slot-var",
-        ],
-        ..wrapper("xargs")
-    },
+    wrapper("exec"),
+    wrapper("xargs"),
 ];
 
 /// Shells whose `-c SCRIPT` argument is parsed as a script of its own.
@@ -300,6 +185,8 @@ pub(crate) fn skip_wrapper(
     at: usize,
 ) -> Result<Unwrapped, String> {
     let name = wrapper.name;
+    let grammar = grammar_of(name, None).unwrap_or(&UNKNOWN);
+    let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
     let mut i = at + 1;
     while let Some(word) = words.get(i) {
         let t = word.text.as_str();
@@ -313,57 +200,45 @@ pub(crate) fn skip_wrapper(
             i += 1;
             break;
         }
-        if let Some(long) = t.strip_prefix("--") {
-            let (opt, attached) = match long.split_once('=') {
-                Some((opt, _)) => (opt, true),
-                None => (long, false),
-            };
-            let opt = format!("--{opt}");
-            if wrapper.opaque.contains(&opt.as_str()) {
-                return Err(format!(
-                    "`{name} {opt}` runs a command that cannot be analysed"
-                ));
-            }
-            if wrapper.long_with_arg.contains(&opt.as_str()) {
-                i += if attached { 1 } else { 2 };
-            } else if wrapper.long_flags.contains(&opt.as_str())
-                || opt == "--help"
-                || opt == "--version"
-            {
-                i += 1;
-            } else {
-                return Err(format!("unknown option `{opt}` of `{name}`"));
-            }
-            continue;
-        }
-        let cluster = &t[1..];
-        if wrapper.numeric_flags && cluster.chars().all(|c| c.is_ascii_digit()) {
+        if wrapper.numeric_flags && t[1..].chars().all(|c| c.is_ascii_digit()) {
             i += 1;
             continue;
         }
-        let mut consumed = 1;
-        for (pos, c) in cluster.char_indices() {
-            let short = format!("-{c}");
-            if wrapper.opaque.contains(&short.as_str()) {
-                return Err(format!(
-                    "`{name} {short}` runs a command that cannot be analysed"
-                ));
-            }
-            let rest = &cluster[pos + c.len_utf8()..];
-            if wrapper.short_with_arg.contains(c) {
-                if rest.is_empty() {
-                    consumed = 2;
+        // This one word, as the wrapper's grammar reads it (its value may be the next word).
+        let one = parse(grammar, &texts[..(i + 2).min(texts.len())], i);
+        let mut next = i + 1;
+        for a in &one.args {
+            match a {
+                Arg::Opt {
+                    name: opt,
+                    word,
+                    value,
+                    ..
+                } if *word == i => {
+                    if let Some(o) = wrapper.opaque.iter().find(|o| opt.is(o)) {
+                        return Err(format!(
+                            "`{name} {o}` runs a command that cannot be analysed"
+                        ));
+                    }
+                    if let Some(v) = value {
+                        next = next.max(v.word + 1);
+                    }
                 }
-                break;
-            }
-            if wrapper.short_optional_arg.contains(c) {
-                break;
-            }
-            if !wrapper.short_flags.contains(c) {
-                return Err(format!("unknown option `{short}` of `{name}`"));
+                Arg::Unknown { word } if *word == i => {
+                    let unknown = match t.strip_prefix("--") {
+                        Some(long) => format!("--{}", long.split('=').next().unwrap_or(long)),
+                        None => t
+                            .chars()
+                            .skip(1)
+                            .find(|c| grammar.short_kind(*c).is_none())
+                            .map_or_else(|| t.to_string(), |c| format!("-{c}")),
+                    };
+                    return Err(format!("unknown option `{unknown}` of `{name}`"));
+                }
+                _ => {}
             }
         }
-        i += consumed;
+        i = next;
     }
     let mut assigned = Vec::new();
     if wrapper.assignments {

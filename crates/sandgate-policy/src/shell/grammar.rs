@@ -1,0 +1,1696 @@
+//! The one registry of program option grammars: for every program the
+//! analysis knows (the presets' programs, the wrappers, the writers, the tree
+//! readers, the programs that run programs, the interpreters), which options
+//! it takes, whether each takes a value (required, optional-attached, none),
+//! and which parser reads them ([`ParserKind`]). [`super::options::parse`]
+//! reads a command's words with it; the tables of what options *do*
+//! ([`super::programs`], [`super::reads`], [`super::wrappers`]) name options in
+//! full and ask the parsed command.
+//!
+//! The lists of GNU coreutils, grep, diff, sed, tar, findutils' xargs, make,
+//! wget, curl, rsync, pip and git's subcommands were taken from the programs'
+//! own `--help` (`git SUB -h`) on a Debian 12 system; the others from their
+//! manuals. A short option string is `getopt`'s: a letter alone is a flag,
+//! `x:` takes a value, `x::` takes one only attached (`-xVALUE`). Long
+//! options are separated by blanks: `name` is a flag, `name=` takes a value,
+//! `name=?` takes one only attached (`--name=VALUE`).
+//!
+//! Adding a program or an option is one edit here.
+
+use super::options::ParserKind;
+
+/// One program's option grammar.
+#[derive(Debug, Clone, Copy)]
+pub struct Grammar {
+    /// The command name.
+    pub program: &'static str,
+    /// The subcommand (`git diff`); `None` for the program's own options.
+    pub subcommand: Option<&'static str>,
+    /// Which parser reads the options.
+    pub parser: ParserKind,
+    /// The short options, as a `getopt` string.
+    pub short: &'static str,
+    /// The long options, separated by blanks (`output=`, `backup=?`, `force`).
+    pub long: &'static str,
+    /// The first word may be a cluster of short options without its dash,
+    /// whose values are the next words in turn (`tar czf out.tgz dir`).
+    pub old_style: bool,
+}
+
+const fn with(
+    parser: ParserKind,
+    program: &'static str,
+    short: &'static str,
+    long: &'static str,
+) -> Grammar {
+    Grammar {
+        program,
+        subcommand: None,
+        parser,
+        short,
+        long,
+        old_style: false,
+    }
+}
+
+/// A program read by GNU `getopt_long`.
+const fn gnu(program: &'static str, short: &'static str, long: &'static str) -> Grammar {
+    with(ParserKind::Gnu, program, short, long)
+}
+
+/// A program read by `getopt_long` that stops at its first operand (the
+/// command it runs).
+const fn stop(program: &'static str, short: &'static str, long: &'static str) -> Grammar {
+    with(ParserKind::GnuStop, program, short, long)
+}
+
+/// A program that takes only whole option names.
+const fn exact(program: &'static str, short: &'static str, long: &'static str) -> Grammar {
+    with(ParserKind::Exact, program, short, long)
+}
+
+/// A program built on Python's argparse or optparse.
+const fn argparse(program: &'static str, short: &'static str, long: &'static str) -> Grammar {
+    with(ParserKind::Argparse, program, short, long)
+}
+
+/// A git subcommand read by git's parse-options.
+const fn git(sub: &'static str, short: &'static str, long: &'static str) -> Grammar {
+    Grammar {
+        subcommand: Some(sub),
+        ..with(ParserKind::Git, "git", short, long)
+    }
+}
+
+/// A git subcommand whose options git reads by whole names only
+/// (`setup_revisions`, or parse-options keeping unknown options).
+const fn git_exact(sub: &'static str, short: &'static str, long: &'static str) -> Grammar {
+    Grammar {
+        subcommand: Some(sub),
+        ..with(ParserKind::Exact, "git", short, long)
+    }
+}
+
+/// Names that are another program's (`egrep` is `grep -E`).
+pub fn alias_of(name: &str) -> &str {
+    match name {
+        "egrep" | "fgrep" | "rgrep" => "grep",
+        "gtar" => "tar",
+        "gsed" => "sed",
+        "awk" => "gawk",
+        "nodejs" => "node",
+        "py.test" => "pytest",
+        "pip3" => "pip",
+        "https" => "http",
+        "xhs" => "xh",
+        _ if name.starts_with("python")
+            && name[6..].chars().all(|c| c.is_ascii_digit() || c == '.') =>
+        {
+            "python"
+        }
+        _ => name,
+    }
+}
+
+/// Every program's option grammar.
+pub const GRAMMARS: &[Grammar] = &[
+    // GNU coreutils, grep, diff, sed, tar, findutils, make, wget, GNU time.
+    gnu(
+        "cp",
+        "abdfHiLlnPpRrS:sTt:uvxZ",
+        "archive attributes-only backup=? context=? copy-contents dereference force \
+         help interactive link no-clobber no-dereference no-preserve= \
+         no-target-directory one-file-system parents preserve=? recursive reflink=? \
+         remove-destination sparse= strip-trailing-slashes suffix= symbolic-link \
+         target-directory= update verbose version",
+    ),
+    gnu(
+        "mv",
+        "bfinS:Tt:uvZ",
+        "backup=? context force help interactive no-clobber no-target-directory \
+         strip-trailing-slashes suffix= target-directory= update verbose version",
+    ),
+    gnu(
+        "install",
+        "bCcDdg:m:o:pS:sTt:vZ",
+        "backup=? compare context=? directory group= help mode= no-target-directory \
+         owner= preserve-context preserve-timestamps strip strip-program= suffix= \
+         target-directory= verbose version",
+    ),
+    gnu(
+        "ln",
+        "bdFfiLnPrS:sTt:v",
+        "backup=? directory force help interactive logical no-dereference \
+         no-target-directory physical relative suffix= symbolic target-directory= \
+         verbose version",
+    ),
+    gnu(
+        "tee",
+        "aip",
+        "append help ignore-interrupts output-error=? version",
+    ),
+    gnu(
+        "touch",
+        "acd:fhmr:t:",
+        "date= help no-create no-dereference reference= time= version",
+    ),
+    gnu(
+        "mkdir",
+        "m:pvZ",
+        "context=? help mode= parents verbose version",
+    ),
+    gnu(
+        "truncate",
+        "cor:s:",
+        "help io-blocks no-create reference= size= version",
+    ),
+    gnu(
+        "rm",
+        "dfIiRrv",
+        "dir force help interactive=? no-preserve-root one-file-system preserve-root=? \
+         recursive verbose version",
+    ),
+    gnu(
+        "rmdir",
+        "pv",
+        "help ignore-fail-on-non-empty parents verbose version",
+    ),
+    gnu("unlink", "", "help version"),
+    gnu(
+        "shred",
+        "fn:s:uvxz",
+        "exact force help iterations= random-source= remove=? size= verbose version \
+         zero",
+    ),
+    gnu(
+        "chmod",
+        "cfRv",
+        "changes help no-preserve-root preserve-root quiet recursive reference= silent \
+         verbose version",
+    ),
+    gnu(
+        "chown",
+        "cfHhLPRv",
+        "changes dereference from= help no-dereference no-preserve-root preserve-root \
+         quiet recursive reference= silent verbose version",
+    ),
+    gnu(
+        "chgrp",
+        "cfHhLPRv",
+        "changes dereference help no-dereference no-preserve-root preserve-root quiet \
+         recursive reference= silent verbose version",
+    ),
+    gnu(
+        "sort",
+        "bCcdfghik:Mmno:RrS:sT:t:uVz",
+        "batch-size= buffer-size= check=? compress-program= debug dictionary-order \
+         field-separator= files0-from= general-numeric-sort help human-numeric-sort \
+         ignore-case ignore-leading-blanks ignore-nonprinting key= merge month-sort \
+         numeric-sort output= parallel= random-sort random-source= reverse sort= stable \
+         temporary-directory= unique version version-sort zero-terminated",
+    ),
+    gnu(
+        "grep",
+        "A:aB:bC:cD:d:Ee:Ff:GHhIiLlm:noPqRrsTUVvwxZz",
+        "after-context= basic-regexp before-context= binary binary-files= byte-offset \
+         color=? colour=? context= count dereference-recursive devices= directories= \
+         exclude= exclude-dir= exclude-from= extended-regexp file= files-with-matches \
+         files-without-match fixed-strings group-separator= help ignore-case include= \
+         initial-tab invert-match label= line-buffered line-number line-regexp \
+         max-count= no-filename no-group-separator no-ignore-case no-messages null \
+         null-data only-matching perl-regexp quiet recursive regexp= silent text \
+         version with-filename word-regexp",
+    ),
+    gnu(
+        "diff",
+        "aBbC:cD:dEeF:I:ilNnpqrS:sTtU:uvW:wX:x:yZ",
+        "changed-group-format= new-group-format= old-group-format= \
+         unchanged-group-format= new-line-format= old-line-format= \
+         unchanged-line-format= brief color=? context=? ed exclude= exclude-from= \
+         expand-tabs from-file= help horizon-lines= ifdef= ignore-all-space \
+         ignore-blank-lines ignore-case ignore-file-name-case ignore-matching-lines= \
+         ignore-space-change ignore-tab-expansion ignore-trailing-space initial-tab \
+         label= left-column line-format= minimal new-file no-dereference \
+         no-ignore-file-name-case normal paginate palette= rcs recursive \
+         report-identical-files show-c-function show-function-line= side-by-side \
+         speed-large-files starting-file= strip-trailing-cr suppress-blank-empty \
+         suppress-common-lines tabsize= text to-file= unidirectional-new-file unified=? \
+         version width=",
+    ),
+    Grammar {
+        old_style: true,
+        ..gnu(
+            "tar",
+            "?AaBb:C:cdF:f:Gg:H:hI:iJjK:kL:lMmN:nOoPpRrSsT:tUuV:vWwX:xZz",
+            "absolute-names acls add-file= after-date= anchored append atime-preserve=? \
+             auto-compress backup=? block-number blocking-factor= bzip2 catenate \
+             check-device check-links checkpoint=? checkpoint-action= clamp-mtime compare \
+             compress concatenate confirmation create delay-directory-restore delete \
+             dereference diff directory= exclude= exclude-backups exclude-caches \
+             exclude-caches-all exclude-from= exclude-ignore= exclude-ignore-recursive= \
+             exclude-tag= exclude-tag-under= exclude-vcs exclude-vcs-ignores extract file= \
+             files-from= force-local format= full-time get group= group-map= gunzip gzip \
+             hard-dereference help hole-detection= ignore-case ignore-failed-read \
+             ignore-zeros incremental index-file= info-script= interactive \
+             keep-directory-symlink keep-newer-files keep-old-files label= level= list \
+             listed-incremental= lzip lzma lzop mode= mtime= multi-volume \
+             new-volume-script= newer= newer-mtime= no-acls no-anchored no-auto-compress \
+             no-check-device no-delay-directory-restore no-ignore-case \
+             no-ignore-command-error no-null no-overwrite-dir no-quote-chars= no-recursion \
+             no-same-owner no-same-permissions no-seek no-selinux no-unquote \
+             no-verbatim-files-from no-wildcards no-wildcards-match-slash no-xattrs null \
+             numeric-owner occurrence=? old-archive one-file-system one-top-level=? \
+             overwrite overwrite-dir owner= owner-map= portability posix preserve-order \
+             preserve-permissions quote-chars= quoting-style= read-full-records \
+             record-size= recursion recursive-unlink remove-files restrict rmt-command= \
+             rsh-command= same-order same-owner same-permissions seek selinux show-defaults \
+             show-omitted-dirs show-snapshot-field-ranges show-stored-names \
+             show-transformed-names skip-old-files sort= sparse sparse-version= \
+             starting-file= strip-components= suffix= tape-length= test-label to-command= \
+             to-stdout totals=? touch transform= uncompress ungzip unlink-first unquote \
+             update usage use-compress-program= utc verbatim-files-from verbose verify \
+             version volno-file= warning= wildcards wildcards-match-slash xattrs \
+             xattrs-exclude= xattrs-include= xform= xz zstd",
+        )
+    },
+    gnu(
+        "du",
+        "0aB:bcDd:HhkLlmPSst:X:x",
+        "all apparent-size block-size= bytes count-links dereference dereference-args \
+         exclude= exclude-from= files0-from= help human-readable inodes max-depth= \
+         no-dereference null one-file-system separate-dirs si summarize threshold= \
+         time=? time-style= total version",
+    ),
+    gnu(
+        "ls",
+        "1AaBbCcDdFfGgHhI:ikLlmNnopQqRrSsT:tUuvw:XxZ",
+        "all almost-all author block-size= classify=? color=? context dereference \
+         dereference-command-line dereference-command-line-symlink-to-dir directory \
+         dired escape file-type format= full-time group-directories-first help hide= \
+         hide-control-chars human-readable hyperlink=? ignore= ignore-backups \
+         indicator-style= inode kibibytes literal no-group numeric-uid-gid quote-name \
+         quoting-style= recursive reverse show-control-chars si size sort= tabsize= \
+         time= time-style= version width= zero",
+    ),
+    gnu(
+        "cat",
+        "AbEensTtuv",
+        "help number number-nonblank show-all show-ends show-nonprinting show-tabs \
+         squeeze-blank version",
+    ),
+    gnu(
+        "head",
+        "c:n:qvz",
+        "bytes= help lines= quiet silent verbose version zero-terminated",
+    ),
+    gnu(
+        "tail",
+        "c:Ffn:qs:vz",
+        "bytes= follow=? help lines= max-unchanged-stats= pid= quiet retry silent \
+         sleep-interval= verbose version zero-terminated",
+    ),
+    gnu(
+        "wc",
+        "cLlmw",
+        "bytes chars files0-from= help lines max-line-length version words",
+    ),
+    gnu(
+        "stat",
+        "c:fLt",
+        "cached= dereference file-system format= help printf= terse version",
+    ),
+    gnu(
+        "df",
+        "aB:HhiklPTt:vx:",
+        "all block-size= exclude-type= help human-readable inodes local no-sync \
+         output=? portability print-type si sync total type= version",
+    ),
+    gnu(
+        "realpath",
+        "eLmPqsz",
+        "canonicalize-existing canonicalize-missing help logical no-symlinks physical \
+         quiet relative-base= relative-to= strip version zero",
+    ),
+    gnu(
+        "readlink",
+        "efmnqsvz",
+        "canonicalize canonicalize-existing canonicalize-missing help no-newline quiet \
+         silent verbose version zero",
+    ),
+    gnu("basename", "as:z", "help multiple suffix= version zero"),
+    gnu("dirname", "z", "help version zero"),
+    gnu(
+        "cut",
+        "b:c:d:f:Mnsz",
+        "bytes= characters= complement delimiter= fields= help only-delimited \
+         output-delimiter= version zero-terminated",
+    ),
+    gnu(
+        "tr",
+        "Ccdst",
+        "complement delete help squeeze-repeats truncate-set1 version",
+    ),
+    gnu(
+        "nl",
+        "b:d:f:h:i:l:n:ps:v:w:",
+        "body-numbering= footer-numbering= header-numbering= help join-blank-lines= \
+         line-increment= no-renumber number-format= number-separator= number-width= \
+         section-delimiter= starting-line-number= version",
+    ),
+    gnu(
+        "cmp",
+        "bi:ln:sv",
+        "bytes= help ignore-initial= print-bytes quiet silent verbose version",
+    ),
+    gnu(
+        "comm",
+        "123z",
+        "check-order help nocheck-order output-delimiter= total version zero-terminated",
+    ),
+    gnu(
+        "uniq",
+        "cDdf:is:uw:z",
+        "all-repeated=? check-chars= count group=? help ignore-case repeated \
+         skip-chars= skip-fields= unique version zero-terminated",
+    ),
+    stop(
+        "env",
+        "0C:iS:u:v",
+        "block-signal=? chdir= debug default-signal=? help ignore-environment \
+         ignore-signal=? list-signal-handling null split-string= unset= version",
+    ),
+    stop(
+        "timeout",
+        "k:s:v",
+        "foreground help kill-after= preserve-status signal= verbose version",
+    ),
+    stop("nice", "n:", "adjustment= help version"),
+    stop(
+        "ionice",
+        "c:hn:P:p:tu:V",
+        "class= classdata= help ignore pgid= pid= uid= version",
+    ),
+    stop("nohup", "", "help version"),
+    stop("stdbuf", "e:i:o:", "error= help input= output= version"),
+    stop(
+        "xargs",
+        "0a:d:E:e::I:i::L:l::n:oP:prs:tx",
+        "arg-file= delimiter= eof=? exit help interactive max-args= max-chars= \
+         max-lines= max-procs= no-run-if-empty null open-tty process-slot-var= \
+         replace=? show-limits verbose version",
+    ),
+    gnu(
+        "sed",
+        "Ee:f:i::l:nrsuz",
+        "debug expression= file= follow-symlinks help in-place=? line-length= null-data \
+         posix quiet regexp-extended sandbox separate silent unbuffered version",
+    ),
+    gnu(
+        "md5sum",
+        "bctwz",
+        "binary check help ignore-missing quiet status strict tag text version warn \
+         zero",
+    ),
+    gnu(
+        "sha1sum",
+        "bctwz",
+        "binary check help ignore-missing quiet status strict tag text version warn \
+         zero",
+    ),
+    gnu(
+        "sha224sum",
+        "bctwz",
+        "binary check help ignore-missing quiet status strict tag text version warn \
+         zero",
+    ),
+    gnu(
+        "sha256sum",
+        "bctwz",
+        "binary check help ignore-missing quiet status strict tag text version warn \
+         zero",
+    ),
+    gnu(
+        "sha384sum",
+        "bctwz",
+        "binary check help ignore-missing quiet status strict tag text version warn \
+         zero",
+    ),
+    gnu(
+        "sha512sum",
+        "bctwz",
+        "binary check help ignore-missing quiet status strict tag text version warn \
+         zero",
+    ),
+    gnu(
+        "b2sum",
+        "bcl:twz",
+        "binary check help ignore-missing length= quiet status strict tag text version \
+         warn zero",
+    ),
+    gnu(
+        "make",
+        "BbC:dE:ef:hI:ikLmnO::o:pqRrSstvW:w",
+        "always-make assume-new= assume-old= check-symlink-times debug=? directory= \
+         dry-run environment-overrides eval= file= help ignore-errors include-dir= \
+         jobs=? just-print keep-going load-average=? makefile= max-load=? new-file= \
+         no-builtin-rules no-builtin-variables no-keep-going no-print-directory \
+         no-silent old-file= output-sync=? print-data-base print-directory question \
+         quiet recon silent stop touch trace version warn-undefined-variables what-if=",
+    ),
+    gnu(
+        "wget",
+        "46A:a:B:bcD:dEe:FHhI:i:KkLl:mNn:O:o:P:pQ:qR:rST:t:U:Vvw:X:x",
+        "accept= accept-regex= adjust-extension append-output= ask-password \
+         auth-no-challenge background backup-converted backups= base= bind-address= \
+         body-data= body-file= ca-certificate= ca-directory= certificate= \
+         certificate-type= ciphers= compression= config= connect-timeout= \
+         content-disposition content-on-error continue convert-file-only convert-links \
+         crl-file= cut-dirs= debug default-page= delete-after directory-prefix= \
+         dns-timeout= domains= exclude-directories= exclude-domains= execute= \
+         follow-ftp follow-tags= force-directories force-html ftp-password= ftp-user= \
+         ftps-clear-data-connection ftps-fallback-to-ftp ftps-implicit ftps-resume-ssl \
+         header= help hsts-file http-password= http-user= https-only ignore-case \
+         ignore-length ignore-tags= include-directories= inet4-only inet6-only \
+         input-file= keep-session-cookies level= limit-rate= load-cookies= \
+         local-encoding= max-redirect method= mirror no-cache no-check-certificate \
+         no-clobber no-config no-cookies no-directories no-dns-cache no-glob \
+         no-host-directories no-hsts no-http-keep-alive no-if-modified-since no-iri \
+         no-netrc no-parent no-passive-ftp no-proxy no-remove-listing \
+         no-use-server-timestamps no-verbose no-warc-compression no-warc-digests \
+         no-warc-keep-log output-document= output-file= page-requisites password= \
+         pinnedpubkey= post-data= post-file= prefer-family= preserve-permissions \
+         private-key= private-key-type= progress= protocol-directories proxy-password= \
+         proxy-user= quiet quota= random-wait read-timeout= recursive referer= \
+         regex-type= reject= reject-regex= rejected-log= relative remote-encoding= \
+         report-speed= restrict-file-names= retr-symlinks retry-connrefused \
+         retry-on-http-error= save-cookies= save-headers secure-protocol= \
+         server-response show-progress span-hosts spider start-pos= strict-comments \
+         timeout= timestamping tries= trust-server-names unlink use-askpass= user= \
+         user-agent= verbose version wait= waitretry= warc-cdx warc-dedup= warc-file= \
+         warc-header= warc-max-size= warc-tempdir= xattr",
+    ),
+    gnu(
+        "mktemp",
+        "dp:qtu",
+        "directory dry-run help quiet suffix= tmpdir=? version",
+    ),
+    gnu(
+        "split",
+        "a:b:C:del:n:t:ux",
+        "additional-suffix= bytes= elide-empty-files filter= help hex-suffixes=? \
+         line-bytes= lines= number= numeric-suffixes=? separator= suffix-length= \
+         unbuffered verbose version",
+    ),
+    gnu(
+        "csplit",
+        "b:f:kn:sz",
+        "digits= elide-empty-files help keep-files prefix= quiet silent suffix-format= \
+         suppress-matched version",
+    ),
+    gnu(
+        "paste",
+        "d:sz",
+        "delimiters= help serial version zero-terminated",
+    ),
+    gnu(
+        "join",
+        "1:2:a:e:ij:o:t:v:z",
+        "check-order header help ignore-case nocheck-order version zero-terminated",
+    ),
+    gnu("fold", "bsw:", "bytes help spaces version width="),
+    gnu(
+        "fmt",
+        "cg:p:stuw:",
+        "crown-margin goal= help prefix= split-only tagged-paragraph uniform-spacing \
+         version width=",
+    ),
+    gnu("expand", "it:", "help initial tabs= version"),
+    gnu("unexpand", "at:", "all first-only help tabs= version"),
+    gnu(
+        "od",
+        "A:abcdfij:lN:oS:st:vw::x",
+        "address-radix= endian= format= help output-duplicates read-bytes= skip-bytes= \
+         strings=? traditional version width=?",
+    ),
+    gnu("base64", "diw:", "decode help ignore-garbage version wrap="),
+    gnu("tac", "brs:", "before help regex separator= version"),
+    gnu(
+        "shuf",
+        "ei:n:o:rz",
+        "echo head-count= help input-range= output= random-source= repeat version \
+         zero-terminated",
+    ),
+    gnu("printenv", "0", "help null version"),
+    gnu(
+        "id",
+        "aGgnruZz",
+        "context group groups help name real user version zero",
+    ),
+    gnu(
+        "date",
+        "d:f:I::Rr:s:u",
+        "date= debug file= help iso-8601=? reference= resolution rfc-3339= rfc-email \
+         set= universal utc version",
+    ),
+    gnu("dd", "", "help version"),
+    stop(
+        "time",
+        "af:ho:pqVv",
+        "append format= help output= portability quiet verbose version",
+    ),
+    // curl reads unique prefixes of its long options too.
+    gnu(
+        "curl",
+        "#012346A:aBb:C:c:D:d:E:e:F:fGgH:h:IiJjK:kLlMm:NnOo:P:pQ:qRr:SsT:t:U:u:Vvw:X:xY:y:Zz:",
+        "variable= abstract-unix-socket= alt-svc= anyauth append aws-sigv4= basic cacert= capath= \
+         cert= cert-status cert-type= ciphers= compressed compressed-ssh config= \
+         connect-timeout= connect-to= continue-at= cookie= cookie-jar= create-dirs \
+         create-file-mode= crlf crlfile= curves= data= data-ascii= data-binary= \
+         data-raw= data-urlencode= delegation= digest disable disable-eprt disable-epsv \
+         disallow-username-in-url dns-interface= dns-ipv4-addr= dns-ipv6-addr= \
+         dns-servers= doh-cert-status doh-insecure doh-url= dump-header= egd-file= \
+         engine= etag-compare= etag-save= expect100-timeout= fail fail-early \
+         fail-with-body false-start form= form-escape form-string= ftp-account= \
+         ftp-alternative-to-user= ftp-create-dirs ftp-method= ftp-pasv ftp-port= \
+         ftp-pret ftp-skip-pasv-ip ftp-ssl-ccc ftp-ssl-ccc-mode= ftp-ssl-control get \
+         globoff happy-eyeballs-timeout-ms= haproxy-protocol head header= help= \
+         hostpubmd5= hostpubsha256= hsts= http0 http1 http2 http2-prior-knowledge http3 \
+         http3-only ignore-content-length include insecure interface= ipv4 ipv6 json= \
+         junk-session-cookies keepalive-time= key= key-type= krb= libcurl= limit-rate= \
+         list-only local-port= location location-trusted login-options= mail-auth= \
+         mail-from= mail-rcpt= mail-rcpt-allowfails manual max-filesize= max-redirs= \
+         max-time= metalink negotiate netrc netrc-file= netrc-optional next no-alpn \
+         no-buffer no-clobber no-keepalive no-npn no-progress-meter no-sessionid \
+         noproxy= ntlm ntlm-wb oauth2-bearer= output= output-dir= parallel \
+         parallel-immediate parallel-max= pass= path-as-is pinnedpubkey= post301 \
+         post302 post303 preproxy progress-bar proto= proto-default= proto-redir= proxy \
+         proxy-anyauth proxy-basic proxy-cacert= proxy-capath= proxy-cert= \
+         proxy-cert-type= proxy-ciphers= proxy-crlfile= proxy-digest proxy-header= \
+         proxy-insecure proxy-key= proxy-key-type= proxy-negotiate proxy-ntlm \
+         proxy-pass= proxy-pinnedpubkey= proxy-service-name= proxy-ssl-allow-beast \
+         proxy-ssl-auto-client-cert proxy-tls13-ciphers= proxy-tlsauthtype= \
+         proxy-tlspassword= proxy-tlsuser= proxy-tlsv1 proxy-user= proxy1 proxytunnel \
+         pubkey= quote= random-file= range= rate= raw referer= remote-header-name \
+         remote-name remote-name-all remote-time remove-on-error request= \
+         request-target= resolve= retry= retry-all-errors retry-connrefused \
+         retry-delay= retry-max-time= sasl-authzid= sasl-ir service-name= show-error \
+         silent socks4= socks4a= socks5= socks5-basic socks5-gssapi socks5-gssapi-nec \
+         socks5-gssapi-service= socks5-hostname= speed-limit= speed-time= ssl \
+         ssl-allow-beast ssl-auto-client-cert ssl-no-revoke ssl-reqd \
+         ssl-revoke-best-effort sslv2 sslv3 stderr= styled-output \
+         suppress-connect-headers tcp-fastopen tcp-nodelay telnet-option= tftp-blksize= \
+         tftp-no-options time-cond= tls-max= tls13-ciphers= tlsauthtype= tlspassword= \
+         tlsuser= tlsv1 tr-encoding trace= trace-ascii= trace-time unix-socket= \
+         upload-file= url= url-query= use-ascii user= user-agent= verbose version \
+         write-out= xattr",
+    ),
+    // rsync (popt): whole names only.
+    exact(
+        "rsync",
+        "0468AaB:bCcdEe:f:gHhIiJKkLlM:mNnOopqRrSsT:tUuVvWXxyz",
+        "8-bit-output acls address= append append-verify archive atimes backup \
+         backup-dir= block-size= blocking-io bwlimit= checksum checksum-choice= \
+         checksum-seed= chmod= chown= compare-dest= compress compress-choice= \
+         compress-level= compress-threads= confine-root= contimeout= copy-as= \
+         copy-dest= copy-devices copy-dirlinks copy-links copy-unsafe-links crtimes \
+         cvs-exclude debug= del delay-updates delete delete-after delete-before \
+         delete-delay delete-during delete-excluded delete-missing-args devices dirs \
+         drop-D dry-run early-input= exclude= exclude-from= executability existing \
+         fake-super files-from= filter= force from0 fsync fuzzy group groupmap= \
+         hard-links help human-readable iconv= ignore-errors ignore-existing \
+         ignore-missing-args ignore-non-existing ignore-times inc-recursive include= \
+         include-from= info= inplace insecure-links ipv4 ipv6 itemize-changes \
+         keep-dirlinks link-dest= links list-only log-file= log-file-format= max-alloc= \
+         max-delete= max-size= min-size= mkpath modify-window= munge-links no-OPTION \
+         no-i-r no-implied-dirs no-inc-recursive no-motd no-whole-file numeric-ids \
+         old-args old-d old-dirs omit-dir-times omit-link-times one-file-system \
+         only-write-batch= open-noatime out-format= outbuf= owner partial partial-dir= \
+         password-file= perms port= preallocate progress protocol= prune-empty-dirs \
+         quiet read-batch= recursive relative remote-option= remove-source-files rsh= \
+         rsync-path= safe-links secluded-args size-only skip-compress= sockopts= sparse \
+         specials stats stderr= stop-after= stop-at= suffix= super temp-dir= timeout= \
+         times trust-sender update usermap= verbose version whole-file write-batch= \
+         write-devices xattrs",
+    ),
+    // git's own scripts and hand-written loops: whole names only.
+    git_exact(
+        "filter-branch",
+        "d:f",
+        "commit-filter= env-filter= force index-filter= msg-filter= original= \
+         parent-filter= prune-empty setup= state-branch= subdirectory-filter= \
+         tag-name-filter= tree-filter=",
+    ),
+    git_exact(
+        "mergetool",
+        "gO:t:y",
+        "gui no-gui no-prompt prompt tool-help tool=",
+    ),
+    git_exact(
+        "daemon",
+        "",
+        "access-hook= allow-override= base-path= base-path-relaxed detach disable= \
+         enable= export-all forbid-override= group= inetd informative-errors \
+         init-timeout= interpolated-path= listen= log-destination= max-connections= \
+         no-informative-errors pid-file= port= reuseaddr strict-paths syslog timeout= \
+         user-path=? user= verbose",
+    ),
+    // pip (optparse): unique prefixes; its own options, then each subcommand's.
+    argparse(
+        "pip",
+        "hqVv",
+        "cache-dir= cert= client-cert= debug disable-pip-version-check \
+         exists-action= help isolated keyring-provider= log= no-cache-dir no-color \
+         no-input no-python-version-warning proxy= python= quiet require-virtualenv \
+         retries= timeout= trusted-host= use-deprecated= use-feature= verbose \
+         version",
+    ),
+    Grammar {
+        subcommand: Some("list"),
+        ..argparse(
+            "pip",
+            "ef:hi:loquVv",
+            "cache-dir= cert= client-cert= debug disable-pip-version-check editable \
+             exclude= exclude-editable exists-action= extra-index-url= find-links= \
+             format= help include-editable index-url= isolated keyring-provider= local \
+             log= no-cache-dir no-color no-index no-input no-python-version-warning \
+             not-required outdated path= pre proxy= python= quiet require-virtualenv \
+             retries= timeout= trusted-host= uptodate use-deprecated= use-feature= user \
+             verbose version",
+        )
+    },
+    Grammar {
+        subcommand: Some("show"),
+        ..argparse(
+            "pip",
+            "fhqVv",
+            "cache-dir= cert= client-cert= debug disable-pip-version-check \
+             exists-action= files help isolated keyring-provider= log= no-cache-dir \
+             no-color no-input no-python-version-warning proxy= python= quiet \
+             require-virtualenv retries= timeout= trusted-host= use-deprecated= \
+             use-feature= verbose version",
+        )
+    },
+    Grammar {
+        subcommand: Some("freeze"),
+        ..argparse(
+            "pip",
+            "hlqr:Vv",
+            "all cache-dir= cert= client-cert= debug disable-pip-version-check exclude= \
+             exclude-editable exists-action= help isolated keyring-provider= local log= \
+             no-cache-dir no-color no-input no-python-version-warning path= proxy= \
+             python= quiet require-virtualenv requirement= retries= timeout= \
+             trusted-host= use-deprecated= use-feature= user verbose version",
+        )
+    },
+    Grammar {
+        subcommand: Some("check"),
+        ..argparse(
+            "pip",
+            "hqVv",
+            "cache-dir= cert= client-cert= debug disable-pip-version-check \
+             exists-action= help isolated keyring-provider= log= no-cache-dir no-color \
+             no-input no-python-version-warning proxy= python= quiet require-virtualenv \
+             retries= timeout= trusted-host= use-deprecated= use-feature= verbose \
+             version",
+        )
+    },
+    // git: its own options before the subcommand (whole names only), then
+    // each subcommand's (parse-options: unique prefixes, `--no-NAME`).
+    exact(
+        "git",
+        "C:c:hPpv",
+        "attr-source= bare config-env= exec-path=? git-dir= glob-pathspecs help \
+         html-path icase-pathspecs info-path list-cmds= literal-pathspecs man-path \
+         namespace= no-advice no-lazy-fetch no-optional-locks no-pager \
+         no-replace-objects noglob-pathspecs paginate super-prefix= version work-tree=",
+    ),
+    git(
+        "diff",
+        "aBbC::DG:I:l:M::O:pRS:sU::uWwz",
+        "no-index abbrev=? anchored= binary check color-moved=? color-moved-ws= color-words=? \
+         compact-summary cumulative default-prefix diff-algorithm= exit-code ext-diff \
+         find-copies=? find-copies-harder find-object= find-renames=? follow full-index \
+         function-context histogram ignore-all-space ignore-blank-lines \
+         ignore-cr-at-eol ignore-matching-lines= ignore-space-change \
+         ignore-submodules=? indent-heuristic inter-hunk-context= irreversible-delete \
+         ita-invisible-in-index ita-visible-in-index line-prefix= minimal name-only \
+         name-status no-abbrev no-color-moved no-color-moved-ws no-compact-summary \
+         no-exit-code no-ext-diff no-find-copies-harder no-follow no-full-index \
+         no-function-context no-ignore-matching-lines no-indent-heuristic no-patch \
+         no-prefix no-quiet no-relative no-rename-empty no-renames no-text no-textconv \
+         numstat output= output-indicator-context= output-indicator-new= \
+         output-indicator-old= patch patch-with-raw patch-with-stat patience \
+         pickaxe-all pickaxe-regex quiet raw relative=? rename-empty rotate-to= \
+         shortstat skip-to= stat-count= stat-graph-width= stat-name-width= stat-width= \
+         submodule=? summary text textconv unified=? word-diff=? word-diff-regex= \
+         ws-error-highlight=",
+    ),
+    git(
+        "rebase",
+        "C:fimnqr::S::s:vX:x:",
+        "abort apply autosquash autostash committer-date-is-author-date continue \
+         edit-todo exec= ff force-rebase fork-point gpg-sign=? ignore-whitespace \
+         interactive keep-base merge no-autosquash no-autostash \
+         no-committer-date-is-author-date no-exec no-ff no-force-rebase no-fork-point \
+         no-gpg-sign no-ignore-whitespace no-keep-base no-onto no-quiet \
+         no-reapply-cherry-picks no-rebase-merges no-rerere-autoupdate \
+         no-reschedule-failed-exec no-reset-author-date no-root no-signoff no-stat \
+         no-strategy no-strategy-option no-update-refs no-verbose no-verify \
+         no-whitespace onto= quiet quit reapply-cherry-picks rebase-merges=? \
+         rerere-autoupdate reschedule-failed-exec reset-author-date root \
+         show-current-patch signoff skip stat strategy= strategy-option= update-refs \
+         verbose verify whitespace=",
+    ),
+    git_exact(
+        "format-patch",
+        "kNno:pqsv:",
+        "add-header= attach=? base= binary cc= cover-from-description= cover-letter \
+         creation-factor= description-file= filename-max-length= force-in-body-from \
+         ignore-if-in-upstream in-reply-to= interdiff= keep-subject no-add-header \
+         no-attach no-base no-binary no-cc no-cover-from-description no-cover-letter \
+         no-creation-factor no-description-file no-filename-max-length \
+         no-force-in-body-from no-ignore-if-in-upstream no-in-reply-to no-interdiff \
+         no-numbered no-progress no-quiet no-range-diff no-reroll-count no-rfc \
+         no-signature no-signature-file no-signoff no-start-number no-stat no-stdout \
+         no-suffix no-thread no-to no-zero-commit numbered output-directory= progress \
+         quiet range-diff= reroll-count= rfc=? signature= signature-file= signoff \
+         start-number= stdout subject-prefix= suffix= thread=? to= zero-commit",
+    ),
+    git(
+        "archive",
+        "lo:v",
+        "add-file= add-virtual-file= format= list mtime= no-add-file \
+         no-add-virtual-file no-format no-list no-output no-prefix no-remote no-verbose \
+         no-worktree-attributes output= prefix= remote= verbose worktree-attributes",
+    ),
+    git(
+        "difftool",
+        "dgt:x:y",
+        "dir-diff extcmd= gui index no-dir-diff no-extcmd no-gui no-index no-prompt \
+         no-symlinks no-tool no-tool-help no-trust-exit-code symlinks tool= tool-help \
+         trust-exit-code",
+    ),
+    git(
+        "hash-object",
+        "t:w",
+        "filters literally no-filters no-literally no-path no-stdin no-stdin-paths \
+         path= stdin stdin-paths",
+    ),
+    git(
+        "update-index",
+        "gqz",
+        "add again assume-unchanged clear-resolve-undo force-remove \
+         force-untracked-cache force-write-index fsmonitor fsmonitor-valid \
+         ignore-skip-worktree-entries ignore-submodules index-info index-version= \
+         info-only no-add no-force-remove no-force-untracked-cache no-force-write-index \
+         no-fsmonitor no-fsmonitor-valid no-ignore-skip-worktree-entries \
+         no-ignore-submodules no-index-version no-info-only no-remove no-replace \
+         no-show-index-version no-skip-worktree no-split-index no-test-untracked-cache \
+         no-unmerged no-untracked-cache no-verbose really-refresh refresh remove \
+         replace show-index-version skip-worktree split-index stdin \
+         test-untracked-cache unmerged unresolve untracked-cache verbose",
+    ),
+    git(
+        "checkout-index",
+        "afnquz",
+        "all create force ignore-skip-worktree-bits index no-all no-create no-force \
+         no-ignore-skip-worktree-bits no-index no-prefix no-quiet no-stdin no-temp \
+         prefix= quiet stdin temp",
+    ),
+    git(
+        "clean",
+        "de:finqXx",
+        "dry-run exclude= force interactive no-dry-run no-force no-interactive no-quiet \
+         quiet",
+    ),
+    git(
+        "push",
+        "46dfno:quv",
+        "all atomic branches delete dry-run exec= follow-tags force force-if-includes \
+         force-with-lease=? ipv4 ipv6 mirror no-all no-atomic no-branches no-delete \
+         no-dry-run no-exec no-follow-tags no-force no-force-if-includes \
+         no-force-with-lease no-mirror no-porcelain no-progress no-prune no-push-option \
+         no-quiet no-receive-pack no-repo no-set-upstream no-signed no-tags no-thin \
+         no-verbose no-verify porcelain progress prune push-option= quiet receive-pack= \
+         repo= set-upstream signed=? tags thin verbose verify",
+    ),
+    git(
+        "reset",
+        "Npq",
+        "hard intent-to-add keep merge mixed no-intent-to-add no-patch \
+         no-pathspec-file-nul no-pathspec-from-file no-quiet no-recurse-submodules \
+         no-refresh patch pathspec-file-nul pathspec-from-file= quiet \
+         recurse-submodules=? refresh soft",
+    ),
+    git(
+        "checkout",
+        "23B:b:dflmpqt::",
+        "conflict= detach force guess ignore-other-worktrees ignore-skip-worktree-bits \
+         merge no-conflict no-detach no-force no-guess no-ignore-other-worktrees \
+         no-ignore-skip-worktree-bits no-merge no-orphan no-overlay no-overwrite-ignore \
+         no-patch no-pathspec-file-nul no-pathspec-from-file no-progress no-quiet \
+         no-recurse-submodules no-track orphan= ours overlay overwrite-ignore patch \
+         pathspec-file-nul pathspec-from-file= progress quiet recurse-submodules=? \
+         theirs track=?",
+    ),
+    git(
+        "branch",
+        "aCcDdfilMmqrt::u:v",
+        "abbrev=? all column=? contains= copy create-reflog delete edit-description \
+         force format= ignore-case list merged= move no-abbrev no-column no-contains= \
+         no-copy no-create-reflog no-delete no-edit-description no-force no-format \
+         no-ignore-case no-list no-merged= no-move no-omit-empty no-points-at no-quiet \
+         no-recurse-submodules no-set-upstream-to no-show-current no-sort no-track \
+         no-verbose omit-empty points-at= quiet recurse-submodules remotes \
+         set-upstream-to= show-current sort= track=? verbose",
+    ),
+    git(
+        "commit",
+        "aC:c:eF:im:nopqS::st:u::vz",
+        "ahead-behind all amend author= branch date= dry-run edit file= gpg-sign=? \
+         include interactive long message= no-ahead-behind no-all no-amend no-author \
+         no-branch no-date no-dry-run no-edit no-file no-gpg-sign no-include \
+         no-interactive no-long no-message no-null no-only no-patch \
+         no-pathspec-file-nul no-pathspec-from-file no-porcelain no-post-rewrite \
+         no-quiet no-reedit-message no-reset-author no-reuse-message no-short \
+         no-signoff no-squash no-status no-template no-untracked-files no-verbose \
+         no-verify null only patch pathspec-file-nul pathspec-from-file= porcelain \
+         post-rewrite quiet reedit-message= reset-author reuse-message= short signoff \
+         squash= status template= trailer= untracked-files=? verbose verify",
+    ),
+    git(
+        "grep",
+        "A:aB:C:cEe:Ff:GHhIiLlm:nO::oPpqrvWwz",
+        "after-context= all-match and basic-regexp before-context= break cached column \
+         context= count exclude-standard ext-grep extended-regexp files-with-matches \
+         files-without-match fixed-strings full-name function-context heading \
+         ignore-case index invert-match line-number max-count= max-depth= name-only \
+         no-after-context no-all-match no-basic-regexp no-before-context no-break \
+         no-cached no-column no-context no-count no-exclude-standard no-ext-grep \
+         no-extended-regexp no-files-with-matches no-files-without-match \
+         no-fixed-strings no-full-name no-function-context no-heading no-ignore-case \
+         no-index no-invert-match no-line-number no-max-count no-name-only no-null \
+         no-only-matching no-open-files-in-pager no-perl-regexp no-quiet \
+         no-recurse-submodules no-recursive no-show-function no-text no-textconv \
+         no-threads no-untracked no-word-regexp not null only-matching \
+         open-files-in-pager=? or perl-regexp quiet recurse-submodules recursive \
+         show-function text textconv threads= untracked word-regexp",
+    ),
+    git(
+        "status",
+        "bM::su::vz",
+        "ahead-behind branch column=? find-renames=? ignore-submodules=? ignored=? long \
+         no-ahead-behind no-branch no-column no-ignore-submodules no-ignored no-long \
+         no-null no-porcelain no-renames no-short no-show-stash no-untracked-files \
+         no-verbose null porcelain=? renames short show-stash untracked-files=? verbose",
+    ),
+    git(
+        "blame",
+        "bC::cefL:lM::npS:stw",
+        "abbrev=? color-by-age color-lines contents= ignore-rev= ignore-revs-file= \
+         incremental minimal no-abbrev no-color-by-age no-color-lines no-contents \
+         no-ignore-rev no-ignore-revs-file no-incremental no-minimal no-porcelain \
+         no-progress no-root no-score-debug no-show-name no-show-number no-show-stats \
+         porcelain progress root score-debug show-name show-number show-stats",
+    ),
+    git(
+        "shortlog",
+        "cens",
+        "committer email group= no-committer no-email no-group no-numbered no-summary \
+         numbered summary",
+    ),
+    git(
+        "describe",
+        "",
+        "abbrev=? all always broken=? contains debug exact-match exclude= first-parent \
+         long match= no-abbrev no-all no-always no-broken no-contains no-debug \
+         no-exact-match no-exclude no-first-parent no-long no-match no-tags tags",
+    ),
+    git(
+        "ls-files",
+        "cdfikmostuvX:x:z",
+        "abbrev=? cached debug deduplicate deleted directory empty-directory eol \
+         error-unmatch exclude= exclude-from= exclude-per-directory= exclude-standard \
+         format= full-name ignored killed modified no-abbrev no-cached no-debug \
+         no-deduplicate no-deleted no-directory no-empty-directory no-eol \
+         no-error-unmatch no-exclude-per-directory no-ignored no-killed no-modified \
+         no-others no-recurse-submodules no-resolve-undo no-sparse no-stage no-unmerged \
+         no-with-tree others recurse-submodules resolve-undo sparse stage unmerged \
+         with-tree=",
+    ),
+    git(
+        "ls-tree",
+        "dlrtz",
+        "abbrev=? format= full-name full-tree long name-only name-status no-abbrev \
+         no-full-name no-full-tree object-only",
+    ),
+    git(
+        "cat-file",
+        "epstZ",
+        "allow-unknown-type batch=? batch-all-objects batch-check=? batch-command=? \
+         buffer filters follow-symlinks mailmap no-allow-unknown-type no-buffer \
+         no-follow-symlinks no-mailmap no-unordered no-use-mailmap textconv unordered \
+         use-mailmap",
+    ),
+    git(
+        "tag",
+        "adeF:film:n::su:v",
+        "annotate column=? contains= create-reflog delete edit file= force format= \
+         ignore-case list local-user= merged= message= no-annotate no-column \
+         no-contains= no-create-reflog no-edit no-file no-force no-format \
+         no-ignore-case no-local-user no-merged= no-omit-empty no-points-at no-sign \
+         no-sort omit-empty points-at= sign sort= trailer= verify",
+    ),
+    git("remote", "v", "no-verbose verbose"),
+    git(
+        "fetch",
+        "46afj:kmno:Ppqtuv",
+        "all append atomic auto-gc auto-maintenance deepen= depth= dry-run filter= \
+         force ipv4 ipv6 jobs= keep multiple negotiation-tip= no-all no-append \
+         no-atomic no-auto-gc no-auto-maintenance no-deepen no-depth no-dry-run \
+         no-filter no-force no-jobs no-keep no-multiple no-negotiation-tip no-porcelain \
+         no-prefetch no-progress no-prune no-quiet no-recurse-submodules \
+         no-server-option no-set-upstream no-shallow-exclude no-shallow-since \
+         no-show-forced-updates no-stdin no-tags no-update-head-ok no-upload-pack \
+         no-verbose no-write-commit-graph no-write-fetch-head porcelain prefetch \
+         progress prune quiet recurse-submodules=? refetch refmap= server-option= \
+         set-upstream shallow-exclude= shallow-since= show-forced-updates stdin tags \
+         unshallow update-head-ok upload-pack= verbose write-commit-graph \
+         write-fetch-head",
+    ),
+    git(
+        "pull",
+        "46afjkno:pqr::S::s:tvX:",
+        "all allow-unrelated-histories append autostash commit deepen= depth= dry-run \
+         edit ff ff-only force gpg-sign=? ipv4 ipv6 keep log=? negotiation-tip= no-all \
+         no-allow-unrelated-histories no-append no-autostash no-commit no-deepen \
+         no-depth no-dry-run no-edit no-ff no-force no-gpg-sign no-ipv4 no-ipv6 no-keep \
+         no-log no-negotiation-tip no-progress no-prune no-quiet no-rebase \
+         no-recurse-submodules no-server-option no-set-upstream no-shallow-exclude \
+         no-shallow-since no-show-forced-updates no-signoff no-squash no-stat \
+         no-strategy no-strategy-option no-tags no-upload-pack no-verbose no-verify \
+         no-verify-signatures progress prune quiet rebase=? recurse-submodules=? \
+         refmap= server-option= set-upstream shallow-exclude= shallow-since= \
+         show-forced-updates signoff=? squash stat strategy= strategy-option= tags \
+         unshallow upload-pack= verbose verify verify-signatures",
+    ),
+    git(
+        "merge",
+        "eF:m:nqS::s:vX:",
+        "abort allow-unrelated-histories autostash commit continue edit ff ff-only \
+         file= gpg-sign=? into-name= log=? message= no-abort \
+         no-allow-unrelated-histories no-autostash no-commit no-continue no-edit no-ff \
+         no-gpg-sign no-into-name no-log no-message no-overwrite-ignore no-progress \
+         no-quiet no-quit no-rerere-autoupdate no-signoff no-squash no-stat no-strategy \
+         no-strategy-option no-summary no-verbose no-verify no-verify-signatures \
+         overwrite-ignore progress quiet quit rerere-autoupdate signoff squash stat \
+         strategy= strategy-option= summary verbose verify verify-signatures",
+    ),
+    git(
+        "add",
+        "AefiNnpuv",
+        "all dry-run edit force ignore-errors intent-to-add interactive no-all \
+         no-dry-run no-edit no-force no-ignore-errors no-intent-to-add no-interactive \
+         no-patch no-pathspec-file-nul no-pathspec-from-file no-refresh no-renormalize \
+         no-sparse no-update no-verbose patch pathspec-file-nul pathspec-from-file= \
+         refresh renormalize sparse update verbose",
+    ),
+    git(
+        "rm",
+        "fnqr",
+        "cached dry-run force no-cached no-dry-run no-force no-pathspec-file-nul \
+         no-pathspec-from-file no-quiet no-sparse pathspec-file-nul pathspec-from-file= \
+         quiet sparse",
+    ),
+    git(
+        "mv",
+        "fknv",
+        "dry-run force no-dry-run no-force no-sparse no-verbose sparse verbose",
+    ),
+    git(
+        "restore",
+        "23mpqSs:W",
+        "conflict= ignore-skip-worktree-bits ignore-unmerged merge no-conflict \
+         no-ignore-skip-worktree-bits no-ignore-unmerged no-merge no-overlay no-patch \
+         no-pathspec-file-nul no-pathspec-from-file no-progress no-quiet \
+         no-recurse-submodules no-source no-staged no-worktree ours overlay patch \
+         pathspec-file-nul pathspec-from-file= progress quiet recurse-submodules=? \
+         source= staged theirs worktree",
+    ),
+    git(
+        "switch",
+        "C:c:dfmqt::",
+        "conflict= create= detach discard-changes force force-create= guess \
+         ignore-other-worktrees merge no-conflict no-create no-detach \
+         no-discard-changes no-force no-force-create no-guess no-ignore-other-worktrees \
+         no-merge no-orphan no-overwrite-ignore no-progress no-quiet \
+         no-recurse-submodules no-track orphan= overwrite-ignore progress quiet \
+         recurse-submodules=? track=?",
+    ),
+    git(
+        "apply",
+        "3C:Np:qRvz",
+        "3way add allow-empty allow-overlap apply build-fake-ancestor= cached check \
+         directory= exclude= ignore-space-change ignore-whitespace include= index \
+         intent-to-add no-3way no-add no-allow-empty no-allow-overlap no-apply \
+         no-build-fake-ancestor no-cached no-check no-directory no-ignore-space-change \
+         no-ignore-whitespace no-index no-intent-to-add no-numstat no-quiet no-recount \
+         no-reject no-reverse no-stat no-summary no-unidiff-zero no-unsafe-paths \
+         no-verbose no-whitespace numstat ours quiet recount reject reverse stat \
+         summary theirs unidiff-zero union unsafe-paths verbose whitespace=",
+    ),
+    git(
+        "am",
+        "3C:cikmnp:qrS::su",
+        "3way abort allow-empty committer-date-is-author-date continue directory= \
+         gpg-sign=? ignore-date ignore-space-change ignore-whitespace interactive keep \
+         keep-cr no-3way no-committer-date-is-author-date no-directory no-gpg-sign \
+         no-ignore-date no-ignore-space-change no-ignore-whitespace no-interactive \
+         no-keep no-keep-cr no-patch-format no-quiet no-reject no-rerere-autoupdate \
+         no-scissors no-signoff no-utf8 no-verify no-whitespace patch-format= quiet \
+         quit quoted-cr= reject rerere-autoupdate resolved retry scissors \
+         show-current-patch=? signoff skip utf8 verify whitespace=",
+    ),
+    git(
+        "cherry-pick",
+        "em:nS::sX:x",
+        "abort allow-empty allow-empty-message commit continue edit ff gpg-sign=? \
+         keep-redundant-commits mainline= no-allow-empty no-allow-empty-message \
+         no-commit no-edit no-ff no-gpg-sign no-keep-redundant-commits no-mainline \
+         no-rerere-autoupdate no-signoff no-strategy no-strategy-option quit \
+         rerere-autoupdate signoff skip strategy= strategy-option=",
+    ),
+    git(
+        "revert",
+        "em:nS::sX:",
+        "abort commit continue edit gpg-sign=? mainline= no-commit no-edit no-gpg-sign \
+         no-mainline no-reference no-rerere-autoupdate no-signoff no-strategy \
+         no-strategy-option quit reference rerere-autoupdate signoff skip strategy= \
+         strategy-option=",
+    ),
+    git(
+        "clone",
+        "46b:c:j:lno:qsu:v",
+        "also-filter-submodules bare branch= bundle-uri= checkout config= depth= \
+         dissociate filter= hardlinks ipv4 ipv6 jobs= local mirror \
+         no-also-filter-submodules no-bare no-branch no-bundle-uri no-checkout \
+         no-config no-depth no-dissociate no-filter no-hardlinks no-jobs no-local \
+         no-mirror no-origin no-progress no-quiet no-recurse-submodules no-recursive \
+         no-ref-format no-reference no-reference-if-able no-remote-submodules \
+         no-separate-git-dir no-server-option no-shallow-exclude no-shallow-since \
+         no-shallow-submodules no-shared no-single-branch no-sparse no-tags no-template \
+         no-upload-pack no-verbose origin= progress quiet recurse-submodules=? \
+         recursive=? ref-format= reference= reference-if-able= remote-submodules \
+         separate-git-dir= server-option= shallow-exclude= shallow-since= \
+         shallow-submodules shared single-branch sparse tags template= upload-pack= \
+         verbose",
+    ),
+    git("notes", "", "no-ref ref="),
+    git_exact(
+        "log",
+        "aBbC::DG:I:l:M::O:pRS:sU::uWwz",
+        "abbrev=? anchored= binary check color-moved=? color-moved-ws= color-words=? \
+         compact-summary cumulative default-prefix diff-algorithm= exit-code ext-diff \
+         find-copies=? find-copies-harder find-object= find-renames=? follow full-index \
+         function-context histogram ignore-all-space ignore-blank-lines \
+         ignore-cr-at-eol ignore-matching-lines= ignore-space-change \
+         ignore-submodules=? indent-heuristic inter-hunk-context= irreversible-delete \
+         ita-invisible-in-index ita-visible-in-index line-prefix= minimal name-only \
+         name-status no-abbrev no-color-moved no-color-moved-ws no-compact-summary \
+         no-exit-code no-ext-diff no-find-copies-harder no-follow no-full-index \
+         no-function-context no-ignore-matching-lines no-indent-heuristic no-patch \
+         no-prefix no-quiet no-relative no-rename-empty no-renames no-text no-textconv \
+         numstat output= output-indicator-context= output-indicator-new= \
+         output-indicator-old= patch patch-with-raw patch-with-stat patience \
+         pickaxe-all pickaxe-regex quiet raw relative=? rename-empty rotate-to= \
+         shortstat skip-to= stat-count= stat-graph-width= stat-name-width= stat-width= \
+         submodule=? summary text textconv unified=? word-diff=? word-diff-regex= \
+         ws-error-highlight=",
+    ),
+    git_exact(
+        "show",
+        "aBbC::DG:I:l:M::O:pRS:sU::uWwz",
+        "abbrev=? anchored= binary check color-moved=? color-moved-ws= color-words=? \
+         compact-summary cumulative default-prefix diff-algorithm= exit-code ext-diff \
+         find-copies=? find-copies-harder find-object= find-renames=? follow full-index \
+         function-context histogram ignore-all-space ignore-blank-lines \
+         ignore-cr-at-eol ignore-matching-lines= ignore-space-change \
+         ignore-submodules=? indent-heuristic inter-hunk-context= irreversible-delete \
+         ita-invisible-in-index ita-visible-in-index line-prefix= minimal name-only \
+         name-status no-abbrev no-color-moved no-color-moved-ws no-compact-summary \
+         no-exit-code no-ext-diff no-find-copies-harder no-follow no-full-index \
+         no-function-context no-ignore-matching-lines no-indent-heuristic no-patch \
+         no-prefix no-quiet no-relative no-rename-empty no-renames no-text no-textconv \
+         numstat output= output-indicator-context= output-indicator-new= \
+         output-indicator-old= patch patch-with-raw patch-with-stat patience \
+         pickaxe-all pickaxe-regex quiet raw relative=? rename-empty rotate-to= \
+         shortstat skip-to= stat-count= stat-graph-width= stat-name-width= stat-width= \
+         submodule=? summary text textconv unified=? word-diff=? word-diff-regex= \
+         ws-error-highlight=",
+    ),
+    git_exact(
+        "whatchanged",
+        "aBbC::DG:I:l:M::O:pRS:sU::uWwz",
+        "abbrev=? anchored= binary check color-moved=? color-moved-ws= color-words=? \
+         compact-summary cumulative default-prefix diff-algorithm= exit-code ext-diff \
+         find-copies=? find-copies-harder find-object= find-renames=? follow full-index \
+         function-context histogram ignore-all-space ignore-blank-lines \
+         ignore-cr-at-eol ignore-matching-lines= ignore-space-change \
+         ignore-submodules=? indent-heuristic inter-hunk-context= irreversible-delete \
+         ita-invisible-in-index ita-visible-in-index line-prefix= minimal name-only \
+         name-status no-abbrev no-color-moved no-color-moved-ws no-compact-summary \
+         no-exit-code no-ext-diff no-find-copies-harder no-follow no-full-index \
+         no-function-context no-ignore-matching-lines no-indent-heuristic no-patch \
+         no-prefix no-quiet no-relative no-rename-empty no-renames no-text no-textconv \
+         numstat output= output-indicator-context= output-indicator-new= \
+         output-indicator-old= patch patch-with-raw patch-with-stat patience \
+         pickaxe-all pickaxe-regex quiet raw relative=? rename-empty rotate-to= \
+         shortstat skip-to= stat-count= stat-graph-width= stat-name-width= stat-width= \
+         submodule=? summary text textconv unified=? word-diff=? word-diff-regex= \
+         ws-error-highlight=",
+    ),
+    exact(
+        "cargo",
+        "C:hqVvZ:",
+        "color= config= explain= frozen help list locked offline quiet verbose version",
+    ),
+    Grammar {
+        subcommand: Some("build"),
+        ..exact(
+            "cargo",
+            "F:hj:p::qrvZ:",
+            "all all-features all-targets artifact-dir= bench=? benches bin=? bins color= \
+             config= example=? examples exclude= features= frozen future-incompat-report \
+             help ignore-rust-version jobs= keep-going lib locked manifest-path= \
+             message-format= no-default-features offline package=? profile= quiet release \
+             target=? target-dir= test=? tests timings unit-graph verbose workspace",
+        )
+    },
+    Grammar {
+        subcommand: Some("check"),
+        ..exact(
+            "cargo",
+            "F:hj:p::qrvZ:",
+            "all all-features all-targets bench=? benches bin=? bins color= config= \
+             example=? examples exclude= features= frozen future-incompat-report help \
+             ignore-rust-version jobs= keep-going lib locked manifest-path= message-format= \
+             no-default-features offline package=? profile= quiet release target=? \
+             target-dir= test=? tests timings unit-graph verbose workspace",
+        )
+    },
+    Grammar {
+        subcommand: Some("test"),
+        ..exact(
+            "cargo",
+            "F:hj:p::qrvZ:",
+            "all all-features all-targets bench=? benches bin=? bins color= config= doc \
+             example=? examples exclude= features= frozen future-incompat-report help \
+             ignore-rust-version jobs= lib locked manifest-path= message-format= \
+             no-default-features no-fail-fast no-run offline package=? profile= quiet \
+             release target=? target-dir= test=? tests timings unit-graph verbose workspace",
+        )
+    },
+    Grammar {
+        subcommand: Some("clippy"),
+        ..exact(
+            "cargo",
+            "hV",
+            "fix frozen help locked manifest-path= no-deps offline version",
+        )
+    },
+    Grammar {
+        subcommand: Some("doc"),
+        ..exact(
+            "cargo",
+            "F:hj:p::qrvZ:",
+            "all all-features bin=? bins color= config= document-private-items example=? \
+             examples exclude= features= frozen help ignore-rust-version jobs= keep-going \
+             lib locked manifest-path= message-format= no-default-features no-deps offline \
+             open package=? profile= quiet release target=? target-dir= timings unit-graph \
+             verbose workspace",
+        )
+    },
+    Grammar {
+        subcommand: Some("bench"),
+        ..exact(
+            "cargo",
+            "F:hj:p::qvZ:",
+            "all all-features all-targets bench=? benches bin=? bins color= config= \
+             example=? examples exclude= features= frozen help ignore-rust-version jobs= \
+             lib locked manifest-path= message-format= no-default-features no-fail-fast \
+             no-run offline package=? profile= quiet target=? target-dir= test=? tests \
+             timings unit-graph verbose workspace",
+        )
+    },
+    Grammar {
+        subcommand: Some("tree"),
+        ..exact(
+            "cargo",
+            "de:F:f:hi::p::qvZ:",
+            "all-features charset= color= config= depth= duplicates edges= exclude= \
+             features= format= frozen help invert=? locked manifest-path= no-dedupe \
+             no-default-features offline package=? prefix= prune= quiet target=? verbose \
+             workspace",
+        )
+    },
+    Grammar {
+        subcommand: Some("metadata"),
+        ..exact(
+            "cargo",
+            "F:hqvZ:",
+            "all-features color= config= features= filter-platform= format-version= frozen \
+             help locked manifest-path= no-default-features no-deps offline quiet verbose",
+        )
+    },
+    Grammar {
+        subcommand: Some("fmt"),
+        ..exact(
+            "cargo",
+            "hp:qv",
+            "all check help manifest-path= message-format= package= quiet verbose version",
+        )
+    },
+    Grammar {
+        subcommand: Some("run"),
+        ..exact(
+            "cargo",
+            "F:hj:p::qrvZ:",
+            "all-features bin=? color= config= example=? features= frozen help \
+             ignore-rust-version jobs= keep-going locked manifest-path= message-format= \
+             no-default-features offline package=? profile= quiet release target=? \
+             target-dir= timings unit-graph verbose",
+        )
+    },
+    Grammar {
+        subcommand: Some("nextest"),
+        ..exact(
+            "cargo",
+            "hP:Vv",
+            "color= config-file= help manifest-path= no-pager override-version-check \
+             profile= tool-config-file= user-config-file= verbose version",
+        )
+    },
+    exact(
+        "node",
+        "C:ce:hip:r:v",
+        "print= run= abort-on-uncaught-exception allow-addons allow-child-process allow-fs-read= \
+         allow-fs-write= allow-wasi allow-worker build-snapshot check completion-bash \
+         conditions= cpu-prof cpu-prof-dir= cpu-prof-interval= cpu-prof-name= \
+         debug-port diagnostic-dir= disable-proto= disable-warning= \
+         disallow-code-generation-from-strings dns-result-order= \
+         enable-etw-stack-walking enable-fips enable-network-family-autoselection \
+         enable-source-maps env-file= env-file-if-exists= eval= \
+         experimental-default-type= experimental-eventsource \
+         experimental-import-meta-resolve experimental-loader= \
+         experimental-network-imports experimental-network-inspection \
+         experimental-permission experimental-policy= experimental-print-required-tla \
+         experimental-sea-config= experimental-test-coverage \
+         experimental-test-module-mocks experimental-vm-modules experimental-websocket \
+         expose-gc force-context-aware force-fips \
+         force-node-api-uncaught-exceptions-policy frozen-intrinsics heap-prof \
+         heap-prof-dir= heap-prof-interval= heap-prof-name= \
+         heapsnapshot-near-heap-limit= heapsnapshot-signal= help \
+         huge-max-old-generation-size icu-data-dir= import= input-type= \
+         insecure-http-parser inspect-port= inspect-publish-uid= interactive \
+         interpreted-frames-native-stack jitless loader max-http-header-size= \
+         network-family-autoselection-attempt-timeout= no-addons no-deprecation \
+         no-experimental-detect-module no-experimental-fetch \
+         no-experimental-global-customevent no-experimental-global-webcrypto \
+         no-experimental-repl-await no-experimental-require-module \
+         no-extra-info-on-fatal-exception no-force-async-hooks-checks \
+         no-global-search-paths no-network-family-autoselection no-warnings \
+         node-memory-debug openssl-config= openssl-legacy-provider \
+         openssl-shared-config pending-deprecation policy-integrity= preserve-symlinks \
+         preserve-symlinks-main prof prof-process redirect-warnings= report-compact \
+         report-dir= report-directory report-exclude-network report-filename= \
+         report-on-fatalerror report-on-signal report-signal= require= secure-heap= \
+         secure-heap-min= snapshot-blob= test test-concurrency= test-force-exit \
+         test-name-pattern= test-only test-reporter= test-reporter-destination= \
+         test-shard= test-timeout= throw-deprecation title= tls-cipher-list= \
+         tls-keylog= trace-atomics-wait trace-deprecation trace-event-categories= \
+         trace-event-file-pattern= trace-exit trace-promises trace-require-module= \
+         trace-sigint trace-sync-io trace-tls trace-uncaught trace-warnings \
+         track-heap-objects unhandled-rejections= use-bundled-ca use-largepages= \
+         use-openssl-ca v8-options v8-pool-size= version watch watch-path= \
+         watch-preserve-output zero-fill-buffers",
+    ),
+    exact(
+        "python",
+        "bBc:dEhiIm:OPqsSuvVW:xX:",
+        "check-hash-based-pycs= help help-all help-env help-xoptions version",
+    ),
+    exact("pypy", "bBc:dEhiIm:OPqsSuvVW:xX:", "help-all help version"),
+    exact("pypy3", "bBc:dEhiIm:OPqsSuvVW:xX:", "help-all help version"),
+    exact(
+        "perl",
+        "0::aC::cd::D::e:E:fF:hi::I:l::m:M:nprsStTuUvV::wWx::X",
+        "help version",
+    ),
+    exact(
+        "ruby",
+        "0::aC:cdE:e:F:hI:i::K:l:npr:sSTU::vWwx::y",
+        "backtrace-limit= copyright disable= dump= enable= encoding= external-encoding= \
+         help internal-encoding= jit verbose version yydebug",
+    ),
+    exact(
+        "php",
+        "aB:c:d:e:E:f:F:hHilmnqr:R:s:S:t:vwz:",
+        "interactive define= help info modules php-ini= rf= rc= re= rz= ri= server= syntax-check \
+         version",
+    ),
+    exact("lua", "e:il:vEW", ""),
+    exact("luajit", "b:e:ij:l:O::vE", ""),
+    exact("tclsh", "h", "help version"),
+    exact(
+        "julia",
+        "C:e:E:hiJ:L:O::p:qt:v",
+        "compile= cpu-target= eval= help load= print= project=? startup-file= sysimage= \
+         threads= version",
+    ),
+    exact("Rscript", "e:", "default-packages= help verbose version"),
+    exact(
+        "R",
+        "e:f:gh",
+        "args file= help interactive no-save quiet save slave vanilla version",
+    ),
+    exact("bun", "e:p:r:", "eval= print= preload= help version"),
+    gnu(
+        "gawk",
+        "bcCd::D::e:E:f:F:ghi:I:l:L::MnNo::Op::PrsStVv:Y",
+        "assign= bignum characters-as-bytes copyright debug=? dump-variables=? exec= \
+         field-separator= file= gen-pot help include= lint=? load= no-optimize \
+         non-decimal-data optimize posix pretty-print=? profile=? re-interval sandbox \
+         source= traditional use-lc-numeric version",
+    ),
+    exact("mawk", "F:f:v:W:", ""),
+    exact(
+        "jq",
+        "acCe:f:hjL:MnrsStV",
+        "arg= argjson= args ascii-output color-output compact-output exit-status \
+         from-file= help indent= join-output jsonargs monochrome-output null-input \
+         raw-input raw-output raw-output0 rawfile= seq slurp slurpfile= sort-keys \
+         stream stream-errors tab unbuffered version",
+    ),
+    exact(
+        "rg",
+        "A:B:C:d:E:e:f:g:hij:LlM:m:nopqr:SsT:t:UuVvwxz0.",
+        "after-context= before-context= binary block-buffered byte-offset \
+         case-sensitive color= colors= column context= context-separator= count \
+         count-matches crlf debug dfa-size-limit= encoding= engine= \
+         field-context-separator= field-match-separator= file= files files-with-matches \
+         files-without-match fixed-strings follow glob= glob-case-insensitive heading \
+         help hidden hostname-bin= hyperlink-format= iglob= ignore-case ignore-file= \
+         ignore-file-case-insensitive include-zero invert-match json line-buffered \
+         line-number line-regexp max-columns= max-columns-preview max-count= max-depth= \
+         max-filesize= mmap multiline multiline-dotall no-config no-ignore \
+         no-ignore-dot no-ignore-exclude no-ignore-files no-ignore-global \
+         no-ignore-parent no-ignore-vcs no-messages no-require-git null null-data \
+         one-file-system only-matching passthru path-separator= pcre2 pre= pre-glob= \
+         pretty quiet regex-size-limit= regexp= replace= search-zip smart-case sort= \
+         sortr= stats stop-on-nonmatch text threads= trim type= type-add= type-clear= \
+         type-list type-not= unrestricted version vimgrep with-filename word-regexp",
+    ),
+    gnu(
+        "ag",
+        "A:aB:C:DfG:g:hilLm:np:QrsStuUvVwW:z0",
+        "ackmate after= all-text all-types before= break case-sensitive color \
+         color-line-number= color-match= color-path= column context=? count depth= \
+         file-search-regex= files-with-matches files-without-matches filename follow \
+         group heading help hidden ignore= ignore-case ignore-dir= invert-match \
+         line-numbers list-file-types literal max-count= noaffinity nobreak nocolor \
+         nofilename nofollow nogroup noheading nomultiline nopager numbers one-device \
+         only-matching pager= parallel path-to-ignore= print-all-files print-long-lines \
+         search-binary search-files search-zip silent skip-vcs-ignores smart-case stats \
+         unrestricted version vimgrep width= word-regexp workers= zip",
+    ),
+    argparse(
+        "ack",
+        "A:B:C:fg:hHiIlLm:noQsvwx1",
+        "after-context= before-context= color colour context=? count dump env \
+         files-from= filter follow group heading help help-types ignore-case \
+         ignore-dir= ignore-directory= ignore-file= insensitive invert-match literal \
+         match= max-count= noenv nofilter nofollow nogroup noheading nopager output= \
+         pager= print0 recurse smart-case sort-files type= type-add= type-del= \
+         type-set= version with-filename word-regexp",
+    ),
+    exact(
+        "fd",
+        "aB::c:d:e:E:gHhiIj:LlpqsS:t:uVx:X:0",
+        "absolute-path base-directory= case-sensitive changed-before= changed-within= \
+         color= exclude= exec= exec-batch= extension= follow full-path glob help hidden \
+         ignore-case ignore-file= list-details max-depth= max-results= min-depth= \
+         no-ignore no-ignore-vcs one-file-system owner= path-separator= print0 quiet \
+         search-path= show-errors size= threads= type= unrestricted version",
+    ),
+    exact(
+        "tree",
+        "aAcCdDfFgiI:lL:nNo:pP:qQrstuvxX",
+        "charset= dirsfirst du filelimit= fromfile gitignore help inodes matchdirs \
+         noreport prune si sort= timefmt= version",
+    ),
+    gnu(
+        "zip",
+        "0123456789@Aab:cdDefFgHhi:jJkKlLmMn:oO:qrRs:St:TuUvVwx:XyzZ:",
+        "append archive-clear binary-path= copy= delete display-bytes display-counts \
+         display-dots display-globaldots display-usize encrypt exclude= fix fixfix \
+         from-date= grow help include= junk-paths junk-sfx latin1 license log-append \
+         logfile-path= move names-stdin no-dir-entries no-extra no-wild output-file= \
+         quiet recurse-paths recurse-patterns show-files suffixes= symlinks temp-path= \
+         test to-crlf update verbose",
+    ),
+    exact("scp", "346ABCc:D:F:i:J:l:o:P:pqRrS:Tv", ""),
+    exact("pax", "ab:cdf:HiklLnoO:p:rs:tuvwx:XzB:", ""),
+    exact("7z", "", ""),
+    exact("7za", "", ""),
+    exact(
+        "rclone",
+        "n",
+        "config= dry-run exclude= filter= include= log-file= transfers= verbose",
+    ),
+    gnu(
+        "cpio",
+        "0aA:bBcC:dD:E:f:F:H:iI:LmM:nO:oprR:sStuvV",
+        "absolute-filenames append block-size= create dereference directory= dot file= \
+         force-local format= help io-size= link list make-directories message= \
+         no-absolute-filenames no-preserve-owner nonmatching null numeric-uid-gid \
+         only-verify-crc owner= pass-through pattern-file= preserve-modification-time \
+         quiet rename rename-batch-file= reset-access-time rsh-command= sparse swap \
+         swap-bytes swap-halfwords to-stdout unconditional usage verbose version \
+         warning=",
+    ),
+    exact(
+        "vim",
+        "c:dDeEhHi:lLmMnNoOpPq:rRs:S::t:T:u:U:vVw:W:xyZ",
+        "clean cmd= help noplugin not-a-term nofork remote remote-expr= remote-send= \
+         remote-silent remote-wait servername= startuptime= ttyfail version",
+    ),
+    exact(
+        "nvim",
+        "c:dDeEhHi:lLmMnNoOpPq:rRs:S::u:vVw:W:x",
+        "clean cmd= embed headless help listen= noplugin startuptime= version",
+    ),
+    gnu(
+        "su",
+        "c:fg:G:lmpPs:w:",
+        "command= fast group= help login pty preserve-environment session-command= \
+         shell= supp-group= version whitelist-environment=",
+    ),
+    gnu(
+        "script",
+        "aB:c:eE:fI:m:O:qT:t::",
+        "append command= echo= flush force help log-in= log-io= log-out= log-timing= \
+         logging-format= quiet return timing=? version",
+    ),
+    exact(
+        "ssh",
+        "46AaB:b:Cc:D:E:e:F:fGgI:i:J:KkL:l:m:MNnO:o:p:Q:qR:S:sTtVvW:w:XxYy",
+        "",
+    ),
+    stop(
+        "watch",
+        "bcd::eghn:pq:tvwx",
+        "beep chgexit color differences=? errexit exec help interval= no-color \
+         no-linewrap no-rerun no-title no-wrap precise version",
+    ),
+    argparse(
+        "parallel",
+        "a:C:d:E:eI:i::j:kL:l::m:n:P:qrS:s:uvXxZ0",
+        "arg-file= colsep= delimiter= dry-run eof=? halt= jobs= joblog= keep-order \
+         line-buffer max-args= max-chars= max-lines=? null pipe quote replace=? \
+         results= retries= sshlogin= tag timeout= verbose xargs",
+    ),
+    stop(
+        "sudo",
+        "AbBC:D:Eeg:Hh::iKklnNp:PR:r:SsT:t:U:u:Vv",
+        "askpass background bell chdir= chroot= close-from= command-timeout= edit \
+         group= help host= list login no-update non-interactive other-user= \
+         preserve-env=? preserve-groups prompt= remove-timestamp reset-timestamp role= \
+         set-home shell stdin type= user= validate version",
+    ),
+    stop("doas", "a:C:Lnsu:", ""),
+    stop("command", "pvV", ""),
+    stop("builtin", "", ""),
+    stop("exec", "a:cl", ""),
+    stop("busybox", "", "list list-full"),
+    stop("toybox", "", ""),
+    exact("find", "D:HLO::P", "help version"),
+    exact(
+        "bash",
+        "abBcCefhHiklmnNo:O:prsStTuvxX",
+        "debug debugger dump-po-strings dump-strings help init-file= login noediting \
+         noprofile norc posix pretty-print protected rcfile= restricted verbose version",
+    ),
+    exact(
+        "http",
+        "a:A:b:d:fFhjmo:p:P:qsSvx",
+        "auth= auth-type= body check-status download follow form headers help \
+         ignore-stdin json offline output= print= session= session-read-only= verbose \
+         verify= version",
+    ),
+    exact(
+        "xh",
+        "a:A:b:d:fFhjmo:p:P:qsSvx",
+        "auth= auth-type= body check-status download follow form headers help \
+         ignore-stdin json offline output= print= session= session-read-only= verbose \
+         verify= version",
+    ),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::super::options::{grammar_of, ValueKind};
+    use super::super::programs::{FLAG_SPELLINGS, PROGRAMS, TEXT_OPTIONS, WRITERS};
+    use super::super::reads::{Roots, FILE_VALUES, INTERPRETERS, RECURSIVE_READERS};
+    use super::super::wrappers::WRAPPERS;
+    use super::*;
+
+    /// Whether the grammar of `program` (`sub`) names `option`; `-uu` is `-u` twice.
+    fn knows(program: &str, sub: Option<&str>, option: &str) -> bool {
+        let option = option.split(' ').next().unwrap_or(option);
+        let Some(g) = grammar_of(program, sub) else {
+            return false;
+        };
+        let repeated = option.len() > 2
+            && !option.starts_with("--")
+            && option[1..]
+                .chars()
+                .all(|c| Some(c) == option.chars().nth(1));
+        g.knows(if repeated { &option[..2] } else { option })
+    }
+
+    #[test]
+    fn every_entry_is_well_formed() {
+        for g in GRAMMARS {
+            assert!(!g.program.is_empty(), "{g:?}");
+            let mut seen = Vec::new();
+            for (name, _) in g.longs() {
+                assert!(
+                    !name.is_empty() && !name.starts_with('-') && !seen.contains(&name),
+                    "`{}`: long option `{name}`",
+                    g.program
+                );
+                seen.push(name);
+            }
+            let letters: Vec<char> = g.short.chars().filter(|c| *c != ':').collect();
+            for (i, c) in letters.iter().enumerate() {
+                assert!(!letters[..i].contains(c), "`{}`: `-{c}` twice", g.program);
+            }
+            let same = GRAMMARS
+                .iter()
+                .filter(|h| h.program == g.program && h.subcommand == g.subcommand)
+                .count();
+            assert_eq!(
+                same, 1,
+                "`{}` {:?} has {same} entries",
+                g.program, g.subcommand
+            );
+        }
+    }
+
+    /// Every option a table says something about is in its program's grammar,
+    /// so the parser reads it (and its abbreviations) as the program does.
+    #[test]
+    fn every_option_the_tables_name_is_in_a_grammar() {
+        let mut missing = Vec::new();
+        let mut check = |program: &str, sub: Option<&str>, option: &str| {
+            if !knows(program, sub, option) {
+                missing.push(format!("{program} {} {option}", sub.unwrap_or("")));
+            }
+        };
+        for w in WRITERS {
+            assert!(grammar_of(w.name, None).is_some(), "{}", w.name);
+            for o in w.writes_value.iter().chain(w.recursive) {
+                check(w.name, None, o);
+            }
+        }
+        for r in RECURSIVE_READERS {
+            let sub = r.subcommand.filter(|_| r.name == "git");
+            let mut all: Vec<&str> = r.recursive.to_vec();
+            all.extend(r.hidden.unwrap_or_default());
+            all.extend(r.not_reading);
+            if let Roots::AfterPattern(p) = r.roots {
+                all.extend(p);
+            }
+            for o in all {
+                check(r.name, sub, o);
+            }
+        }
+        for p in PROGRAMS.iter().filter(|p| p.name != "find") {
+            for o in p.options.iter().filter(|o| !o.name.is_empty()) {
+                if p.subcommands.is_empty() {
+                    check(p.name, None, o.name);
+                }
+            }
+            for (path, options) in p.subcommands {
+                for o in options.iter().filter(|o| !o.name.is_empty()) {
+                    check(p.name, Some(path[0]), o.name);
+                }
+            }
+            for o in p.text_operand.unwrap_or_default() {
+                check(p.name, None, o);
+            }
+        }
+        for i in INTERPRETERS {
+            for o in i.program_options.iter().chain(i.stops).chain(i.interactive) {
+                check(i.name, None, o);
+            }
+        }
+        for w in WRAPPERS {
+            for o in w.opaque {
+                check(w.name, None, o);
+            }
+        }
+        for (program, options) in FILE_VALUES {
+            for (o, _) in *options {
+                check(program, None, o);
+            }
+        }
+        for f in FLAG_SPELLINGS {
+            for (long, _) in f.long {
+                check(f.program, f.subcommand, long);
+            }
+        }
+        for (program, options) in TEXT_OPTIONS {
+            for o in *options {
+                check(program, Some("commit"), o);
+            }
+        }
+        assert!(missing.is_empty(), "not in a grammar: {missing:#?}");
+    }
+
+    #[test]
+    fn value_kinds_read_from_the_strings() {
+        let cp = grammar_of("cp", None).expect("cp");
+        assert_eq!(cp.short_kind('t'), Some(ValueKind::Required));
+        assert_eq!(cp.short_kind('r'), Some(ValueKind::None));
+        assert_eq!(cp.short_kind('y'), None);
+        let sed = grammar_of("/bin/sed", None).expect("sed");
+        assert_eq!(sed.short_kind('i'), Some(ValueKind::Optional));
+        assert_eq!(cp.resolve_long("pres"), [("preserve", ValueKind::Optional)]);
+        assert_eq!(grammar_of("egrep", None).map(|g| g.program), Some("grep"));
+        assert_eq!(
+            grammar_of("python3.12", None).map(|g| g.program),
+            Some("python")
+        );
+    }
+}

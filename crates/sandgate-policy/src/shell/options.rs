@@ -1,0 +1,590 @@
+//! The one argv parser: reads a program's options the way the program's own
+//! parser does, from the program's entry in [`super::grammar::GRAMMARS`].
+//!
+//! Every walker of the shell analysis that needs to know which words of a
+//! command are options, which are option values and which are operands asks
+//! [`parse`]. It knows the parsers programs are built on ([`ParserKind`]):
+//! GNU `getopt_long` (any unique prefix of a long option, `--opt=VALUE` or
+//! `--opt VALUE` for a required value, only `--opt=VALUE` / `-oVALUE` for an
+//! optional one, clustered short options where a value-taking option ends the
+//! cluster, `--`, options after operands), git's parse-options, Python's
+//! argparse, npm's nopt, and parsers that only take exact names (clap, Go's
+//! `flag`, ripgrep, jq). Written by hand: no crate parses *someone else's*
+//! command line by that program's rules, which is what the gate needs.
+//!
+//! An abbreviation that fits several options makes a GNU program fail; the
+//! parser reports every option it could mean ([`Arg::ambiguous`]), so a walker
+//! that asks "is `--output` given?" hears yes: reading it wider never lets
+//! through something the exact spelling would not.
+
+use super::grammar::{Grammar, GRAMMARS};
+
+/// How a program's own parser reads its options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParserKind {
+    /// GNU `getopt_long`: unique prefixes of long options, short clusters,
+    /// optional values only attached, `--`, options after operands.
+    Gnu,
+    /// `getopt_long` with `+` (or `POSIXLY_CORRECT` behaviour): as
+    /// [`ParserKind::Gnu`], but options end at the first operand (`env`,
+    /// `timeout`, `xargs`: the rest is the command they run).
+    GnuStop,
+    /// git's parse-options: as [`ParserKind::Gnu`], and `--no-NAME` turns an
+    /// option off.
+    Git,
+    /// Python's argparse (with `allow_abbrev`) and optparse: unique prefixes;
+    /// an optional value is attached or the next word when that word does not
+    /// start with `-`.
+    Argparse,
+    /// npm's nopt: unique prefixes; `--name VALUE` for an option that is not
+    /// a flag.
+    Nopt,
+    /// Only whole names (clap, Go's `flag`, ripgrep's and jq's own parsers);
+    /// short clusters and `--` as GNU.
+    Exact,
+}
+
+impl ParserKind {
+    fn prefixes(self) -> bool {
+        !matches!(self, ParserKind::Exact)
+    }
+}
+
+/// Whether and how an option takes a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    /// A flag: `--force`, `-f`.
+    None,
+    /// Attached (`--output=F`, `-oF`) or the next word (`--output F`, `-o F`).
+    Required,
+    /// Only attached (`--backup=numbered`, `-i.bak`); a bare `--backup`
+    /// never takes the next word (but see [`ParserKind::Argparse`]).
+    Optional,
+}
+
+/// An option, by the name its grammar gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptName {
+    /// `-o`.
+    Short(char),
+    /// `--output` (without the dashes).
+    Long(&'static str),
+}
+
+impl OptName {
+    /// Whether this is the option spelled `spelled` in full (`-o`, `--output`).
+    pub fn is(self, spelled: &str) -> bool {
+        match self {
+            OptName::Short(c) => {
+                let mut chars = spelled.chars();
+                chars.next() == Some('-') && chars.next() == Some(c) && chars.next().is_none()
+            }
+            OptName::Long(name) => spelled.strip_prefix("--") == Some(name),
+        }
+    }
+
+    /// The option as written in full.
+    pub fn spelled(self) -> String {
+        match self {
+            OptName::Short(c) => format!("-{c}"),
+            OptName::Long(name) => format!("--{name}"),
+        }
+    }
+}
+
+/// Where an option's value is: `words[word][offset..]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Value {
+    /// The index of the word that holds it.
+    pub word: usize,
+    /// Where in that word it starts (after `--output=`, `-o`).
+    pub offset: usize,
+}
+
+impl Value {
+    /// The value's text in `words`.
+    pub fn text<'a>(self, words: &[&'a str]) -> &'a str {
+        words
+            .get(self.word)
+            .and_then(|w| w.get(self.offset..))
+            .unwrap_or("")
+    }
+}
+
+/// One argument as the program reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Arg {
+    /// An option of the grammar.
+    Opt {
+        /// Its name.
+        name: OptName,
+        /// The word it is written in.
+        word: usize,
+        /// Its value, if it has one.
+        value: Option<Value>,
+        /// The word was an abbreviation of several options: the program
+        /// rejects it, and every option it could mean is listed.
+        ambiguous: bool,
+    },
+    /// An option the grammar does not know (the program rejects it, or the
+    /// grammar is incomplete): read as a flag, so no operand is lost.
+    Unknown {
+        /// The word.
+        word: usize,
+    },
+    /// An operand.
+    Operand(usize),
+}
+
+impl Arg {
+    /// Whether the option was an ambiguous abbreviation.
+    pub fn ambiguous(&self) -> bool {
+        matches!(
+            self,
+            Arg::Opt {
+                ambiguous: true,
+                ..
+            }
+        )
+    }
+}
+
+/// A command's arguments as its program reads them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Parsed {
+    /// The arguments in order.
+    pub args: Vec<Arg>,
+    /// The index of the `--` that ended the options.
+    pub end_of_options: Option<usize>,
+}
+
+impl Parsed {
+    /// Every option given that is `spelled` (`-r`, `--recursive`).
+    pub fn given<'a>(&'a self, spelled: &'a str) -> impl Iterator<Item = &'a Arg> + 'a {
+        self.args
+            .iter()
+            .filter(move |a| matches!(a, Arg::Opt { name, .. } if name.is(spelled)))
+    }
+
+    /// Whether the option `spelled` is given. `-uu` means `-u` given twice
+    /// or more (`rg -uu`).
+    pub fn has(&self, spelled: &str) -> bool {
+        let mut letters = spelled.chars().skip(1);
+        if let Some(c) = letters.next() {
+            let repeats = spelled.len() > 2
+                && spelled.starts_with('-')
+                && c != '-'
+                && spelled[1..].chars().all(|l| l == c);
+            if repeats {
+                let wanted = spelled.len() - 1;
+                let given = self
+                    .args
+                    .iter()
+                    .filter(|a| matches!(a, Arg::Opt { name: OptName::Short(l), .. } if *l == c))
+                    .count();
+                return given >= wanted;
+            }
+        }
+        self.given(spelled).next().is_some()
+    }
+
+    /// Whether any of the options `spelled` is given.
+    pub fn has_any(&self, spelled: &[&str]) -> bool {
+        spelled.iter().any(|s| self.has(s))
+    }
+
+    /// The values given to the option `spelled`.
+    pub fn values<'a>(&'a self, spelled: &'a str) -> impl Iterator<Item = Value> + 'a {
+        self.given(spelled).filter_map(|a| match a {
+            Arg::Opt { value, .. } => *value,
+            _ => None,
+        })
+    }
+
+    /// The indices of the operands, in order.
+    pub fn operands(&self) -> Vec<usize> {
+        self.args
+            .iter()
+            .filter_map(|a| match a {
+                Arg::Operand(i) => Some(*i),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The word indices that hold options or option values.
+    pub fn option_words(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        for a in &self.args {
+            match a {
+                Arg::Opt { word, value, .. } => {
+                    out.push(*word);
+                    if let Some(v) = value {
+                        out.push(v.word);
+                    }
+                }
+                Arg::Unknown { word } => out.push(*word),
+                Arg::Operand(_) => {}
+            }
+        }
+        out.dedup();
+        out
+    }
+}
+
+/// The grammar of `program` (a bare name, `/usr/bin/x` counts as `x`) and,
+/// for programs with subcommands, of its subcommand `sub`.
+pub fn grammar_of(program: &str, sub: Option<&str>) -> Option<&'static Grammar> {
+    let name = program.rsplit('/').next().unwrap_or(program);
+    let name = super::grammar::alias_of(name);
+    GRAMMARS
+        .iter()
+        .find(|g| g.program == name && g.subcommand == sub)
+}
+
+/// A grammar that knows no option: every `-x` word is an unknown flag.
+pub static UNKNOWN: Grammar = Grammar {
+    program: "",
+    subcommand: None,
+    parser: ParserKind::Gnu,
+    short: "",
+    long: "",
+    old_style: false,
+};
+
+/// Reads `words[start..]` as `grammar`'s program reads its arguments.
+pub fn parse(grammar: &Grammar, words: &[&str], start: usize) -> Parsed {
+    let mut out = Parsed::default();
+    let mut i = start;
+    let mut options = true;
+    while i < words.len() {
+        let t = words[i];
+        if !options {
+            out.args.push(Arg::Operand(i));
+            i += 1;
+            continue;
+        }
+        if t == "--" {
+            out.end_of_options = Some(i);
+            options = false;
+            i += 1;
+            continue;
+        }
+        if grammar.old_style && i == start && !t.starts_with('-') && !t.is_empty() {
+            // `tar czf out.tgz dir`: the first word is a cluster without its
+            // dash, and each letter that takes a value takes the next word.
+            let mut next = i + 1;
+            for c in t.chars() {
+                let value = match grammar.short_kind(c) {
+                    Some(ValueKind::Required) => {
+                        let v = (next < words.len()).then_some(Value {
+                            word: next,
+                            offset: 0,
+                        });
+                        next += 1;
+                        v
+                    }
+                    _ => None,
+                };
+                push_short(&mut out, grammar, c, i, value);
+            }
+            i = next;
+            continue;
+        }
+        if let Some(long) = t.strip_prefix("--").filter(|l| !l.is_empty()) {
+            i = parse_long(grammar, words, i, long, &mut out);
+            continue;
+        }
+        if t.len() > 1 && t.starts_with('-') {
+            i = parse_cluster(grammar, words, i, &mut out);
+            continue;
+        }
+        out.args.push(Arg::Operand(i));
+        if grammar.parser == ParserKind::GnuStop {
+            options = false;
+        }
+        i += 1;
+    }
+    out
+}
+
+fn push_short(out: &mut Parsed, grammar: &Grammar, c: char, word: usize, value: Option<Value>) {
+    if grammar.short_kind(c).is_some() {
+        out.args.push(Arg::Opt {
+            name: OptName::Short(c),
+            word,
+            value,
+            ambiguous: false,
+        });
+    } else if !matches!(out.args.last(), Some(Arg::Unknown { word: w }) if *w == word) {
+        out.args.push(Arg::Unknown { word });
+    }
+}
+
+/// `--NAME`, `--NAME=VALUE` at `words[i]`; returns the next index.
+fn parse_long(grammar: &Grammar, words: &[&str], i: usize, long: &str, out: &mut Parsed) -> usize {
+    let (name, attached) = match long.split_once('=') {
+        Some((n, _)) => (n, Some(n.len() + 3)),
+        None => (long, None),
+    };
+    let matches = grammar.resolve_long(name);
+    if matches.is_empty() {
+        out.args.push(Arg::Unknown { word: i });
+        return i + 1;
+    }
+    let ambiguous = matches.len() > 1;
+    // Several options fit: the next word is a value only when each would take it.
+    let kind = if matches.iter().all(|(_, k)| *k == ValueKind::Required) {
+        ValueKind::Required
+    } else if matches.iter().all(|(_, k)| *k == ValueKind::None) {
+        ValueKind::None
+    } else {
+        ValueKind::Optional
+    };
+    let mut next = i + 1;
+    let value = match (attached, kind) {
+        (Some(offset), ValueKind::Required | ValueKind::Optional) => {
+            Some(Value { word: i, offset })
+        }
+        (Some(_), ValueKind::None) => None,
+        (None, ValueKind::Required) => {
+            next = i + 2;
+            (i + 1 < words.len()).then_some(Value {
+                word: i + 1,
+                offset: 0,
+            })
+        }
+        (None, ValueKind::Optional) if takes_next_optional(grammar, words.get(i + 1)) => {
+            next = i + 2;
+            Some(Value {
+                word: i + 1,
+                offset: 0,
+            })
+        }
+        (None, _) => None,
+    };
+    for (name, _) in matches {
+        out.args.push(Arg::Opt {
+            name: OptName::Long(name),
+            word: i,
+            value,
+            ambiguous,
+        });
+    }
+    next
+}
+
+/// argparse's `nargs='?'` takes the next word unless it looks like an option.
+fn takes_next_optional(grammar: &Grammar, next: Option<&&str>) -> bool {
+    matches!(grammar.parser, ParserKind::Argparse | ParserKind::Nopt)
+        && next.is_some_and(|n| !n.starts_with('-'))
+}
+
+/// A short cluster `-abc`, `-ovalue` at `words[i]`; returns the next index.
+fn parse_cluster(grammar: &Grammar, words: &[&str], i: usize, out: &mut Parsed) -> usize {
+    let t = words[i];
+    for (pos, c) in t.char_indices().skip(1) {
+        let rest = pos + c.len_utf8();
+        match grammar.short_kind(c) {
+            Some(ValueKind::Required) => {
+                let (value, next) = if rest < t.len() {
+                    (
+                        Some(Value {
+                            word: i,
+                            offset: rest,
+                        }),
+                        i + 1,
+                    )
+                } else if i + 1 < words.len() {
+                    (
+                        Some(Value {
+                            word: i + 1,
+                            offset: 0,
+                        }),
+                        i + 2,
+                    )
+                } else {
+                    (None, i + 1)
+                };
+                push_short(out, grammar, c, i, value);
+                return next;
+            }
+            Some(ValueKind::Optional) => {
+                if rest < t.len() {
+                    push_short(
+                        out,
+                        grammar,
+                        c,
+                        i,
+                        Some(Value {
+                            word: i,
+                            offset: rest,
+                        }),
+                    );
+                    return i + 1;
+                }
+                if takes_next_optional(grammar, words.get(i + 1)) {
+                    let value = Value {
+                        word: i + 1,
+                        offset: 0,
+                    };
+                    push_short(out, grammar, c, i, Some(value));
+                    return i + 2;
+                }
+                push_short(out, grammar, c, i, None);
+                return i + 1;
+            }
+            _ => push_short(out, grammar, c, i, None),
+        }
+    }
+    i + 1
+}
+
+impl Grammar {
+    /// How the short option `c` takes a value; `None` when the grammar does
+    /// not know it.
+    pub fn short_kind(&self, c: char) -> Option<ValueKind> {
+        let s = self.short;
+        let pos = s.char_indices().find(|(_, x)| *x == c && c != ':')?.0;
+        let after = &s[pos + c.len_utf8()..];
+        Some(if after.starts_with("::") {
+            ValueKind::Optional
+        } else if after.starts_with(':') {
+            ValueKind::Required
+        } else {
+            ValueKind::None
+        })
+    }
+
+    /// Every long option of the grammar with its value kind.
+    pub fn longs(&self) -> impl Iterator<Item = (&'static str, ValueKind)> {
+        self.long.split_ascii_whitespace().map(|spec| {
+            if let Some(n) = spec.strip_suffix("=?") {
+                (n, ValueKind::Optional)
+            } else if let Some(n) = spec.strip_suffix('=') {
+                (n, ValueKind::Required)
+            } else {
+                (spec, ValueKind::None)
+            }
+        })
+    }
+
+    /// The long options `--name` means: the one so named, or else every one
+    /// it abbreviates (when the program's parser takes abbreviations).
+    pub fn resolve_long(&self, name: &str) -> Vec<(&'static str, ValueKind)> {
+        if let Some(exact) = self.longs().find(|(n, _)| *n == name) {
+            return vec![exact];
+        }
+        if name.is_empty() || !self.parser.prefixes() {
+            return Vec::new();
+        }
+        self.longs().filter(|(n, _)| n.starts_with(name)).collect()
+    }
+
+    /// Whether the grammar names the option `spelled` (`-o`, `--output`).
+    pub fn knows(&self, spelled: &str) -> bool {
+        match spelled.strip_prefix("--") {
+            Some(long) => self.longs().any(|(n, _)| n == long),
+            None => {
+                let mut chars = spelled.chars().skip(1);
+                match (chars.next(), chars.next()) {
+                    (Some(c), None) => self.short_kind(c).is_some(),
+                    _ => false,
+                }
+            }
+        }
+    }
+}
+
+/// The words of `words[at..]` parsed by the grammar of the program
+/// `words[at]` (its subcommand's, when `sub` gives the index of one); an
+/// unknown program's `-x` words are all unknown flags.
+pub fn parse_command(words: &[&str], at: usize, sub: Option<usize>) -> Parsed {
+    let program = words[at];
+    match sub {
+        Some(s) => {
+            let g = grammar_of(program, words.get(s).copied()).unwrap_or(&UNKNOWN);
+            parse(g, words, s + 1)
+        }
+        None => parse(grammar_of(program, None).unwrap_or(&UNKNOWN), words, at + 1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(s: &str) -> Vec<&str> {
+        s.split(' ').collect()
+    }
+
+    /// `(option, value)` pairs and operands of `line`, spelled out.
+    fn read(line: &str) -> (Vec<String>, Vec<String>) {
+        let w = split(line);
+        let p = parse_command(&w, 0, None);
+        let mut opts = Vec::new();
+        for a in &p.args {
+            if let Arg::Opt { name, value, .. } = a {
+                opts.push(match value {
+                    Some(v) => format!("{}={}", name.spelled(), v.text(&w)),
+                    None => name.spelled(),
+                });
+            }
+        }
+        let ops = p.operands().iter().map(|&i| w[i].to_string()).collect();
+        (opts, ops)
+    }
+
+    #[test]
+    fn gnu_long_options() {
+        assert_eq!(read("sort --o=F x").0, ["--output=F"]);
+        assert_eq!(
+            read("sort --ou F x"),
+            (vec!["--output=F".into()], vec!["x".into()])
+        );
+        assert_eq!(read("grep --recur KEY ~").0, ["--recursive"]);
+        assert_eq!(read("grep --dir=rec KEY ~").0, ["--directories=rec"]);
+        assert_eq!(read("wc --files0-f=-").0, ["--files0-from=-"]);
+        assert_eq!(read("du --al ~").0, ["--all"]);
+        // An exact name wins over the longer names it abbreviates.
+        assert_eq!(read("rm --dir x").0, ["--dir"]);
+        // `--re` fits `--recursive` and `--regexp`: both are reported.
+        let (opts, ops) = read("grep --re KEY ~");
+        assert!(
+            opts.contains(&"--recursive".to_string()) && opts.contains(&"--regexp".to_string())
+        );
+        assert_eq!(ops, ["KEY", "~"]);
+        assert!(parse_command(&split("grep --re KEY"), 0, None).args[0].ambiguous());
+    }
+
+    #[test]
+    fn optional_values_are_only_attached() {
+        assert_eq!(
+            read("cp --preserve a b"),
+            (vec!["--preserve".into()], vec!["a".into(), "b".into()])
+        );
+        assert_eq!(read("cp --backup=numbered a b").0, ["--backup=numbered"]);
+        assert_eq!(read("cp --back a b").1, ["a", "b"]);
+        assert_eq!(read("sed -i.bak s/a/b/ f").0, ["-i=.bak"]);
+        assert_eq!(read("sed -i s/a/b/ f").1, ["s/a/b/", "f"]);
+        assert_eq!(read("rm --interactive x").1, ["x"]);
+        assert_eq!(read("tee --output-error x").1, ["x"]);
+    }
+
+    #[test]
+    fn clusters_and_the_end_of_options() {
+        assert_eq!(read("sort -ro F x").0, ["-r", "-o=F"]);
+        assert_eq!(read("sort -roF x").0, ["-r", "-o=F"]);
+        assert_eq!(read("cp -t D a b").1, ["a", "b"]);
+        assert_eq!(read("rm -- -rf").1, ["-rf"]);
+        // Options after operands (GNU permutation).
+        assert_eq!(
+            read("cp a b --target-directory D").0,
+            ["--target-directory=D"]
+        );
+        // `env` stops at the command it runs.
+        assert_eq!(read("env -i ls -l").1, ["ls", "-l"]);
+        assert_eq!(read("tar czf out.tgz dir").0, ["-c", "-z", "-f=out.tgz"]);
+        assert_eq!(read("tar czf out.tgz dir").1, ["dir"]);
+    }
+}
