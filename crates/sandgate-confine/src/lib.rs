@@ -128,6 +128,9 @@ pub enum ConfineError {
     /// The mount layer could not be made (nothing was started).
     #[error("cannot hold the protected paths read-only with bind mounts: {0}")]
     Mounts(io::Error),
+    /// The floor could be reached under another name (nothing was started).
+    #[error("{0}")]
+    FloorReach(String),
     /// The program could not be started.
     #[error("cannot start `{program}`: {source}")]
     Spawn {
@@ -148,6 +151,13 @@ pub fn spawn(cmd: &mut Command, plan: &RunPlan) -> Result<Confined, ConfineError
     if abi == 0 {
         return Err(ConfineError::NoLandlock);
     }
+    if let Some(why) = &plan.floor_unreachable {
+        return Err(ConfineError::FloorReach(why.clone()));
+    }
+    // A descriptor open on the floor would pass every rule by path.
+    let floor = sandgate_policy::floor::FloorInodes::collect(&plan.floor_roots);
+    sandgate_sandbox::floorlinks::inherited(&floor)
+        .map_err(|e| ConfineError::FloorReach(e.to_string()))?;
     let ruleset =
         landlock::build(&plan.rules, &plan.read_rules, abi).map_err(ConfineError::Ruleset)?;
     // Without the library the program is just as confined, only slower.

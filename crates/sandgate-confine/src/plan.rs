@@ -38,6 +38,7 @@ use std::path::{Path, PathBuf};
 
 use sandgate_policy::canon::normalize_lexically;
 use sandgate_policy::floor;
+use sandgate_sandbox::floorlinks::FloorAlias;
 use serde::Serialize;
 
 use super::mounts::{FloorMount, Protection};
@@ -211,9 +212,15 @@ pub struct RunPlan {
     pub floor_dirs: Vec<FloorDir>,
     /// The floor directories the mount layer hides (see [`FloorMount`]).
     pub floor_mounts: Vec<FloorMount>,
-    /// Other names, in the workspaces, of the floor's private files (hard
-    /// links made before the run): hidden from reads like the floor.
+    /// Other names of the floor's private files (hard links made before
+    /// the run, bind mounts): hidden from reads like the floor.
     pub floor_links: Vec<PathBuf>,
+    /// Every other name of a floor file or directory (see
+    /// [`sandgate_sandbox::floorlinks`]): never written, like the floor.
+    pub floor_aliases: Vec<FloorAlias>,
+    /// Why the floor could still be reached under another name (a floor
+    /// file whose other names were not all found): the run must not start.
+    pub floor_unreachable: Option<String>,
     /// Without the mount layer, the Landlock rules that grant reading files
     /// everywhere but in the hidden floor directories (empty when nothing
     /// is hidden: reads are then not restricted).
@@ -231,6 +238,9 @@ pub struct RunPlan {
     policy_cache: Option<PathBuf>,
     #[serde(skip)]
     floor_paths: Vec<PathBuf>,
+    /// The floor directories of every home the floor covers, canonical.
+    #[serde(skip)]
+    pub(crate) floor_roots: Vec<PathBuf>,
     #[serde(skip)]
     dir_rules: HashSet<PathBuf>,
     #[serde(skip)]
@@ -357,6 +367,34 @@ impl RunPlan {
                 readable,
             });
         }
+        // The floor under other names (hard links made before the run, bind
+        // mounts), looked for in the allowed set first: never written, and
+        // hidden from reads unless what they name stays readable.
+        let floor_roots: Vec<PathBuf> = floor::gate_dirs(home)
+            .iter()
+            .map(|d| canonical_or_lexical(d))
+            .collect();
+        let inodes = floor::FloorInodes::collect(&floor_roots);
+        let writable: Vec<PathBuf> = allowed
+            .iter()
+            .filter(|a| a.exists && a.kind != AllowKind::Device)
+            .map(|a| a.path.clone())
+            .collect();
+        let (floor_aliases, floor_unreachable) =
+            match sandgate_sandbox::floorlinks::aliases(&inodes, &writable) {
+                Ok(found) => (found, None),
+                Err(e) => (Vec::new(), Some(e.to_string())),
+            };
+        for alias in &floor_aliases {
+            if !floor_paths.contains(&alias.path) {
+                floor_paths.push(alias.path.clone());
+            }
+        }
+        let floor_links: Vec<PathBuf> = floor_aliases
+            .iter()
+            .filter(|alias| !alias_readable(alias, &floor_dirs))
+            .map(|alias| alias.path.clone())
+            .collect();
         let extra: Vec<(String, String)> = inputs
             .settings
             .protect
@@ -458,9 +496,6 @@ impl RunPlan {
             .chain(floor_paths.iter().filter(|p| !mounted.contains(p)))
             .cloned()
             .collect();
-        // Other names of the floor's private files (hard links made before
-        // the run) in the workspaces are hidden from reads too.
-        let floor_links = find_floor_links(&floor_dirs, &workspaces);
         let mut read_rules = Vec::new();
         let mut hidden: Vec<PathBuf> = floor_links.clone();
         if floor_mounts.is_empty() {
@@ -541,8 +576,11 @@ impl RunPlan {
             floor_dirs,
             floor_mounts,
             floor_links,
+            floor_aliases,
+            floor_unreachable,
             read_rules,
             floor_paths,
+            floor_roots,
             rules,
             state_files,
             home: canonical_or_lexical(home),
@@ -685,56 +723,24 @@ pub struct RunAnswers {
     pub deny: Vec<PathBuf>,
 }
 
-/// How many entries [`find_floor_links`] visits at most.
-const LINK_SCAN_BUDGET: usize = 200_000;
-
-/// The other names, beneath `workspaces`, of the private files of the hidden
-/// floor directories that have more than one link. Nothing is walked when no
-/// such file has another link (the usual case); the walk follows no symlink
-/// and stops after [`LINK_SCAN_BUDGET`] entries.
-fn find_floor_links(floor_dirs: &[FloorDir], workspaces: &[PathBuf]) -> Vec<PathBuf> {
-    use std::os::unix::fs::MetadataExt;
-    let mut linked: HashSet<(u64, u64)> = HashSet::new();
-    for f in floor_dirs.iter().filter(|f| f.hidden) {
-        for entry in fs::read_dir(&f.path).into_iter().flatten().flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if f.readable.contains(&name) {
-                continue;
-            }
-            if let Ok(meta) = entry.metadata() {
-                if meta.is_file() && meta.nlink() > 1 {
-                    linked.insert((meta.dev(), meta.ino()));
-                }
-            }
-        }
+/// Whether the floor file or directory `alias` names stays readable under
+/// `sandgate run` (a file of [`floor::READABLE_FILES`], or one in a floor
+/// directory that is not hidden): its other name may be read too.
+fn alias_readable(alias: &FloorAlias, floor_dirs: &[FloorDir]) -> bool {
+    if alias.dir {
+        return false;
     }
-    let mut found = Vec::new();
-    if linked.is_empty() {
-        return found;
-    }
-    let mut budget = LINK_SCAN_BUDGET;
-    let mut pending: Vec<PathBuf> = workspaces.to_vec();
-    while let Some(dir) = pending.pop() {
-        let Ok(entries) = fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            if budget == 0 {
-                return found;
-            }
-            budget -= 1;
-            let Ok(meta) = fs::symlink_metadata(entry.path()) else {
-                continue;
-            };
-            if meta.is_dir() {
-                pending.push(entry.path());
-            } else if meta.is_file() && linked.contains(&(meta.dev(), meta.ino())) {
-                found.push(entry.path());
-            }
-        }
-    }
-    found.sort();
-    found
+    floor_dirs
+        .iter()
+        .find(|f| alias.floor.starts_with(&f.path))
+        .is_some_and(|f| {
+            !f.hidden
+                || alias.floor.parent() == Some(f.path.as_path())
+                    && alias
+                        .floor
+                        .file_name()
+                        .is_some_and(|n| f.readable.iter().any(|r| n == r.as_str()))
+        })
 }
 
 /// Adds the rules that allow writing `dir` except the protected paths beneath it.

@@ -6,6 +6,8 @@
 //! an isolated command; `sandgate run` reads it into its plan; `sandgate policy
 //! lint` checks rules against it. Each entry says why it is there.
 
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -151,6 +153,133 @@ pub(crate) fn source_rules() -> Vec<SourceRule> {
             access: None,
         })
         .collect()
+}
+
+/// Floor directories are walked this deep for [`FloorInodes`]…
+const MAX_FLOOR_DEPTH: usize = 8;
+/// …and at most this many entries are looked at.
+const MAX_FLOOR_ENTRIES: usize = 10_000;
+
+/// A regular floor file with more than one link: its other names may lie
+/// anywhere on its file system, outside the floor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkedFile {
+    /// Its names beneath the floor directories.
+    pub names: Vec<PathBuf>,
+    /// How many names it has in all (its link count).
+    pub links: u64,
+}
+
+/// The floor directories hold too many files to tell whether a file with
+/// several links is one of theirs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Undecided;
+
+/// The inodes of the floor: what each surface compares a file with to know
+/// whether it is the floor under another name (a hard link made before, a
+/// bind mount, a descriptor opened outside). This is the one definition of
+/// which files those are; the gate looks names up in it, exec isolation and
+/// `sandgate run` look for the other names and check inherited descriptors.
+#[derive(Debug, Clone, Default)]
+pub struct FloorInodes {
+    /// The floor directories that exist, as given.
+    dirs: Vec<PathBuf>,
+    /// (device, inode) of every file and directory beneath the floor
+    /// directories, the directories included, with one of its floor names.
+    all: HashMap<(u64, u64), PathBuf>,
+    /// (device, inode) of every regular floor file with more than one link.
+    linked: HashMap<(u64, u64), LinkedFile>,
+    /// The walk stopped early: a file with several links may be a floor file.
+    incomplete: bool,
+}
+
+impl FloorInodes {
+    /// Walks `dirs` (the floor directories; each is small) without following
+    /// symlinks, at most 8 levels deep and 10,000 entries in all.
+    pub fn collect(dirs: &[PathBuf]) -> FloorInodes {
+        let mut out = FloorInodes::default();
+        let mut seen = 0usize;
+        let mut stack: Vec<(PathBuf, usize)> = Vec::new();
+        for dir in dirs {
+            if let Ok(meta) = std::fs::symlink_metadata(dir) {
+                if meta.is_dir() {
+                    out.all.insert((meta.dev(), meta.ino()), dir.clone());
+                    out.dirs.push(dir.clone());
+                    stack.push((dir.clone(), 0));
+                }
+            }
+        }
+        while let Some((dir, depth)) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                seen += 1;
+                if seen > MAX_FLOOR_ENTRIES {
+                    out.incomplete = true;
+                    return out;
+                }
+                let Ok(meta) = entry.metadata() else { continue };
+                let key = (meta.dev(), meta.ino());
+                if meta.file_type().is_symlink() {
+                    continue;
+                }
+                out.all.entry(key).or_insert_with(|| entry.path());
+                if meta.is_dir() {
+                    if depth + 1 >= MAX_FLOOR_DEPTH {
+                        out.incomplete = true;
+                    } else {
+                        stack.push((entry.path(), depth + 1));
+                    }
+                } else if meta.is_file() && meta.nlink() > 1 {
+                    let file = out.linked.entry(key).or_insert_with(|| LinkedFile {
+                        names: Vec::new(),
+                        links: meta.nlink(),
+                    });
+                    file.names.push(entry.path());
+                }
+            }
+        }
+        for file in out.linked.values_mut() {
+            file.names.sort();
+        }
+        out
+    }
+
+    /// The floor file `meta` is another name of, if it is one. `Err` when
+    /// that cannot be ruled out.
+    pub fn lookup(&self, meta: &std::fs::Metadata) -> Result<Option<&Path>, Undecided> {
+        if !meta.is_file() || meta.nlink() < 2 {
+            return Ok(None);
+        }
+        match self.linked.get(&(meta.dev(), meta.ino())) {
+            Some(file) => Ok(file.names.first().map(PathBuf::as_path)),
+            None if self.incomplete => Err(Undecided),
+            None => Ok(None),
+        }
+    }
+
+    /// The floor's name of the file or directory (device, inode), if it is
+    /// one of the floor's, whatever its link count.
+    pub fn name_of(&self, dev: u64, ino: u64) -> Option<&Path> {
+        self.all.get(&(dev, ino)).map(PathBuf::as_path)
+    }
+
+    /// The regular floor files with more than one link, keyed by (device,
+    /// inode).
+    pub fn linked(&self) -> impl Iterator<Item = ((u64, u64), &LinkedFile)> {
+        self.linked.iter().map(|(k, v)| (*k, v))
+    }
+
+    /// The floor directories that exist.
+    pub fn dirs(&self) -> impl Iterator<Item = &Path> {
+        self.dirs.iter().map(PathBuf::as_path)
+    }
+
+    /// Whether the walk stopped before it saw every floor file.
+    pub fn incomplete(&self) -> bool {
+        self.incomplete
+    }
 }
 
 /// Files directly in one floor directory that stay readable under `sandgate

@@ -20,8 +20,6 @@
 //! bounded, because they must follow bash (leading dots, `[!…]`, braces that
 //! make words) rather than a path-glob dialect.
 
-use std::collections::HashMap;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use crate::canon::{self, Tilde};
@@ -44,10 +42,6 @@ const MAX_BRACE_WORDS: usize = 64;
 const MAX_GLOB_SCANNED: usize = 4096;
 /// …and keeps at most this many matches.
 const MAX_GLOB_MATCHES: usize = 1024;
-/// Floor directories are walked this deep for hard links…
-const MAX_FLOOR_DEPTH: usize = 8;
-/// …and at most this many entries are looked at.
-const MAX_FLOOR_ENTRIES: usize = 10_000;
 
 /// Where the commands of one line may run, and what the shell will expand.
 #[derive(Clone)]
@@ -283,61 +277,6 @@ pub(crate) enum Expansion {
     Unknown,
 }
 
-/// The floor directories and the floor files that have other hard links.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct FloorInodes {
-    /// (device, inode) of every regular floor file with more than one link.
-    files: HashMap<(u64, u64), PathBuf>,
-    /// The walk stopped early: a file with several links may be a floor file.
-    incomplete: bool,
-}
-
-impl FloorInodes {
-    /// Walks `dirs` (the floor directories; each is small) without following
-    /// symlinks.
-    pub(crate) fn collect(dirs: &[PathBuf]) -> FloorInodes {
-        let mut out = FloorInodes::default();
-        let mut seen = 0usize;
-        let mut stack: Vec<(PathBuf, usize)> = dirs.iter().map(|d| (d.clone(), 0)).collect();
-        while let Some((dir, depth)) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                seen += 1;
-                if seen > MAX_FLOOR_ENTRIES {
-                    out.incomplete = true;
-                    return out;
-                }
-                let Ok(meta) = entry.metadata() else { continue };
-                if meta.is_dir() {
-                    if depth + 1 >= MAX_FLOOR_DEPTH {
-                        out.incomplete = true;
-                    } else {
-                        stack.push((entry.path(), depth + 1));
-                    }
-                } else if meta.is_file() && meta.nlink() > 1 {
-                    out.files.insert((meta.dev(), meta.ino()), entry.path());
-                }
-            }
-        }
-        out
-    }
-
-    /// The floor file `meta` is another name of, if it is one. `Err` when
-    /// that cannot be ruled out.
-    pub(crate) fn lookup(&self, meta: &std::fs::Metadata) -> Result<Option<&Path>, ()> {
-        if !meta.is_file() || meta.nlink() < 2 {
-            return Ok(None);
-        }
-        match self.files.get(&(meta.dev(), meta.ino())) {
-            Some(p) => Ok(Some(p)),
-            None if self.incomplete => Err(()),
-            None => Ok(None),
-        }
-    }
-}
-
 /// The last path component of a command name.
 fn basename(name: &str) -> &str {
     name.rsplit('/').next().unwrap_or(name)
@@ -371,7 +310,7 @@ impl Policy {
                     );
                     return Some((self.floor.first_match(file).cloned(), reason));
                 }
-                Err(()) => {
+                Err(crate::floor::Undecided) => {
                     let reason = format!(
                         "`{subject}` has several hard links and the floor directories hold too \
                          many files to rule out that it is one of theirs"

@@ -126,6 +126,11 @@ pub fn options(
             continue;
         }
         let dir = denied.path.display().to_string();
+        if denied.file {
+            // Another name of a floor file: an empty file, read-only.
+            args.extend(["--ro-bind".to_string(), "/dev/null".to_string(), dir]);
+            continue;
+        }
         args.extend([
             "--tmpfs".to_string(),
             dir.clone(),

@@ -503,6 +503,17 @@ impl Isolation {
     /// and its supervisor if it needs one.
     pub fn command(&self, command: &str) -> Result<Prepared, IsolationError> {
         self.ensure_startable()?;
+        if let Some(plan) = &self.plan {
+            // A descriptor open on the floor would pass every rule by path.
+            let floor: Vec<PathBuf> = plan
+                .denied
+                .iter()
+                .filter(|d| d.source == crate::plan::DenySource::Floor)
+                .map(|d| d.path.clone())
+                .collect();
+            crate::floorlinks::inherited(&sandgate_policy::floor::FloorInodes::collect(&floor))
+                .map_err(|e| IsolationError::Plan(e.into()))?;
+        }
         let (mut child_half, supervision) = match &self.plan {
             Some(plan) if self.supervises_sockets() || self.supervises_names() => {
                 let sockets = self

@@ -51,6 +51,7 @@ pub mod bpf;
 pub mod bwrap;
 pub mod custom;
 pub mod enforcement;
+pub mod floorlinks;
 pub mod harden;
 mod isolation;
 pub mod landlock;

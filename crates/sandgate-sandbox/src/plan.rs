@@ -39,6 +39,9 @@ pub enum DenySource {
     Floor,
     /// A directory-like `paths.deny` pattern.
     PathsDeny(String),
+    /// Another name of the floor file or directory named (a hard link made
+    /// before the command, a bind mount): see [`crate::floorlinks`].
+    FloorAlias(String),
 }
 
 /// A directory the command may neither read nor write.
@@ -48,6 +51,9 @@ pub struct DeniedDir {
     pub path: PathBuf,
     /// The rule it comes from.
     pub source: DenySource,
+    /// It is a file, not a directory (another name of a floor file).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub file: bool,
 }
 
 /// What an isolated command may touch. Pure data.
@@ -98,6 +104,9 @@ pub struct Protected {
 /// A plan that cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlanError {
+    /// The floor could be reached under another name.
+    #[error(transparent)]
+    FloorReach(#[from] crate::floorlinks::FloorReach),
     /// The workdir lies inside a denied directory.
     #[error(
         "isolation workdir `{workdir}` lies inside the denied directory `{denied}`; choose a workdir outside it"
@@ -130,6 +139,7 @@ pub fn build(input: &PlanInput<'_>) -> Result<Plan, PlanError> {
         .map(|d| DeniedDir {
             path: normalize_lexically(d),
             source: DenySource::Floor,
+            file: false,
         })
         .collect();
     let mut gate_only = Vec::new();
@@ -138,6 +148,7 @@ pub fn build(input: &PlanInput<'_>) -> Result<Plan, PlanError> {
             Some(dir) => denied.push(DeniedDir {
                 path: expand_path(dir, input),
                 source: DenySource::PathsDeny(pattern.clone()),
+                file: false,
             }),
             None => gate_only.push(pattern.clone()),
         }
@@ -255,9 +266,27 @@ pub fn resolve_links(plan: &Plan) -> Result<Plan, PlanError> {
             denied.push(DeniedDir {
                 path: target,
                 source: d.source.clone(),
+                file: d.file,
             });
         }
         denied.push(d.clone());
+    }
+    // The floor under other names, found where the command could reach
+    // them: each is denied like the floor.
+    let floor_dirs: Vec<PathBuf> = plan
+        .denied
+        .iter()
+        .filter(|d| d.source == DenySource::Floor)
+        .map(|d| real(&d.path))
+        .collect();
+    let inodes = floor::FloorInodes::collect(&floor_dirs);
+    let writable: Vec<PathBuf> = plan.writable.iter().map(|p| real(p)).collect();
+    for alias in crate::floorlinks::aliases(&inodes, &writable)? {
+        denied.push(DeniedDir {
+            path: alias.path,
+            source: DenySource::FloorAlias(alias.floor.display().to_string()),
+            file: !alias.dir,
+        });
     }
     let named = crate::repository::protected_entries(&plan.workdir)
         .into_iter()

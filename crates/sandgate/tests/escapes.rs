@@ -537,6 +537,15 @@ impl Tree {
         }
     }
 
+    /// Gives `paths` (made after the tree) to the tree's user.
+    fn give(&self, paths: &[&Path]) {
+        if let Who::User { uid, gid } = self.who {
+            for path in paths {
+                std::os::unix::fs::lchown(path, Some(uid), Some(gid)).unwrap();
+            }
+        }
+    }
+
     fn bin(&self, name: &str) -> String {
         self.root.join("bin").join(name).display().to_string()
     }
@@ -642,6 +651,43 @@ struct Runner<'a> {
 impl Runner<'_> {
     /// Runs `script` with `/bin/sh -c`, confined or not, with extra environment.
     fn sh_with(&self, script: &str, envs: &[(&str, &str)]) -> Output {
+        self.output(self.command_for(script, envs))
+    }
+
+    /// Runs `script` like [`Runner::sh`], started by a shell (as root) that
+    /// first runs `prefix` (in a mount namespace of its own with `unshare`):
+    /// what the user did before starting sandgate, such as opening a
+    /// descriptor that sandgate and the program would inherit, or a bind
+    /// mount. Nothing of it reaches the host's mounts.
+    fn sh_after(&self, prefix: &str, unshare: bool, script: &str) -> Output {
+        let inner = self.command_for(script, &[]);
+        let mut cmd = if unshare {
+            let mut c = Command::new("unshare");
+            c.args(["--mount", "--propagation", "private", "/bin/sh"]);
+            c
+        } else {
+            Command::new("/bin/sh")
+        };
+        cmd.arg("-c")
+            .arg(format!("{prefix}\nexec \"$@\""))
+            .arg("sh")
+            .arg(inner.get_program())
+            .args(inner.get_args())
+            .env_clear();
+        for (k, v) in inner.get_envs() {
+            if let Some(v) = v {
+                cmd.env(k, v);
+            }
+        }
+        if let Some(dir) = inner.get_current_dir() {
+            cmd.current_dir(dir);
+        }
+        cmd.stdin(Stdio::null());
+        self.output(cmd)
+    }
+
+    /// The command that runs `script` with `/bin/sh -c`, confined or not.
+    fn command_for(&self, script: &str, envs: &[(&str, &str)]) -> Command {
         let t = self.tree;
         let mut cmd = match self.mode {
             None => {
@@ -678,6 +724,11 @@ impl Runner<'_> {
         for (k, v) in envs {
             cmd.env(k, v);
         }
+        cmd
+    }
+
+    /// Runs `cmd`, and checks that the gate did not stop it.
+    fn output(&self, mut cmd: Command) -> Output {
         let out = cmd.output().unwrap();
         if matches!(self.mode, Some(mode) if !RUN.contains(&mode)) {
             assert!(
@@ -1379,6 +1430,100 @@ fn rows() -> Vec<Row> {
             },
         },
         Row {
+            name: "read and write ~/.ssh/id_rsa through a hard link in the workdir made before",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                fs::hard_link(t.home.join(".ssh/id_rsa"), t.work.join("key")).unwrap();
+                let out = r.sh("cat key; echo PWNED > key; echo PWNED >> key");
+                (stole_or_changed_the_key(t, &out), seen(&out))
+            },
+        },
+        Row {
+            name: "read and write ~/.ssh/id_rsa through hard links outside the workdir",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                fs::hard_link(t.home.join(".ssh/id_rsa"), t.home.join("key-backup")).unwrap();
+                fs::hard_link(t.home.join(".ssh/id_rsa"), t.outside.join("key")).unwrap();
+                let out = r.sh(
+                    "cat \"$HOME/key-backup\"; cat \"$OUTSIDE/key\"; echo PWNED >> \"$OUTSIDE/key\"",
+                );
+                (stole_or_changed_the_key(t, &out), seen(&out))
+            },
+        },
+        Row {
+            name: "write ~/.ssh/config and ~/.sandgate's policy through hard links in the workdir",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                let (config, policy) = (
+                    t.home.join(".ssh/config"),
+                    t.home.join(".sandgate/permissions.yaml"),
+                );
+                fs::create_dir_all(t.home.join(".sandgate")).unwrap();
+                fs::write(&config, "Host x\n").unwrap();
+                fs::write(&policy, "permissions:\n  sandbox: true\n").unwrap();
+                t.give(&[&config, &t.home.join(".sandgate"), &policy]);
+                fs::hard_link(&config, t.work.join("cfg")).unwrap();
+                fs::hard_link(&policy, t.work.join("pol")).unwrap();
+                let out = r.sh("echo '  Hostname evil' >> cfg; echo 'sandbox: false' > pol");
+                let changed = fs::read_to_string(&config).unwrap() != "Host x\n"
+                    || fs::read_to_string(&policy).unwrap() != "permissions:\n  sandbox: true\n";
+                (changed, seen(&out))
+            },
+        },
+        Row {
+            name: "descriptors inherited open on ~/.ssh/id_rsa and ~/.ssh",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                let out = r.sh_after(
+                    "exec 3<\"$HOME/.ssh/id_rsa\" 4>>\"$HOME/.ssh/id_rsa\"",
+                    false,
+                    "cat <&3; echo PWNED >&4",
+                );
+                let first = stole_or_changed_the_key(t, &out);
+                let dir = r.sh_after(
+                    "exec 5<\"$HOME/.ssh\"",
+                    false,
+                    "cat /proc/self/fd/5/id_rsa",
+                );
+                let second = text(&dir.stdout).contains("SECRET");
+                (first || second, format!("{}; {}", seen(&out), seen(&dir)))
+            },
+        },
+        Row {
+            name: "~/.ssh/id_rsa bind-mounted into the workdir, ~/.ssh bind-mounted elsewhere",
+            root_only: true,
+            held_by: EVERY,
+            attempt: |t, r| {
+                fs::write(t.work.join("key"), "").unwrap();
+                fs::create_dir_all(t.outside.join("ssh-view")).unwrap();
+                let out = r.sh_after(
+                    "mount --bind \"$HOME/.ssh/id_rsa\" \"$WORK/key\" && \
+                     mount --bind \"$HOME/.ssh\" \"$OUTSIDE/ssh-view\"",
+                    true,
+                    "cat key; cat \"$OUTSIDE/ssh-view/id_rsa\"; echo PWNED >> key",
+                );
+                (stole_or_changed_the_key(t, &out), seen(&out))
+            },
+        },
+        Row {
+            name: "read and write ~/.ssh/id_rsa through a hard link in a directory that cannot be listed",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                let vault = t.home.join("vault");
+                fs::create_dir(&vault).unwrap();
+                fs::hard_link(t.home.join(".ssh/id_rsa"), vault.join("key")).unwrap();
+                t.give(&[&vault]);
+                fs::set_permissions(&vault, fs::Permissions::from_mode(0o311)).unwrap();
+                let out = r.sh("cat \"$HOME/vault/key\"; echo PWNED >> \"$HOME/vault/key\"");
+                (stole_or_changed_the_key(t, &out), seen(&out))
+            },
+        },
+        Row {
             name: "open_by_handle_at to read ~/.ssh/id_rsa",
             root_only: true,
             held_by: EVERY,
@@ -1566,6 +1711,12 @@ fn accepted_hello(listener: &UnixListener) -> bool {
     false
 }
 
+/// Whether the attempt printed the key or changed it.
+fn stole_or_changed_the_key(t: &Tree, out: &Output) -> bool {
+    text(&out.stdout).contains("SECRET")
+        || fs::read_to_string(t.home.join(".ssh/id_rsa")).unwrap() != KEY
+}
+
 /// The mount point of the file system holding `path` (for `open_by_handle_at`).
 fn mount_point(path: &Path) -> PathBuf {
     let out = Command::new("stat")
@@ -1614,7 +1765,12 @@ fn check_mode(mode: Mode) {
         return;
     }
     for who in users() {
-        for row in rows().iter().filter(|r| r.held_by.contains(&mode)) {
+        // `ESCAPE_ROW=text` runs only the rows whose name holds `text`.
+        let only = std::env::var("ESCAPE_ROW").unwrap_or_default();
+        for row in rows()
+            .iter()
+            .filter(|r| r.held_by.contains(&mode) && r.name.contains(only.as_str()))
+        {
             check_row(row, mode, who);
         }
     }

@@ -383,6 +383,8 @@ fn dry_run(
             "mounted": plan.mounted,
             "floor": plan.floor_dirs,
             "floorLinks": plan.floor_links,
+            "floorAliases": plan.floor_aliases,
+            "floorUnreachable": plan.floor_unreachable,
             "unixSockets": sandgate_sandbox::supervise::states(&plan.unix_sockets),
             "landlockRules": plan.rules.len(),
             "landlockReadRules": plan.read_rules.len(),
@@ -445,11 +447,20 @@ fn dry_run(
         };
         println!("  {}{how}", f.path.display());
     }
-    for link in &plan.floor_links {
+    for alias in &plan.floor_aliases {
+        let how = if plan.floor_links.contains(&alias.path) {
+            "never written, unreadable too"
+        } else {
+            "never written"
+        };
         println!(
-            "  {}  (a hard link to a floor file: unreadable too)",
-            link.display()
+            "  {}  (another name of the floor's `{}`: {how})",
+            alias.path.display(),
+            alias.floor.display()
         );
+    }
+    if let Some(why) = &plan.floor_unreachable {
+        println!("  cannot start armed: {why}");
     }
     if !plan.deny.is_empty() {
         println!("denied without asking:");
