@@ -512,6 +512,7 @@ pub fn parse_command(words: &[&str], at: usize, sub: Option<usize>) -> Parsed {
 
 #[cfg(test)]
 mod tests {
+    use super::super::grammar::GRAMMARS;
     use super::*;
 
     fn split(s: &str) -> Vec<&str> {
@@ -586,5 +587,96 @@ mod tests {
         assert_eq!(read("env -i ls -l").1, ["ls", "-l"]);
         assert_eq!(read("tar czf out.tgz dir").0, ["-c", "-z", "-f=out.tgz"]);
         assert_eq!(read("tar czf out.tgz dir").1, ["dir"]);
+    }
+
+    /// Every optional-value option of every program read by getopt_long or
+    /// parse-options: bare, it takes no word; attached, its value.
+    #[test]
+    fn every_optional_value_is_only_attached() {
+        let mut count = 0;
+        for g in GRAMMARS
+            .iter()
+            .filter(|g| matches!(g.parser, ParserKind::Gnu | ParserKind::Git))
+        {
+            let start = usize::from(g.subcommand.is_some());
+            for (name, kind) in g.longs() {
+                if kind != ValueKind::Optional {
+                    continue;
+                }
+                count += 1;
+                let bare = format!("--{name}");
+                let mut words = vec![g.program];
+                words.extend(g.subcommand);
+                words.extend([bare.as_str(), "X", "Y"]);
+                let p = parse(g, &words, start + 1);
+                let ops: Vec<&str> = p.operands().iter().map(|&i| words[i]).collect();
+                assert_eq!(ops, ["X", "Y"], "{words:?}");
+                assert_eq!(p.values(&bare).count(), 0, "{words:?}");
+                let attached = format!("--{name}=v");
+                let last = words.len() - 3;
+                words[last] = &attached;
+                let p = parse(g, &words, start + 1);
+                let v: Vec<&str> = p.values(&bare).map(|v| v.text(&words)).collect();
+                assert_eq!(v, ["v"], "{words:?}");
+                assert_eq!(p.operands().len(), 2, "{words:?}");
+            }
+            for c in g.short.chars().filter(|c| *c != ':') {
+                if g.short_kind(c) != Some(ValueKind::Optional) {
+                    continue;
+                }
+                count += 1;
+                let bare = format!("-{c}");
+                let attached = format!("-{c}v");
+                let mut words = vec![g.program];
+                words.extend(g.subcommand);
+                words.extend([bare.as_str(), "X"]);
+                let p = parse(g, &words, start + 1);
+                assert_eq!(p.operands().len(), 1, "{words:?}");
+                let last = words.len() - 2;
+                words[last] = &attached;
+                let p = parse(g, &words, start + 1);
+                let v: Vec<&str> = p.values(&bare).map(|v| v.text(&words)).collect();
+                assert_eq!(v, ["v"], "{words:?}");
+            }
+        }
+        assert!(count >= 100, "{count} optional-value options");
+    }
+
+    /// Every long option of every program whose parser reads abbreviations
+    /// is read from its shortest unique prefix, and from no prefix that
+    /// fits another option too.
+    #[test]
+    fn every_long_option_is_read_from_its_abbreviations() {
+        let mut count = 0;
+        for g in GRAMMARS.iter().filter(|g| g.parser.prefixes()) {
+            for (name, _) in g.longs() {
+                for n in 1..=name.len() {
+                    let m = g.resolve_long(&name[..n]);
+                    let others = g
+                        .longs()
+                        .filter(|(o, _)| *o != name && o.starts_with(&name[..n]))
+                        .count();
+                    let exact = g.longs().any(|(o, _)| o == &name[..n]);
+                    if exact {
+                        // An option named so wins over the longer ones.
+                        assert_eq!(m.len(), 1, "{} --{}", g.program, &name[..n]);
+                    } else if others == 0 || n == name.len() {
+                        assert!(
+                            m.iter().any(|(o, _)| *o == name),
+                            "{} --{}",
+                            g.program,
+                            &name[..n]
+                        );
+                        if n < name.len() {
+                            assert_eq!(m.len(), 1, "{} --{}", g.program, &name[..n]);
+                            count += 1;
+                        }
+                    } else {
+                        assert_eq!(m.len(), others + 1, "{} --{}", g.program, &name[..n]);
+                    }
+                }
+            }
+        }
+        assert!(count >= 1000, "{count} abbreviations");
     }
 }
