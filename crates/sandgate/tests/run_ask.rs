@@ -336,3 +336,142 @@ fn a_metadata_change_outside_is_asked_about_and_applied_in_place() {
     let mode = fs::metadata(&target).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
 }
+
+/// What a terminal and a person send while a question opens: replies to a
+/// full-screen program's queries, focus events, a bracketed paste with digits,
+/// and a sentence with digits typed in one go.
+const NOISE: [&str; 7] = [
+    "\x1b[12;40R",
+    "\x1b[?64;1;2;6;22c",
+    "\x1b[I",
+    "\x1b[200~1\r2 yes\x1b[201~",
+    "\x1b[O",
+    "\x1b]11;rgb:0000/0000/0000\x07",
+    "tell me 1 thing, 2 words",
+];
+
+#[test]
+fn terminal_replies_and_typed_ahead_text_never_answer_a_deliberate_key_does() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    let target = e.path("noise.txt");
+    let mut s = e.spawn("echo READY; sleep 1; echo x > \"$OUT/noise.txt\"; echo rc=$?");
+    s.expect("READY").unwrap();
+    // Typed ahead, before the question exists.
+    s.send("1").unwrap();
+    s.send("\x1b[5;1R").unwrap();
+    s.expect(format!("   {target}\r"))
+        .expect("the question is shown");
+    s.expect(MENU).expect("the menu is shown");
+    // While it opens: every kind of noise, and a typed sentence.
+    for noise in NOISE {
+        s.send(noise).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    for noise in NOISE.iter().rev() {
+        s.send(noise).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(!Path::new(&target).exists(), "answered by noise");
+    // The question is still up and counting.
+    s.expect("unless answered")
+        .expect("the question still waits");
+    press(&mut s, "1");
+    let (text, code) = finish(s);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("rc=0"), "{text}");
+    assert_eq!(fs::read_to_string(&target).unwrap(), "x\n");
+}
+
+#[test]
+fn a_burst_with_a_digit_after_the_arming_delay_does_not_answer_either() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    let target = e.path("burst.txt");
+    let mut s = e.spawn("echo x > \"$OUT/burst.txt\"; echo rc=$?");
+    s.expect(MENU).expect("the menu is shown");
+    std::thread::sleep(Duration::from_millis(1200));
+    // Two keys at once, then one key right after a reply.
+    s.send("13").unwrap();
+    std::thread::sleep(Duration::from_millis(1200));
+    s.send("\x1b[12;40R").unwrap();
+    s.send("1").unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(!Path::new(&target).exists(), "answered by a burst");
+    // "Always" is not given by one key: asked to confirm, and another key goes back.
+    press(&mut s, "2");
+    s.expect("again to confirm").unwrap();
+    press(&mut s, "x");
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(e.list("allow").is_empty(), "{}", e.settings());
+    press(&mut s, "3");
+    let (text, _) = finish(s);
+    assert!(text.contains("rc=") && !text.contains("rc=0"), "{text}");
+    assert!(!Path::new(&target).exists());
+    assert!(e.list("allow").is_empty() && e.list("deny").is_empty());
+}
+
+#[test]
+fn sandgate_answer_in_another_terminal_answers_and_leaves_the_program_s_terminal_alone() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    let target = e.path("elsewhere.txt");
+    let mut answer_cmd = Command::new(env!("CARGO_BIN_EXE_sandgate"));
+    answer_cmd
+        .arg("answer")
+        .current_dir(&e.root)
+        .env("HOME", &e.home)
+        .env("TERM", "xterm");
+    let mut window = Session::spawn(answer_cmd).expect("spawn in a pty");
+    window.set_expect_timeout(Some(Duration::from_secs(30)));
+    window.get_process_mut().set_window_size(250, 40).unwrap();
+    window
+        .expect("questions appear here")
+        .expect("sandgate answer waits");
+    // The window looks at the new run within a moment, before its question.
+    let mut s = e.spawn("sleep 1; echo x > \"$OUT/elsewhere.txt\"; echo rc=$?; sleep 1");
+    window
+        .expect(format!("   {target}\r"))
+        .expect("the question is shown in the other terminal");
+    window.expect(MENU).unwrap();
+    // Listed too, to a process outside the run.
+    let listed = Command::new(env!("CARGO_BIN_EXE_sandgate"))
+        .args(["answer", "--list", "--json"])
+        .env("HOME", &e.home)
+        .output()
+        .unwrap();
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(
+        listed[0]["questions"][0]["subject"],
+        target.as_str(),
+        "{listed}"
+    );
+    // Nobody answers in the program's terminal, where nothing is drawn.
+    std::thread::sleep(Duration::from_millis(1200));
+    s.send("1").unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    assert!(
+        !Path::new(&target).exists(),
+        "answered in the program's terminal"
+    );
+    press(&mut window, "1");
+    window
+        .expect("allow once")
+        .expect("the window says what was answered");
+    let (text, code) = finish(s);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("rc=0"), "{text}");
+    assert!(
+        !text.contains(MENU),
+        "the question was drawn over the program: {text}"
+    );
+    assert_eq!(fs::read_to_string(&target).unwrap(), "x\n");
+    window.send("\x03").unwrap();
+    window.expect(Eof).expect("Ctrl-C leaves sandgate answer");
+}
