@@ -20,6 +20,9 @@ use std::process::{Child, Command};
 pub const SET_MODE_FILTER: libc::c_uint = 1;
 /// `SECCOMP_FILTER_FLAG_NEW_LISTENER`.
 pub const FILTER_FLAG_NEW_LISTENER: libc::c_ulong = 1 << 3;
+/// `SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV` (Linux 5.19): once the supervisor
+/// has received a call, only a fatal signal interrupts the caller's wait.
+pub const FILTER_FLAG_WAIT_KILLABLE_RECV: libc::c_ulong = 1 << 5;
 const USER_NOTIF_FLAG_CONTINUE: u32 = 1;
 const ADDFD_FLAG_SEND: u32 = 1 << 1;
 
@@ -35,8 +38,20 @@ const USER_NOTIF_FD_SYNC_WAKE_UP: u64 = 1;
 /// Installs `prog` on the calling thread (which must have `no_new_privs`)
 /// and returns the listener descriptor. Runs in the forked child: raw
 /// system calls only, no allocation.
+///
+/// Where the kernel has it, a call the supervisor holds (a question to the
+/// person) waits killably: a stop signal, or any other that is not fatal,
+/// does not abandon it (the caller would make the call again, and the
+/// person would be asked twice). Older kernels refuse the flag, and the
+/// filter is installed without it.
 pub fn install(prog: &[libc::sock_filter]) -> io::Result<RawFd> {
-    let fd = load(prog, FILTER_FLAG_NEW_LISTENER)?;
+    let fd = match load(
+        prog,
+        FILTER_FLAG_NEW_LISTENER | FILTER_FLAG_WAIT_KILLABLE_RECV,
+    ) {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => load(prog, FILTER_FLAG_NEW_LISTENER)?,
+        other => other?,
+    };
     RawFd::try_from(fd).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))
 }
 

@@ -268,9 +268,13 @@ fn the_terminal_is_restored_when_the_program_ends_during_a_question() {
         return;
     }
     let e = env();
-    // The program leaves a child behind whose write is asked about, and ends
-    // while the question is on screen; a shell then reports the terminal mode.
-    let inner = e.command(&[], "(echo x > \"$OUT/late.txt\") & sleep 1");
+    // The program leaves a child behind whose write is asked about, and is
+    // killed while the question is on screen (held while it is, it cannot
+    // end by itself); a shell then reports the terminal mode.
+    let inner = e.command(
+        &[],
+        "echo program=$$; (echo x > \"$OUT/late.txt\") & sleep 30",
+    );
     let argv: Vec<String> = std::iter::once(inner.get_program())
         .chain(inner.get_args())
         .map(|a| format!("'{}'", a.to_string_lossy()))
@@ -293,6 +297,16 @@ fn the_terminal_is_restored_when_the_program_ends_during_a_question() {
     s.set_expect_timeout(Some(Duration::from_secs(30)));
     let before = s.expect(MENU).expect("the menu is shown");
     let before = String::from_utf8_lossy(before.before()).into_owned();
+    let program: i32 = before
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("program="))
+        .and_then(|p| p.parse().ok())
+        .expect("the program's pid");
+    let killed = Command::new("kill")
+        .args(["-KILL", &program.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
     let after = s.expect("END").expect("the shell goes on");
     let after = String::from_utf8_lossy(after.before()).into_owned();
     // A word, not a line: the left-behind child's own error message (its
@@ -303,7 +317,7 @@ fn the_terminal_is_restored_when_the_program_ends_during_a_question() {
             .map(str::to_string)
     };
     assert!(after.contains("stays unanswered"), "{after}");
-    assert!(after.contains("status=0"), "{after}");
+    assert!(after.contains("status=137"), "{after}");
     assert!(mode(&before).is_some(), "{before}");
     assert_eq!(
         mode(&before),

@@ -15,14 +15,15 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{killpg, Signal};
+use nix::sys::signal::{kill, killpg, Signal};
 use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
 use nix::sys::termios::{self, SetArg};
-use nix::unistd::{getpgrp, tcgetpgrp, tcsetpgrp};
+use nix::unistd::{getpgrp, tcgetpgrp, tcsetpgrp, Pid};
 use sandgate_policy::ask::{Answer, Question, Resolution, Resolver};
 
 use super::wire::{self, Open, Reply, Request};
@@ -100,6 +101,9 @@ struct Inner {
     helpers: Mutex<HashSet<u32>>,
     /// Threads showing a question; waited for when the run ends.
     windows: Mutex<Vec<JoinHandle<()>>>,
+    /// How many windows are up (each gives the terminal back, and continues
+    /// the program, when it goes).
+    showing: AtomicUsize,
 }
 
 /// The open questions of one run, and the resolver that asks them.
@@ -143,6 +147,7 @@ impl Questions {
             routes,
             helpers: Mutex::new(HashSet::new()),
             windows: Mutex::new(Vec::new()),
+            showing: AtomicUsize::new(0),
         });
         let serving = Arc::clone(&inner);
         thread::Builder::new()
@@ -164,13 +169,11 @@ impl Questions {
             was_open
         };
         self.inner.changed.notify_all();
-        let windows: Vec<_> = lock(&self.inner.windows).drain(..).collect();
         let until = Instant::now() + WINDOW_GRACE;
-        for window in windows {
-            while !window.is_finished() && Instant::now() < until {
-                thread::sleep(Duration::from_millis(20));
-            }
+        while self.inner.showing.load(Ordering::SeqCst) > 0 && Instant::now() < until {
+            thread::sleep(Duration::from_millis(20));
         }
+        lock(&self.inner.windows).clear();
         let _ = std::fs::remove_file(&self.inner.socket);
         was_open
     }
@@ -208,10 +211,18 @@ impl Resolver for Questions {
             None
         } else {
             let shown = Arc::clone(inner);
-            thread::Builder::new()
+            inner.showing.fetch_add(1, Ordering::SeqCst);
+            let started = thread::Builder::new()
                 .name("sandgate-question-window".into())
-                .spawn(move || show(&shown, id))
-                .ok()
+                .spawn(move || {
+                    show(&shown, id);
+                    shown.showing.fetch_sub(1, Ordering::SeqCst);
+                })
+                .ok();
+            if started.is_none() {
+                inner.showing.fetch_sub(1, Ordering::SeqCst);
+            }
+            started
         };
         let titled = window.is_none() && set_title(question);
         let resolution = wait_for_answer(inner, id, deadline, question);
@@ -331,6 +342,7 @@ fn hold_and_ask(inner: &Inner, id: u64) {
         _ => return,
     };
     let saved = termios::tcgetattr(&tty).ok();
+    let held = stop_group(program_group);
     let child = {
         let mut helpers = lock(&inner.helpers);
         let child = Command::new(&inner.exe)
@@ -358,8 +370,61 @@ fn hold_and_ask(inner: &Inner, id: u64) {
     if let Some(saved) = &saved {
         let _ = termios::tcsetattr(&tty, SetArg::TCSANOW, saved);
     }
+    for pid in held {
+        let _ = kill(pid, Signal::SIGCONT);
+    }
     let _ = killpg(program_group, Signal::SIGCONT);
     let _ = killpg(program_group, Signal::SIGWINCH);
+}
+
+/// Stops every process of `group` below this one (`SIGSTOP`: the program's,
+/// not the shell's that started sandgate, which a terminal multiplexer
+/// would continue at once), until none is left running (a process may fork
+/// while the group is stopped), and returns them. A call one of them makes
+/// that waits for the supervisor stays waiting (the filter's waits are
+/// killable only).
+fn stop_group(group: Pid) -> Vec<Pid> {
+    let me = std::process::id();
+    let mut stopped = Vec::new();
+    for _ in 0..20 {
+        let running: Vec<Pid> = members(group)
+            .into_iter()
+            .filter(|(pid, state)| {
+                *pid != me && !matches!(state, 'T' | 't' | 'Z' | 'X') && descends_from(*pid, me)
+            })
+            .filter_map(|(pid, _)| i32::try_from(pid).ok().map(Pid::from_raw))
+            .filter(|pid| !stopped.contains(pid))
+            .collect();
+        if running.is_empty() {
+            break;
+        }
+        for pid in running {
+            if kill(pid, Signal::SIGSTOP).is_ok() {
+                stopped.push(pid);
+            }
+        }
+        // The stops take effect asynchronously; look again once they have.
+        thread::sleep(Duration::from_millis(5));
+    }
+    stopped
+}
+
+/// The processes of process group `group`, with their states.
+fn members(group: Pid) -> Vec<(u32, char)> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // `pid (comm) state ppid pgrp …`; comm may hold anything.
+            let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
+            let state = fields.next()?.chars().next()?;
+            let pgrp: i32 = fields.nth(1)?.parse().ok()?;
+            (pgrp == group.as_raw()).then_some((pid, state))
+        })
+        .collect()
 }
 
 /// Waits for a window; one that outlives its question by the grace time is killed.
