@@ -8,9 +8,10 @@
 //! full and ask the parsed command.
 //!
 //! The lists of GNU coreutils, grep, diff, sed, tar, findutils' xargs, make,
-//! wget, curl, rsync, pip and git's subcommands were taken from the programs'
-//! own `--help` (`git SUB -h`) on a Debian 12 system; the others from their
-//! manuals. A short option string is `getopt`'s: a letter alone is a flag,
+//! wget, curl, rsync, git's subcommands, cargo, node, pip, pytest, mypy,
+//! pylint, flake8, black, ruff, uv, tox, nox, pyright, rustc, rustup, yarn and
+//! pnpm were taken from the programs' own `--help` (`git SUB -h`), npm's from
+//! `npm help 7 config`, on a Debian 12 system; the others from their manuals. A short option string is `getopt`'s: a letter alone is a flag,
 //! `x:` takes a value, `x::` takes one only attached (`-xVALUE`). Long
 //! options are separated by blanks: `name` is a flag, `name=` takes a value,
 //! `name=?` takes one only attached (`--name=VALUE`).
@@ -1554,6 +1555,297 @@ pub const GRAMMARS: &[Grammar] = &[
          ignore-stdin json offline output= print= session= session-read-only= verbose \
          verify= version",
     ),
+    // The presets' Python, Rust and Node tools: argparse programs read
+    // abbreviations, clap, click and the others whole names only.
+    argparse(
+        "pytest",
+        "c:hk:lm:o:p:qr:sVvW:x",
+        "assert= basetemp= cache-clear cache-show= capture= co code-highlight= \
+         collect-in-virtualenv collect-only color= confcutdir= config-file= \
+         continue-on-collection-errors debug= deselect= disable-plugin-autoload \
+         disable-pytest-warnings disable-warnings doctest-continue-on-failure \
+         doctest-glob= doctest-ignore-import-errors doctest-modules doctest-report= \
+         durations= durations-min= exitfirst failed-first ff fixtures \
+         fixtures-per-test force-short-summary full-trace funcargs help ignore= \
+         ignore-glob= import-mode= junit-prefix= junit-xml= keep-duplicates \
+         last-failed last-failed-no-failures= lf lfnf= log-auto-indent= \
+         log-cli-date-format= log-cli-format= log-cli-level= log-date-format= \
+         log-disable= log-file= log-file-date-format= log-file-format= \
+         log-file-level= log-file-mode= log-format= log-level= markers \
+         max-warnings= maxfail= new-first nf no-fold-skipped no-header \
+         no-showlocals no-summary noconftest override-ini= pastebin= pdb pdbcls= \
+         pyargs pythonwarnings= quiet report-chars= rootdir= runxfail setup-only \
+         setup-plan setup-show show-capture= showlocals stepwise stepwise-reset \
+         stepwise-skip strict strict-config strict-markers sw sw-reset sw-skip tb= \
+         trace trace-config verbose verbosity= version xfail-tb",
+    ),
+    argparse(
+        "mypy",
+        "c:hm:n:O:p:Vv",
+        "allow-redefinition allow-redefinition-new allow-redefinition-old \
+         allow-untyped-globals always-false= always-true= any-exprs-report= \
+         cache-dir= cache-fine-grained check-untyped-defs cobertura-xml-report= \
+         command= config-file= custom-typeshed-dir= custom-typing-module= \
+         deprecated-calls-exclude= disable-error-code= disallow-any-decorated \
+         disallow-any-explicit disallow-any-expr disallow-any-generics \
+         disallow-any-unimported disallow-incomplete-defs disallow-subclassing-any \
+         disallow-untyped-calls disallow-untyped-decorators disallow-untyped-defs \
+         enable-error-code= enable-incomplete-feature= exclude= exclude-gitignore \
+         explicit-package-bases extra-checks find-occurrences= follow-imports= \
+         follow-untyped-imports help hide-error-codes html-report= \
+         ignore-missing-imports implicit-optional install-types junit-format= \
+         junit-xml= linecount-report= linecoverage-report= lineprecision-report= \
+         module= no-color-output no-error-summary no-fixed-format-cache \
+         no-implicit-reexport no-incremental no-namespace-packages no-native-parser \
+         no-silence-site-packages no-site-packages no-strict-bytes \
+         no-strict-optional no-warn-no-return non-interactive num-workers= output= \
+         package= pdb platform= pretty python-executable= python-version= \
+         raise-exceptions report-deprecated-as-note scripts-are-modules \
+         shadow-file= show-absolute-path show-column-numbers show-error-code-links \
+         show-error-context show-error-end show-traceback skip-cache-mtime-checks \
+         skip-version-check sqlite-cache strict strict-equality \
+         strict-equality-for-none tb txt-report= untyped-calls-exclude= verbose \
+         version warn-incomplete-stub warn-redundant-casts warn-return-any \
+         warn-unreachable warn-unused-configs warn-unused-ignores xml-report= \
+         xslt-html-report= xslt-txt-report=",
+    ),
+    argparse(
+        "pylint",
+        "d:Ee:f:hj:r:s:v",
+        "additional-builtins= allow-any-import-level= \
+         allow-global-unused-variables= allow-reexport-from-package= \
+         allow-wildcard-with-all= allowed-redefined-builtins= \
+         analyse-fallback-blocks= argument-naming-style= argument-rgx= \
+         attr-naming-style= attr-rgx= bad-names= bad-names-rgxs= callbacks= \
+         check-fixme-in-docstring= check-protected-access-in-special-methods= \
+         check-quote-consistency= check-str-concat-over-line-jumps= \
+         class-attribute-naming-style= class-attribute-rgx= \
+         class-const-naming-style= class-const-rgx= class-naming-style= class-rgx= \
+         clear-cache-post-run= confidence= const-naming-style= const-rgx= \
+         contextmanager-decorators= defining-attr-methods= deprecated-modules= \
+         disable= docstring-min-length= dummy-variables-rgx= enable= \
+         enable-all-extensions errors-only evaluation= exclude-protected= \
+         exclude-too-few-public-methods= exit-zero expected-line-ending-format= \
+         ext-import-graph= extension-pkg-allow-list= extension-pkg-whitelist= \
+         fail-on= fail-under= files from-stdin full-documentation \
+         function-naming-style= function-rgx= generate-rcfile generate-toml-config \
+         generated-members= good-names= good-names-rgxs= help help-msg= ignore= \
+         ignore-comments= ignore-docstrings= ignore-imports= ignore-long-lines= \
+         ignore-mixin-members= ignore-none= ignore-on-opaque-inference= \
+         ignore-paths= ignore-pattern-in-long-lines= ignore-patterns= \
+         ignore-signatures= ignored-argument-names= ignored-checks-for-mixins= \
+         ignored-classes= ignored-modules= ignored-parents= import-graph= \
+         include-naming-hint= indent-after-paren= indent-string= init-hook= \
+         init-import= inlinevar-naming-style= inlinevar-rgx= int-import-graph= \
+         jobs= known-first-party= known-side-effects-only-functions= \
+         known-standard-library= known-third-party= limit-inference-results= \
+         list-conf-levels list-extensions list-groups list-msgs list-msgs-enabled \
+         load-plugins= logging-format-style= logging-modules= long-help max-args= \
+         max-attributes= max-bool-expr= max-branches= max-line-length= max-locals= \
+         max-module-lines= max-nested-blocks= max-parents= \
+         max-positional-arguments= max-public-methods= max-returns= \
+         max-spelling-suggestions= max-statements= method-naming-style= method-rgx= \
+         min-public-methods= min-similarity-lines= missing-member-hint= \
+         missing-member-hint-distance= missing-member-max-choices= mixin-class-rgx= \
+         module-naming-style= module-rgx= msg-template= name-group= \
+         never-returning-functions= no-docstring-rgx= notes= notes-rgx= output= \
+         output-format= overgeneral-exceptions= paramspec-rgx= persistent= \
+         prefer-stubs= preferred-modules= property-classes= py-version= rcfile= \
+         recursive= redefining-builtins-modules= reports= score= \
+         signature-mutators= single-line-class-stmt= single-line-if-stmt= \
+         source-roots= spelling-dict= spelling-ignore-comment-directives= \
+         spelling-ignore-words= spelling-private-dict-file= \
+         spelling-store-unknown-words= suggest-join-with-non-empty-separator= \
+         timeout-methods= typealias-rgx= typevar-rgx= typevartuple-rgx= \
+         valid-classmethod-first-arg= valid-metaclass-classmethod-first-arg= \
+         variable-naming-style= variable-rgx= verbose",
+    ),
+    argparse(
+        "flake8",
+        "hj:qv",
+        "append-config= benchmark bug-report builtins= color= config= count \
+         disable-noqa doctests enable-extensions= exclude= exit-zero \
+         extend-exclude= extend-ignore= extend-select= filename= format= \
+         hang-closing help ignore= indent-size= isolated jobs= max-complexity= \
+         max-doc-length= max-line-length= no-show-source output-file= \
+         per-file-ignores= quiet require-plugins= select= show-source statistics \
+         stdin-display-name= tee verbose version",
+    ),
+    exact(
+        "black",
+        "Cc:hl:qSt:vW:x",
+        "cache-dir= check code= color= config= diff enable-unstable-feature= \
+         exclude= extend-exclude= fast= force-exclude= help include= ipynb \
+         line-length= line-ranges= no-cache preview pyi python-cell-magics= quiet \
+         required-version= skip-magic-trailing-comma skip-source-first-line \
+         skip-string-normalization stdin-filename= target-version= unstable verbose \
+         version workers=",
+    ),
+    exact(
+        "ruff",
+        "hqsVv",
+        "color= config= help isolated quiet silent verbose version",
+    ),
+    Grammar {
+        subcommand: Some("check"),
+        ..exact(
+            "ruff",
+            "ehno:qsvw",
+            "add-ignore=? add-noqa=? cache-dir= color= config= diff exclude= \
+             exit-non-zero-on-fix exit-zero extend-exclude= extend-fixable= \
+             extend-per-file-ignores= extend-select= extension= fix fix-only fixable= \
+             force-exclude help ignore= ignore-noqa isolated no-cache output-file= \
+             output-format= per-file-ignores= preview quiet respect-gitignore select= \
+             show-files show-fixes show-settings silent statistics stdin-filename= \
+             target-version= unfixable= unsafe-fixes verbose watch",
+        )
+    },
+    Grammar {
+        subcommand: Some("format"),
+        ..exact(
+            "ruff",
+            "hnqsv",
+            "cache-dir= check color= config= diff exclude= exit-non-zero-on-format \
+             extend-exclude= extension= force-exclude help isolated line-length= \
+             no-cache output-format= preview quiet range= respect-gitignore silent \
+             stdin-filename= target-version= verbose",
+        )
+    },
+    exact(
+        "uv",
+        "hnq:Vv:",
+        "allow-insecure-host= cache-dir= color= config-file= directory= help \
+         managed-python no-cache no-config no-managed-python no-progress \
+         no-python-downloads offline project= quiet= system-certs verbose= version",
+    ),
+    Grammar {
+        subcommand: Some("run"),
+        ..exact(
+            "uv",
+            "C:f:hi:mnP:p:q:sUv:w:",
+            "active all-extras all-groups all-packages allow-insecure-host= cache-dir= \
+             color= compile-bytecode config-file= config-setting= \
+             config-settings-package= default-index= directory= env-file= exact \
+             exclude-newer= exclude-newer-package= extra= extra-index-url= find-links= \
+             fork-strategy= frozen group= gui-script help index= index-strategy= \
+             index-url= isolated keyring-provider= link-mode= locked managed-python \
+             module no-binary no-binary-package= no-build no-build-isolation \
+             no-build-isolation-package= no-build-package= no-cache no-config \
+             no-default-groups no-dev no-editable no-editable-package= no-env-file \
+             no-extra= no-group= no-index no-managed-python no-progress no-project \
+             no-python-downloads no-require-build-hashes no-sources no-sources-package= \
+             no-sync offline only-dev only-group= package= prerelease= \
+             prerelease-package= project= python= python-platform= quiet= refresh \
+             refresh-package= reinstall reinstall-package= require-build-hashes \
+             resolution= script system-certs upgrade upgrade-group= upgrade-package= \
+             verbose= with= with-editable= with-requirements=",
+        )
+    },
+    argparse(
+        "tox",
+        "c:hqrvx:",
+        "colored= conf= exit-and-dump-after= help no-provision=? \
+         no-recreate-provision override= quiet recreate root= runner= stderr-color= \
+         verbose version workdir=",
+    ),
+    argparse(
+        "nox",
+        "d:e:f:hj:k:lNP:p:Rrs:t:vx",
+        "add-timestamp allow-parallel default-venv-backend= download-python= \
+         envdir= error-on-external-run error-on-missing-interpreters extra-python=? \
+         extra-pythons=? force-color force-python=? force-pythons=? \
+         force-venv-backend= forcecolor help install-only json keywords= list \
+         list-sessions no-allow-parallel no-color no-dependencies \
+         no-error-on-external-run no-error-on-missing-interpreters no-install \
+         no-reuse-existing-virtualenvs no-stop-on-first-error no-venv no-verbose \
+         nocolor non-interactive noxfile= parallel= python=? pythons=? report= \
+         reuse-existing-virtualenvs reuse-venv= script-mode= script-venv-backend= \
+         session=? sessions=? stop-on-first-error tags=? usage= verbose version",
+    ),
+    exact(
+        "pyright",
+        "hp:t:v:w",
+        "createstub= dependencies help ignoreexternal level= outputjson project= \
+         pythonpath= pythonplatform= pythonversion= skipunannotated stats threads= \
+         typeshedpath= venvpath= verbose verifytypes= version warnings watch",
+    ),
+    exact(
+        "rustc",
+        "A:C:D:F:ghL:l:Oo:VvW:",
+        "allow= cap-lints= cfg= check-cfg= codegen= crate-name= crate-type= deny= \
+         edition= emit= explain= forbid= force-warn= help= out-dir= print= target= \
+         test verbose version warn=",
+    ),
+    exact("rustup", "hqVv", "help quiet verbose version"),
+    exact(
+        "yarn",
+        "hsv",
+        "cache-folder= check-files cwd= disable-pnp emoji=? enable-pnp flat focus \
+         force frozen-lockfile global-folder= har help https-proxy= ignore-engines \
+         ignore-optional ignore-platform ignore-scripts json link-duplicates \
+         link-folder= modules-folder= mutex= network-concurrency= network-timeout= \
+         no-bin-links no-default-rc no-lockfile no-node-version-check no-progress \
+         non-interactive offline otp= pnp prefer-offline preferred-cache-folder= \
+         prod production=? proxy= pure-lockfile registry= \
+         scripts-prepend-node-path=? silent skip-integrity-check strict-semver \
+         update-checksums use-yarnrc= verbose version",
+    ),
+    exact(
+        "pnpm",
+        "C:F:hrvwy",
+        "aggregate-output changed-files-ignore-pattern= color=? dir= env-file= \
+         fail-if-no-match filter= filter-prod= help http-proxy= https-proxy= \
+         ignore-workspace include-workspace-root loglevel= no-fail-if-no-match \
+         no-include-workspace-root no-progress no-proxy= no-sort npmrc-auth-file= \
+         parallel recursive registry= reporter= reverse sort state-dir= store-dir= \
+         stream test-pattern= use-stderr version workspace-concurrency= \
+         workspace-packages= workspace-root yes",
+    ),
+    // npm (nopt): unique prefixes of its configuration keys.
+    Grammar {
+        parser: ParserKind::Nopt,
+        ..exact(
+            "npm",
+            "BC:DdEfghlOPqSsvw:y",
+            "access= all allow-directory= allow-file= allow-git= allow-remote= \
+             allow-same-version allow-scripts-pending allow-scripts-pin allow-scripts= \
+             also= audit audit-level= auth-type= before= bin-links browser= bypass-2fa \
+             ca= cache-max= cache-min= cache= cafile= call= cert= cidr= color= \
+             commit-hooks cpu= dangerously-allow-all-scripts depth= description dev \
+             diff-dst-prefix= diff-ignore-all-space diff-name-only diff-no-prefix \
+             diff-src-prefix= diff-text diff-unified= diff= dry-run editor= \
+             engine-strict expect-result-count= expect-results expires= fetch-retries= \
+             fetch-retry-factor= fetch-retry-maxtimeout= fetch-retry-mintimeout= \
+             fetch-timeout= force foreground-scripts format-package-lock fund \
+             git-tag-version git= global global-style globalconfig= heading= \
+             https-proxy= if-present ignore-scripts include-attestations include-staged \
+             include-workspace-root include= init-author-email= init-author-name= \
+             init-author-url= init-license= init-module= init-private init-type= \
+             init-version= install-links install-strategy= json key= legacy-bundling \
+             legacy-peer-deps libc= link local-address= location= lockfile-version= \
+             loglevel= logs-dir= logs-max= long maxsockets= message= \
+             min-release-age-exclude= min-release-age= name= node-gyp= node-options= \
+             noproxy= offline omit-lockfile-registry-resolved omit= only= optional \
+             orgs-permission= orgs= os= otp= pack-destination= package-lock \
+             package-lock-only package= packages-all packages-and-scopes-permission= \
+             packages= parseable password= prefer-dedupe prefer-offline prefer-online \
+             prefix= preid= production progress provenance provenance-file= proxy= \
+             read-only rebuild-bundle registry= replace-registry-host= save save-bundle \
+             save-dev save-exact save-optional save-peer save-prefix= save-prod \
+             sbom-format= sbom-type= scope= scopes= script-shell= searchexclude= \
+             searchlimit= searchopts= searchstaleness= shell= shrinkwrap \
+             sign-git-commit sign-git-tag strict-allow-scripts strict-peer-deps \
+             strict-ssl tag-version-prefix= tag= timing token-description= umask= \
+             unicode update-notifier usage user-agent= userconfig= version versions \
+             viewer= which= workspace= workspaces workspaces-update yes",
+        )
+    },
+    // Shell builtins and small readers of the readonly preset.
+    gnu("pwd", "LP", "help logical physical version"),
+    exact("which", "as", ""),
+    exact("cd", "@eLP", ""),
+    exact("printf", "v:", ""),
+    exact("echo", "eEn", ""),
 ];
 
 #[cfg(test)]
