@@ -53,8 +53,8 @@ pub use mounts::{
 };
 pub use onbehalf::Op;
 pub use plan::{
-    floor_file_readable, AllowKind, Allowed, FloorDir, Rule, RunAnswers, RunPlan, RunPlanInputs,
-    Standing, DEFAULT_STATE_DIRS,
+    canonical_or_lexical, floor_file_readable, AllowKind, Allowed, FloorDir, Rule, RunAnswers,
+    RunPlan, RunPlanInputs, Standing, DEFAULT_STATE_DIRS,
 };
 pub use seccomp::{Listener, Notif, Ready};
 pub use settings::{ListKind, SandboxFile, SandboxSettings, SettingsError, FILE_NAME, STATE_DIR};

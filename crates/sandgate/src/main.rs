@@ -11,6 +11,7 @@ mod hook;
 mod import;
 mod mcp;
 mod prompt;
+mod runlink;
 mod setup;
 mod warn;
 

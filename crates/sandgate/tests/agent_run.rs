@@ -34,7 +34,7 @@ fn would_ask(t: &Tree) -> Vec<Value> {
 fn start_up_asks_nothing() {
     for agent in AGENTS {
         let Some(t) = Tree::new_outside_temp(agent) else {
-            return;
+            continue;
         };
         // Claude Code saves `~/.claude.json` on start; seed it as a person's.
         if agent == Agent::Claude {
@@ -67,5 +67,80 @@ fn start_up_asks_nothing() {
                 assert!(!line.contains(quiet), "{agent:?} printed: {line}");
             }
         }
+    }
+}
+
+/// The agent with sandgate's hook installed, confined: `python3 w.py`, which
+/// the gate lets run and cannot see writing, writes outside; `echo … >`,
+/// whose write the gate foresees, would too. With no one to ask (headless),
+/// the run refuses the unforeseen write without a question and the model's
+/// next request carries the reason (the post-tool hook); the foreseen one is
+/// put to the run before the call, and refused there with the reason.
+#[test]
+fn a_refusal_reaches_the_model_with_the_reason() {
+    for agent in AGENTS {
+        let Some(t) = Tree::new_outside_temp(agent) else {
+            continue;
+        };
+        t.install_hook(&[]);
+        t.write_policy(
+            r#"permissions:
+  paths:
+    allow: ["{work}/**", "{outside}/**"]
+  commands:
+    allow: ["^python3 w\\.py$", "^echo "]
+"#,
+        );
+        let unforeseen = t.outside.join("unforeseen.txt");
+        let foreseen = t.outside.join("foreseen.txt");
+        std::fs::write(
+            t.work.join("w.py"),
+            format!("open('{}', 'w').write('x')\n", unforeseen.display()),
+        )
+        .unwrap();
+        let python = "python3 w.py".to_string();
+        let echo = format!("echo x > {}", foreseen.display());
+        let mut opts = RunOpts::mode(Mode::Bypass).confined();
+        if agent == Agent::Codex {
+            opts = opts.arg("--dangerously-bypass-hook-trust");
+        }
+        let run = t.run(
+            &Script::new(vec![Step::shell(agent, &python), Step::shell(agent, &echo)]),
+            &opts,
+        );
+        assert!(run.status.success(), "{agent:?}: {}", run.describe());
+        assert!(!unforeseen.exists(), "{agent:?}: {}", run.describe());
+        assert!(!foreseen.exists(), "{agent:?}: {}", run.describe());
+        let sent = run.sent_text();
+        let unforeseen_told = format!(
+            "sandgate run refused the create/write of `{}`",
+            unforeseen.display()
+        );
+        assert!(
+            run.model_saw(&unforeseen_told),
+            "{agent:?}: the model is told of the refusal: {}",
+            run.describe()
+        );
+        assert!(
+            sent.contains("did not foresee") && sent.contains("can allow it"),
+            "{agent:?}: {}",
+            run.describe()
+        );
+        assert!(
+            run.model_saw(&format!("about writing `{}`", foreseen.display())),
+            "{agent:?}: the foreseen write is refused before the call: {}",
+            run.describe()
+        );
+        // The hook's own records reach the audit log through the run.
+        let hooked: Vec<Value> = t
+            .audit()
+            .into_iter()
+            .filter(|r| r["surface"] == format!("hook {}", agent.name()))
+            .collect();
+        assert!(
+            hooked.iter().any(|r| r["from_inside_run"] == true),
+            "{agent:?}: {:#?}",
+            t.audit()
+        );
     }
 }

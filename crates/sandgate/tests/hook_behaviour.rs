@@ -23,9 +23,17 @@ fn malformed_input_and_unknown_events_fail_closed() {
     let mut bad_input = good.clone();
     bad_input["tool_input"] = json!({"command": 42});
     let mut unknown = good.clone();
-    unknown["hook_event_name"] = json!("PostToolUse");
+    unknown["hook_event_name"] = json!("UserPromptSubmit");
     let mut missing_dir = good.clone();
     missing_dir["cwd"] = json!("/nonexistent/sandgate/dir");
+    // After a call, outside `sandgate run`, there is nothing to tell.
+    let mut after = good.clone();
+    after["hook_event_name"] = json!("PostToolUse");
+    for agent in ["claude", "codex"] {
+        let out = env.hook(agent, &after.to_string());
+        assert_eq!(out.status.code(), Some(0), "{agent}: {}", stderr(&out));
+        assert!(out.stdout.is_empty(), "{agent}");
+    }
     for (what, payload, needle) in [
         ("not JSON", "{not json".to_string(), "not valid JSON"),
         (
@@ -41,7 +49,11 @@ fn malformed_input_and_unknown_events_fail_closed() {
             bad_input.to_string(),
             "`tool_input.command` to be a string",
         ),
-        ("unknown event", unknown.to_string(), "not `PostToolUse`"),
+        (
+            "unknown event",
+            unknown.to_string(),
+            "not `UserPromptSubmit`",
+        ),
         ("missing cwd dir", missing_dir.to_string(), "cannot be used"),
     ] {
         for agent in ["claude", "codex"] {
@@ -58,9 +70,13 @@ fn malformed_input_and_unknown_events_fail_closed() {
             );
         }
     }
-    let out = env.hook("gemini", &json!({"hook_event_name": "AfterTool", "tool_name": "read_file", "tool_input": {}, "cwd": "/"}).to_string());
+    let out = env.hook("gemini", &json!({"hook_event_name": "BeforeModel", "tool_name": "read_file", "tool_input": {}, "cwd": "/"}).to_string());
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("`BeforeTool`"));
+    // After a call, outside `sandgate run`: no opinion.
+    let out = env.hook("gemini", &json!({"hook_event_name": "AfterTool", "tool_name": "read_file", "tool_input": {}, "cwd": "/"}).to_string());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "{}");
 }
 
 #[test]

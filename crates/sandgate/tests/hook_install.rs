@@ -65,9 +65,14 @@ fn claude_install_is_additive_idempotent_and_uninstall_removes_only_ours() {
     assert_eq!(keys, ["model", "permissions", "hooks", "env"]);
     assert_eq!(after["permissions"], before["permissions"]);
     assert_eq!(after["env"], before["env"]);
+    // The post-tool hook joins the user's, after them.
+    let post = after["hooks"]["PostToolUse"].as_array().unwrap();
+    assert_eq!(post.len(), 2);
+    assert_eq!(post[0], before["hooks"]["PostToolUse"][0]);
+    assert_eq!(sandgate_commands(&after["hooks"]["PostToolUse"]).len(), 1);
     assert_eq!(
-        after["hooks"]["PostToolUse"],
-        before["hooks"]["PostToolUse"]
+        sandgate_commands(&after["hooks"]["PostToolUseFailure"]).len(),
+        1
     );
     let pre = after["hooks"]["PreToolUse"].as_array().unwrap();
     assert_eq!(pre.len(), 2);
@@ -493,7 +498,7 @@ fn codex_trust_is_what_the_real_codex_computes() {
                 .ends_with("sandgate hook codex")
         })
         .collect();
-    assert_eq!(ours.len(), 2, "{list:?}");
+    assert_eq!(ours.len(), 3, "{list:?}");
     assert!(ours
         .iter()
         .all(|h| h["trustStatus"] == "untrusted" && h["matcher"] == "*"));
@@ -521,7 +526,7 @@ fn codex_trust_is_what_the_real_codex_computes() {
         })
         .map(|h| h["eventName"].as_str().unwrap())
         .collect();
-    assert_eq!(events.len(), 2, "{events:?}");
+    assert_eq!(events.len(), 3, "{events:?}");
     let mut status = env.command(&["hook", "status", "codex"]);
     status.env("CODEX_HOME", &codex_home).current_dir(&env.work);
     let status = status.output().unwrap();

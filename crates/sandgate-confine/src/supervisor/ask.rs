@@ -108,9 +108,8 @@ fn outcome(resolution: &Resolution) -> (Option<ListKind>, Option<DenyReason>) {
             (list, denied)
         }
         Resolution::TimedOut { .. } => (None, Some(DenyReason::TimedOut)),
-        Resolution::Unavailable { .. } | Resolution::Declined { .. } => {
-            (None, Some(DenyReason::NoTerminal))
-        }
+        Resolution::Unavailable { .. } => (None, Some(DenyReason::NoTerminal)),
+        Resolution::Declined { .. } => (None, Some(DenyReason::Declined)),
     }
 }
 
@@ -145,7 +144,7 @@ mod tests {
             ),
             (
                 Resolution::Declined { reason: "d".into() },
-                (None, Some(DenyReason::NoTerminal)),
+                (None, Some(DenyReason::Declined)),
             ),
         ];
         for (resolution, want) in cases {

@@ -62,6 +62,9 @@ pub enum DenyReason {
     TimedOut,
     /// There was no one to ask.
     NoTerminal,
+    /// The question was declined without asking: the agent's hook is
+    /// installed and did not foresee the write.
+    Declined,
     /// A hard link to a file outside the allowed set (it fails with `EXDEV`,
     /// as across file systems, without a question).
     LinkFromOutside,
@@ -150,6 +153,9 @@ impl DenyReason {
             DenyReason::Rejected => "rejected".into(),
             DenyReason::TimedOut => "no answer in time".into(),
             DenyReason::NoTerminal => "no terminal to ask (headless or --no-ui)".into(),
+            DenyReason::Declined => {
+                "refused without a question: the agent's sandgate hook is installed and did not foresee this write".into()
+            }
             DenyReason::SocketOutside => format!(
                 "the process listening on `{}` is not the program's: it would act for the program outside the run (a terminal multiplexer, a desktop bus, docker); list the socket in sandbox.json's `unixSockets` to allow it",
                 path.display()

@@ -6,6 +6,7 @@ use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
 use std::io::{IsTerminal, Write};
 use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::net::UnixListener;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, ExitStatus};
@@ -18,11 +19,12 @@ use sandgate_confine::{
     self as confine, ConfineError, Event, Mechanism, Protection, Reporter, Requested, RunPlan,
     RunPlanInputs, SandboxFile, SandboxSettings, Supervisor,
 };
-use sandgate_policy::ask::{NoHuman, Resolver};
+use sandgate_policy::ask::{NoHuman, Question, Resolution, Resolver};
 use serde_json::json;
 
 use crate::ask::hub::{Questions, Routes};
 use crate::cli::GlobalArgs;
+use crate::runlink::{Gatekeeper, Link};
 use crate::{EXIT_CANNOT_CHECK, EXIT_FAILED, EXIT_OK};
 
 /// Arguments of `sandgate run`.
@@ -212,12 +214,19 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
             "no program to run; usage: sandgate run [--workspace DIR]... -- PROGRAM [ARGS]...",
         );
     };
+    // The hooks inside the run speak to it on this socket (see
+    // `crate::runlink`); made only when the run is armed.
+    let link_socket = armed.then(|| open_link(&state)).flatten();
     let new_command = || {
         let mut command = Command::new(program);
         command.args(program_args);
         if let Some(cwd) = &global.cwd {
             command.current_dir(cwd);
         }
+        match &link_socket {
+            Some((path, _)) => command.env(crate::runlink::SOCKET_ENV, path),
+            None => command.env_remove(crate::runlink::SOCKET_ENV),
+        };
         command
     };
     let mut command = new_command();
@@ -305,12 +314,33 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         }
     }
     let terminal = TerminalMode::save();
-    let log = Arc::new(Log::new());
     let program_name = Path::new(program)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let (resolver, questions) = resolver(args.no_ui, &ctx.home, &program_name);
+    let (person, questions) = resolver(args.no_ui, &ctx.home, &program_name);
+    let person: Arc<dyn Resolver> = Arc::from(person);
+    let (link, resolver): (Option<Arc<Link>>, Box<dyn Resolver>) = match link_socket {
+        Some((path, listener)) => {
+            plan.unix_sockets.push(path);
+            let link = Arc::new(Link::new(
+                Arc::clone(&person),
+                plan.clone(),
+                primary.clone(),
+                timeout,
+                global.clone(),
+                ctx.home.clone(),
+            ));
+            link.serve(listener);
+            let gate = Gatekeeper {
+                link: Arc::clone(&link),
+            };
+            (Some(link), Box::new(gate))
+        }
+        None => (None, Box::new(Person(person))),
+    };
+    let socket = link.as_ref().and(plan.unix_sockets.last().cloned());
+    let log = Arc::new(Log::new(link, primary.path().to_path_buf()));
     let supervisor = Supervisor::start(
         child.id(),
         listener,
@@ -322,6 +352,9 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
     );
     let status = child.wait();
     supervisor.stop();
+    if let Some(socket) = socket {
+        let _ = std::fs::remove_file(socket);
+    }
     // A question still open: it ends unanswered, and its window gives the
     // terminal back; the terminal's mode is then the one it had at the start.
     if let Some(questions) = questions {
@@ -338,6 +371,70 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
             eprintln!("sandgate: cannot wait for the program: {e}");
             ExitCode::from(EXIT_FAILED)
         }
+    }
+}
+
+/// The socket the hooks inside the run speak to (`~/.sandgate/run/PID.sock`,
+/// in sandgate's own directory, which the program cannot change), bound and
+/// listening; `None` (with a note) when it cannot be made.
+fn open_link(state: &Path) -> Option<(PathBuf, UnixListener)> {
+    let dir = state.join("run");
+    let made = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir);
+    let path = dir.join(format!("{}.sock", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    match made.and_then(|()| UnixListener::bind(&path)) {
+        Ok(listener) => Some((path, listener)),
+        Err(e) => {
+            eprintln!(
+                "sandgate: the agents' hooks cannot reach this run (`{}`: {e}); they decide alone",
+                path.display()
+            );
+            None
+        }
+    }
+}
+
+/// What the model is told of a refusal during its tool call (through the
+/// agent's post-tool hook): which write, why, and how the person can allow it.
+fn refusal_for_the_model(
+    attempt: &confine::Attempt,
+    reason: confine::DenyReason,
+    settings: &Path,
+) -> String {
+    let why = reason.describe(&attempt.path);
+    let how = match reason {
+        confine::DenyReason::Floor
+        | confine::DenyReason::Protected
+        | confine::DenyReason::SandgateOwn
+        | confine::DenyReason::Unasked(_)
+        | confine::DenyReason::LinkFromOutside
+        | confine::DenyReason::Unnamed => {
+            "no answer allows this; do not retry it or reach the same result another way".to_string()
+        }
+        _ => format!(
+            "the person running the agent can allow it: by answering sandgate's question when a command that writes it is asked about, \
+             or by adding \"{}\" to \"allow\" in {}; ask them if the write is needed, naming the path and why",
+            attempt.path.display(),
+            settings.display()
+        ),
+    };
+    format!(
+        "sandgate run refused the {} of `{}` by {}: {why}. This is the person's sandbox, not a failure to retry: {how}",
+        attempt.operation,
+        attempt.path.display(),
+        attempt.process
+    )
+}
+
+/// The person's resolver, as the supervisor's.
+struct Person(Arc<dyn Resolver>);
+
+impl Resolver for Person {
+    fn resolve(&self, question: &Question) -> Resolution {
+        self.0.resolve(question)
     }
 }
 
@@ -571,11 +668,17 @@ struct Log {
     first_refusal: Mutex<Option<String>>,
     /// Notes kept until the program ends.
     notes: Mutex<Vec<String>>,
+    /// The hooks' link, told of each refusal so the model can be.
+    link: Option<Arc<Link>>,
+    /// The run's `sandbox.json`, named in what the model is told.
+    settings: PathBuf,
 }
 
 impl Log {
-    fn new() -> Log {
+    fn new(link: Option<Arc<Link>>, settings: PathBuf) -> Log {
         Log {
+            link,
+            settings,
             hinted: AtomicBool::new(false),
             on_screen: std::io::stderr().is_terminal(),
             multiplexer: std::env::var("TMUX")
@@ -636,6 +739,13 @@ impl Reporter for Log {
     fn report(&self, event: &Event) {
         match event {
             Event::Denied { attempt, reason } => {
+                if let Some(link) = self
+                    .link
+                    .as_ref()
+                    .filter(|_| *reason != confine::DenyReason::SandgateOwn)
+                {
+                    link.refused(refusal_for_the_model(attempt, *reason, &self.settings));
+                }
                 let quiet = reason.quiet()
                     || (*reason == confine::DenyReason::SocketOutside
                         && self.multiplexer.as_deref() == Some(attempt.path.as_path()));

@@ -39,7 +39,7 @@ impl Event {
             "PreToolUse" => Ok(Event::PreToolUse),
             "PermissionRequest" => Ok(Event::PermissionRequest),
             other => Err(InputError::new(format!(
-                "`sandgate hook {}` handles the `PreToolUse` and `PermissionRequest` events, not `{other}`",
+                "`sandgate hook {}` handles the `PreToolUse`, `PermissionRequest` and `PostToolUse` events, not `{other}`",
                 agent.as_str()
             ))),
         }

@@ -18,7 +18,7 @@ pub fn check_event(name: &str) -> Result<(), InputError> {
         Ok(())
     } else {
         Err(InputError::new(format!(
-            "`sandgate hook gemini` handles the `BeforeTool` event, not `{name}`"
+            "`sandgate hook gemini` handles the `BeforeTool` and `AfterTool` events, not `{name}`"
         )))
     }
 }

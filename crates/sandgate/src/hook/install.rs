@@ -150,7 +150,7 @@ pub fn target(
         Agent::Claude => Target {
             file: base(".claude").join("settings.json"),
             format: Format::Json,
-            events: &["PreToolUse"],
+            events: &["PreToolUse", "PostToolUse", "PostToolUseFailure"],
             matcher: MATCH_ALL,
         },
         Agent::Codex => {
@@ -169,14 +169,14 @@ pub fn target(
             Target {
                 file,
                 format,
-                events: &["PreToolUse", "PermissionRequest"],
+                events: &["PreToolUse", "PermissionRequest", "PostToolUse"],
                 matcher: MATCH_ALL,
             }
         }
         Agent::Gemini => Target {
             file: base(".gemini").join("settings.json"),
             format: Format::Json,
-            events: &["BeforeTool"],
+            events: &["BeforeTool", "AfterTool"],
             matcher: MATCH_ALL,
         },
     }
@@ -570,7 +570,51 @@ fn json_remove_ours(groups: &CstArray, agent: Agent) -> bool {
             }
         }
     }
+    if changed {
+        rejoin_closing_bracket(groups);
+    }
     changed
+}
+
+/// Appending to an array written on one line breaks the line before its
+/// `]`; once sandgate's entry is gone again, the `]` goes back up, so an
+/// uninstall gives the user's line back as it was. An array with any other
+/// line break is left as it is.
+fn rejoin_closing_bracket(array: &CstArray) {
+    let children = array.children();
+    if children.iter().filter(|c| c.is_newline()).count() != 1 {
+        return;
+    }
+    let Some(close) = children.iter().rposition(|c| c.token_char() == Some(']')) else {
+        return;
+    };
+    let mut start = close;
+    while start > 0 && children[start - 1].is_whitespace() {
+        start -= 1;
+    }
+    if start == 0 || !children[start - 1].is_newline() {
+        return;
+    }
+    start -= 1;
+    while start > 0 && children[start - 1].is_whitespace() {
+        start -= 1;
+    }
+    // As the array opens: `[ {…} ]` keeps its space, `[{…}]` has none.
+    let spaced = children
+        .iter()
+        .position(|c| c.token_char() == Some('['))
+        .and_then(|open| children.get(open + 1))
+        .is_some_and(CstNode::is_whitespace);
+    let mut kept = false;
+    for node in children[start..close].iter().cloned() {
+        match node.as_whitespace() {
+            Some(space) if spaced && !kept => {
+                space.set_value(" ".into());
+                kept = true;
+            }
+            _ => node.remove(),
+        }
+    }
 }
 
 fn json_install(

@@ -260,6 +260,9 @@ fn fail(message: String) -> ExitCode {
 fn respond(agent: Agent, text: &str, global: &GlobalArgs) -> Result<Option<String>, InputError> {
     let payload = parse_payload(text)?;
     let surface = format!("hook {}", agent.as_str());
+    if after_events(agent).contains(&payload.event.as_str()) {
+        return Ok(after_tool(agent, &payload).map(|v| v.to_string()));
+    }
     match agent {
         Agent::Claude | Agent::Codex => {
             let event = claude::Event::parse(&payload.event, agent)?;
@@ -267,6 +270,11 @@ fn respond(agent: Agent, text: &str, global: &GlobalArgs) -> Result<Option<Strin
             let Some(decided) = decide(gate, &payload, global)? else {
                 return Ok(None);
             };
+            if event == claude::Event::PreToolUse {
+                if let Some(reply) = asked_in_run(agent, &payload, &decided) {
+                    return Ok(reply.map(|v| v.to_string()));
+                }
+            }
             let asked = claude::Asked {
                 agent,
                 event,
@@ -285,6 +293,9 @@ fn respond(agent: Agent, text: &str, global: &GlobalArgs) -> Result<Option<Strin
             let Some(decided) = decide(gate, &payload, global)? else {
                 return Ok(Some(gemini::no_opinion().to_string()));
             };
+            if let Some(reply) = asked_in_run(agent, &payload, &decided) {
+                return Ok(reply.map(|v| v.to_string()));
+            }
             let (call, decision) = &decided.strictest;
             let answer = gemini::render(call, decision, decided.settings.gemini_ask, &decided.asks);
             decided.record(&surface, answer.outcome);
@@ -294,6 +305,105 @@ fn respond(agent: Agent, text: &str, global: &GlobalArgs) -> Result<Option<Strin
 }
 
 type Decided = (ToolCall, Decision);
+
+/// The agent's events after a tool call: `PostToolUse` (Claude Code, Codex
+/// CLI), `PostToolUseFailure` (Claude Code, after a call that failed) or
+/// `AfterTool` (Gemini CLI).
+fn after_events(agent: Agent) -> &'static [&'static str] {
+    match agent {
+        Agent::Claude => &["PostToolUse", "PostToolUseFailure"],
+        Agent::Codex => &["PostToolUse"],
+        Agent::Gemini => &["AfterTool"],
+    }
+}
+
+/// After a tool call inside `sandgate run`: what the run refused during it,
+/// as context for the model (nothing outside a run, or when nothing was
+/// refused).
+fn after_tool(agent: Agent, payload: &Payload) -> Option<Value> {
+    let refusals = crate::runlink::send(
+        &crate::runlink::Request::After {
+            session: payload.session.clone(),
+        },
+        std::time::Duration::from_secs(5),
+    )
+    .map(|reply| reply.refusals)
+    .unwrap_or_default();
+    if refusals.is_empty() {
+        return (agent == Agent::Gemini).then(gemini::no_opinion);
+    }
+    Some(serde_json::json!({
+        "hookSpecificOutput": {
+            "hookEventName": payload.event,
+            "additionalContext": refusals.join("\n"),
+        }
+    }))
+}
+
+/// Before a call inside `sandgate run` that the policy does not deny: the
+/// run asks the person about the writes it foresees outside its allowed set
+/// (see [`crate::runlink`]). `Some(answer)` when the person was asked: the
+/// agent gets their answer and is not asked again; `None` to decide as
+/// outside a run.
+fn asked_in_run(agent: Agent, payload: &Payload, decided: &Decisions) -> Option<Option<Value>> {
+    let (call, decision) = &decided.strictest;
+    if decision.verdict == Verdict::Deny {
+        return None;
+    }
+    let wait = decided.settings.prompt_timeout + std::time::Duration::from_secs(30);
+    let reply = crate::runlink::send(
+        &crate::runlink::Request::Before {
+            agent: agent.as_str().into(),
+            tool: payload.tool.clone(),
+            input: payload.input.clone(),
+            cwd: payload.cwd.clone(),
+            session: payload.session.clone(),
+        },
+        wait,
+    )?;
+    if !reply.asked {
+        return None;
+    }
+    let surface = format!("hook {}", agent.as_str());
+    let what = describe(call, decision);
+    let (verdict, text, outcome) = if reply.allowed {
+        (
+            "allow",
+            format!("sandgate allows {what}: {}", reply.reason),
+            crate::audit::Outcome {
+                became: "allowed by the person in sandgate run",
+                answered_by: "human",
+            },
+        )
+    } else {
+        (
+            "deny",
+            format!(
+                "sandgate blocked {what}: {}. The person running the agent decides this; \
+                 do not retry it or reach the same result another way unless they say so",
+                reply.reason
+            ),
+            crate::audit::Outcome {
+                became: "denied in sandgate run",
+                answered_by: "human",
+            },
+        )
+    };
+    decided.record(&surface, outcome);
+    Some(match (agent, reply.allowed) {
+        // Codex CLI treats a bare `allow` as a failed hook: say nothing.
+        (Agent::Codex, true) => None,
+        (Agent::Claude | Agent::Codex, _) => Some(serde_json::json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": verdict,
+                "permissionDecisionReason": text,
+            }
+        })),
+        (Agent::Gemini, true) => Some(serde_json::json!({ "decision": "allow" })),
+        (Agent::Gemini, false) => Some(serde_json::json!({ "decision": "deny", "reason": text })),
+    })
+}
 
 /// Every decision of one agent tool call.
 struct Decisions {
@@ -336,8 +446,16 @@ fn decide(
     let ctx =
         Context::new(Path::new(&payload.cwd), home).map_err(|e| InputError::new(e.to_string()))?;
     let sources = crate::setup::sources(global, &ctx);
-    let policy =
-        sandgate_policy::cache::load(&sources, &ctx).map_err(|e| InputError::new(e.to_string()))?;
+    let cache = sandgate_policy::cache::cache_dir(&ctx.home);
+    let (policy, cached) = sandgate_policy::cache::load_with(&sources, &ctx, cache.as_deref())
+        .map_err(|e| InputError::new(e.to_string()))?;
+    if cached == sandgate_policy::cache::CacheStatus::NotWritten {
+        // Inside `sandgate run` the cache is read-only: the run writes it.
+        let request = crate::runlink::Request::Warm {
+            cwd: payload.cwd.clone(),
+        };
+        let _ = crate::runlink::send(&request, std::time::Duration::from_secs(5));
+    }
     if !policy.settings().sandbox {
         crate::warn_sandbox_off(&policy.settings().sandbox_reason);
     }
