@@ -690,6 +690,24 @@ impl Tree {
         }
     }
 
+    /// The port of the model server on 127.0.0.1.
+    pub fn model_port(&self) -> u16 {
+        self.server.port
+    }
+
+    /// Gives the model server `script` for the next conversation, and
+    /// checks first that every path the agent is given lies in this tree.
+    pub fn set_script(&self, script: &Script) {
+        self.check_contained();
+        let steps: Vec<Value> = script.steps.iter().map(|s| s.0.clone()).collect();
+        std::fs::write(
+            &self.server.script,
+            serde_json::to_string_pretty(&json!({"steps": steps, "final": "all done"})).unwrap(),
+        )
+        .unwrap();
+        std::fs::write(&self.server.record, "").unwrap();
+    }
+
     /// Run the agent headless with `script`, in the project.
     pub fn run(&self, script: &Script, opts: &RunOpts) -> Run {
         self.check_contained();

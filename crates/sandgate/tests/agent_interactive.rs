@@ -1,0 +1,496 @@
+//! The real agents, interactive, as a person uses them: each in a private
+//! tmux server (its socket in the test's tree, killed with the test), under
+//! `sandgate run`, against the scripted model server, with keys typed by
+//! `send-keys` and the screen read by `capture-pane`, several times, since
+//! full-screen UIs redraw many times a second. Every wait has a deadline.
+//!
+//! The model writes outside the workspace. Start-up asks nothing; the
+//! question must be on screen, whole and counting down, for as long as it
+//! waits; a sentence with digits typed meanwhile answers nothing; a
+//! deliberate `1` answers it, reaches nothing of the agent's, and the
+//! agent's UI is intact afterwards, with no second question.
+//!
+//! `SANDGATE_E2E_SCREENS=1` prints the screen with the question and the one
+//! after the answer (with `--nocapture`); `SANDGATE_E2E_KEEP=1` keeps the
+//! tree (see `agents_common/mod.rs`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod agents_common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use agents_common::{in_ci, Agent, Script, Step, Tree};
+
+/// A private tmux server, its socket under the test's tree
+/// (`TMUX_TMPDIR`), killed when dropped.
+struct Tmux {
+    name: String,
+    dir: PathBuf,
+}
+
+impl Tmux {
+    /// A server named `name` under `root/tmux`, with one session running
+    /// `program` in a window of 160×45.
+    fn start(root: &Path, name: &str, program: &Path) -> Tmux {
+        let dir = root.join("tmux");
+        std::fs::create_dir_all(&dir).unwrap();
+        let tmux = Tmux {
+            name: format!("{name}-{}", std::process::id()),
+            dir,
+        };
+        let ok = tmux
+            .command()
+            .args(["new-session", "-d", "-x", "160", "-y", "45"])
+            .arg(program)
+            .status()
+            .unwrap();
+        assert!(ok.success(), "tmux new-session failed");
+        tmux
+    }
+
+    fn command(&self) -> Command {
+        let mut c = Command::new("tmux");
+        c.args(["-L", &self.name])
+            .env("TMUX_TMPDIR", &self.dir)
+            .env_remove("TMUX")
+            .stdin(Stdio::null());
+        c
+    }
+
+    fn screen(&self) -> String {
+        let out = self
+            .command()
+            .args(["capture-pane", "-p"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let ok = self.command().arg("send-keys").args(keys).status().unwrap();
+        assert!(ok.success());
+    }
+
+    fn text(&self, text: &str) {
+        let ok = self
+            .command()
+            .args(["send-keys", "-l", text])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+
+    /// Waits until `done` holds for the screen; fails with the screen after `limit`.
+    fn wait_for(&self, what: &str, limit: Duration, done: impl Fn(&str) -> bool) -> String {
+        let until = Instant::now() + limit;
+        loop {
+            let screen = self.screen();
+            if done(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < until,
+                "{what}: not within {limit:?}; the screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.command().arg("kill-server").status();
+    }
+}
+
+fn tmux_present() -> bool {
+    let found = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            !in_ci(),
+            "tmux is missing: install tmux (CI=true never skips)"
+        );
+        eprintln!("skipping: tmux is not installed");
+    }
+    found
+}
+
+fn quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// Writes `root/NAME.sh`: the agent under `sandgate run`, armed, in the
+/// project, with a clean environment plus `env` (which replaces a variable
+/// of the same name) and the pane's own `inherit` variables.
+fn launcher(
+    tree: &Tree,
+    name: &str,
+    env: &[(&str, String)],
+    inherit: &[&str],
+    agent_args: &[&str],
+) -> PathBuf {
+    let mut lines = vec![
+        "#!/bin/sh".to_string(),
+        format!("cd {} || exit 1", quote(&tree.work.to_string_lossy())),
+    ];
+    let mut vars: Vec<(&str, String)> = vec![
+        ("PATH", std::env::var("PATH").unwrap_or_default()),
+        ("HOME", tree.home.to_string_lossy().into_owned()),
+        ("USER", "root".into()),
+        ("LANG", "C.UTF-8".into()),
+        ("TERM", "xterm-256color".into()),
+        (
+            "TMPDIR",
+            tree.root.join("tmp").to_string_lossy().into_owned(),
+        ),
+        (
+            "SANDGATE_MANAGED_CONFIG",
+            tree.root
+                .join("no-managed.yaml")
+                .to_string_lossy()
+                .into_owned(),
+        ),
+        ("SANDGATE_SANDBOX", "1".into()),
+    ];
+    for (k, v) in env {
+        match vars.iter_mut().find(|(name, _)| name == k) {
+            Some(slot) => slot.1.clone_from(v),
+            None => vars.push((k, v.clone())),
+        }
+    }
+    let mut assignments: Vec<String> = vars
+        .iter()
+        .map(|(k, v)| format!("{k}={}", quote(v)))
+        .collect();
+    assignments.extend(inherit.iter().map(|k| format!("{k}=\"${k}\"")));
+    let mut argv = vec![
+        quote(env!("CARGO_BIN_EXE_sandgate")),
+        "run".into(),
+        "--".into(),
+        quote(&tree.bin.to_string_lossy()),
+    ];
+    argv.extend(agent_args.iter().map(|a| quote(a)));
+    lines.push(format!(
+        "env -i {} {}",
+        assignments.join(" "),
+        argv.join(" ")
+    ));
+    lines.push("echo AGENT-EXITED $?; sleep 600".into());
+    script(&tree.root.join(format!("{name}.sh")), &lines)
+}
+
+/// Writes an executable shell script of `lines` at `path`.
+fn script(path: &Path, lines: &[String]) -> PathBuf {
+    std::fs::write(path, lines.join("\n") + "\n").unwrap();
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    path.to_path_buf()
+}
+
+/// The seconds a question's countdown shows, if one is on screen.
+fn countdown(screen: &str) -> Option<u64> {
+    let at = screen.find("denied in ")?;
+    screen[at + "denied in ".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// A question is on screen whole: header, every one of `needles` (what it
+/// is about and why), the menu and the countdown.
+fn question_whole(screen: &str, needles: &[String]) -> bool {
+    screen.contains("sandgate: permission required")
+        && needles.iter().all(|n| screen.contains(n.as_str()))
+        && screen.contains("[1] allow once")
+        && screen.contains("[4] deny always")
+        && countdown(screen).is_some()
+}
+
+/// Some question text is on screen.
+fn question_text(screen: &str) -> bool {
+    screen.contains("permission required")
+        || screen.contains("denied in")
+        || screen.contains("[1] allow once")
+}
+
+/// Prints `screen` when `SANDGATE_E2E_SCREENS` is set (the transcripts in
+/// docs/run.md are taken this way).
+fn show(what: &str, screen: &str) {
+    if std::env::var_os("SANDGATE_E2E_SCREENS").is_some() {
+        eprintln!("--- {what}:\n{}\n---", screen.trim_end());
+    }
+}
+
+/// What one interactive case looks for.
+struct Case<'a> {
+    /// The file the model's first call writes outside (`hello\n` once allowed).
+    target: &'a Path,
+    /// What the question must show besides its header and menu.
+    needles: Vec<String>,
+    /// The agent's prompt is up, waiting for input.
+    ready: &'a dyn Fn(&str) -> bool,
+    /// The agent is done with the task, its prompt empty and its UI whole.
+    done: &'a dyn Fn(&str) -> bool,
+}
+
+/// Asks the agent to do the task, checks the question from the moment it
+/// appears until it is answered, and that no other question follows.
+/// Returns every screen seen from the task on.
+fn the_question_is_whole_and_answered_on_purpose(
+    tmux: &Tmux,
+    tree: &Tree,
+    case: &Case,
+) -> Vec<String> {
+    let target = case.target;
+    tmux.wait_for("the agent's prompt", Duration::from_secs(90), case.ready);
+    let before = tmux.screen();
+    assert!(
+        !before.contains("sandgate:") && !question_text(&before),
+        "start-up printed or asked something:\n{before}"
+    );
+    assert!(
+        tree.audit().iter().all(|r| r["verdict"] != "ask"),
+        "start-up asked: {:#?}",
+        tree.audit()
+    );
+    tmux.text("Do the task.");
+    std::thread::sleep(Duration::from_millis(300));
+    tmux.keys(&["Enter"]);
+    let asking = std::cell::RefCell::new(Vec::new());
+    let first = tmux.wait_for("the question", Duration::from_secs(60), |s| {
+        asking.borrow_mut().push(s.to_string());
+        question_whole(s, &case.needles)
+    });
+    let mut asking = asking.into_inner();
+    show("the question", &first);
+    // Whole for as long as it waits, and counting.
+    let mut shown = vec![countdown(&first).unwrap()];
+    for _ in 0..6 {
+        std::thread::sleep(Duration::from_millis(350));
+        let screen = tmux.screen();
+        assert!(
+            question_whole(&screen, &case.needles),
+            "the question is not whole on screen:\n{screen}"
+        );
+        shown.push(countdown(&screen).unwrap());
+        asking.push(screen);
+    }
+    assert!(
+        shown.first() > shown.last(),
+        "the countdown does not count: {shown:?}"
+    );
+    // A sentence with digits, typed as if for the agent, answers nothing.
+    tmux.text("please do 2 things, then 1 more");
+    std::thread::sleep(Duration::from_millis(1500));
+    let screen = tmux.screen();
+    assert!(!target.exists(), "a typed sentence answered the question");
+    assert!(
+        question_whole(&screen, &case.needles),
+        "the question went away:\n{screen}"
+    );
+    // A deliberate key answers.
+    std::thread::sleep(Duration::from_millis(800));
+    tmux.keys(&["1"]);
+    let seen = std::cell::RefCell::new(Vec::new());
+    tmux.wait_for(
+        "the agent going on after the answer",
+        Duration::from_secs(90),
+        |s| {
+            seen.borrow_mut().push(s.to_string());
+            target.exists() && (case.done)(s)
+        },
+    );
+    let mut seen = seen.into_inner();
+    if let Some(last) = seen.last() {
+        show("after the answer", last);
+    }
+    assert_eq!(std::fs::read_to_string(target).unwrap(), "hello\n");
+    // No stale question, nothing typed reached the agent's prompt, and its UI is whole.
+    for _ in 0..3 {
+        let screen = tmux.screen();
+        assert!(!question_text(&screen), "stale question text:\n{screen}");
+        assert!((case.done)(&screen), "the agent's UI:\n{screen}");
+        seen.push(screen);
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    for screen in &seen {
+        assert!(
+            !screen.contains("please do") && !screen.contains("things"),
+            "the typed sentence reached the agent:\n{screen}"
+        );
+    }
+    // Asked once: the answer held for the whole call.
+    let late: Vec<&String> = seen
+        .iter()
+        .skip_while(|s| question_text(s))
+        .filter(|s| question_text(s))
+        .collect();
+    assert!(
+        late.is_empty(),
+        "asked again after the answer:\n{}",
+        late[0]
+    );
+    let audit = tree.audit_for(&target.to_string_lossy());
+    assert!(
+        audit.iter().any(|r| r["verdict"] == "allow"),
+        "the answer is in the audit log: {audit:#?}"
+    );
+    asking.extend(seen);
+    asking
+}
+
+/// Claude Code's first-run screens answered in a fresh tree, and its
+/// environment against the tree's model server.
+fn claude_tree() -> Option<(Tree, Vec<(&'static str, String)>)> {
+    let tree = Tree::new_outside_temp(Agent::Claude)?;
+    let key = "sk-test-interactive-0123456789abcdef";
+    let seeded = serde_json::json!({
+        "hasCompletedOnboarding": true,
+        "bypassPermissionsModeAccepted": true,
+        "projects": {tree.work.to_string_lossy(): {"hasTrustDialogAccepted": true}},
+        "customApiKeyResponses": {"approved": [&key[key.len() - 20..]]},
+    });
+    std::fs::write(tree.home.join(".claude.json"), seeded.to_string()).unwrap();
+    let env = vec![
+        (
+            "ANTHROPIC_BASE_URL",
+            format!("http://127.0.0.1:{}", tree.model_port()),
+        ),
+        ("ANTHROPIC_API_KEY", key.to_string()),
+        ("DISABLE_TELEMETRY", "1".into()),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+        ("DISABLE_AUTOUPDATER", "1".into()),
+        // As root, the bypass mode needs it.
+        ("IS_SANDBOX", "1".into()),
+    ];
+    Some((tree, env))
+}
+
+/// Claude Code in bypass mode (which keeps its own dialog out of the way of
+/// sandgate's question) has its prompt up.
+fn claude_bypass_ready(s: &str) -> bool {
+    s.contains("bypass permissions on") && s.contains('❯')
+}
+
+/// Waits past the bypass-mode warning Claude Code shows at every start.
+fn accept_bypass_warning(tmux: &Tmux) {
+    let first = tmux.wait_for("Claude Code to start", Duration::from_secs(90), |s| {
+        s.contains("Yes, I accept") || claude_bypass_ready(s)
+    });
+    if first.contains("Yes, I accept") {
+        // "Yes" is the second option (numbered in 2.1.197, not in 2.1.332).
+        tmux.keys(&["Down"]);
+        std::thread::sleep(Duration::from_millis(300));
+        tmux.keys(&["Enter"]);
+    }
+}
+
+/// Claude Code's input line (`❯` between two rules) holds nothing.
+fn prompt_is_empty(screen: &str) -> bool {
+    screen
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with('❯'))
+        .is_some_and(|l| l.trim_start().trim_start_matches('❯').trim().is_empty())
+}
+
+/// The model's first call: `echo hello > TARGET`, as the agent's shell tool.
+fn write_outside(agent: Agent, target: &Path) -> Step {
+    Step::shell(
+        agent,
+        &format!(
+            "echo hello > {}; echo rc=$?",
+            quote(&target.to_string_lossy())
+        ),
+    )
+}
+
+/// The question the kernel's write of `target` raises names the file and the process.
+fn kernel_question(target: &Path) -> Vec<String> {
+    vec![format!("   {}", target.display()), "tries to".into()]
+}
+
+#[test]
+fn claude_code_interactive_asks_whole_and_only_on_purpose() {
+    if !tmux_present() {
+        return;
+    }
+    let Some((tree, env)) = claude_tree() else {
+        return;
+    };
+    let target = tree.outside.join("x.txt");
+    tree.set_script(&Script::new(vec![write_outside(Agent::Claude, &target)]));
+    let launch = launcher(
+        &tree,
+        "launch",
+        &env,
+        &[],
+        &["--permission-mode", "bypassPermissions"],
+    );
+    let tmux = Tmux::start(&tree.root, "claude", &launch);
+    accept_bypass_warning(&tmux);
+    the_question_is_whole_and_answered_on_purpose(
+        &tmux,
+        &tree,
+        &Case {
+            target: &target,
+            needles: kernel_question(&target),
+            ready: &claude_bypass_ready,
+            done: &|s| s.contains("rc=0") && s.contains("all done") && prompt_is_empty(s),
+        },
+    );
+}
+
+/// Gemini CLI with its folder trusted (no trust dialog), and its environment
+/// against the tree's model server.
+fn gemini_tree() -> Option<(Tree, Vec<(&'static str, String)>)> {
+    let tree = Tree::new_outside_temp(Agent::Gemini)?;
+    std::fs::write(
+        tree.home.join(".gemini/trustedFolders.json"),
+        serde_json::json!({tree.work.to_string_lossy(): "TRUST_FOLDER"}).to_string(),
+    )
+    .unwrap();
+    let env = vec![
+        (
+            "GOOGLE_GEMINI_BASE_URL",
+            format!("http://127.0.0.1:{}", tree.model_port()),
+        ),
+        ("GEMINI_API_KEY", "test-key".to_string()),
+    ];
+    Some((tree, env))
+}
+
+/// Gemini CLI's input box is up and empty (its placeholder shows).
+fn gemini_ready(s: &str) -> bool {
+    s.contains("Type your message")
+}
+
+#[test]
+fn gemini_cli_interactive_asks_whole_and_only_on_purpose() {
+    if !tmux_present() {
+        return;
+    }
+    let Some((tree, env)) = gemini_tree() else {
+        return;
+    };
+    let target = tree.outside.join("x.txt");
+    tree.set_script(&Script::new(vec![write_outside(Agent::Gemini, &target)]));
+    let launch = launcher(&tree, "launch", &env, &[], &["--yolo"]);
+    let tmux = Tmux::start(&tree.root, "gemini", &launch);
+    the_question_is_whole_and_answered_on_purpose(
+        &tmux,
+        &tree,
+        &Case {
+            target: &target,
+            needles: kernel_question(&target),
+            ready: &gemini_ready,
+            done: &|s| s.contains("rc=0") && s.contains("all done") && gemini_ready(s),
+        },
+    );
+}
