@@ -356,7 +356,7 @@ fn an_outside_write_from_a_shell_redirection_is_still_asked_and_lands() {
     let mut s = Session::spawn(pty).expect("spawn in a pty");
     s.set_expect_timeout(Some(Duration::from_secs(30)));
     s.expect("PRELOADED").expect("the preload is in force");
-    s.expect(format!("path: {}\r", target.display()))
+    s.expect(format!("   {}\r", target.display()))
         .expect("the question is shown");
     s.expect("[4] deny always").expect("the menu is shown");
     s.send("1").unwrap();
