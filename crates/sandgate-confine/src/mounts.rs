@@ -151,6 +151,8 @@ pub struct Setup {
     targets: Vec<CString>,
     /// The floor directories to hide behind an empty read-only mount.
     floors: Vec<FloorSetup>,
+    /// The files to cover with a read-only bind of `/dev/null`.
+    covered: Vec<CString>,
     /// The program's working directory, entered again once the binds are in
     /// place, so that a working directory inside a protected path goes
     /// through its bind.
@@ -196,6 +198,7 @@ impl Setup {
     pub fn new(
         targets: &[PathBuf],
         floors: &[FloorMount],
+        covered: &[PathBuf],
         cwd: Option<&Path>,
     ) -> io::Result<Setup> {
         let floors = floors
@@ -227,6 +230,10 @@ impl Setup {
                 .map(|t| c_path(t))
                 .collect::<io::Result<_>>()?,
             floors,
+            covered: covered
+                .iter()
+                .map(|c| c_path(c))
+                .collect::<io::Result<_>>()?,
             cwd: cwd.map(c_path).transpose()?,
             filter: deny_filter(),
         })
@@ -244,7 +251,13 @@ pub fn setup_for(plan: &RunPlan, cmd: &Command) -> io::Result<Option<Setup>> {
         Some(dir) => here.join(dir),
         None => here,
     };
-    Setup::new(&plan.mounted, &plan.floor_mounts, Some(&cwd)).map(Some)
+    Setup::new(
+        &plan.mounted,
+        &plan.floor_mounts,
+        &plan.covered_files,
+        Some(&cwd),
+    )
+    .map(Some)
 }
 
 /// Whether the mount layer of `plan` can be made on this machine, tried in
@@ -253,7 +266,12 @@ pub fn probe_plan(plan: &RunPlan) -> io::Result<()> {
     if !supported() {
         return Err(io::Error::from_raw_os_error(libc::ENOSYS));
     }
-    probe(&Setup::new(&plan.mounted, &plan.floor_mounts, None)?)
+    probe(&Setup::new(
+        &plan.mounted,
+        &plan.floor_mounts,
+        &plan.covered_files,
+        None,
+    )?)
 }
 
 const FSOPEN_CLOEXEC: libc::c_uint = 1;
@@ -373,6 +391,17 @@ fn hide(floor: &FloorSetup) -> io::Result<()> {
     mount::set_read_only(&mnt, false)
 }
 
+/// Covers the file `path` with a read-only bind of `/dev/null`: it reads
+/// as empty and cannot be written. Opened without following a symbolic
+/// link. No allocation.
+fn cover(path: &std::ffi::CStr) -> io::Result<()> {
+    let target = open_path(libc::AT_FDCWD, path, 0, 0)?;
+    let null = open_path(libc::AT_FDCWD, c"/dev/null", 0, 0)?;
+    let tree = mount::clone_tree(&null, false)?;
+    mount::set_read_only(&tree, false)?;
+    mount::move_onto(&tree, &target, c"")
+}
+
 /// Enters a new mount namespace (and, unless root, a user namespace) and
 /// makes every target a read-only bind mount of itself. Runs in the forked
 /// child: raw system calls on prepared values only, no allocation.
@@ -383,6 +412,9 @@ pub fn enter(setup: &Setup) -> io::Result<()> {
     }
     for floor in &setup.floors {
         hide(floor)?;
+    }
+    for file in &setup.covered {
+        cover(file)?;
     }
     if let Some(cwd) = &setup.cwd {
         // SAFETY: a NUL-terminated path that outlives the call.

@@ -155,6 +155,10 @@ pub struct RunPlanInputs {
     /// sandgate's compiled-policy cache directory, read-only to the program
     /// like `~/.sandgate` (the hooks trust what they find there).
     pub policy_cache: Option<PathBuf>,
+    /// The credential stores the policy denies reading
+    /// ([`sandgate_policy::credentials`]), absolute: hidden from reads like
+    /// the floor.
+    pub credentials: Vec<PathBuf>,
 }
 
 /// Where a path stands for a write.
@@ -210,8 +214,16 @@ pub struct RunPlan {
     /// The built-in floor's directories as the plan holds them: whether
     /// each exists, is hidden, and what stays readable in it.
     pub floor_dirs: Vec<FloorDir>,
-    /// The floor directories the mount layer hides (see [`FloorMount`]).
+    /// The floor directories the mount layer hides (see [`FloorMount`]),
+    /// and the credential-store directories.
     pub floor_mounts: Vec<FloorMount>,
+    /// The credential stores hidden from reads (those that exist, canonical):
+    /// under the mount layer a directory is an empty read-only mount and a
+    /// file a read-only bind of `/dev/null`; when carving, Landlock read
+    /// rules are carved around each.
+    pub credentials: Vec<PathBuf>,
+    /// The credential-store files the mount layer covers with `/dev/null`.
+    pub covered_files: Vec<PathBuf>,
     /// Other names of the floor's private files (hard links made before
     /// the run, bind mounts): hidden from reads like the floor.
     pub floor_links: Vec<PathBuf>,
@@ -496,9 +508,32 @@ impl RunPlan {
             .chain(floor_paths.iter().filter(|p| !mounted.contains(p)))
             .cloned()
             .collect();
+        // The credential stores the policy denies: hidden like the floor.
+        let mut credentials: Vec<PathBuf> = Vec::new();
+        for path in &inputs.credentials {
+            let Ok(real) = fs::canonicalize(path) else {
+                continue;
+            };
+            if !credentials.contains(&real) && !floor_paths.iter().any(|f| real.starts_with(f)) {
+                credentials.push(real);
+            }
+        }
+        let mut floor_mounts = floor_mounts;
+        let mut covered_files = Vec::new();
         let mut read_rules = Vec::new();
         let mut hidden: Vec<PathBuf> = floor_links.clone();
-        if floor_mounts.is_empty() {
+        for path in &credentials {
+            let dir = path.is_dir();
+            match (protection, dir) {
+                (Protection::Mount, true) => floor_mounts.push(FloorMount {
+                    dir: path.clone(),
+                    keep: Vec::new(),
+                }),
+                (Protection::Mount, false) => covered_files.push(path.clone()),
+                (Protection::Carve, _) => hidden.push(path.clone()),
+            }
+        }
+        if protection == Protection::Carve {
             hidden.extend(
                 floor_dirs
                     .iter()
@@ -508,7 +543,7 @@ impl RunPlan {
         }
         if !hidden.is_empty() {
             carve(Path::new("/"), &hidden, &mut read_rules);
-            if floor_mounts.is_empty() {
+            if protection == Protection::Carve {
                 for f in floor_dirs.iter().filter(|f| f.hidden) {
                     for name in &f.readable {
                         read_rules.push(Rule {
@@ -575,6 +610,8 @@ impl RunPlan {
             mounted,
             floor_dirs,
             floor_mounts,
+            credentials,
+            covered_files,
             floor_links,
             floor_aliases,
             floor_unreachable,
@@ -824,6 +861,7 @@ mod tests {
             home: PathBuf::from("/nonexistent-home"),
             tmpdir: None,
             policy_cache: None,
+            credentials: Vec::new(),
             settings: SandboxSettings {
                 strict_git,
                 allow: vec!["/opt/granted".into()],
@@ -871,6 +909,7 @@ mod tests {
             home: home.clone(),
             tmpdir: None,
             policy_cache: None,
+            credentials: Vec::new(),
             settings: SandboxSettings {
                 allow: vec!["~".into(), "~/.ssh".into()],
                 ..SandboxSettings::default()
@@ -972,6 +1011,34 @@ mod tests {
                 "{r:?} opens the floor to reads"
             );
         }
+    }
+
+    #[test]
+    fn credential_stores_are_mounted_over_or_carved_around() {
+        let (_tmp, home, mut inputs) = floor_home();
+        fs::create_dir_all(home.join(".kube")).unwrap();
+        fs::write(home.join(".kube/config"), "TOKEN").unwrap();
+        fs::write(home.join(".netrc"), "TOKEN").unwrap();
+        inputs.credentials = vec![
+            home.join(".netrc"),
+            home.join(".kube"),
+            home.join(".missing-store"),
+        ];
+        let plan = RunPlan::build_with(&inputs, Protection::Mount);
+        assert_eq!(plan.credentials, [home.join(".netrc"), home.join(".kube")]);
+        assert_eq!(plan.covered_files, [home.join(".netrc")]);
+        assert!(plan
+            .floor_mounts
+            .iter()
+            .any(|m| m.dir == home.join(".kube") && m.keep.is_empty()));
+        assert!(plan.read_rules.is_empty(), "the mounts hide them");
+        let plan = RunPlan::build_with(&inputs, Protection::Carve);
+        assert!(plan.covered_files.is_empty());
+        let reads: Vec<&Path> = plan.read_rules.iter().map(|r| r.path.as_path()).collect();
+        for hidden in [home.join(".netrc"), home.join(".kube/config")] {
+            assert!(!reads.iter().any(|r| hidden.starts_with(r)), "{reads:?}");
+        }
+        assert!(reads.contains(&home.join("ws").as_path()), "{reads:?}");
     }
 
     #[test]
@@ -1293,6 +1360,7 @@ mod tests {
             home: real.clone(),
             tmpdir: None,
             policy_cache: None,
+            credentials: Vec::new(),
             settings: SandboxSettings {
                 state_dirs: vec!["~/.toolrc.json".into(), "~/.tooldir".into()],
                 ..SandboxSettings::default()
@@ -1308,6 +1376,7 @@ mod tests {
             home: home.clone(),
             tmpdir: None,
             policy_cache: Some(home.join(".cache/sandgate")),
+            credentials: Vec::new(),
             settings: SandboxSettings {
                 state_dirs: vec!["~/.tooldir".into()],
                 ..SandboxSettings::default()

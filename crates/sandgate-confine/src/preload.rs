@@ -296,6 +296,7 @@ mod tests {
                 home: home.to_path_buf(),
                 tmpdir: None,
                 policy_cache: None,
+                credentials: Vec::new(),
                 settings: SandboxSettings {
                     allow: vec!["~".into()],
                     ..SandboxSettings::default()

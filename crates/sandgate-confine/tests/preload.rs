@@ -41,6 +41,7 @@ fn fixture() -> Option<Fixture> {
         home,
         tmpdir: None,
         policy_cache: None,
+        credentials: Vec::new(),
         settings: SandboxSettings::default(),
     });
     Some(Fixture {

@@ -25,6 +25,7 @@ pub mod canon;
 mod command;
 pub mod config;
 pub mod coverage;
+pub mod credentials;
 pub mod decision;
 pub mod error;
 pub mod floor;

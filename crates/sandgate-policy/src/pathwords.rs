@@ -320,8 +320,11 @@ impl Policy {
             }
         }
         if let Some(rule) = self.path_deny.first_match_for(canonical, access) {
+            let store = crate::credentials::store_of_rule(&rule.pattern)
+                .map(|s| format!(": a credential store: {}", s.why))
+                .unwrap_or_default();
             let reason = format!(
-                "`{subject}` matches the {} rule `{}` ({})",
+                "`{subject}` matches the {} rule `{}` ({}){store}",
                 rule.list_words(),
                 rule.pattern,
                 rule.origin

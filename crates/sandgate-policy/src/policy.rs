@@ -388,6 +388,11 @@ impl Policy {
             .get_or_init(|| FloorInodes::collect(&self.floor_dirs))
     }
 
+    /// Whether no policy file exists (the gate then asks about everything).
+    pub fn has_no_policy_files(&self) -> bool {
+        self.no_policy_files
+    }
+
     /// The merged settings.
     pub fn settings(&self) -> &Settings {
         &self.settings

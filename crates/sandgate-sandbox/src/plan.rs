@@ -69,8 +69,15 @@ pub struct Plan {
     pub writable_files: Vec<PathBuf>,
     /// Directories neither readable nor writable; none lies inside another.
     pub denied: Vec<DeniedDir>,
-    /// `paths.deny` patterns that name no directory: the gate checks them, isolation cannot.
+    /// `paths.deny` patterns that name no directory: the gate checks them;
+    /// isolation hides those that name one existing file (see
+    /// [`resolve_links`]).
     pub gate_only: Vec<String>,
+    /// The `gate_only` patterns with no pattern character, expanded: each
+    /// that is a regular file when the plan is resolved is denied like a
+    /// directory (a credential store such as `~/.netrc`).
+    #[serde(skip)]
+    pub exact_files: Vec<(PathBuf, String)>,
     /// Whether the command may open sockets other than `AF_UNIX`.
     pub network: bool,
     /// Whether `no_new_privs` is set before the command starts.
@@ -143,6 +150,7 @@ pub fn build(input: &PlanInput<'_>) -> Result<Plan, PlanError> {
         })
         .collect();
     let mut gate_only = Vec::new();
+    let mut exact_files = Vec::new();
     for pattern in input.deny_patterns {
         match directory_of(pattern) {
             Some(dir) => denied.push(DeniedDir {
@@ -150,7 +158,12 @@ pub fn build(input: &PlanInput<'_>) -> Result<Plan, PlanError> {
                 source: DenySource::PathsDeny(pattern.clone()),
                 file: false,
             }),
-            None => gate_only.push(pattern.clone()),
+            None => {
+                if let Some(exact) = exact_path_of(pattern) {
+                    exact_files.push((expand_path(exact, input), pattern.clone()));
+                }
+                gate_only.push(pattern.clone());
+            }
         }
     }
     let denied = outermost(denied);
@@ -215,6 +228,7 @@ pub fn build(input: &PlanInput<'_>) -> Result<Plan, PlanError> {
         writable_files: vec![PathBuf::from("/dev/null"), PathBuf::from("/dev/tty")],
         denied,
         gate_only,
+        exact_files,
         network: config.network.unwrap_or(false),
         no_new_privs: true,
         best_effort: config.best_effort.unwrap_or(false),
@@ -270,6 +284,20 @@ pub fn resolve_links(plan: &Plan) -> Result<Plan, PlanError> {
             });
         }
         denied.push(d.clone());
+    }
+    // A deny rule naming one existing file (`~/.netrc`): hidden like a
+    // denied directory, under its real name and as written.
+    for (path, pattern) in &plan.exact_files {
+        if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+            continue;
+        }
+        for name in [real(path), path.clone()] {
+            denied.push(DeniedDir {
+                path: name,
+                source: DenySource::PathsDeny(pattern.clone()),
+                file: true,
+            });
+        }
     }
     // The floor under other names, found where the command could reach
     // them: each is denied like the floor.
@@ -363,6 +391,16 @@ pub fn directory_of(pattern: &str) -> Option<&str> {
         return None;
     }
     Some(dir)
+}
+
+/// The path a deny pattern names when it has no pattern character and
+/// does not end in `/`: one file or directory.
+pub fn exact_path_of(pattern: &str) -> Option<&str> {
+    let pattern = pattern.trim();
+    let plain = !pattern.is_empty()
+        && !pattern.ends_with('/')
+        && !pattern.contains(['*', '?', '[', ']', '{', '}', '\\']);
+    plain.then_some(pattern)
 }
 
 /// `~` expanded, made absolute against the CWD, `.` and `..` collapsed.

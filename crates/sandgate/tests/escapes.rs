@@ -492,8 +492,22 @@ impl Tree {
         ] {
             fs::write(bin.join(name), body).unwrap();
         }
-        let policy = "permissions:\n  paths:\n    allow: [\"/**\"]\n  commands:\n    shell: false\n    allow: [\".\"]\n";
+        let policy = format!(
+            "permissions:\n  paths:\n    deny: [{}]\n    allow: [\"/**\"]\n  commands:\n    shell: false\n    allow: [\".\"]\n",
+            sandgate_policy::credentials::CREDENTIAL_STORES
+                .iter()
+                .map(|s| format!("\"{}\"", s.rule))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        // The same without the credential stores' rules: the control.
+        let open = "permissions:\n  paths:\n    allow: [\"/**\"]\n  commands:\n    shell: false\n    allow: [\".\"]\n";
         for mode in ["landlock", "bwrap"] {
+            fs::write(
+                root.join(format!("{mode}-open.yaml")),
+                format!("{open}  exec:\n    isolation:\n      mode: {mode}\n"),
+            )
+            .unwrap();
             fs::write(
                 root.join(format!("{mode}.yaml")),
                 format!("{policy}  exec:\n    isolation:\n      mode: {mode}\n"),
@@ -535,6 +549,24 @@ impl Tree {
             outside,
             who,
         }
+    }
+
+    /// Writes a token into three credential stores, the tree user's.
+    fn plant_credentials(&self) {
+        let (gh, kube) = (self.home.join(".config/gh"), self.home.join(".kube"));
+        for dir in [&gh, &kube] {
+            fs::create_dir_all(dir).unwrap();
+        }
+        let files = [
+            self.home.join(".netrc"),
+            gh.join("hosts.yml"),
+            kube.join("config"),
+        ];
+        for file in &files {
+            fs::write(file, "TOKEN\n").unwrap();
+        }
+        let config = self.home.join(".config");
+        self.give(&[&config, &gh, &kube, &files[0], &files[1], &files[2]]);
     }
 
     /// Gives `paths` (made after the tree) to the tree's user.
@@ -1524,6 +1556,16 @@ fn rows() -> Vec<Row> {
             },
         },
         Row {
+            name: "read the credential stores (~/.netrc, ~/.config/gh/hosts.yml, ~/.kube/config)",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                t.plant_credentials();
+                let out = r.sh(CAT_CREDENTIALS);
+                (text(&out.stdout).contains("TOKEN"), seen(&out))
+            },
+        },
+        Row {
             name: "open_by_handle_at to read ~/.ssh/id_rsa",
             root_only: true,
             held_by: EVERY,
@@ -1709,6 +1751,55 @@ fn accepted_hello(listener: &UnixListener) -> bool {
         }
     }
     false
+}
+
+/// Prints the three credential stores [`Tree::plant_credentials`] fills.
+const CAT_CREDENTIALS: &str =
+    "cat \"$HOME/.netrc\"; cat \"$HOME/.config/gh/hosts.yml\"; cat \"$HOME/.kube/config\"";
+
+/// The credential stores are hidden only while the policy denies them: with
+/// the rules removed, every surface reads them (exec isolation with a policy
+/// without them, `sandgate run` under a central policy without them).
+#[test]
+fn credential_stores_are_read_where_the_policy_removed_their_rules() {
+    if !has("python3") {
+        return missing("`python3` is not installed");
+    }
+    for mode in [Mode::Landlock, Mode::Bwrap, Mode::Run, Mode::RunCarve] {
+        if !mode.available() {
+            continue;
+        }
+        for who in users() {
+            let t = Tree::new(who);
+            t.plant_credentials();
+            let central = t.home.join(".sandgate/permissions.yaml");
+            fs::create_dir_all(central.parent().unwrap()).unwrap();
+            fs::write(
+                &central,
+                "permissions:\n  paths:\n    deny: [\"/dev/mem\"]\n",
+            )
+            .unwrap();
+            t.give(&[&t.home.join(".sandgate"), &central]);
+            for name in ["landlock", "bwrap"] {
+                fs::copy(
+                    t.root.join(format!("{name}-open.yaml")),
+                    t.root.join(format!("{name}.yaml")),
+                )
+                .unwrap();
+            }
+            let out = Runner {
+                tree: &t,
+                mode: Some(mode),
+            }
+            .sh(CAT_CREDENTIALS);
+            assert_eq!(
+                text(&out.stdout).matches("TOKEN").count(),
+                3,
+                "{mode:?} as {who:?}: {}",
+                seen(&out)
+            );
+        }
+    }
 }
 
 /// Whether the attempt printed the key or changed it.

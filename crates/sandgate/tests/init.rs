@@ -207,16 +207,16 @@ fn init_writes_the_policy_and_the_schema_its_first_line_names() {
         schema, printed,
         "the schema beside the policy is the binary's"
     );
-    assert!(out.contains("preset `readonly`, 20 self-tests"), "{out}");
+    assert!(out.contains("preset `readonly`, 23 self-tests"), "{out}");
     // The policy loads, with its tests, and `policy test` shows each.
     let (code, out, _) = e.run(&["policy", "test"]);
     assert_eq!(code, 0, "{out}");
     assert_eq!(
         out.lines().filter(|l| l.starts_with("pass ")).count(),
-        20,
+        23,
         "{out}"
     );
-    assert!(out.ends_with("20 tests: 20 passed, 0 failed\n"), "{out}");
+    assert!(out.ends_with("23 tests: 23 passed, 0 failed\n"), "{out}");
     // `--print` writes nothing and prints the same text.
     let (code, printed, _) = e.run(&["init", "--print"]);
     assert_eq!(code, 0);
@@ -421,12 +421,12 @@ fn a_failing_self_test_fails_every_surface_closed_and_policy_test_names_it() {
         out.contains("FAIL  deny  the command `git push -f origin main`"),
         "{out}"
     );
-    assert!(out.contains("20 tests: 18 passed, 2 failed"), "{out}");
+    assert!(out.contains("23 tests: 21 passed, 2 failed"), "{out}");
     let (code, out, _) = e.run(&["--json", "policy", "test"]);
     assert_eq!(code, 1);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["failed"], 2);
-    assert_eq!(v["passed"], 18);
+    assert_eq!(v["passed"], 21);
     let failed: Vec<&serde_json::Value> = v["tests"]
         .as_array()
         .unwrap()
@@ -511,5 +511,94 @@ fn lint_of_a_preset_only_names_the_programs_whose_options_still_ask() {
             programs.push(message.split('`').nth(1).unwrap().to_string());
         }
         assert_eq!(programs, ["rg", "find", "sort", "git"], "{preset}");
+    }
+}
+
+/// Sends `payload` to `sandgate hook claude` and returns its answer.
+fn claude_hook(e: &Env, payload: &serde_json::Value) -> String {
+    use std::io::Write;
+    let mut hook = e.sandgate();
+    hook.args(["hook", "claude"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = hook.spawn().unwrap();
+    let _ = child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.to_string().as_bytes());
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn every_preset_denies_reading_the_credential_stores_and_a_removed_rule_opens_one() {
+    use sandgate_policy::credentials::CREDENTIAL_STORES;
+    for preset in PRESETS {
+        let e = Env::new();
+        let (code, _, err) = e.run(&["init", "--preset", preset]);
+        assert_eq!(code, 0, "{preset}: {err}");
+        // Each store: the file tools and the command words are denied, and
+        // the reason names it as a credential store.
+        for store in CREDENTIAL_STORES {
+            let path = store.path(&e.home);
+            let target = if store.is_dir() {
+                path.join("config")
+            } else {
+                path.clone()
+            };
+            std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+            std::fs::write(&target, "TOKEN\n").unwrap();
+            let request = serde_json::json!({"tool": "file_read", "params": {"path": target}});
+            let (code, out, err) = e.run(&["--json", "check", &request.to_string()]);
+            assert_eq!(code, 0, "{preset} {}: {err}", store.rule);
+            let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(v["verdict"], "deny", "{preset} {}: {out}", store.rule);
+            let reason = v["reason"].as_str().unwrap_or("");
+            assert!(
+                reason.contains(&format!("a credential store: {}", store.why)),
+                "{preset} {}: {reason}",
+                store.rule
+            );
+            let (verdict, reason) = e.check_command(&format!("cat {}", target.display()));
+            assert_eq!(verdict, Verdict::Deny, "{preset} {}: {reason}", store.rule);
+        }
+        let request =
+            serde_json::json!({"tool": "file_read", "params": {"path": "~/.netrc"}}).to_string();
+        let (code, out, _) = e.run(&["policy", "explain", &request]);
+        assert_eq!(code, 0, "{out}");
+        assert!(
+            out.contains("a credential store: logins and passwords"),
+            "{out}"
+        );
+        // The hook denies the agent's own file tool too.
+        let payload = serde_json::json!({
+            "session_id": "s", "transcript_path": "/dev/null", "cwd": e.cwd,
+            "permission_mode": "default", "hook_event_name": "PreToolUse",
+            "tool_name": "Read", "tool_input": {"file_path": e.home.join(".netrc")},
+            "tool_use_id": "t"
+        });
+        let answer = claude_hook(&e, &payload);
+        assert!(answer.contains("\"deny\""), "{preset}: {answer}");
+        // The control: without its line (and the self-test that pins it),
+        // the store is no longer denied.
+        let text = std::fs::read_to_string(e.central()).unwrap();
+        let without = text.replace("      - \"~/.netrc\"\n", "").replace(
+            "  - {path: \"~/.netrc\", tool: file_read, expect: deny}\n",
+            "",
+        );
+        assert_ne!(text, without, "{preset}: the rule is written as expected");
+        std::fs::write(e.central(), without).unwrap();
+        let request =
+            serde_json::json!({"tool": "file_read", "params": {"path": e.home.join(".netrc")}});
+        let (_, out, _) = e.run(&["--json", "check", &request.to_string()]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_ne!(v["verdict"], "deny", "{preset}: {out}");
+        let answer = claude_hook(&e, &payload);
+        assert!(!answer.contains("\"deny\""), "{preset}: {answer}");
+        let (verdict, reason) =
+            e.check_command(&format!("cat {}", e.home.join(".netrc").display()));
+        assert_ne!(verdict, Verdict::Deny, "{preset}: {reason}");
     }
 }

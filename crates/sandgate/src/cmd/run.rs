@@ -181,6 +181,18 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
             .mode(0o700)
             .create(dir);
     }
+    // The policy's cache entry, written now: the program cannot write the
+    // cache, and hooks that run inside it find the entry ready.
+    let sources = crate::setup::sources_with_the_gate_on(global, &ctx);
+    let loaded = sandgate_policy::cache::load(&sources, &ctx);
+    // The credential stores the policy denies reading are hidden like the
+    // floor; a policy that does not load hides them all.
+    let stores = match &loaded {
+        Ok(policy) => sandgate_policy::credentials::denied_by(policy),
+        Err(_) => sandgate_policy::credentials::CREDENTIAL_STORES
+            .iter()
+            .collect(),
+    };
     let inputs = RunPlanInputs {
         workspaces: workspaces.clone(),
         home: ctx.home.clone(),
@@ -189,6 +201,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
             .map(PathBuf::from),
         settings,
         policy_cache,
+        credentials: stores.iter().map(|s| s.path(&ctx.home)).collect(),
     };
     let mut plan = RunPlan::build_with(&inputs, requested.first_choice());
     if requested == Requested::Mount && plan.protection != Protection::Mount {
@@ -259,12 +272,9 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         };
     }
 
-    // The policy's cache entry, written now: the program cannot write the
-    // cache, and hooks that run inside it find the entry ready.
-    let sources = crate::setup::sources_with_the_gate_on(global, &ctx);
     // The prompt timeout (`permissions.prompt.timeout`) comes from the same
     // load, or its default when the policy does not load.
-    let timeout = match sandgate_policy::cache::load(&sources, &ctx) {
+    let timeout = match &loaded {
         Ok(p) => {
             crate::audit::configure(p.settings(), &ctx.cwd);
             p.settings().prompt_timeout
@@ -480,6 +490,7 @@ fn dry_run(
             "mounted": plan.mounted,
             "floor": plan.floor_dirs,
             "floorLinks": plan.floor_links,
+            "credentials": plan.credentials,
             "floorAliases": plan.floor_aliases,
             "floorUnreachable": plan.floor_unreachable,
             "unixSockets": sandgate_sandbox::supervise::states(&plan.unix_sockets),
@@ -555,6 +566,12 @@ fn dry_run(
             alias.path.display(),
             alias.floor.display()
         );
+    }
+    if !plan.credentials.is_empty() {
+        println!("credential stores (unreadable: deny rules of the policy):");
+        for path in &plan.credentials {
+            println!("  {}", path.display());
+        }
     }
     if let Some(why) = &plan.floor_unreachable {
         println!("  cannot start armed: {why}");
