@@ -329,3 +329,57 @@ fn the_isolation_workdir_stays_with_the_server_whatever_the_cwd() {
         )
     );
 }
+
+/// `exec_run` under each isolation mode, then unconfined (`mode: none`,
+/// where each attempt must work, so that the test can fail): the floor
+/// under another name (a hard link made before) and a credential store the
+/// policy denies are neither read nor written; with the store's rule
+/// removed, it is read.
+#[test]
+fn exec_run_keeps_the_floor_under_other_names_and_the_credential_stores() {
+    let landlock = sandgate_sandbox::landlock_abi() >= 1;
+    let bwrap = std::path::Path::new("/usr/bin/bwrap").exists();
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        assert!(
+            landlock && bwrap,
+            "needs Landlock and bubblewrap (apt-get install bubblewrap)"
+        );
+    }
+    let base = "permissions:\n  paths:\n    deny: [\"~/.netrc\"]\n    allow: [\"~/**\"]\n  commands:\n    shell: false\n    allow: [\".\"]\n";
+    let open = "permissions:\n  paths:\n    allow: [\"~/**\"]\n  commands:\n    shell: false\n    allow: [\".\"]\n";
+    for (mode, available) in [("none", true), ("landlock", landlock), ("bwrap", bwrap)] {
+        if !available {
+            eprintln!("skipping {mode}: not available here");
+            continue;
+        }
+        let policy = format!("{base}  exec:\n    isolation:\n      mode: {mode}\n");
+        let f = fixture(&policy, headless());
+        assert!(f.work.starts_with(f.home.parent().unwrap()));
+        std::fs::hard_link(f.home.join(".ssh/id_rsa"), f.work.join("linked")).unwrap();
+        std::fs::write(f.home.join(".netrc"), "TOKEN\n").unwrap();
+        let netrc = f.home.join(".netrc");
+        let script = format!("cat linked; echo PWNED >> linked; cat {}", netrc.display());
+        let out = match f.tools.call("exec_run", &json!({"command": script})) {
+            Ok(o) => o.text,
+            Err(e) => e.to_string(),
+        };
+        let key = std::fs::read_to_string(f.home.join(".ssh/id_rsa")).unwrap();
+        let reached = out.contains("PRIVATE KEY") || key.contains("PWNED");
+        if mode == "none" {
+            assert!(reached && out.contains("TOKEN"), "unconfined: {out}");
+            continue;
+        }
+        assert!(!reached, "{mode}: the floor was reached: {out} / {key}");
+        assert!(
+            !out.contains("TOKEN"),
+            "{mode}: the credential store was read: {out}"
+        );
+        // The control: without the rule, the store is read.
+        let policy = format!("{open}  exec:\n    isolation:\n      mode: {mode}\n");
+        let f = fixture(&policy, headless());
+        std::fs::write(f.home.join(".netrc"), "TOKEN\n").unwrap();
+        let command = format!("cat {}", f.home.join(".netrc").display());
+        let out = text(&f, "exec_run", json!({"command": command}));
+        assert!(out.contains("TOKEN"), "{mode}: {out}");
+    }
+}
