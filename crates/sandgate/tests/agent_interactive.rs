@@ -391,6 +391,14 @@ fn accept_bypass_warning(tmux: &Tmux) {
     }
 }
 
+/// Claude Code's screen is drawn once, with no stale frame: its header at
+/// most once, and no call still shown as running.
+fn claude_intact(screen: &str) -> bool {
+    screen.matches("Claude Code v").count() <= 1
+        && !screen.contains("Running…")
+        && !screen.contains("Waiting…")
+}
+
 /// Claude Code's input line (`❯` between two rules) holds nothing.
 fn prompt_is_empty(screen: &str) -> bool {
     screen
@@ -442,7 +450,12 @@ fn claude_code_interactive_asks_whole_and_only_on_purpose() {
             target: &target,
             needles: kernel_question(&target),
             ready: &claude_bypass_ready,
-            done: &|s| s.contains("rc=0") && s.contains("all done") && prompt_is_empty(s),
+            done: &|s| {
+                s.contains("rc=0")
+                    && s.contains("all done")
+                    && prompt_is_empty(s)
+                    && claude_intact(s)
+            },
         },
     );
 }
@@ -464,6 +477,11 @@ fn gemini_tree() -> Option<(Tree, Vec<(&'static str, String)>)> {
         ("GEMINI_API_KEY", "test-key".to_string()),
     ];
     Some((tree, env))
+}
+
+/// Gemini CLI's screen is drawn once: its banner at most once.
+fn gemini_intact(screen: &str) -> bool {
+    screen.matches("Gemini CLI v").count() <= 1
 }
 
 /// Gemini CLI's input box is up and empty (its placeholder shows).
@@ -490,7 +508,9 @@ fn gemini_cli_interactive_asks_whole_and_only_on_purpose() {
             target: &target,
             needles: kernel_question(&target),
             ready: &gemini_ready,
-            done: &|s| s.contains("rc=0") && s.contains("all done") && gemini_ready(s),
+            done: &|s| {
+                s.contains("rc=0") && s.contains("all done") && gemini_ready(s) && gemini_intact(s)
+            },
         },
     );
 }

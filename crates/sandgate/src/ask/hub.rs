@@ -330,8 +330,9 @@ fn popup(inner: &Inner, tmux: &Path, pane: &str, id: u64) -> bool {
 /// Asks on the run's own terminal: a `sandgate question` in a process group
 /// of its own takes the terminal's foreground (the program, now in the
 /// background, stops when it writes to it or reads from it); afterwards
-/// the terminal is the program's again, in its own modes, and the program
-/// is continued and told to redraw.
+/// the terminal is the program's again, in its own modes and with its
+/// screen as it left it (or empty, for a program that redraws everything
+/// when continued), and the program is continued and told to redraw.
 fn hold_and_ask(inner: &Inner, id: u64) {
     let Ok(tty) = OpenOptions::new().read(true).write(true).open("/dev/tty") else {
         return;
@@ -370,11 +371,32 @@ fn hold_and_ask(inner: &Inner, id: u64) {
     if let Some(saved) = &saved {
         let _ = termios::tcsetattr(&tty, SetArg::TCSANOW, saved);
     }
+    // A program that catches SIGCONT (Claude Code) forgets what its screen
+    // held when it is continued and draws everything again from the cursor,
+    // over what the restored screen shows: it gets an empty screen with the
+    // cursor at the top. Others get their screen back as they left it.
+    if held.iter().any(|pid| catches_sigcont(*pid)) {
+        let _ = (&tty).write_all(b"\x1b[H\x1b[2J");
+        let _ = (&tty).flush();
+    }
     for pid in held {
         let _ = kill(pid, Signal::SIGCONT);
     }
     let _ = killpg(program_group, Signal::SIGCONT);
     let _ = killpg(program_group, Signal::SIGWINCH);
+}
+
+/// Whether process `pid` has a handler for `SIGCONT` (`SigCgt` in its
+/// `/proc` status): a full-screen program that redraws itself after a stop.
+fn catches_sigcont(pid: Pid) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (Signal::SIGCONT as i32 - 1)) != 0)
 }
 
 /// Stops every process of `group` below this one (`SIGSTOP`: the program's,

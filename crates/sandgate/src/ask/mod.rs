@@ -14,7 +14,10 @@
 //!    turns on `TOSTOP`, so the program stops at its next write or read,
 //!    saves the screen (the alternate screen), discards queued input and
 //!    terminal replies, asks, and hands the terminal back in the program's
-//!    own modes; the program is continued and sent `SIGWINCH` to redraw;
+//!    own modes, with its screen as it left it (or empty, with the cursor
+//!    at the top, when the program catches `SIGCONT`: such a program, Claude
+//!    Code among them, draws everything again from the cursor when
+//!    continued); the program is continued and sent `SIGWINCH` to redraw;
 //! 4. when none of these can show it (no terminal in the foreground), it
 //!    waits for `sandgate answer`, announced in the terminal's title.
 //!
