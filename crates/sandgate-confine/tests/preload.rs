@@ -92,9 +92,15 @@ impl Fixture {
         let confined = confine::spawn(&mut cmd, &self.plan).unwrap();
         let listener = confined.listener;
         let child = confined.child;
+        let pid = child.id().to_string();
         let reader = std::thread::spawn(move || child.wait_with_output().unwrap());
         let mut notified = Vec::new();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         loop {
+            if std::time::Instant::now() > deadline {
+                let _ = Command::new("kill").args(["-KILL", &pid]).status();
+                panic!("`{program}` still running after 60 s");
+            }
             match listener.wait(100).unwrap() {
                 Ready::Notification => {
                     let Ok(n) = listener.recv() else { continue };

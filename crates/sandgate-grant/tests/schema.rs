@@ -10,6 +10,9 @@ use std::process::{Command, Stdio};
 
 use sandgate_grant::parse_str;
 
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
+
 const CASES: &[(&str, bool)] = &[
     (
         r#"{"providers": {"providers": [{"command": "claude"}]}}"#,
@@ -119,7 +122,7 @@ fn the_schema_accepts_exactly_the_valid_cases() {
         writeln!(stdin, "{text}").unwrap();
     }
     drop(stdin);
-    let out = child.wait_with_output().unwrap();
+    let out = wait::finish(child, 60, "the schema validator");
     assert!(
         out.status.success(),
         "{}",

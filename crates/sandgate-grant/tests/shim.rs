@@ -5,11 +5,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
-use std::os::unix::fs::{symlink, PermissionsExt};
+use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use sandgate_grant::COMPAT_SH;
+
+#[path = "../../../tests/support/exe.rs"]
+mod exe;
 
 struct Run {
     code: i32,
@@ -87,9 +90,7 @@ impl Sandbox {
 
     fn script(&self, dir: &Path, name: &str, body: &str) {
         fs::create_dir_all(dir).unwrap();
-        let path = dir.join(name);
-        fs::write(&path, body).unwrap();
-        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        exe::write_executable(&dir.join(name), body);
     }
 }
 

@@ -13,6 +13,9 @@ use std::time::Duration;
 use sandgate_policy::config::{IsolationConfig, IsolationMode};
 use sandgate_sandbox::{landlock_abi, EnforcementLevel, Environment, Isolation, IsolationError};
 
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
+
 /// A fake home with a floor directory, a workdir with a space in its name,
 /// and an outside directory the command may read but not write.
 struct Fixture {
@@ -86,7 +89,7 @@ fn run(isolation: &Isolation, command: &str) -> Output {
     if let Some(supervision) = prepared.supervision {
         supervision.attach().unwrap();
     }
-    child.wait_with_output().unwrap()
+    wait::finish(child, 60, command)
 }
 
 fn text(bytes: &[u8]) -> String {

@@ -9,6 +9,9 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{json, Value};
 
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
+
 struct Env {
     _tmp: tempfile::TempDir,
     home: PathBuf,
@@ -153,7 +156,7 @@ fn a_hook_record_carries_the_agents_session_and_what_the_agent_was_told() {
             .unwrap()
             .write_all(payload(session, command).as_bytes())
             .unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = wait::finish(child, 60, "sandgate hook");
         assert!(out.status.success(), "{}", text(&out.stderr));
     }
     let records = e.records();
@@ -307,7 +310,7 @@ fn concurrent_writers_lose_and_tear_nothing_across_a_rotation() {
         })
         .collect();
     for child in children {
-        let out = child.wait_with_output().unwrap();
+        let out = wait::finish(child, 300, "a writer");
         assert!(out.status.success(), "{}", text(&out.stderr));
     }
     let records = e.records();
@@ -423,26 +426,31 @@ fn tail_follow_prints_new_records_also_across_a_rotation() {
     let one = record_size(&e);
     let max = (one * 3).max(4096);
     let per_file = (max / one) as usize;
-    let mut child = e
-        .sandgate(&["--json", "audit", "tail", "-n", "0", "--follow"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
+    // A first record, which the follower prints once it reads the file: it
+    // is then following, and every later record must reach it.
+    let out = e
+        .sandgate(&[
+            "check",
+            &json!({"tool": "exec_run", "params": {"command": "echo started"}}).to_string(),
+        ])
+        .output()
         .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        use std::io::BufRead;
-        for line in std::io::BufReader::new(stdout).lines() {
-            if tx.send(line.unwrap()).is_err() {
-                break;
-            }
-        }
-    });
-    // Wait until `--follow` watches the (still missing) file, then write
-    // past a rotation.
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(out.status.success());
+    let mut child = wait::Guard::spawn(
+        e.sandgate(&["--json", "audit", "tail", "-n", "1", "--follow"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+    );
+    let stdout = wait::Lines::new(child.stdout.take().unwrap());
+    let first = stdout
+        .next_within(30, "audit tail --follow")
+        .unwrap_or_default();
+    assert_eq!(
+        serde_json::from_str::<Value>(&first).unwrap()["subject"],
+        "echo started"
+    );
     let total = per_file + 3;
+    let mut seen = Vec::new();
     for i in 0..total {
         let out = e
             .sandgate(&[
@@ -454,18 +462,14 @@ fn tail_follow_prints_new_records_also_across_a_rotation() {
             .output()
             .unwrap();
         assert!(out.status.success());
-        // Slow enough for the follower to see each file before it is renamed.
-        std::thread::sleep(std::time::Duration::from_millis(30));
+        // The follower prints each record before the next is written, so
+        // it meets every rotation, one at a time.
+        let l = stdout
+            .next_within(30, "audit tail --follow")
+            .unwrap_or_default();
+        seen.push(serde_json::from_str::<Value>(&l).unwrap()["subject"].clone());
     }
-    let mut seen = Vec::new();
-    while seen.len() < total {
-        match rx.recv_timeout(std::time::Duration::from_secs(10)) {
-            Ok(l) => seen.push(serde_json::from_str::<Value>(&l).unwrap()["subject"].clone()),
-            Err(_) => break,
-        }
-    }
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(child);
     assert!(size(&e.rotated()) > 0, "the log rotated");
     let expected: Vec<Value> = (0..total)
         .map(|i| json!(format!("echo p00-{i:02}")))

@@ -22,6 +22,9 @@ use std::time::{Duration, Instant};
 
 use sandgate_confine::preload::MARKER;
 
+#[path = "../../../tests/support/exe.rs"]
+mod exe;
+
 /// The unprivileged test user.
 const TEST_USER: &str = "sandgate-test";
 
@@ -177,10 +180,11 @@ fn binary() -> &'static Path {
         fs::create_dir(&dir).unwrap();
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
         let bin = dir.join("sandgate");
-        if fs::hard_link(source, &bin).is_err() {
-            fs::copy(source, &bin).unwrap();
+        if fs::hard_link(source, &bin).is_ok() {
+            fs::set_permissions(&bin, fs::Permissions::from_mode(0o755)).unwrap();
+        } else {
+            exe::copy_executable(source, &bin);
         }
-        fs::set_permissions(&bin, fs::Permissions::from_mode(0o755)).unwrap();
         bin
     })
 }
@@ -640,10 +644,18 @@ impl Tree {
     fn victim(&self) -> Victim {
         let mut cmd = self.command("sleep");
         cmd.arg("60").current_dir(&self.outside);
-        let child = cmd.spawn().unwrap();
-        // `setpriv` execs `sleep`: the pid stays the same.
-        std::thread::sleep(Duration::from_millis(100));
-        Victim(child)
+        let victim = Victim(cmd.spawn().unwrap());
+        // `setpriv` execs `sleep`: the pid stays the same; wait until it has.
+        let comm = Path::new("/proc").join(victim.pid()).join("comm");
+        let start = Instant::now();
+        while fs::read_to_string(&comm).unwrap_or_default().trim() != "sleep" {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "the victim did not start"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        victim
     }
 }
 
@@ -2171,7 +2183,7 @@ fn sandgate_itself_in_the_workdir_is_read_only() {
                 let t = Tree::new(who);
                 t.prepare("mkdir bin");
                 let copy = t.work.join("bin/sandgate");
-                fs::copy(binary(), &copy).unwrap();
+                exe::copy_executable(binary(), &copy);
                 if let Who::User { uid, gid } = who {
                     std::os::unix::fs::chown(&copy, Some(uid), Some(gid)).unwrap();
                 }

@@ -261,7 +261,7 @@ fn run_with_stdin(mut cmd: Command, input: &str) -> Output {
     // The hook may answer before reading everything; a closed pipe is fine.
     let _ = stdin.write_all(input.as_bytes());
     drop(stdin);
-    child.wait_with_output().unwrap()
+    run_common::wait::finish(child, 60, "sandgate with a request on stdin")
 }
 
 /// The gate's request for a case.

@@ -3,11 +3,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use assert_cmd::Command;
 use serde_json::{json, Value};
+
+#[path = "../../../tests/support/exe.rs"]
+mod exe;
 
 const LOOP: &str = "\
 providers:
@@ -649,8 +651,7 @@ fn shim_prints_compat_sh() {
 fn script(dir: &Path, name: &str, body: &str) {
     let path = dir.join(name);
     fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(&path, body).unwrap();
-    fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+    exe::write_executable(&path, body);
 }
 
 /// A loop whose detectors exit with each of `codes`, in order.

@@ -108,7 +108,7 @@ fn claude_install_is_additive_idempotent_and_uninstall_removes_only_ours() {
         .unwrap()
         .write_all(payload.to_string().as_bytes())
         .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = hook_common::wait::finish(child, 60, "the installed hook");
     let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "allow");
 
@@ -397,21 +397,21 @@ fn codex_hooks_list(
     codex_home: &std::path::Path,
     cwd: &std::path::Path,
 ) -> Vec<Value> {
-    use std::io::{BufRead, BufReader, Write};
-    let mut child = std::process::Command::new(codex)
-        .arg("app-server")
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", codex_home.parent().unwrap())
-        .env("CODEX_HOME", codex_home)
-        .current_dir(cwd)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    use std::io::Write;
+    let mut child = hook_common::wait::Guard::spawn(
+        std::process::Command::new(codex)
+            .arg("app-server")
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", codex_home.parent().unwrap())
+            .env("CODEX_HOME", codex_home)
+            .current_dir(cwd)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null()),
+    );
     let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let stdout = hook_common::wait::Lines::new(child.stdout.take().unwrap());
     for message in [
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "sandgate-test", "version": "1"}}}),
         json!({"jsonrpc": "2.0", "method": "initialized"}),
@@ -420,12 +420,10 @@ fn codex_hooks_list(
         writeln!(stdin, "{message}").unwrap();
     }
     let mut hooks = None;
-    let mut line = String::new();
     for _ in 0..50 {
-        line.clear();
-        if stdout.read_line(&mut line).unwrap() == 0 {
+        let Some(line) = stdout.next_within(60, "codex app-server") else {
             break;
-        }
+        };
         let Ok(v) = serde_json::from_str::<Value>(&line) else {
             continue;
         };
@@ -439,8 +437,7 @@ fn codex_hooks_list(
             break;
         }
     }
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(child);
     hooks.expect("codex app-server answered hooks/list")
 }
 

@@ -14,6 +14,9 @@ use std::process::Command;
 use sandgate_policy::load::{parse_policy, LoadedFile};
 use sandgate_policy::{Context, Policy, Sources, Tier, ToolCall, Verdict};
 
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
+
 const PRESETS: [&str; 4] = ["readonly", "node", "rust", "python"];
 
 struct Env {
@@ -267,7 +270,7 @@ fn every_preset_loads_with_the_cwd_at_home_in_a_project_and_at_the_root() {
                 let mut stdin = child.stdin.take().unwrap();
                 stdin.write_all(payload.to_string().as_bytes()).unwrap();
             }
-            let o = child.wait_with_output().unwrap();
+            let o = wait::finish(child, 60, "sandgate hook claude");
             assert_eq!(
                 o.status.code(),
                 Some(0),
@@ -411,7 +414,7 @@ fn a_failing_self_test_fails_every_surface_closed_and_policy_test_names_it() {
             .unwrap()
             .write_all(payload.to_string().as_bytes());
     }
-    let o = child.wait_with_output().unwrap();
+    let o = wait::finish(child, 60, "sandgate hook claude");
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("test failed"));
 

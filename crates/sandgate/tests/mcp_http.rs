@@ -4,28 +4,24 @@
 
 mod mcp_client;
 
-use std::io::{BufRead, BufReader, Read, Write};
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
+
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
 const TOKEN: &str = "test-token-0123456789abcdef";
 
 struct Server {
-    child: Child,
+    _child: wait::Guard,
     addr: String,
     _tmp: tempfile::TempDir,
     work: PathBuf,
     home: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn start(token: Option<&str>) -> (Server, Vec<String>) {
@@ -56,13 +52,12 @@ fn start(token: Option<&str>) -> (Server, Vec<String>) {
         Some(t) => cmd.env("SANDGATE_MCP_TOKEN", t),
         None => cmd.env_remove("SANDGATE_MCP_TOKEN"),
     };
-    let mut child = cmd.spawn().unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut child = wait::Guard::spawn(&mut cmd);
+    let out = wait::Lines::new(child.stdout.take().unwrap());
     let mut lines = Vec::new();
     for _ in 0..2 {
-        let mut line = String::new();
-        out.read_line(&mut line).unwrap();
-        lines.push(line.trim_end().to_string());
+        let line = out.next_within(30, "sandgate mcp --http");
+        lines.push(line.unwrap_or_default());
     }
     let addr = lines[0]
         .split("http://")
@@ -72,7 +67,7 @@ fn start(token: Option<&str>) -> (Server, Vec<String>) {
         .to_string();
     (
         Server {
-            child,
+            _child: child,
             addr,
             _tmp: tmp,
             work,

@@ -9,6 +9,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
+
 const HEADER: &str = "# central policy: these comments must survive every write\n";
 
 fn policy_text() -> String {
@@ -114,7 +117,7 @@ fn fifty_processes_append_fifty_rules_at_once() {
         .map(|r| env.allow_command(r).spawn().unwrap())
         .collect();
     for child in children {
-        let out = child.wait_with_output().unwrap();
+        let out = wait::finish(child, 120, "policy allow");
         assert!(
             out.status.success(),
             "{}",
@@ -212,7 +215,7 @@ fn sigkill_in_the_middle_of_writes_never_leaves_a_broken_file() {
             if jitter.next_below(2) == 0 {
                 let _ = child.kill();
             }
-            let status = child.wait().unwrap();
+            let status = wait::status_within(&mut child, 60, &rule);
             if status.success() {
                 completed.push(rule);
             } else {

@@ -3,11 +3,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 
 use serde_json::{json, Value};
 
@@ -263,20 +263,19 @@ fn a_named_pipe_as_the_audit_log_is_refused_and_the_decision_stands() {
 
 /// A raw JSON-RPC session with `sandgate mcp` on stdio.
 struct Raw {
-    child: Child,
-    out: BufReader<std::process::ChildStdout>,
+    child: wait::Guard,
+    out: wait::Lines,
 }
 
 impl Raw {
     fn start(e: &Env) -> Raw {
-        let mut child = e
-            .sandgate(&["mcp", "--no-ui"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let out = BufReader::new(child.stdout.take().unwrap());
+        let mut child = wait::Guard::spawn(
+            e.sandgate(&["mcp", "--no-ui"])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null()),
+        );
+        let out = wait::Lines::new(child.stdout.take().unwrap());
         let mut raw = Raw { child, out };
         raw.send(
             json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -298,8 +297,7 @@ impl Raw {
     }
 
     fn recv(&mut self) -> Value {
-        let mut line = String::new();
-        self.out.read_line(&mut line).unwrap();
+        let line = self.out.next_within(30, "sandgate mcp").unwrap_or_default();
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
     }
 
@@ -317,7 +315,7 @@ impl Raw {
 
     fn close(mut self) {
         drop(self.child.stdin.take());
-        let status = finish(self.child, 20, "mcp after stdin closed").status;
+        let status = self.child.finish(20, "mcp after stdin closed").status;
         assert!(status.success());
     }
 }
@@ -450,20 +448,20 @@ fn mcp_file_tools_refuse_a_named_pipe_without_waiting() {
     raw.close();
 }
 
-fn start_http(e: &Env, extra: &[&str]) -> (Child, String) {
+fn start_http(e: &Env, extra: &[&str]) -> (wait::Guard, String) {
     let mut args = vec!["mcp", "--http", "127.0.0.1:0"];
     args.extend_from_slice(extra);
-    let mut child = e
-        .sandgate(&args)
-        .env("SANDGATE_MCP_TOKEN", TOKEN)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    out.read_line(&mut line).unwrap();
+    let mut child = wait::Guard::spawn(
+        e.sandgate(&args)
+            .env("SANDGATE_MCP_TOKEN", TOKEN)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+    );
+    let out = wait::Lines::new(child.stdout.take().unwrap());
+    let line = out
+        .next_within(30, "sandgate mcp --http")
+        .unwrap_or_default();
     let addr = line
         .split("http://")
         .nth(1)
@@ -511,7 +509,7 @@ fn init() -> Vec<u8> {
 #[test]
 fn mcp_http_checks_the_origin_against_loopback_and_allow_origin() {
     let e = env();
-    let (mut child, addr) = start_http(&e, &[]);
+    let (child, addr) = start_http(&e, &[]);
     for origin in [
         None,
         Some("http://localhost:3000"),
@@ -537,17 +535,15 @@ fn mcp_http_checks_the_origin_against_loopback_and_allow_origin() {
         .as_str()
         .unwrap()
         .contains("8388608"));
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(child);
 
-    let (mut child, addr) = start_http(&e, &["--allow-origin", "https://app.example.com"]);
+    let (child, addr) = start_http(&e, &["--allow-origin", "https://app.example.com"]);
     assert_eq!(post(&addr, Some("https://app.example.com"), &init()).0, 200);
     assert_eq!(
         post(&addr, Some("https://other.example.com"), &init()).0,
         403
     );
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(child);
 
     let out = e
         .sandgate(&[

@@ -11,10 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod run_common;
-#[path = "../../../tests/support/wait.rs"]
-mod wait;
 
-use run_common::{supported, text, Tree as Env};
+use run_common::{supported, text, wait, Tree as Env};
 
 fn env() -> Env {
     env_in(run_common::outside::base())
@@ -348,7 +346,6 @@ fn wait_briefly(child: &mut std::process::Child) -> std::process::ExitStatus {
             return status;
         }
         if std::time::Instant::now() > deadline {
-            let _ = child.kill();
             panic!("sandgate did not end after the signal");
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
@@ -357,7 +354,6 @@ fn wait_briefly(child: &mut std::process::Child) -> std::process::ExitStatus {
 
 #[test]
 fn signals_sent_to_sandgate_reach_the_program_and_its_status_comes_back() {
-    use std::io::{BufRead, BufReader, Read};
     use std::process::Stdio;
     if !supported() {
         return;
@@ -368,17 +364,16 @@ fn signals_sent_to_sandgate_reach_the_program_and_its_status_comes_back() {
             "trap 'echo got-{signal}; echo x > after-{signal}.txt; exit {code}' {signal}; \
              echo ready; while :; do sleep 0.05; done"
         );
-        let mut child = e
-            .sandgate()
-            .args(["run", "--no-ui", "--", "sh", "-c", &script])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        assert_eq!(line, "ready\n");
+        let mut child = wait::Guard::spawn(
+            e.sandgate()
+                .args(["run", "--no-ui", "--", "sh", "-c", &script])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped()),
+        );
+        let stdout = wait::Lines::new(child.stdout.take().unwrap());
+        let stderr = wait::Lines::new(child.stderr.take().unwrap());
+        let line = stdout.next_within(20, "the program's first line");
+        assert_eq!(line.as_deref(), Some("ready"));
         let sent = Command::new("kill")
             .arg(format!("-{signal}"))
             .arg(child.id().to_string())
@@ -386,15 +381,8 @@ fn signals_sent_to_sandgate_reach_the_program_and_its_status_comes_back() {
             .unwrap();
         assert!(sent.success());
         let status = wait_briefly(&mut child);
-        let mut rest = String::new();
-        stdout.read_to_string(&mut rest).unwrap();
-        let mut stderr = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .unwrap();
+        let rest = stdout.rest_within(20, "the program's stdout");
+        let stderr = stderr.rest_within(20, "sandgate's stderr");
         assert_eq!(status.code(), Some(code), "SIG{signal}: {rest} {stderr}");
         assert!(rest.contains(&format!("got-{signal}")), "{rest}");
         // The supervisor was still there for the program's last write.
@@ -404,12 +392,21 @@ fn signals_sent_to_sandgate_reach_the_program_and_its_status_comes_back() {
         );
     }
     // A program that does not catch it ends from it: 128 + 15.
-    let mut child = e
-        .sandgate()
-        .args(["run", "--no-ui", "--", "sleep", "30"])
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut child = wait::Guard::spawn(
+        e.sandgate()
+            .args([
+                "run",
+                "--no-ui",
+                "--",
+                "sh",
+                "-c",
+                "echo ready; exec sleep 30",
+            ])
+            .stdout(Stdio::piped()),
+    );
+    let stdout = wait::Lines::new(child.stdout.take().unwrap());
+    let line = stdout.next_within(20, "the program's first line");
+    assert_eq!(line.as_deref(), Some("ready"));
     Command::new("kill")
         .arg(child.id().to_string())
         .status()

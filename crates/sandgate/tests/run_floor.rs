@@ -404,7 +404,7 @@ fn an_unprivileged_user_cannot_read_the_floor_either() {
     fs::write(ssh.join("id_ed25519"), "PRIVATE KEY of nobody\n").unwrap();
     fs::write(ssh.join("known_hosts"), "[127.0.0.1]:22 ssh-ed25519 AAAA\n").unwrap();
     let bin = tree.root.join("sandgate");
-    fs::copy(env!("CARGO_BIN_EXE_sandgate"), &bin).unwrap();
+    run_common::exe::copy_executable(Path::new(env!("CARGO_BIN_EXE_sandgate")), &bin);
     must(
         Command::new("chown")
             .args(["-R", "65534:65534"])

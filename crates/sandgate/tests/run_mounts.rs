@@ -325,7 +325,7 @@ fn an_unprivileged_user_gets_the_binds_in_its_own_user_namespace() {
     let e = env_in(Path::new("/tmp"));
     let root = e.ws.parent().unwrap().to_path_buf();
     let bin = root.join("sandgate");
-    fs::copy(env!("CARGO_BIN_EXE_sandgate"), &bin).unwrap();
+    run_common::exe::copy_executable(Path::new(env!("CARGO_BIN_EXE_sandgate")), &bin);
     let chown = Command::new("chown")
         .args(["-R", "65534:65534"])
         .arg(&root)

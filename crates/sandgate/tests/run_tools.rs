@@ -16,7 +16,7 @@ use std::process::{Command, Output};
 
 mod run_common;
 
-use run_common::{supported, text, Tree};
+use run_common::{supported, text, wait, Tree};
 
 /// A `PATH` without per-user shims.
 const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -50,14 +50,13 @@ fn tree() -> Option<Tree> {
 }
 
 fn sh(tree: &Tree, dir: &Path, script: &str) -> Output {
-    let out = Command::new("/bin/sh")
-        .args(["-c", script])
+    let mut cmd = Command::new("/bin/sh");
+    cmd.args(["-c", script])
         .current_dir(dir)
         .env("PATH", PATH)
         .env("HOME", &tree.home)
-        .env("OUT", &tree.out)
-        .output()
-        .unwrap();
+        .env("OUT", &tree.out);
+    let out = wait::output_within(&mut cmd, 300, script);
     assert!(
         out.status.success(),
         "setup `{script}`: {}",
@@ -74,8 +73,8 @@ fn confined(tree: &Tree, script: &str) -> Output {
 
 /// [`confined`], where denial lines containing one of `expected` are fine.
 fn confined_allowing(tree: &Tree, script: &str, expected: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_sandgate"))
-        .args(["run", "--no-ui", "--", "/bin/sh", "-c", script])
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sandgate"));
+    cmd.args(["run", "--no-ui", "--", "/bin/sh", "-c", script])
         .current_dir(&tree.ws)
         .env("PATH", PATH)
         .env("HOME", &tree.home)
@@ -84,9 +83,8 @@ fn confined_allowing(tree: &Tree, script: &str, expected: &[&str]) -> Output {
         .env("SANDGATE_SANDBOX", "1")
         .env_remove("TMPDIR")
         .env_remove("SANDGATE_CONFIG")
-        .env_remove("SANDGATE_LOCAL_CONFIG")
-        .output()
-        .unwrap();
+        .env_remove("SANDGATE_LOCAL_CONFIG");
+    let out = wait::output_within(&mut cmd, 300, script);
     let stderr = text(&out.stderr);
     let unexpected = stderr
         .lines()
@@ -355,9 +353,11 @@ for path in [".mcp.json", sys.argv[1]]:
 
 /// Connects over TCP to `127.0.0.1:$TCP_PORT`; connects to each UNIX socket
 /// path given, sends a hello and prints `PATH ok` or `PATH ERRNO`; then
-/// starts a daemon (it forks twice and its
-/// parent exits) that listens on `daemon.sock`, and connects to it.
-const CONNECT_EACH_PY: &str = r#"import os, socket, sys, time
+/// starts a daemon (it forks twice and its parent exits) that listens on
+/// `daemon.sock`, says on a pipe when it listens, and connects to it. Every
+/// wait has a deadline, and the daemon gives up after it too.
+const CONNECT_EACH_PY: &str = r#"import os, select, socket, sys
+socket.setdefaulttimeout(10)
 tcp = socket.create_connection(("127.0.0.1", int(os.environ["TCP_PORT"])))
 tcp.sendall(b"hello over tcp")
 tcp.close()
@@ -370,21 +370,25 @@ for path in sys.argv[1:]:
         print(path, "ok")
     except OSError as e:
         print(path, e.errno)
+sys.stdout.flush()
+ready_r, ready_w = os.pipe()
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
-        server = socket.socket(socket.AF_UNIX)
-        server.bind("daemon.sock")
-        server.listen(1)
-        server.accept()[0].sendall(b"daemon says hi")
-        time.sleep(0.5)
-        os._exit(0)
+        os.close(ready_r)
+        try:
+            server = socket.socket(socket.AF_UNIX)
+            server.bind("daemon.sock")
+            server.listen(1)
+            os.write(ready_w, b"1")
+            server.accept()[0].sendall(b"daemon says hi")
+        finally:
+            os._exit(0)
     os._exit(0)
+os.close(ready_w)
 os.wait()
-for _ in range(200):
-    if os.path.exists("daemon.sock"):
-        break
-    time.sleep(0.02)
+if not select.select([ready_r], [], [], 10)[0] or os.read(ready_r, 1) != b"1":
+    sys.exit("the daemon did not listen")
 client = socket.socket(socket.AF_UNIX)
 client.connect("daemon.sock")
 print(client.recv(64).decode())
@@ -440,20 +444,22 @@ fn unix_sockets_outside_the_run_are_reached_only_when_listed() {
         );
         let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = tcp.local_addr().unwrap().port().to_string();
-        let out = Command::new(env!("CARGO_BIN_EXE_sandgate"))
-            .args(["run", "--no-ui", "--", "python3"])
-            .arg(t.out.join("connect_each.py"))
-            .args([&listed, &unlisted, &in_workspace])
-            .current_dir(&t.ws)
-            .env("PATH", PATH)
-            .env("HOME", &t.home)
-            .env("SANDGATE_AUDIT", "off")
-            .env("SANDGATE_RUN_PROTECTION", protection)
-            .env("TCP_PORT", &port)
-            .env("PYTHONDONTWRITEBYTECODE", "1")
-            .env_remove("TMPDIR")
-            .output()
-            .unwrap();
+        let out = wait::output_within(
+            Command::new(env!("CARGO_BIN_EXE_sandgate"))
+                .args(["run", "--no-ui", "--", "python3"])
+                .arg(t.out.join("connect_each.py"))
+                .args([&listed, &unlisted, &in_workspace])
+                .current_dir(&t.ws)
+                .env("PATH", PATH)
+                .env("HOME", &t.home)
+                .env("SANDGATE_AUDIT", "off")
+                .env("SANDGATE_RUN_PROTECTION", protection)
+                .env("TCP_PORT", &port)
+                .env("PYTHONDONTWRITEBYTECODE", "1")
+                .env_remove("TMPDIR"),
+            60,
+            protection,
+        );
         let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
         let seen = format!("{protection}: stdout {stdout}\nstderr {stderr}");
         assert!(out.status.success(), "{seen}");
@@ -474,7 +480,13 @@ fn unix_sockets_outside_the_run_are_reached_only_when_listed() {
         assert!(stdout.contains("daemon says hi"), "{seen}");
         // The network is not sandgate run's business: TCP goes through.
         assert!(stdout.contains("tcp ok"), "{seen}");
+        // The client connected and closed before `sandgate run` exited.
+        tcp.set_nonblocking(true).unwrap();
         let (mut stream, _) = tcp.accept().unwrap();
+        stream.set_nonblocking(false).unwrap();
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
         let mut said = String::new();
         stream.read_to_string(&mut said).unwrap();
         assert_eq!(said, "hello over tcp");

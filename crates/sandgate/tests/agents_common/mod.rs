@@ -35,6 +35,7 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -153,6 +154,29 @@ fn which(name: &str) -> Option<PathBuf> {
 /// Under `CI=true` a missing tool fails the test; elsewhere it skips it.
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// A temporary directory with no `.git` in it or above it. Claude Code
+/// takes the nearest directory holding a `.git` (even an empty one, such as
+/// a mount point another agent's sandbox left in /tmp) as the project, and
+/// keys its trust on it, and in a repository it applies project settings
+/// without trust: a tree under one would test something else.
+fn base_without_git() -> Option<PathBuf> {
+    let candidates = [
+        std::env::temp_dir(),
+        PathBuf::from("/tmp"),
+        PathBuf::from("/var/tmp"),
+        PathBuf::from("/dev/shm"),
+    ];
+    candidates.into_iter().find(|dir| {
+        let Ok(dir) = std::fs::canonicalize(dir) else {
+            return false;
+        };
+        dir.is_dir()
+            && dir
+                .ancestors()
+                .all(|d| std::fs::symlink_metadata(d.join(".git")).is_err())
+    })
 }
 
 fn skip_or_fail(what: &str) -> Option<Tree> {
@@ -455,6 +479,12 @@ impl Tree {
         if which("python3").is_none() {
             return skip_or_fail("`python3` is not on PATH (the model server): install python3");
         }
+        let Some(base) = base_without_git() else {
+            return skip_or_fail(
+                "every temporary directory lies under a `.git` (TMPDIR, /tmp, /var/tmp, /dev/shm): \
+                 set TMPDIR to a directory outside any repository",
+            );
+        };
         let tmp = tempfile::Builder::new()
             .prefix(&format!("sandgate-e2e-{}-", agent.name()))
             .tempdir_in(base)
@@ -795,15 +825,18 @@ impl Tree {
             .stdout(std::fs::File::create(&out_path).unwrap())
             .stderr(std::fs::File::create(&err_path).unwrap());
         let start = Instant::now();
+        // Its own process group, so that whatever it started ends with it.
+        cmd.process_group(0);
         let mut child = cmd
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start `{}`: {e}", self.bin.display()));
+        let group = Group(child.id());
         let status = loop {
             if let Some(s) = child.try_wait().unwrap() {
                 break s;
             }
             if start.elapsed() > RUN_TIMEOUT {
-                let _ = child.kill();
+                drop(group);
                 let _ = child.wait();
                 panic!(
                     "{:?} did not finish within {RUN_TIMEOUT:?}; its output is in `{}`",
@@ -814,6 +847,7 @@ impl Tree {
             std::thread::sleep(Duration::from_millis(50));
         };
         let elapsed = start.elapsed();
+        drop(group);
         let read = |p: &Path| {
             let mut s = String::new();
             let _ = std::fs::File::open(p).and_then(|mut f| f.read_to_string(&mut s));
@@ -889,6 +923,19 @@ impl Drop for Tree {
     }
 }
 
+/// A process group, killed when dropped: an agent's helpers (MCP servers,
+/// shells it left running) die with the run.
+struct Group(u32);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.0)])
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
 fn start_server(root: &Path) -> Server {
     let script = root.join("model/script.json");
     let record = root.join("model/record.jsonl");
@@ -904,10 +951,21 @@ fn start_server(root: &Path) -> Server {
         .stderr(std::fs::File::create(root.join("model/server.err")).unwrap())
         .spawn()
         .expect("start the model server");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    // It prints its port once it accepts connections.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx
+        .recv_timeout(Duration::from_secs(30))
+        .unwrap_or_else(|_| {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the model server did not start within 30 s")
+        });
     let port = line
         .trim()
         .strip_prefix("PORT ")

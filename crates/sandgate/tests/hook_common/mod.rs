@@ -8,6 +8,9 @@ use std::process::Output;
 
 use serde_json::{json, Value};
 
+#[path = "../../../../tests/support/wait.rs"]
+pub mod wait;
+
 /// A temporary root: `home/` (with `.sandgate/permissions.yaml`), `work/` (the
 /// agent's CWD), `secret/` (denied) and `other/` (no rule: ask).
 pub struct Env {
@@ -33,7 +36,7 @@ pub fn run_with_stdin(cmd: &mut std::process::Command, payload: &str) -> Output 
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
         Err(e) => panic!("cannot write the payload: {e}"),
     }
-    child.wait_with_output().unwrap()
+    wait::finish(child, 60, "the hook")
 }
 
 /// The test policy; `{root}` stands for the root.

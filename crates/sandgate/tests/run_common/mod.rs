@@ -14,6 +14,12 @@ use std::process::Command;
 #[path = "../../../../tests/support/outside.rs"]
 pub mod outside;
 
+#[path = "../../../../tests/support/exe.rs"]
+pub mod exe;
+
+#[path = "../../../../tests/support/wait.rs"]
+pub mod wait;
+
 /// Skips with `why` printed; under `CI=true` fails instead, so that CI never
 /// passes a test it did not run.
 pub fn skip(why: &str) {
