@@ -311,12 +311,24 @@ fn trust_project(t: &Tree) {
 }
 
 /// `sandgate grant --write .claude/settings.local.json`, verified in the real
-/// Claude Code: once the folder is trusted, the granted command runs headless
-/// without a prompt and a command outside the grant does not. In a folder
-/// Claude Code has not trusted, the project settings are ignored.
+/// Claude Code: without the grant the command needs approval; with it, the
+/// granted command runs headless without a prompt and a command outside the
+/// grant does not. Claude Code 2.1.332 applies project settings in a headless
+/// run whether or not the folder is trusted (2.1.197 ignored them until it
+/// was).
 #[test]
 fn grant_rules_take_effect_in_a_trusted_folder() {
     let Some(t) = tree() else { return };
+    let script = Script::new(vec![
+        Step::shell(Agent::Claude, "touch granted.txt"),
+        Step::shell(Agent::Claude, "mkdir not-granted"),
+    ]);
+    let run = t.run(&script, &RunOpts::mode(Mode::Default));
+    assert!(
+        !t.work.join("granted.txt").exists(),
+        "without the grant: {}",
+        run.describe()
+    );
     std::fs::write(t.work.join("loop.yaml"), LOOP).unwrap();
     let out = t.sandgate(&[
         "grant",
@@ -327,16 +339,15 @@ fn grant_rules_take_effect_in_a_trusted_folder() {
     assert!(out.status.success(), "{out:?}");
     let written = std::fs::read_to_string(t.work.join(".claude/settings.local.json")).unwrap();
     assert!(written.contains("Bash(touch:*)"), "{written}");
-    let script = Script::new(vec![
-        Step::shell(Agent::Claude, "touch granted.txt"),
-        Step::shell(Agent::Claude, "mkdir not-granted"),
-    ]);
     let run = t.run(&script, &RunOpts::mode(Mode::Default));
+    assert!(run.status.success(), "{}", run.describe());
     assert!(
-        !t.work.join("granted.txt").exists(),
-        "untrusted: {}",
+        t.work.join("granted.txt").exists(),
+        "untrusted, headless: {}",
         run.describe()
     );
+    assert!(!t.work.join("not-granted").exists(), "{}", run.describe());
+    std::fs::remove_file(t.work.join("granted.txt")).unwrap();
     trust_project(&t);
     let run = t.run(&script, &RunOpts::mode(Mode::Default));
     assert!(run.status.success(), "{}", run.describe());

@@ -187,9 +187,9 @@ fn claude_defer_leaves_only_edits_in_asking_modes_to_claude() {
 }
 
 /// `sandgate grant --write .claude/settings.local.json` works in the real
-/// Claude Code once the folder is trusted: a granted command runs headless
-/// without a prompt, one outside the grant does not; before the trust, grant
-/// says the rules will not apply, and indeed they do not.
+/// Claude Code: a granted command runs headless without a prompt, one outside
+/// the grant does not; before the trust, grant says the rules apply only to
+/// headless runs, and indeed they do.
 #[test]
 fn claude_grant_rules_apply_once_the_folder_is_trusted() {
     let Some(t) = Tree::new(Agent::Claude) else {
@@ -228,7 +228,11 @@ fn claude_grant_rules_apply_once_the_folder_is_trusted() {
         ),
     ]);
     let run = t.run(&script, &RunOpts::mode(Mode::Default));
-    assert!(!granted.exists(), "untrusted folder: {}", run.describe());
+    // Claude Code 2.1.332 applies project settings headless in a folder it
+    // has not trusted too, as grant says.
+    assert!(granted.exists(), "untrusted folder: {}", run.describe());
+    assert!(!other.exists(), "untrusted folder: {}", run.describe());
+    std::fs::remove_file(&granted).unwrap();
 
     // Trust the folder as Claude Code's dialog does.
     let config = t.home.join(".claude.json");

@@ -204,7 +204,8 @@ pub fn untrusted_project_warning(target: &Path) -> Option<String> {
         crate::hook::trust::folder_trust(crate::hook::Agent::Claude, &canon(project), &home, &home);
     (!trust.is_trusted()).then(|| {
         format!(
-            "the rules in `{}` take effect only once Claude Code trusts the folder: {}",
+            "the rules in `{}` take effect only once Claude Code trusts the folder \
+             (headless `claude -p` runs apply them regardless): {}",
             shown.display(),
             trust.detail()
         )
