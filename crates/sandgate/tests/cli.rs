@@ -290,3 +290,45 @@ fn the_executable_is_position_dependent_unless_asked_otherwise() {
     let pie_asked = std::env::var_os("SANDGATE_BUILD_PIE").is_some_and(|v| v == "1");
     assert_eq!(e_type, if pie_asked { 3 } else { 2 });
 }
+
+/// `sandgate exec -- PROGRAM ARGS…` runs as typed: each argument is quoted
+/// for the shell (as `timeout`, `env` or `sudo` pass theirs on), so
+/// `sh -c 'cat x'` reads `x`; one argument stays a command string; the gate
+/// sees the command as it will run, and a rule anchored on it decides.
+#[test]
+fn exec_runs_its_arguments_as_typed() {
+    let e = env(
+        "permissions:\n  sandbox: true\n  commands:\n    allow: [\"^sh -c 'cat x'$\", \"^cat x$\", \"^printf \", \"^echo a \\\\| tr a b$\"]\n",
+    );
+    assert!(e.cwd.starts_with(&e.home) && e.home != Path::new(&account_home()));
+    std::fs::write(e.cwd.join("x"), "the content of x\n").unwrap();
+    let run = |args: &[&str]| {
+        stdout(
+            sandgate(&e)
+                .args(["exec", "--no-ui", "--"])
+                .args(args)
+                .env("SANDGATE_AUDIT", "off"),
+        )
+    };
+    let (code, out, err) = run(&["sh", "-c", "cat x"]);
+    assert_eq!((code, out.as_str()), (0, "the content of x\n"), "{err}");
+    let (code, out, err) = run(&["printf", "<%s>\\n", "a b", "it's", "$HOME", ""]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "<a b>\n<it's>\n<$HOME>\n<>\n"),
+        "{err}"
+    );
+    let (code, out, err) = run(&["echo a | tr a b"]);
+    assert_eq!((code, out.as_str()), (0, "b\n"), "{err}");
+    // Split into words, the pipe is an argument of `echo`, not a pipe.
+    let (code, out, err) = run(&["echo", "a", "|", "tr", "a", "b"]);
+    assert_eq!((code, out.as_str()), (0, "a | tr a b\n"), "{err}");
+    let (code, out, _) = stdout(
+        sandgate(&e)
+            .args(["--json", "exec", "--dry-run", "--", "sh", "-c", "cat x"])
+            .env("SANDGATE_AUDIT", "off"),
+    );
+    assert_eq!(code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["subject"], "sh -c 'cat x'", "{v}");
+}

@@ -203,6 +203,20 @@ pub fn skips_the_parser(command: &str) -> bool {
     plain::plain_commands(command).is_some()
 }
 
+/// `word` written so that the shell reads it back as exactly one word with
+/// this text: as is when every character is plain, else single-quoted.
+pub fn quote_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
 /// Whether a redirection target needs no path rule (`/dev/null`, `/dev/stdout`, `/dev/stderr`).
 pub fn is_harmless_target(target: &str) -> bool {
     matches!(target, "/dev/null" | "/dev/stdout" | "/dev/stderr")

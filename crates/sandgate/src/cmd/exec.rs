@@ -1,7 +1,9 @@
 //! `sandgate exec [--no-ui] [--] CMD…`: one command through the gate.
 //!
-//! The arguments are joined with spaces into one command string, which is
-//! gated like an `exec_run` call. An ASK goes to the terminal prompt. An
+//! One argument is a command string, as `sh -c` takes it; several are a
+//! program and its arguments, each quoted for the shell, so that the command
+//! runs as typed (as `timeout`, `env` or `sudo` run theirs). The command
+//! string is gated like an `exec_run` call. An ASK goes to the terminal prompt. An
 //! allowed command runs under `/bin/sh -c` in the working directory with
 //! stdin, stdout and stderr passed through; sandgate exits with its exit code.
 //! A denied command does not run: the reason goes to stderr and the exit code is 1.
@@ -36,7 +38,7 @@ pub struct ExecArgs {
     /// Run nothing: print the verdict, the isolation plan, the argv and the enforcement level.
     #[arg(long)]
     pub dry_run: bool,
-    /// The command and its arguments, joined with spaces and run by `/bin/sh -c`.
+    /// The command and its arguments (each quoted for `/bin/sh -c`), or one command string.
     #[arg(
         required = true,
         trailing_var_arg = true,
@@ -46,9 +48,24 @@ pub struct ExecArgs {
     pub command: Vec<String>,
 }
 
+/// The command string `args` stand for: one argument is a command string
+/// (`sandgate exec -- 'make test | tee log'`); several are a program and its
+/// arguments, each quoted for the shell (`sandgate exec -- sh -c 'cat x'`
+/// runs `sh -c 'cat x'`).
+fn command_line(args: &[String]) -> String {
+    match args {
+        [one] => one.clone(),
+        _ => args
+            .iter()
+            .map(|a| sandgate_policy::shell::quote_word(a))
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
 /// Run `exec`.
 pub fn run(global: &GlobalArgs, args: ExecArgs) -> ExitCode {
-    let command = args.command.join(" ");
+    let command = command_line(&args.command);
     let loaded = match crate::load(global) {
         Ok(l) => l,
         Err(code) => return code,
