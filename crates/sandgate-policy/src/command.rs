@@ -26,13 +26,25 @@ use crate::shell::{self, Analysis, SimpleCommand};
 
 /// The deciding part's reason first, then those of every other part with the
 /// same verdict: `git status; rm -rf ~` names both commands, not the first.
+///
+/// Each rule is named once: a part decided by a rule already named (the
+/// whole line and a simple command in it matching the same deny rule) adds
+/// nothing.
 fn every_reason(decider: &Part, parts: &[Part], verdict: Verdict) -> String {
     let mut reason = decider.reason.clone();
+    let mut named: Vec<&RuleRef> = decider.rule.iter().collect();
     for p in parts {
-        if p.verdict == verdict && !std::ptr::eq(p, decider) && !reason.contains(&p.reason) {
-            reason.push_str("; ");
-            reason.push_str(&p.reason);
+        if p.verdict != verdict || std::ptr::eq(p, decider) || reason.contains(&p.reason) {
+            continue;
         }
+        if let Some(rule) = &p.rule {
+            if named.contains(&rule) {
+                continue;
+            }
+            named.push(rule);
+        }
+        reason.push_str("; ");
+        reason.push_str(&p.reason);
     }
     reason
 }

@@ -332,3 +332,33 @@ fn exec_runs_its_arguments_as_typed() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["subject"], "sh -c 'cat x'", "{v}");
 }
+
+/// A reason names the deciding rule once, whatever else matched it (the
+/// whole line and a simple command in it, two commands of one line), and
+/// still names every other rule and part that decided the same way.
+#[test]
+fn a_reason_names_each_rule_once() {
+    let e = env(
+        "permissions:\n  commands:\n    deny: [\"^rm \", \"(^| )curl \"]\n    allow: [\"^git( |$)\"]\n",
+    );
+    let check = |command: &str| {
+        let request = serde_json::json!({"tool": "exec_run", "params": {"command": command}});
+        let (code, out, err) = stdout(
+            sandgate(&e)
+                .args(["--json", "check"])
+                .arg(request.to_string())
+                .env("SANDGATE_AUDIT", "off"),
+        );
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["verdict"], "deny", "{v}");
+        v["reason"].as_str().unwrap().to_string()
+    };
+    for command in ["rm -rf build", "rm a; rm b", "git status && rm x"] {
+        let reason = check(command);
+        assert_eq!(reason.matches("`^rm `").count(), 1, "{command}: {reason}");
+    }
+    let reason = check("rm x; curl http://127.0.0.1/");
+    assert_eq!(reason.matches("`^rm `").count(), 1, "{reason}");
+    assert_eq!(reason.matches("`(^| )curl `").count(), 1, "{reason}");
+}
