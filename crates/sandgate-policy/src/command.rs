@@ -27,9 +27,9 @@ use crate::shell::{self, Analysis, SimpleCommand};
 /// The deciding part's reason first, then those of every other part with the
 /// same verdict: `git status; rm -rf ~` names both commands, not the first.
 ///
-/// Each rule is named once: a part decided by a rule already named (the
-/// whole line and a simple command in it matching the same deny rule) adds
-/// nothing.
+/// Each rule is named once: a part decided by a rule the reason already
+/// names (the whole line and a simple command in it matching the same deny
+/// rule) adds nothing.
 fn every_reason(decider: &Part, parts: &[Part], verdict: Verdict) -> String {
     let mut reason = decider.reason.clone();
     let mut named: Vec<&RuleRef> = decider.rule.iter().collect();
@@ -38,7 +38,8 @@ fn every_reason(decider: &Part, parts: &[Part], verdict: Verdict) -> String {
             continue;
         }
         if let Some(rule) = &p.rule {
-            if named.contains(&rule) {
+            // Said already: the rule decided an earlier part and its reason names it.
+            if named.contains(&rule) && reason.contains(&format!("`{}`", rule.pattern)) {
                 continue;
             }
             named.push(rule);
