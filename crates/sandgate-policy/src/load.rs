@@ -288,28 +288,113 @@ pub fn parse_policy_all(text: &str, path: &Path) -> Result<PolicyFile, Vec<Probl
         }
     }
     parsed.map_err(|e| {
-        let all = crate::validate::problems(text, path);
-        if !all.is_empty() {
-            return all;
+        let found = crate::validate::problems(text, path);
+        let mut all = found.structural;
+        if all.is_empty() {
+            let position = e
+                .location()
+                .map(|l| (l.line() as u32, l.column() as u32))
+                .filter(|&(l, _)| l > 0);
+            let (message, hint) = yaml_problem(&e, text);
+            all.push(Problem {
+                file: path.to_path_buf(),
+                position,
+                rule: None,
+                message,
+                hint: Some(hint),
+            });
         }
-        let position = e
-            .location()
-            .map(|l| (l.line() as u32, l.column() as u32))
-            .filter(|&(l, _)| l > 0);
-        let message = yaml_message(&e.to_string());
-        let hint = if message.contains("tab") {
-            "YAML indents with spaces only: replace the tab with spaces".into()
-        } else {
-            SCHEMA_HINT.into()
-        };
-        vec![Problem {
-            file: path.to_path_buf(),
-            position,
-            rule: None,
-            message,
-            hint: Some(hint),
-        }]
+        // The rules that would be rejected next are named now too, every
+        // problem in file order (the error without a position first).
+        all.extend(found.rules);
+        all.sort_by_key(|p| p.position);
+        all
     })
+}
+
+/// The words for a YAML error that serde-saphyr reports, and the hint that
+/// fits it: the one place its errors are put into words. Its user-oriented
+/// messages are the base; a repeated key says where both are and how to
+/// merge them.
+fn yaml_problem(e: &serde_saphyr::Error, text: &str) -> (String, String) {
+    let mut inner = e;
+    while let serde_saphyr::Error::WithSnippet { error, .. }
+    | serde_saphyr::Error::AliasError { error, .. } = inner
+    {
+        inner = error;
+    }
+    if let serde_saphyr::Error::DuplicateMappingKey { key, location } = inner {
+        let again = (location.line(), location.column());
+        let Some(key) = key else {
+            return (
+                "a key appears twice in the same mapping".into(),
+                "keep the key once and put the entries of both under it".into(),
+            );
+        };
+        let first = first_occurrence(text, key, again);
+        return crate::validate::duplicate_key(key, first);
+    }
+    let message = yaml_message(&e.render_with_formatter(&serde_saphyr::UserMessageFormatter));
+    let tab = message
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|w| w.eq_ignore_ascii_case("tab") || w.eq_ignore_ascii_case("tabs"));
+    let hint = if tab
+        || text
+            .lines()
+            .nth(line_index(e))
+            .is_some_and(|l| l.starts_with('\t'))
+    {
+        "YAML indents with spaces only: replace the tab with spaces".into()
+    } else {
+        SCHEMA_HINT.into()
+    };
+    (message, hint)
+}
+
+/// The 0-based line of `e`, or one past any line.
+fn line_index(e: &serde_saphyr::Error) -> usize {
+    e.location()
+        .and_then(|l| usize::try_from(l.line()).ok())
+        .and_then(|l| l.checked_sub(1))
+        .unwrap_or(usize::MAX)
+}
+
+/// Where `key` first appears in the block mapping that holds it again at
+/// `again` (line and column, 1-based): the earliest line above, at the same
+/// indentation, before a line that is less indented (the mapping's parent).
+fn first_occurrence(text: &str, key: &str, again: (u64, u64)) -> Option<(u64, u64)> {
+    let line = usize::try_from(again.0).ok()?.checked_sub(1)?;
+    let indent = usize::try_from(again.1).ok()?.checked_sub(1)?;
+    let lines: Vec<&str> = text.lines().collect();
+    let written = [
+        format!("{key}:"),
+        format!("\"{key}\":"),
+        format!("'{key}':"),
+    ];
+    let mut first = None;
+    for i in (0..line.min(lines.len())).rev() {
+        let l = lines[i];
+        let code = l.trim_start_matches(' ');
+        if code.is_empty() || code.starts_with('#') {
+            continue;
+        }
+        let at = l.len() - code.len();
+        // A list item's mapping: `- key:` puts the key after the dash.
+        let (at, code, item) = match code.strip_prefix("- ") {
+            Some(rest) if at + 2 == indent => (indent, rest.trim_start_matches(' '), true),
+            _ => (at, code, false),
+        };
+        if at < indent {
+            break;
+        }
+        if at == indent && written.iter().any(|w| code.starts_with(w.as_str())) {
+            first = Some((i as u64 + 1, indent as u64 + 1));
+        }
+        if item {
+            break;
+        }
+    }
+    first
 }
 
 /// Where to look up the keys: a command every user has, not a file they may not.

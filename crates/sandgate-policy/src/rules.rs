@@ -812,6 +812,19 @@ fn command_regex(pattern: &str) -> Option<Regex> {
         .ok()
 }
 
+/// Why a command rule's regex is rejected by [`CommandRules::compile`], and
+/// the hint; `None` when it compiles.
+pub(crate) fn regex_problem(pattern: &str) -> Option<(String, Option<String>)> {
+    let e = regex_syntax::ParserBuilder::new()
+        .build()
+        .parse(pattern)
+        .err()?;
+    Some((
+        format!("invalid regex: {}", first_error_line(&e.to_string())),
+        regex_hint(pattern),
+    ))
+}
+
 /// The regex crate's errors span several lines (pattern, caret, message); keep the message.
 fn first_error_line(message: &str) -> String {
     message

@@ -89,22 +89,34 @@ where
     Some(Node { at, kind })
 }
 
-/// The problems of `text` measured against the schema; empty when the walk
-/// finds nothing (the caller then reports serde's own error).
-pub fn problems(text: &str, path: &Path) -> Vec<Problem> {
+/// What the walk of a file that serde rejected finds.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// Where the file breaks the schema (unknown keys, wrong types), in file
+    /// order; empty when the walk finds nothing (the caller then reports
+    /// serde's own error).
+    pub structural: Vec<Problem>,
+    /// Rules that would be rejected once the file parses (a command regex
+    /// that does not compile), so that they are reported with the rest.
+    pub rules: Vec<Problem>,
+}
+
+/// The problems of `text` measured against the schema, and its rules that
+/// do not compile.
+pub fn problems(text: &str, path: &Path) -> Found {
     let Some(root) = tree(text) else {
-        return Vec::new();
+        return Found::default();
     };
     let Ok(schema) = serde_json::from_str::<Value>(SCHEMA) else {
-        return Vec::new();
+        return Found::default();
     };
-    let mut out = Vec::new();
+    let mut found = Found::default();
     let walk = Walk {
         schema: &schema,
         path,
     };
-    walk.check(&root, &schema, "", "the file", &mut out);
-    out
+    walk.check(&root, &schema, "", "the file", &mut found);
+    found
 }
 
 struct Walk<'a> {
@@ -135,7 +147,7 @@ impl Walk<'_> {
     }
 
     /// Check `node` against `schema`; `key` is its key, `parent` the key above it.
-    fn check(&self, node: &Node, schema: &Value, key: &str, parent: &str, out: &mut Vec<Problem>) {
+    fn check(&self, node: &Node, schema: &Value, key: &str, parent: &str, found: &mut Found) {
         let schema = self.dereference(schema);
         if is_null(node) {
             return;
@@ -149,7 +161,7 @@ impl Walk<'_> {
                     .as_deref()
                     .and_then(|g| closest(g, &names))
                     .map(|c| format!("did you mean `{c}`?"));
-                out.push(self.problem(
+                found.structural.push(self.problem(
                     &node.at,
                     format!(
                         "`{key}` must be one of {}{}",
@@ -168,9 +180,14 @@ impl Walk<'_> {
                 let names: Vec<&str> = props
                     .map(|p| p.keys().map(String::as_str).collect())
                     .unwrap_or_default();
-                for (name, at, value) in entries {
+                for (i, (name, at, value)) in entries.iter().enumerate() {
+                    if let Some((_, first, _)) = entries[..i].iter().find(|(n, ..)| n == name) {
+                        let first = (first.line() as u64, first.col() as u64 + 1);
+                        let (message, hint) = duplicate_key(name, Some(first));
+                        found.structural.push(self.problem(at, message, Some(hint)));
+                    }
                     match props.and_then(|p| p.get(name)) {
-                        Some(sub) => self.check(value, sub, name, key, out),
+                        Some(sub) => self.check(value, sub, name, key, found),
                         None => {
                             let place = if key.is_empty() {
                                 "at the top of the file".to_string()
@@ -184,7 +201,7 @@ impl Walk<'_> {
                                 ),
                                 None => format!("the keys {place} are {}", list(&names)),
                             };
-                            out.push(self.problem(
+                            found.structural.push(self.problem(
                                 at,
                                 format!("unknown key `{name}` {place}"),
                                 Some(hint),
@@ -196,21 +213,30 @@ impl Walk<'_> {
             ("array", Kind::Seq(items)) => {
                 if let Some(item) = schema.get("items") {
                     for i in items {
-                        self.check(i, item, key, parent, out);
+                        self.check(i, item, key, parent, found);
                     }
                 }
             }
-            ("string", Kind::Scalar(..)) => {}
+            ("string", Kind::Scalar(text, _)) => {
+                if parent == "commands" && matches!(key, "allow" | "deny" | "ask") {
+                    if let Some((message, hint)) = crate::rules::regex_problem(text) {
+                        found.rules.push(Problem {
+                            rule: Some(text.clone()),
+                            ..self.problem(&node.at, message, hint)
+                        });
+                    }
+                }
+            }
             ("boolean", Kind::Scalar(s, ScalarStyle::Plain)) if is_bool(s) => {}
             ("integer", Kind::Scalar(s, ScalarStyle::Plain))
                 if s.parse::<u64>().is_ok_and(|n| n >= minimum(schema)) => {}
             ("", _) => {}
             _ => {
                 let words = self.words(schema, key, parent);
-                let found = found_words(node);
-                out.push(self.problem(
+                let given = found_words(node);
+                found.structural.push(self.problem(
                     &node.at,
-                    format!("`{key}` must be {words}, not {found}"),
+                    format!("`{key}` must be {words}, not {given}"),
                     example(schema, key, node, parent),
                 ));
             }
@@ -245,6 +271,22 @@ impl Walk<'_> {
             other => format!("of type {other}"),
         }
     }
+}
+
+/// The words for a key written twice in one mapping, and how to merge the
+/// two: `first` is where the first one is (line and column, 1-based).
+pub(crate) fn duplicate_key(key: &str, first: Option<(u64, u64)>) -> (String, String) {
+    let message = match first {
+        Some((line, column)) => format!(
+            "the key `{key}` appears twice in the same mapping (first at line {line}, column {column})"
+        ),
+        None => format!("the key `{key}` appears twice in the same mapping"),
+    };
+    let hint = format!(
+        "YAML keeps one value per key: keep one `{key}:` and move the entries of the other \
+         under it (for a list, its items one after the other), then delete the empty one"
+    );
+    (message, hint)
 }
 
 /// How to write it instead, for the common slip of a single rule without a list.
@@ -338,6 +380,7 @@ mod tests {
 
     fn messages(text: &str) -> Vec<String> {
         problems(text, Path::new("p.yaml"))
+            .structural
             .iter()
             .map(|p| p.to_string())
             .collect()
@@ -428,6 +471,32 @@ mod tests {
     fn a_good_file_has_no_problems() {
         let text = "permissions:\n  sandbox: true\n  paths:\n    deny: [\"/etc/**\"]\n    allow:\n  commands:\n    shell: false\n  prompt:\n    timeout: 3\n";
         assert!(messages(text).is_empty());
+    }
+
+    #[test]
+    fn a_regex_that_does_not_compile_is_found_beside_the_structural_problems() {
+        let text = "permissions:\n  paths:\n    deny: \"/etc/**\"\n  commands:\n    deny: [\"^rm (\", \"^ok\"]\n    allow:\n      - \"[a-\"\n";
+        let found = problems(text, Path::new("p.yaml"));
+        let structural: Vec<String> = found.structural.iter().map(|p| p.to_string()).collect();
+        assert_eq!(structural.len(), 1, "{structural:?}");
+        assert!(structural[0].starts_with("p.yaml:3:11:"), "{structural:?}");
+        let rules: Vec<String> = found
+            .rules
+            .iter()
+            .map(|p| format!("{:?} {:?}", p.position, p.rule))
+            .collect();
+        assert_eq!(
+            rules,
+            [
+                "Some((5, 12)) Some(\"^rm (\")",
+                "Some((7, 9)) Some(\"[a-\")"
+            ]
+        );
+        assert!(
+            found.rules[0].message.starts_with("invalid regex: "),
+            "{:?}",
+            found.rules
+        );
     }
 
     #[test]

@@ -102,6 +102,62 @@ fn every_problem_of_a_broken_file_is_named_in_words() {
 }
 
 #[test]
+fn a_wrong_type_and_a_regex_that_does_not_compile_are_both_named() {
+    let e = env(
+        "permissions:\n  paths:\n    deny: \"/etc/**\"\n  commands:\n    deny: [\"^curl (\"]\n",
+    );
+    let file = e.home.join(".sandgate/permissions.yaml");
+    let file = file.display();
+    for args in [&["policy", "show"][..], &["policy", "lint"][..]] {
+        let (code, out, err) = run(&e, args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(err.contains("(2 problems)"), "{err}");
+        let typed = err
+            .find(&format!("{file}:3:11: `deny` must be a list of globs"))
+            .unwrap_or_else(|| panic!("{err}"));
+        let regex = err
+            .find(&format!("{file}:5:12: "))
+            .unwrap_or_else(|| panic!("{err}"));
+        assert!(typed < regex, "in file order: {err}");
+        assert!(err[regex..].contains("invalid regex"), "{err}");
+    }
+}
+
+#[test]
+fn a_repeated_key_says_which_where_both_are_and_how_to_merge() {
+    let central = "permissions:\n  commands:\n    allow: [\"^ls( |$)\"]\ntests:\n  - command: ls\n    expect: allow\n# more\ntests:\n  - command: rm x\n    expect: ask\n";
+    let e = env(central);
+    let (code, out, err) = run(&e, &["policy", "show"]);
+    assert_eq!(code, 2, "{out}{err}");
+    let file = e.home.join(".sandgate/permissions.yaml");
+    assert!(
+        err.contains(&format!(
+            "{}:8:1: the key `tests` appears twice in the same mapping (first at line 4, column 1)",
+            file.display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains("keep one `tests:`"), "{err}");
+    for internal in ["DuplicateKeyPolicy", "Options", "tab"] {
+        assert!(!err.contains(internal), "{internal}: {err}");
+    }
+    // A repeated key nested deeper, beside another problem: both are named.
+    let e = env(
+        "permissions:\n  commands:\n    allow: [\"^ls\"]\n    allow: [\"^pwd\"]\n  prompt:\n    timeout: soon\n",
+    );
+    let (code, _, err) = run(&e, &["policy", "show"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("(2 problems)"), "{err}");
+    assert!(
+        err.contains(
+            ":4:5: the key `allow` appears twice in the same mapping (first at line 3, column 5)"
+        ),
+        "{err}"
+    );
+    assert!(err.contains(":6:14: `timeout` must be"), "{err}");
+}
+
+#[test]
 fn hints_name_a_command_not_a_file_the_user_may_not_have() {
     let e = env("permissions:\n\tsandbox: true\n");
     let (code, _, err) = run(&e, &["policy", "show"]);
