@@ -97,6 +97,19 @@ pub struct Withheld {
     pub why: String,
 }
 
+/// A command asked often that no rule can settle safely: it runs a shell,
+/// an interpreter or a program that runs programs (a download piped into a
+/// shell among them), and a rule allowing it would allow any program.
+#[derive(Debug, Clone, Serialize)]
+pub struct NoSafeRule {
+    /// The asked command, as it was asked.
+    pub command: String,
+    /// How often it was asked.
+    pub count: usize,
+    /// Why no rule is offered.
+    pub why: String,
+}
+
 /// Everything `suggest` found.
 #[derive(Debug, Default, Serialize)]
 pub struct Report {
@@ -104,6 +117,9 @@ pub struct Report {
     pub suggestions: Vec<Suggestion>,
     /// Candidates that would have opened too much.
     pub withheld: Vec<Withheld>,
+    /// Commands asked at least `min` times that no rule can settle safely,
+    /// most asks first.
+    pub no_safe_rule: Vec<NoSafeRule>,
     /// Asked calls in the log (gated tools only).
     pub asked: usize,
     /// Of them, how many the current policy decides without asking.
@@ -277,7 +293,20 @@ pub fn suggest(log: &Log, engine: &Engine, min: usize) -> Report {
             continue;
         }
         match tool_kind(&call.tool) {
-            ToolKind::Exec => commands.extend(asked_commands(engine, call, i)),
+            ToolKind::Exec => match runs_any_program(&call.subject) {
+                // None of its commands gets a rule, not even the download
+                // that feeds the shell.
+                Some(why) => {
+                    if call.times >= min {
+                        report.no_safe_rule.push(NoSafeRule {
+                            command: call.subject.clone(),
+                            count: call.times,
+                            why,
+                        });
+                    }
+                }
+                None => commands.extend(asked_commands(engine, call, i)),
+            },
             ToolKind::File => paths[access_index(access_of(&call.tool))].push(Asked {
                 key: components(&call.subject),
                 call: i,
@@ -334,6 +363,108 @@ pub fn suggest(log: &Log, engine: &Engine, min: usize) -> Report {
         .suggestions
         .sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.rule.cmp(&b.rule)));
     report
+}
+
+/// Programs whose purpose is to run other programs: a rule allowing one
+/// allows whatever it is told to run. The wrappers the analyser strips
+/// (`env`, `sudo`, `timeout`, `xargs`, …) are judged by what they run, so
+/// they are not here.
+const RUNNERS: &[&str] = &[
+    "su",
+    "runuser",
+    "setpriv",
+    "chroot",
+    "unshare",
+    "nsenter",
+    "setsid",
+    "flock",
+    "watch",
+    "strace",
+    "ltrace",
+    "gdb",
+    "parallel",
+    "script",
+    "systemd-run",
+    "npx",
+    "pnpx",
+    "bunx",
+    "uvx",
+    "pipx",
+    "ssh",
+    "expect",
+    "osascript",
+    "deno",
+    "bun",
+];
+
+/// The program-running word of a command rule's words after which no
+/// program is named (`sudo`, `sudo -u root`, `env FOO=1`, `timeout 60`):
+/// the rule would allow whatever program follows. A word after an option
+/// is taken for its value, so a rule is withheld where in doubt.
+fn open_runner(words: &[String]) -> Option<&str> {
+    use sandgate_policy::shell::WRAPPERS;
+    let mut open = None;
+    let mut after_option = false;
+    for word in words {
+        let name = word.rsplit('/').next().unwrap_or(word);
+        let option = word.starts_with('-');
+        if WRAPPERS.iter().any(|w| w.name == name) || RUNNERS.contains(&name) {
+            open = Some(word.as_str());
+        } else if open.is_some()
+            // A word after an option may be its value (`sudo -u root`).
+            && !after_option
+            && !option
+            && !word.contains('=')
+            && !word.chars().all(|c| c.is_ascii_digit() || c == '.')
+        {
+            open = None;
+        }
+        after_option = option;
+    }
+    open
+}
+
+/// Why no rule can settle `command` safely: one of its simple commands runs
+/// a shell, an interpreter or a program that runs programs (after the
+/// wrappers are stripped: `sudo sh` runs `sh`), or a program the analyser
+/// cannot see into (`eval`, `source`). `None` when every one may get a rule.
+fn runs_any_program(command: &str) -> Option<String> {
+    use sandgate_policy::shell::{reads, OPAQUE_COMMANDS, SHELLS, UNREAD_SHELLS};
+    let analysis = sandgate_policy::shell::analyse(command);
+    let piped = command.contains('|');
+    for simple in &analysis.commands {
+        // Every form: `sudo bash` is matched by allow rules as written, and
+        // runs `bash` all the same.
+        for form in &simple.forms {
+            // The program: the first word that is not a `NAME=value` prefix.
+            let Some(first) = form.text.split(' ').find(|w| {
+                !w.split_once('=').is_some_and(|(n, _)| {
+                    !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                })
+            }) else {
+                continue;
+            };
+            let name = first.rsplit('/').next().unwrap_or(first);
+            let what = if SHELLS.contains(&name) || UNREAD_SHELLS.iter().any(|(n, _)| *n == name) {
+                "a shell"
+            } else if reads::interpreter_named(name).is_some() {
+                "an interpreter"
+            } else if RUNNERS.contains(&name) || OPAQUE_COMMANDS.iter().any(|(n, _)| *n == name) {
+                "a program that runs programs"
+            } else {
+                continue;
+            };
+            let fed = if piped && analysis.commands.len() > 1 {
+                ", fed by the commands before it"
+            } else {
+                ""
+            };
+            return Some(format!(
+                "it runs `{name}`, {what}{fed}: a rule that allows it allows any program"
+            ));
+        }
+    }
+    None
 }
 
 /// The simple commands of an asked call that no allow rule matched.
@@ -496,6 +627,26 @@ impl Judge<'_> {
         let Some(rule) = rule_for(target.kind, prefix, node, &self.engine.ctx.home) else {
             return Left::Uncovered(uncovered);
         };
+        if target.kind == RuleKind::Command {
+            if let Some(runner) = open_runner(prefix) {
+                let count: usize = node
+                    .items
+                    .iter()
+                    .filter_map(|&i| items.get(i))
+                    .map(|a| self.asks[a.call].times)
+                    .sum();
+                withheld.push(Withheld {
+                    kind: target.kind,
+                    access: None,
+                    rule,
+                    count,
+                    why: format!(
+                        "`{runner}` runs the program named after it, and the rule does not say which"
+                    ),
+                });
+                return Left::Blocked;
+            }
+        }
         let covered: Vec<&Asked> = node.items.iter().filter_map(|&i| items.get(i)).collect();
         let count: usize = covered.iter().map(|a| self.asks[a.call].times).sum();
         let (Some(with), Some(alone)) = (

@@ -341,6 +341,7 @@ fn suggest_rules(global: &GlobalArgs, log: &Log, args: &SuggestArgs) -> ExitCode
             "decided_now": report.decided_now,
             "suggestions": report.suggestions,
             "withheld": report.withheld,
+            "no_safe_rule": report.no_safe_rule,
         }));
         return ExitCode::from(EXIT_OK);
     }
@@ -370,6 +371,14 @@ fn suggest_rules(global: &GlobalArgs, log: &Log, args: &SuggestArgs) -> ExitCode
             printable(&w.rule),
             w.count,
             printable(&w.why)
+        ));
+    }
+    for n in &report.no_safe_rule {
+        out.push_str(&format!(
+            "asked often; no safe rule: `{}` ({} asks): {}\n",
+            printable(&n.command),
+            n.count,
+            printable(&n.why)
         ));
     }
     if report.decided_now > 0 {
