@@ -242,12 +242,17 @@ pub fn undecided(sources: &Sources, ctx: &Context) -> Result<Vec<Undecided>, Loa
     // An exact allow rule is compared with every deny regex; otherwise both
     // need a `^literal` form, and the deny rule's must say what follows its
     // literal unless that literal is not where the allow rule's starts.
-    let decided = |allow: &str, deny: &str| match (
-        coverage::CommandForm::of(allow),
-        coverage::CommandForm::of(deny),
-    ) {
-        (Some(a), Some(d)) => d.tail != coverage::Tail::Other || !a.literal.starts_with(&d.literal),
-        _ => false,
+    let decided = |allow: &str, deny: &str| {
+        let forms = match (
+            coverage::CommandForm::of(allow),
+            coverage::CommandForm::of(deny),
+        ) {
+            (Some(a), Some(d)) => {
+                d.tail != coverage::Tail::Other || !a.literal.starts_with(&d.literal)
+            }
+            _ => false,
+        };
+        forms || apart(allow, deny)
     };
     for rule in lists.command_allow.iter().filter(central) {
         if coverage::never_matches(&rule.text).is_some() || exact_literal(&rule.text).is_some() {
@@ -263,12 +268,20 @@ pub fn undecided(sources: &Sources, ctx: &Context) -> Result<Vec<Undecided>, Loa
         push(rule, against);
     }
     for rule in lists.path_allow.iter().filter(central) {
+        let (allow_dir, _) =
+            coverage::literal_prefix(&absolute_glob(&rule.text, &ctx.cwd, &ctx.home));
         let against = lists
             .path_deny
             .iter()
             .filter(|d| d.access.is_none() || d.access == rule.access)
             .filter(|d| {
                 let glob = absolute_glob(&d.text, &ctx.cwd, &ctx.home);
+                // Literal directories apart (`/dev/sd*` and `~/work/**`):
+                // no path matches both, so the deny rule cannot shadow it.
+                let (deny_dir, _) = coverage::literal_prefix(&glob);
+                if !within(&allow_dir, &deny_dir) && !within(&deny_dir, &allow_dir) {
+                    return false;
+                }
                 let (_, exact) = coverage::literal_prefix(&glob);
                 let dir_form = glob
                     .strip_suffix("/**")
@@ -280,6 +293,52 @@ pub fn undecided(sources: &Sources, ctx: &Context) -> Result<Vec<Undecided>, Loa
         push(rule, against);
     }
     Ok(out)
+}
+
+/// Whether no command matches both regexes, by their starts: both are
+/// anchored at the start of the command, each has a finite set of literal
+/// starts (`^(ls|cat)( |$)`: `ls`, `cat`), and no start of one is a prefix
+/// of a start of the other (`ls` and `rm` are apart; `git` and `git push`
+/// are not).
+fn apart(a: &str, b: &str) -> bool {
+    match (anchored_starts(a), anchored_starts(b)) {
+        (Some(xs), Some(ys)) => xs.iter().all(|x| {
+            ys.iter()
+                .all(|y| !x.starts_with(y.as_slice()) && !y.starts_with(x.as_slice()))
+        }),
+        _ => false,
+    }
+}
+
+/// The literal starts of every match of `rule`, when it is anchored at the
+/// start of the command and they are a finite, non-empty set.
+fn anchored_starts(rule: &str) -> Option<Vec<Vec<u8>>> {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    use regex_syntax::hir::Look;
+    let hir = regex_syntax::ParserBuilder::new()
+        .build()
+        .parse(rule)
+        .ok()?;
+    if !hir.properties().look_set_prefix().contains(Look::Start) {
+        return None;
+    }
+    let mut extractor = Extractor::new();
+    extractor.kind(ExtractKind::Prefix);
+    let seq = extractor.extract(&hir);
+    let literals = seq.literals()?;
+    if literals.is_empty() || literals.iter().any(|l| l.as_bytes().is_empty()) {
+        return None;
+    }
+    Some(literals.iter().map(|l| l.as_bytes().to_vec()).collect())
+}
+
+/// Whether the absolute directory `path` is `dir` or lies below it.
+fn within(path: &str, dir: &str) -> bool {
+    dir == "/"
+        || path == dir
+        || path
+            .strip_prefix(dir)
+            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// Why `sandgate policy allow` should not add the allow rule `rule` (of

@@ -373,10 +373,15 @@ pub fn run_lint(global: &GlobalArgs) -> ExitCode {
         }
     };
     let undecided = lint::undecided(&sources, &ctx).unwrap_or_default();
+    // What a program's options can do is information, not a problem: the
+    // forms that run programs or write files still ask.
+    let (notes, warnings): (Vec<_>, Vec<_>) = warnings
+        .into_iter()
+        .partition(|w| w.kind == lint::WarningKind::RunsPrograms);
     if global.json {
         println!(
             "{}",
-            json!({ "warnings": warnings, "undecided": undecided })
+            json!({ "warnings": warnings, "notes": notes, "undecided": undecided })
         );
     } else if warnings.is_empty() {
         println!("no warnings");
@@ -397,6 +402,15 @@ pub fn run_lint(global: &GlobalArgs) -> ExitCode {
         );
     }
     if !global.json {
+        for n in &notes {
+            println!(
+                "{}: note: {}: `{}`: {}",
+                location(n),
+                n.kind.as_str(),
+                n.rule,
+                n.message
+            );
+        }
         for u in &undecided {
             let against: Vec<String> = u.against.iter().map(|d| format!("`{d}`")).collect();
             println!(
