@@ -168,15 +168,37 @@ fn base_without_git() -> Option<PathBuf> {
         PathBuf::from("/var/tmp"),
         PathBuf::from("/dev/shm"),
     ];
+    candidates.into_iter().find(|dir| no_git_above(dir))
+}
+
+/// A directory outside every temp tree `sandgate run` allows (see
+/// `tests/support/outside.rs`) with no `.git` in or above it: cargo's target
+/// tmp dir lies in the checkout, whose `.git` the agent would take for the
+/// project's.
+fn outside_without_git() -> Option<PathBuf> {
+    let mut candidates = vec![
+        outside::base().to_path_buf(),
+        PathBuf::from("/run/sandgate-tests"),
+    ];
+    if let Some(home) = std::env::var_os("HOME") {
+        candidates.push(Path::new(&home).join(".sandgate-tests"));
+    }
     candidates.into_iter().find(|dir| {
-        let Ok(dir) = std::fs::canonicalize(dir) else {
-            return false;
-        };
-        dir.is_dir()
-            && dir
-                .ancestors()
-                .all(|d| std::fs::symlink_metadata(d.join(".git")).is_err())
+        std::fs::create_dir_all(dir).is_ok()
+            && std::fs::canonicalize(dir).is_ok_and(|d| !outside::in_temp_tree(&d))
+            && no_git_above(dir)
     })
+}
+
+/// Whether `dir` is a directory with no `.git` in it or above it.
+fn no_git_above(dir: &Path) -> bool {
+    let Ok(dir) = std::fs::canonicalize(dir) else {
+        return false;
+    };
+    dir.is_dir()
+        && dir
+            .ancestors()
+            .all(|d| std::fs::symlink_metadata(d.join(".git")).is_err())
 }
 
 fn skip_or_fail(what: &str) -> Option<Tree> {
@@ -461,14 +483,26 @@ impl Tree {
     /// A fresh tree for `agent` with [`POLICY`], or `None` (after printing why)
     /// when the agent is not installed outside CI.
     pub fn new(agent: Agent) -> Option<Tree> {
-        Tree::new_in(agent, &std::env::temp_dir())
+        let Some(base) = base_without_git() else {
+            return skip_or_fail(
+                "every temporary directory lies under a `.git` (TMPDIR, /tmp, /var/tmp, /dev/shm): \
+                 set TMPDIR to a directory outside any repository",
+            );
+        };
+        Tree::new_in(agent, &base)
     }
 
     /// A fresh tree outside every tree `sandgate run` allows (see
     /// `tests/support/outside.rs`): what the agent writes in its home is
     /// then judged as in a real home, not allowed as a temp tree.
     pub fn new_outside_temp(agent: Agent) -> Option<Tree> {
-        Tree::new_in(agent, outside::base())
+        let Some(base) = outside_without_git() else {
+            return skip_or_fail(
+                "no directory outside the temp trees without a `.git` above it \
+                 (target/tmp, /run/sandgate-tests, ~/.sandgate-tests)",
+            );
+        };
+        Tree::new_in(agent, &base)
     }
 
     fn new_in(agent: Agent, base: &Path) -> Option<Tree> {
@@ -479,12 +513,12 @@ impl Tree {
         if which("python3").is_none() {
             return skip_or_fail("`python3` is not on PATH (the model server): install python3");
         }
-        let Some(base) = base_without_git() else {
-            return skip_or_fail(
-                "every temporary directory lies under a `.git` (TMPDIR, /tmp, /var/tmp, /dev/shm): \
-                 set TMPDIR to a directory outside any repository",
-            );
-        };
+        if !no_git_above(base) {
+            return skip_or_fail(&format!(
+                "`{}` lies under a `.git`: the agent would take that as the project",
+                base.display()
+            ));
+        }
         let tmp = tempfile::Builder::new()
             .prefix(&format!("sandgate-e2e-{}-", agent.name()))
             .tempdir_in(base)
