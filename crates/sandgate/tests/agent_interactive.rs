@@ -17,6 +17,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod agents_common;
+#[path = "../../../tests/support/exe.rs"]
+mod exe;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -185,10 +187,11 @@ fn launcher(
     script(&tree.root.join(format!("{name}.sh")), &lines)
 }
 
-/// Writes an executable shell script of `lines` at `path`.
+/// Writes an executable shell script of `lines` at `path`, without this
+/// process ever holding it open for writing ("Text file busy", see
+/// `tests/support/exe.rs`).
 fn script(path: &Path, lines: &[String]) -> PathBuf {
-    std::fs::write(path, lines.join("\n") + "\n").unwrap();
-    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    exe::write_executable(path, &(lines.join("\n") + "\n"));
     path.to_path_buf()
 }
 
