@@ -403,6 +403,45 @@ impl Policy {
             let fed = c.words[first_name.unwrap_or(0)..at]
                 .iter()
                 .any(|w| !w.assignment && basename(&w.text) == "xargs");
+            // A wrapper's own output file (`time -o FILE`).
+            for k in first_name.unwrap_or(0)..at {
+                let name = basename(&c.words[k].text);
+                let Some((_, options)) = WRAPPER_OUTPUTS.iter().find(|(w, _)| *w == name) else {
+                    continue;
+                };
+                for j in k + 1..at {
+                    let t = c.words[j].text.as_str();
+                    let value = options.iter().find_map(|o| {
+                        if t == *o {
+                            c.words.get(j + 1).map(|w| w.text.clone())
+                        } else if let Some(v) = t.strip_prefix(&format!("{o}=")) {
+                            Some(v.to_string())
+                        } else if !o.starts_with("--") && t.starts_with(o) && t.len() > o.len() {
+                            Some(t[o.len()..].to_string())
+                        } else {
+                            None
+                        }
+                    });
+                    if let Some(text) = value {
+                        let out = ShellWord {
+                            text,
+                            ..c.words[j].clone()
+                        };
+                        self.judge_write(c, &out, false, places, parts);
+                    }
+                }
+            }
+            // `nohup` writes its output to `nohup.out` when it is a terminal.
+            let nohup = c.words[first_name.unwrap_or(0)..at]
+                .iter()
+                .any(|w| !w.assignment && basename(&w.text) == "nohup");
+            if nohup {
+                let out = ShellWord {
+                    text: "nohup.out".into(),
+                    ..ShellWord::default()
+                };
+                self.judge_write(c, &out, false, places, parts);
+            }
             if fed && !text_only(program) {
                 parts.push(Part {
                     kind: PartKind::Path,
@@ -681,6 +720,9 @@ use crate::shell::programs::{
     program_named, sed_script, sed_scripts, text_only, text_option, written, SedEffect,
 };
 
+/// Wrappers that write a file of their own, and the options naming it.
+pub const WRAPPER_OUTPUTS: &[(&str, &[&str])] = &[("time", &["-o", "--output"])];
+
 /// Options that make a program work in another directory, per program,
 /// named in full (the program's grammar reads how they are spelled); for a
 /// wrapper (`env -C DIR cmd`, `sudo -D DIR cmd`), the command it runs.
@@ -885,7 +927,9 @@ impl Policy {
             }
         };
         for text in texts {
-            if text == "-" || shell::is_harmless_target(&text) {
+            // A written `-` is a file of that name (`find -fls -`, `git diff
+            // --output -`): the writers take standard output only by path.
+            if shell::is_harmless_target(&text) {
                 continue;
             }
             if let Some(link) = places.through_link(&text) {

@@ -159,7 +159,15 @@ const CASES: &[(&str, Verdict, &str)] = &[
     ("tar tf x.tar", Allow, ""),
     ("cp -r src /tmp/x", Allow, ""),
     ("find . -name '*.rs'", Allow, ""),
-    ("du -sh ~", Allow, ""),
+    // `du` walks every directory below, the floor's too, even to sum them.
+    ("du -sh ~", Ask, "lists the names of every file below"),
+    (
+        "du -s \"$HOME\"",
+        Ask,
+        "lists the names of every file below",
+    ),
+    ("cd && du", Ask, "lists the names of every file below"),
+    ("du -sh src", Allow, ""),
     ("ls -R ~", Allow, ""),
     ("tree ~", Allow, ""),
     // Programs that read the names of their files from their input or a file.

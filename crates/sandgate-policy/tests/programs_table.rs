@@ -8,7 +8,9 @@
 
 mod shell_common;
 
-use sandgate_policy::shell::programs::{Runs, PROGRAMS, PROGRAM_VARIABLES, WRITERS};
+use sandgate_policy::shell::programs::{
+    Runs, FILE_VARIABLES, PROGRAMS, PROGRAM_VARIABLES, WRITERS,
+};
 use sandgate_policy::{ToolCall, Verdict};
 use shell_common::Home;
 
@@ -416,7 +418,9 @@ fn generated_cases() -> Vec<(String, Verdict)> {
                     Runs::CommandUntilTerminator => format!("{} . {} curl x \\;", p.name, o.name),
                     Runs::CommandWords => format!("{} {} curl x", p.name, o.name),
                     Runs::Script | Runs::ScriptWords => format!("{} {} 'curl x'", p.name, o.name),
-                    Runs::Hidden | Runs::NamesFromInput => format!("{} {} x y", p.name, o.name),
+                    Runs::Hidden | Runs::NamesFromInput | Runs::Writes => {
+                        format!("{} {} x y", p.name, o.name)
+                    }
                 }
             };
             out.push((command, Ask));
@@ -425,7 +429,7 @@ fn generated_cases() -> Vec<(String, Verdict)> {
             for o in *options {
                 let command = match (o.name.is_empty(), o.runs) {
                     (true, _) => format!("{} {} curl x", p.name, path.join(" ")),
-                    (false, Runs::Hidden | Runs::NamesFromInput) => {
+                    (false, Runs::Hidden | Runs::NamesFromInput | Runs::Writes) => {
                         format!("{} {} {} x", p.name, path.join(" "), o.name)
                     }
                     (false, _) => format!("{} {} {} 'curl x'", p.name, path.join(" "), o.name),
@@ -434,10 +438,25 @@ fn generated_cases() -> Vec<(String, Verdict)> {
             }
         }
     }
-    for v in PROGRAM_VARIABLES {
+    for v in PROGRAM_VARIABLES.iter().chain(FILE_VARIABLES) {
         let name = v.replace('*', "0");
         out.push((format!("{name}=x git log"), Ask));
         out.push((format!("env {name}=x git log"), Ask));
+    }
+    for p in PROGRAMS {
+        for (opt, _) in p.asking_globals {
+            out.push((format!("{} {opt} x log", p.name), Ask));
+        }
+        for (opt, text, _) in p.asking_values {
+            out.push((format!("{} log {opt}='x {text}'", p.name), Ask));
+            out.push((format!("{} log {opt} 'x {text}'", p.name), Ask));
+        }
+        for (prefix, _) in p.asking_prefixes {
+            out.push((format!("{} test {prefix}x=y", p.name), Ask));
+        }
+        for keyword in p.module_keywords {
+            out.push((format!("{} -n '{keyword} \"m\"; 1'", p.name), Ask));
+        }
     }
     for w in WRITERS {
         let command = match w.name {
@@ -466,9 +485,18 @@ fn every_table_entry_is_checked() {
         .iter()
         .map(|p| p.options.len() + p.subcommands.iter().map(|(_, o)| o.len()).sum::<usize>())
         .sum();
+    let asking: usize = PROGRAMS
+        .iter()
+        .map(|p| {
+            p.asking_globals.len()
+                + 2 * p.asking_values.len()
+                + p.module_keywords.len()
+                + p.asking_prefixes.len()
+        })
+        .sum();
     assert_eq!(
         cases.len(),
-        options + 2 * PROGRAM_VARIABLES.len() + 2 * WRITERS.len()
+        options + 2 * (PROGRAM_VARIABLES.len() + FILE_VARIABLES.len()) + 2 * WRITERS.len() + asking
     );
     for p in PROGRAMS {
         assert!(

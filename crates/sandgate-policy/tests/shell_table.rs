@@ -70,6 +70,19 @@ permissions:
       - "^find "
 "#;
 
+/// The presets' readers and build tools allowed by name, the project as a
+/// path allow rule (reads only), `/etc` denied.
+const TOOLS: &str = r#"
+permissions:
+  paths:
+    deny: ["/etc/**"]
+    read:
+      allow: ["./**"]
+  commands:
+    allow:
+      - '^(git|rg|diff|jq|du|find|sort|ls|cat|bash|sh|time|nohup|cargo|npm|yarn|pnpm|node|pytest|python3|pip|mypy|ruff|pylint|flake8|uv)( |$)'
+"#;
+
 /// The same rules in raw mode.
 const ECHO_RAW: &str = r#"
 permissions:
@@ -141,7 +154,8 @@ const CASES: &[(&str, &str, Verdict, &str)] = &[
     (ECHO, "X=1", Ask, "simple command `X=1`"),
     // Wrappers: the command they run is what must be allowed.
     (ECHO, "timeout 5 echo hi", Allow, "`timeout 5 echo hi` by `^echo( |$)`"),
-    (ECHO, "nohup echo hi &", Allow, "`nohup echo hi`"),
+    (ECHO, "nohup echo hi &", Ask, "nohup.out"),
+    (ECHO, "nohup echo hi > log &", Ask, "log"),
     (ECHO, "exec echo hi", Allow, "`exec echo hi`"),
     (ECHO, "xargs echo", Allow, "`xargs echo`"),
     (ECHO, "ls | xargs echo", Ask, "simple command `ls`"),
@@ -149,7 +163,11 @@ const CASES: &[(&str, &str, Verdict, &str)] = &[
     (ECHO, "timeout 5 ls", Ask, "simple command `timeout 5 ls`"),
     (ECHO, "sudo echo hi", Ask, "simple command `sudo echo hi`"),
     (ECHO, "bash -c 'echo hi'", Allow, "runs a script"),
-    (ECHO, "bash -lc 'echo a && echo b'", Allow, "runs a script"),
+    (ECHO, "bash -c 'echo a && echo b'", Allow, "runs a script"),
+    (ECHO, "bash -lc 'echo a && echo b'", Ask, "startup files"),
+    (ECHO, "bash --login -c 'echo a'", Ask, "startup files"),
+    (ECHO, "bash --rcfile x -ic 'echo a'", Ask, "startup files"),
+    (ECHO, "BASH_ENV=x bash -c 'echo a'", Ask, "`BASH_ENV`"),
     // What cannot be analysed is asked about, never allowed.
     (ECHO, "eval echo hi", Ask, "`eval` runs a string built at run time"),
     (ECHO, "$E hi", Ask, "the command name `$E` is an expansion"),
@@ -326,6 +344,47 @@ const CASES: &[(&str, &str, Verdict, &str)] = &[
     (DEV, "sudo -e /scratch/sudoers", Ask, "`sudo -e` runs a command that cannot be analysed"),
     (DEV, "sudo -e /etc/sudoers", Deny, "`/etc/sudoers` matches the deny rule `/etc/**`"),
     (DEV, "sudo --bogus ls", Ask, "unknown option `--bogus` of `sudo`"),
+
+    // What the readers and build tools do through options, variables and
+    // startup files: each asks (or is judged as the write it is).
+    (TOOLS, "git status", Allow, "`git status`"),
+    (TOOLS, "git log --pretty=tformat:%h%GG", Ask, "shows signatures"),
+    (TOOLS, "git -c gpg.program=x log", Ask, "sets a program"),
+    (TOOLS, "git -c core.worktree=.. status", Ask, "sets a program"),
+    (TOOLS, "git verify-tag v1", Ask, "cannot see"),
+    (TOOLS, "GIT_OBJECT_DIRECTORY=x git log", Ask, "`GIT_OBJECT_DIRECTORY`"),
+    (TOOLS, "GIT_TRACE_PACKET=t git status", Ask, "`GIT_TRACE_PACKET`"),
+    (TOOLS, "git --paginate log", Ask, "pager"),
+    (TOOLS, "rg -z KEY", Ask, "`rg -z`"),
+    (TOOLS, "diff --pagi a b", Ask, "`diff --paginate`"),
+    (TOOLS, "jq -n 'import \"m\" as m; m::f'", Ask, "`import`"),
+    (TOOLS, "jq -n '.important'", Allow, "`jq -n .important`"),
+    (TOOLS, "ENV=x sh -c ls", Ask, "`ENV`"),
+    (TOOLS, "sh -i -c ls", Ask, "startup files"),
+    (TOOLS, "time -o /etc/t ls", Deny, "`/etc/t` matches the deny rule `/etc/**`"),
+    (TOOLS, "time --output=t.txt ls", Ask, "t.txt"),
+    (TOOLS, "sort -T /etc a", Deny, "`/etc` matches the deny rule `/etc/**`"),
+    (TOOLS, "sort -o - a", Ask, "-"),
+    (TOOLS, "du --si ~", Ask, "lists the names of every file below"),
+    (TOOLS, "du -sh src", Allow, "`du -sh src`"),
+    (TOOLS, "du {src,~}", Ask, "lists the names of every file below"),
+    (TOOLS, "du -s {.,..}/..", Ask, "lists the names of every file below"),
+    (TOOLS, "bash -c 'du -c {~,src}'", Ask, "lists the names of every file below"),
+    (TOOLS, "find -files0-from list -name x", Ask, "`find -files0-from`"),
+    (TOOLS, "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=sh cargo test", Ask, "`CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER`"),
+    (TOOLS, "cargo check --manifest-path ../x/Cargo.toml", Ask, "`cargo --manifest-path`"),
+    (TOOLS, "cargo build --release", Allow, "`cargo build --release`"),
+    (TOOLS, "npm run build --node-gyp=x", Ask, "`npm --node-gyp`"),
+    (TOOLS, "NPM_CONFIG_SCRIPT_SHELL=sh npm test", Ask, "`NPM_CONFIG_SCRIPT_SHELL`"),
+    (TOOLS, "node --report-on-signal app.js", Ask, "`node --report-on-signal`"),
+    (TOOLS, "pytest --junit-x=out.xml", Ask, "`pytest --junit-xml`"),
+    (TOOLS, "python3 -m pytest --junitxml=o.xml", Ask, "`pytest --junitxml`"),
+    (TOOLS, "PYTEST_ADDOPTS=--basetemp=x pytest", Ask, "`PYTEST_ADDOPTS`"),
+    (TOOLS, "pytest -q tests", Allow, "`pytest -q tests`"),
+    (TOOLS, "mypy --cache-d x app", Ask, "`mypy --cache-dir`"),
+    (TOOLS, "ruff check -o out.txt .", Ask, "`ruff -o`"),
+    (TOOLS, "pylint --load-plugins=x app", Ask, "`pylint --load-plugins`"),
+    (TOOLS, "uv run --with x pytest", Ask, "`uv --with`"),
 
     // Raw mode keeps one regex over the whole string, bypasses included.
     (ECHO_RAW, "echo test && ls", Allow, "the command matches the allow rule `^echo( |$)`"),

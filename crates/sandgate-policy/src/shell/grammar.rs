@@ -1199,6 +1199,8 @@ pub const GRAMMARS: &[Grammar] = &[
              target-dir= test=? tests timings unit-graph verbose workspace",
         )
     },
+    // `logfile=` is the test harness's (`cargo test -- --logfile F`), read
+    // here too: cargo refuses it before `--`, so reading it only asks more.
     Grammar {
         subcommand: Some("test"),
         ..exact(
@@ -1206,7 +1208,7 @@ pub const GRAMMARS: &[Grammar] = &[
             "F:hj:p::qrvZ:",
             "all all-features all-targets bench=? benches bin=? bins color= config= doc \
              example=? examples exclude= features= frozen future-incompat-report help \
-             ignore-rust-version jobs= lib locked manifest-path= message-format= \
+             ignore-rust-version jobs= lib locked logfile= manifest-path= message-format= \
              no-default-features no-fail-fast no-run offline package=? profile= quiet \
              release target=? target-dir= test=? tests timings unit-graph verbose workspace",
         )
@@ -1294,7 +1296,9 @@ pub const GRAMMARS: &[Grammar] = &[
     exact(
         "node",
         "C:ce:hip:r:v",
-        "print= run= abort-on-uncaught-exception allow-addons allow-child-process allow-fs-read= \
+        "print= run= inspect=? inspect-brk=? inspect-wait=? trace-events-enabled \
+         report-uncaught-exception perf-basic-prof perf-basic-prof-only-functions perf-prof \
+         logfile= abort-on-uncaught-exception allow-addons allow-child-process allow-fs-read= \
          allow-fs-write= allow-wasi allow-worker build-snapshot check completion-bash \
          conditions= cpu-prof cpu-prof-dir= cpu-prof-interval= cpu-prof-name= \
          debug-port diagnostic-dir= disable-proto= disable-warning= \
@@ -1562,12 +1566,12 @@ pub const GRAMMARS: &[Grammar] = &[
         "c:hk:lm:o:p:qr:sVvW:x",
         "assert= basetemp= cache-clear cache-show= capture= co code-highlight= \
          collect-in-virtualenv collect-only color= confcutdir= config-file= \
-         continue-on-collection-errors debug= deselect= disable-plugin-autoload \
+         continue-on-collection-errors debug=? deselect= disable-plugin-autoload \
          disable-pytest-warnings disable-warnings doctest-continue-on-failure \
          doctest-glob= doctest-ignore-import-errors doctest-modules doctest-report= \
          durations= durations-min= exitfirst failed-first ff fixtures \
          fixtures-per-test force-short-summary full-trace funcargs help ignore= \
-         ignore-glob= import-mode= junit-prefix= junit-xml= keep-duplicates \
+         ignore-glob= import-mode= junit-prefix= junit-xml= junitxml= keep-duplicates \
          last-failed last-failed-no-failures= lf lfnf= log-auto-indent= \
          log-cli-date-format= log-cli-format= log-cli-level= log-date-format= \
          log-disable= log-file= log-file-date-format= log-file-format= \
@@ -1577,7 +1581,8 @@ pub const GRAMMARS: &[Grammar] = &[
          pyargs pythonwarnings= quiet report-chars= rootdir= runxfail setup-only \
          setup-plan setup-show show-capture= showlocals stepwise stepwise-reset \
          stepwise-skip strict strict-config strict-markers sw sw-reset sw-skip tb= \
-         trace trace-config verbose verbosity= version xfail-tb",
+         trace trace-config verbose verbosity= version xfail-tb \
+         cov=? cov-report= html= report-log=",
     ),
     argparse(
         "mypy",
@@ -1744,7 +1749,7 @@ pub const GRAMMARS: &[Grammar] = &[
     argparse(
         "tox",
         "c:hqrvx:",
-        "colored= conf= exit-and-dump-after= help no-provision=? \
+        "colored= conf= exit-and-dump-after= help installpkg= no-provision=? \
          no-recreate-provision override= quiet recreate root= runner= stderr-color= \
          verbose version workdir=",
     ),
@@ -1767,7 +1772,7 @@ pub const GRAMMARS: &[Grammar] = &[
         "hp:t:v:w",
         "createstub= dependencies help ignoreexternal level= outputjson project= \
          pythonpath= pythonplatform= pythonversion= skipunannotated stats threads= \
-         typeshedpath= venvpath= verbose verifytypes= version warnings watch",
+         typeshedpath= venvpath= verbose verifytypes= version warnings watch writebaseline",
     ),
     exact(
         "rustc",
@@ -1930,7 +1935,13 @@ mod tests {
         for p in PROGRAMS.iter().filter(|p| p.name != "find") {
             for o in p.options.iter().filter(|o| !o.name.is_empty()) {
                 if p.subcommands.is_empty() {
-                    check(p.name, None, o.name);
+                    // Its own grammar's, or one of its subcommands'
+                    // (`ruff check --add-noqa`, `uv run --with`).
+                    let sub = GRAMMARS
+                        .iter()
+                        .filter(|g| g.program == alias_of(p.name))
+                        .find(|g| g.knows(o.name.split(' ').next().unwrap_or(o.name)));
+                    check(p.name, sub.and_then(|g| g.subcommand), o.name);
                 }
             }
             for (path, options) in p.subcommands {

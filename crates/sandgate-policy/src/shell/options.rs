@@ -242,6 +242,17 @@ pub fn grammar_of(program: &str, sub: Option<&str>) -> Option<&'static Grammar> 
         .find(|g| g.program == name && g.subcommand == sub)
 }
 
+/// Whether `program` has grammars of its own per subcommand (`cargo
+/// build`, `ruff check`, `uv run`): its options before the subcommand are
+/// read with its own grammar, the ones after with the subcommand's.
+pub fn has_subcommand_grammars(program: &str) -> bool {
+    let name = program.rsplit('/').next().unwrap_or(program);
+    let name = super::grammar::alias_of(name);
+    GRAMMARS
+        .iter()
+        .any(|g| g.program == name && g.subcommand.is_some())
+}
+
 /// A grammar that knows no option: every `-x` word is an unknown flag.
 pub static UNKNOWN: Grammar = Grammar {
     program: "",

@@ -7,17 +7,17 @@ use tree_sitter::{Node, Parser, Tree};
 use super::braces;
 use super::grammar::Grammar;
 use super::kinds::{kind, Kind};
-use super::options::{grammar_of, parse, Arg, Value, UNKNOWN};
+use super::options::{grammar_of, has_subcommand_grammars, parse, Arg, Value, UNKNOWN};
 use super::plain::{plain_commands, PlainCommand};
 use super::programs::{
-    awk_program, git_program_key, is_option, picks_program, program_named, sed_script, sed_scripts,
-    spelled, AwkEffect, RunningOption, Runs,
+    awk_program, git_program_key, is_option, names_file, picks_program, program_named, sed_script,
+    sed_scripts, spelled, AwkEffect, RunningOption, Runs, PROGRAM_RUNNERS,
 };
 use super::reads::{interpreter_named, reads_program_from_stdin};
 use super::words::{slice, text, Word};
 use super::wrappers::{
-    hijacks, shell_invocation, skip_wrapper, wrapper_named, ShellInvocation, OPAQUE_COMMANDS,
-    SHELLS, UNREAD_SHELLS,
+    hijacks, shell_invocation, skip_wrapper, startup_option, wrapper_named, ShellInvocation,
+    OPAQUE_COMMANDS, SHELLS, UNREAD_SHELLS,
 };
 use super::{Analysis, Form, FormKind, Read, Redirect, ShellWord, SimpleCommand, Unanalysable};
 
@@ -798,6 +798,13 @@ impl Walker {
                 return false;
             }
         }
+        if let Some(opt) = startup_option(words, at) {
+            // The script is still read, for the deny rules.
+            self.unanalysable(
+                source,
+                format!("`{name} {opt}` runs the shell's startup files first, which the gate cannot see"),
+            );
+        }
         match shell_invocation(words, at) {
             Err(reason) => {
                 self.unanalysable(source, reason);
@@ -865,6 +872,13 @@ impl Walker {
                 source,
                 format!("`{name}` picks a program that runs, which the gate cannot see"),
             );
+        } else if names_file(name) {
+            self.unanalysable(
+                source,
+                format!(
+                    "`{name}` names a file, a directory or settings that the program writes, reads or runs, which the gate does not judge"
+                ),
+            );
         }
     }
 
@@ -895,10 +909,22 @@ impl Walker {
         if name == "trap" {
             self.trap(words, at, source);
         }
+        // `python -m pytest …`, `uv run pytest …`: pytest's own options.
+        let runner = super::grammar::alias_of(&name);
+        if PROGRAM_RUNNERS
+            .iter()
+            .any(|(r, w)| *r == runner && texts.get(at + 1) == Some(w))
+            && texts
+                .get(at + 2)
+                .is_some_and(|m| program_named(m).is_some())
+        {
+            self.program(words, at + 2, source, eligible, forms);
+        }
         let mut sub_at = at + 1;
         if let Some(p) = program_named(&name) {
             let own = grammar_of(&name, None);
-            if !p.subcommands.is_empty() {
+            let with_subcommands = !p.subcommands.is_empty() || has_subcommand_grammars(&name);
+            if with_subcommands {
                 // The program's own options before the subcommand.
                 let parsed = parse(own.unwrap_or(&UNKNOWN), &texts, at + 1);
                 let mut i = at + 1;
@@ -912,6 +938,9 @@ impl Walker {
                     else {
                         break;
                     };
+                    if let Some((o, why)) = p.asking_globals.iter().find(|(o, _)| opt.is(o)) {
+                        self.unanalysable(source, format!("`{name} {o}` {why}"));
+                    }
                     if opt.is("-c") {
                         if let Some(v) = value {
                             let kv = v.text(&texts);
@@ -941,9 +970,44 @@ impl Walker {
                     });
                 }
             }
+            // Option values that make the program run another.
+            for (opt, text, why) in p.asking_values {
+                let attached = format!("{opt}=");
+                let found = (at + 1..words.len()).find(|&j| {
+                    let value = match texts[j].strip_prefix(attached.as_str()) {
+                        Some(v) => v,
+                        None if texts[j] == *opt => texts.get(j + 1).copied().unwrap_or(""),
+                        None => return false,
+                    };
+                    value.contains(text) || words[j].has_expansion
+                });
+                if found.is_some() {
+                    self.unanalysable(source, format!("`{name} {opt}` with `{text}` {why}"));
+                }
+            }
+            // Words that set any of the program's settings.
+            for (prefix, why) in p.asking_prefixes {
+                if texts[at + 1..].iter().any(|t| t.starts_with(prefix)) {
+                    self.unanalysable(source, format!("`{name} {prefix}…` {why}"));
+                }
+            }
+            // Words of the program's language that load modules from a search path.
+            for keyword in p.module_keywords {
+                let found = words[at + 1..].iter().any(|w| {
+                    w.text
+                        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+                        .any(|token| token == *keyword)
+                });
+                if found {
+                    self.unanalysable(
+                        source,
+                        format!("`{name}` `{keyword}` loads code or data from a search path the gate does not judge"),
+                    );
+                }
+            }
             // Options wherever the program reads them: its own before a
             // subcommand, the subcommand's after it.
-            let (own_end, sub_grammar) = if p.subcommands.is_empty() {
+            let (own_end, sub_grammar) = if !with_subcommands {
                 (words.len(), None)
             } else {
                 (
@@ -971,6 +1035,13 @@ impl Walker {
                         Runs::Hidden => self.unanalysable(
                             source,
                             format!("`{name} {}` runs a program the gate cannot see", opt.name),
+                        ),
+                        Runs::Writes => self.unanalysable(
+                            source,
+                            format!(
+                                "`{name} {}` writes files or directories the gate does not judge",
+                                opt.name
+                            ),
                         ),
                         Runs::NamesFromInput => self.names_from_input(&name, opt.name, source),
                         Runs::CommandUntilTerminator => {
@@ -1043,6 +1114,14 @@ impl Walker {
                                 source,
                                 format!(
                                     "`{name} {} {}` runs a program the gate cannot see",
+                                    path.join(" "),
+                                    opt.name
+                                ),
+                            ),
+                            Runs::Writes => self.unanalysable(
+                                source,
+                                format!(
+                                    "`{name} {} {}` writes files or directories the gate does not judge",
                                     path.join(" "),
                                     opt.name
                                 ),
@@ -1348,14 +1427,15 @@ fn given(
     }
 }
 
-/// An option that hides a program or takes its file names from its input
+/// An option that hides a program, writes what the gate does not judge or
+/// takes its file names from its input
 /// stops the analysis wherever a word could hold it: besides the words the
 /// grammar reads as that option, every word that is the option,
 /// `OPTION=VALUE` or a short cluster holding its letter (`perl -pie`, whose
 /// `-i` takes the `e`; an option before git's subcommand). Reading wider only
 /// asks more.
 fn widen(hits: &mut Vec<(usize, Option<Value>)>, opt: &RunningOption, texts: &[&str], from: usize) {
-    if !matches!(opt.runs, Runs::Hidden | Runs::NamesFromInput) {
+    if !matches!(opt.runs, Runs::Hidden | Runs::NamesFromInput | Runs::Writes) {
         return;
     }
     for (j, t) in texts.iter().enumerate().skip(from) {

@@ -58,6 +58,10 @@ pub enum Runs {
     /// (`sort --files0-from=-`, `tar -T list`, `cpio -o`): the command is
     /// unanalysable.
     NamesFromInput,
+    /// It writes, empties or rewrites files or directories the gate does not
+    /// judge (`cargo clippy --fix`, `pytest --basetemp=DIR`, `node --prof`):
+    /// the command is unanalysable.
+    Writes,
 }
 
 /// An option of a program that runs something.
@@ -87,6 +91,20 @@ pub struct Program {
     /// runs programs or writes files, unless one of these options gives the
     /// program instead.
     pub text_operand: Option<&'static [&'static str]>,
+    /// Global options before the subcommand that make the command work on
+    /// what the gate cannot judge (another repository, a pager), with why.
+    pub asking_globals: &'static [(&'static str, &'static str)],
+    /// Options whose value, attached or the next word, makes the program run
+    /// another one when it holds a text: (option, text, why).
+    pub asking_values: &'static [(&'static str, &'static str, &'static str)],
+    /// Words of the program's own language that load code or data from a
+    /// search path (`jq`'s `import` and `include`): a word holding one as a
+    /// token makes the command unanalysable.
+    pub module_keywords: &'static [&'static str],
+    /// Beginnings of words that set any of the program's settings
+    /// (`pnpm --config.KEY=VALUE`), with why: such a word makes the command
+    /// unanalysable.
+    pub asking_prefixes: &'static [(&'static str, &'static str)],
 }
 
 const fn program(name: &'static str) -> Program {
@@ -95,6 +113,10 @@ const fn program(name: &'static str) -> Program {
         options: &[],
         subcommands: &[],
         text_operand: None,
+        asking_globals: &[],
+        asking_values: &[],
+        module_keywords: &[],
+        asking_prefixes: &[],
     }
 }
 
@@ -116,6 +138,13 @@ const fn names_from(name: &'static str) -> RunningOption {
     }
 }
 
+const fn writes(name: &'static str) -> RunningOption {
+    RunningOption {
+        name,
+        runs: Runs::Writes,
+    }
+}
+
 /// `--files0-from`, as `sort`, `wc` and `du` spell it.
 const FILES0_FROM: &[RunningOption] = &[names_from("--files0-from")];
 /// `-c`/`--check`: the checksum tools read the files a list names.
@@ -129,6 +158,7 @@ pub const PROGRAMS: &[Program] = &[
             runs("-execdir", Runs::CommandUntilTerminator),
             runs("-ok", Runs::CommandUntilTerminator),
             runs("-okdir", Runs::CommandUntilTerminator),
+            names_from("-files0-from"),
         ],
         ..program("find")
     },
@@ -137,6 +167,10 @@ pub const PROGRAMS: &[Program] = &[
             hidden("--exec-path"),
             hidden("--config-env"),
             names_from("--pathspec-from-file"),
+            // Verifying a signature runs gpg or ssh-keygen, which read and
+            // lock files in the floor (`~/.gnupg`, `~/.ssh/allowed_signers`).
+            hidden("--show-signature"),
+            hidden("--verify-signatures"),
         ],
         subcommands: &[
             (&["submodule", "foreach"], &[runs("", Runs::ScriptWords)]),
@@ -166,6 +200,38 @@ pub const PROGRAMS: &[Program] = &[
             ),
             (&["mergetool"], &[hidden("--tool"), hidden("-t")]),
             (&["daemon"], &[hidden("--access-hook")]),
+            (&["verify-commit"], &[runs("", Runs::Hidden)]),
+            (&["verify-tag"], &[runs("", Runs::Hidden)]),
+            (&["tag"], &[hidden("-v"), hidden("--verify")]),
+        ],
+        asking_globals: &[
+            (
+                "--git-dir",
+                "works on another repository, whose settings can run programs",
+            ),
+            ("--work-tree", "reads another work tree"),
+            ("--namespace", "works in another namespace"),
+            ("--super-prefix", "works as part of another repository"),
+            (
+                "-p",
+                "pipes its output through a pager, which writes its history file",
+            ),
+            (
+                "--paginate",
+                "pipes its output through a pager, which writes its history file",
+            ),
+        ],
+        asking_values: &[
+            (
+                "--format",
+                "%G",
+                "shows signatures, which runs gpg or ssh-keygen on the floor",
+            ),
+            (
+                "--pretty",
+                "%G",
+                "shows signatures, which runs gpg or ssh-keygen on the floor",
+            ),
         ],
         ..program("git")
     },
@@ -186,7 +252,10 @@ pub const PROGRAMS: &[Program] = &[
         ..program("tar")
     },
     Program {
-        options: &[hidden("--compress-program"), names_from("--files0-from")],
+        options: &[
+            hidden("--compress-program"),
+            names_from("--files0-from"),
+        ],
         ..program("sort")
     },
     Program {
@@ -239,8 +308,24 @@ pub const PROGRAMS: &[Program] = &[
         ..program("wget")
     },
     Program {
-        options: &[hidden("--pre")],
+        options: &[
+            hidden("--pre"),
+            hidden("--hostname-bin"),
+            // Compressed files are read through gzip, xz, bzip2, zstd, …
+            hidden("-z"),
+            hidden("--search-zip"),
+        ],
         ..program("rg")
+    },
+    Program {
+        // The output goes through `pr`.
+        options: &[hidden("-l"), hidden("--paginate")],
+        ..program("diff")
+    },
+    Program {
+        options: &[hidden("-f"), hidden("--from-file")],
+        module_keywords: &["import", "include"],
+        ..program("jq")
     },
     Program {
         options: &[
@@ -264,12 +349,7 @@ pub const PROGRAMS: &[Program] = &[
         ..program("python2")
     },
     Program {
-        options: &[
-            hidden("-e"),
-            hidden("--eval"),
-            hidden("-p"),
-            hidden("--print"),
-        ],
+        options: NODE_OPTIONS,
         ..program("node")
     },
     Program {
@@ -361,6 +441,270 @@ pub const PROGRAMS: &[Program] = &[
         text_operand: Some(&["-f"]),
         ..program("mawk")
     },
+    // The presets' build tools: options that run a program named on the
+    // line, load code from elsewhere, or write outside what the gate judges.
+    Program {
+        options: CARGO_OPTIONS,
+        ..program("cargo")
+    },
+    Program {
+        options: NPM_OPTIONS,
+        ..program("npm")
+    },
+    Program {
+        options: YARN_OPTIONS,
+        ..program("yarn")
+    },
+    Program {
+        options: PNPM_OPTIONS,
+        asking_prefixes: &[(
+            "--config.",
+            "sets one of pnpm's settings (the script shell, the store, …), which the gate does not judge",
+        )],
+        ..program("pnpm")
+    },
+    Program {
+        options: PYTEST_OPTIONS,
+        ..program("pytest")
+    },
+    Program {
+        options: PYTEST_OPTIONS,
+        ..program("py.test")
+    },
+    Program {
+        options: PIP_OPTIONS,
+        ..program("pip")
+    },
+    Program {
+        options: PIP_OPTIONS,
+        ..program("pip3")
+    },
+    Program {
+        options: MYPY_OPTIONS,
+        ..program("mypy")
+    },
+    Program {
+        options: &[
+            writes("--add-noqa"),
+            writes("--fix"),
+            writes("--fix-only"),
+            writes("--unsafe-fixes"),
+            writes("--output-file"),
+            writes("-o"),
+            writes("--cache-dir"),
+            hidden("--config"),
+        ],
+        ..program("ruff")
+    },
+    Program {
+        options: &[
+            writes("--output-file"),
+            hidden("--config"),
+            hidden("--append-config"),
+        ],
+        ..program("flake8")
+    },
+    Program {
+        options: &[
+            hidden("--init-hook"),
+            hidden("--load-plugins"),
+            hidden("--rcfile"),
+            writes("--output"),
+        ],
+        ..program("pylint")
+    },
+    Program {
+        options: &[
+            hidden("--pythonpath"),
+            hidden("--venvpath"),
+            hidden("-v"),
+            writes("--createstub"),
+            writes("--writebaseline"),
+            writes("--outputjson"),
+        ],
+        ..program("pyright")
+    },
+    Program {
+        options: &[
+            hidden("-c"),
+            hidden("--conf"),
+            hidden("-x"),
+            hidden("--override"),
+            hidden("--installpkg"),
+            writes("--workdir"),
+            writes("--root"),
+        ],
+        ..program("tox")
+    },
+    Program {
+        options: &[
+            hidden("-f"),
+            hidden("--noxfile"),
+            writes("--envdir"),
+            writes("--report"),
+        ],
+        ..program("nox")
+    },
+    Program {
+        options: &[
+            hidden("--with"),
+            hidden("--with-requirements"),
+            hidden("--python"),
+            hidden("-p"),
+            hidden("--directory"),
+            hidden("--project"),
+            hidden("--env-file"),
+            writes("--cache-dir"),
+        ],
+        ..program("uv")
+    },
+];
+
+/// Programs that run another named after a word (`python -m pytest`, `uv
+/// run pytest`): the words after it are read as that program's, by its
+/// entry in [`PROGRAMS`].
+pub const PROGRAM_RUNNERS: &[(&str, &str)] = &[("python", "-m"), ("uv", "run")];
+
+/// cargo: a configuration given on the line can name a runner, a linker or
+/// flags that run programs; the target, artifact and log files go where
+/// the options say; `--fix` rewrites sources; `--open` starts a browser.
+const CARGO_OPTIONS: &[RunningOption] = &[
+    hidden("--config"),
+    hidden("-Z"),
+    hidden("-C"),
+    hidden("--manifest-path"),
+    hidden("--open"),
+    writes("--fix"),
+    writes("--target-dir"),
+    writes("--artifact-dir"),
+    writes("--logfile"),
+];
+
+/// npm: the shell that runs scripts, the programs it starts, configuration
+/// files, another prefix, and where logs and the cache are written.
+const NPM_OPTIONS: &[RunningOption] = &[
+    hidden("--script-shell"),
+    hidden("--shell"),
+    hidden("--node-options"),
+    hidden("--node-gyp"),
+    hidden("--git"),
+    hidden("--call"),
+    hidden("--userconfig"),
+    hidden("--globalconfig"),
+    hidden("--prefix"),
+    hidden("-C"),
+    hidden("--editor"),
+    hidden("--browser"),
+    hidden("--viewer"),
+    hidden("--init-module"),
+    writes("--logs-dir"),
+    writes("--cache"),
+];
+
+/// yarn: another directory, its configuration file, and where the cache
+/// and the modules go.
+const YARN_OPTIONS: &[RunningOption] = &[
+    hidden("--cwd"),
+    hidden("--use-yarnrc"),
+    writes("--cache-folder"),
+    writes("--preferred-cache-folder"),
+    writes("--global-folder"),
+    writes("--link-folder"),
+    writes("--modules-folder"),
+];
+
+/// pnpm: another directory, more settings, and where its state and store go.
+const PNPM_OPTIONS: &[RunningOption] = &[
+    hidden("-C"),
+    hidden("--dir"),
+    hidden("--env-file"),
+    hidden("--npmrc-auth-file"),
+    writes("--state-dir"),
+    writes("--store-dir"),
+];
+
+/// node: options that load other code or write profiles, traces, reports
+/// and test results.
+const NODE_OPTIONS: &[RunningOption] = &[
+    hidden("-e"),
+    hidden("--eval"),
+    hidden("-p"),
+    hidden("--print"),
+    hidden("-r"),
+    hidden("--require"),
+    hidden("--import"),
+    hidden("--loader"),
+    hidden("--experimental-loader"),
+    hidden("--test-reporter"),
+    hidden("--run"),
+    hidden("--inspect"),
+    hidden("--inspect-brk"),
+    hidden("--inspect-wait"),
+    writes("--test-reporter-destination"),
+    writes("--prof"),
+    writes("--cpu-prof"),
+    writes("--heap-prof"),
+    writes("--heapsnapshot-signal"),
+    writes("--heapsnapshot-near-heap-limit"),
+    writes("--diagnostic-dir"),
+    writes("--trace-events-enabled"),
+    writes("--trace-event-categories"),
+    writes("--trace-event-file-pattern"),
+    writes("--redirect-warnings"),
+    writes("--report-on-signal"),
+    writes("--report-on-fatalerror"),
+    writes("--report-uncaught-exception"),
+    writes("--report-dir"),
+    writes("--report-directory"),
+    writes("--report-filename"),
+    writes("--build-snapshot"),
+    writes("--perf-basic-prof"),
+    writes("--perf-basic-prof-only-functions"),
+    writes("--perf-prof"),
+    writes("--logfile"),
+    writes("--experimental-sea-config"),
+];
+
+/// pytest: `--basetemp` is emptied before the run; result, log and debug
+/// files are written; settings given on the line can move them.
+const PYTEST_OPTIONS: &[RunningOption] = &[
+    writes("--basetemp"),
+    writes("--junitxml"),
+    writes("--junit-xml"),
+    writes("--debug"),
+    writes("--report-log"),
+    writes("--log-file"),
+    writes("--html"),
+    writes("--cov-report"),
+    writes("--rootdir"),
+    hidden("-c"),
+    hidden("--config-file"),
+    hidden("-o"),
+    hidden("--override-ini"),
+    hidden("--pdbcls"),
+    hidden("--pastebin"),
+];
+
+/// pip: the log and cache files, another interpreter.
+const PIP_OPTIONS: &[RunningOption] = &[writes("--log"), writes("--cache-dir"), hidden("--python")];
+
+/// mypy: another interpreter, installing stubs, reports and the cache.
+const MYPY_OPTIONS: &[RunningOption] = &[
+    hidden("--python-executable"),
+    hidden("--install-types"),
+    hidden("--config-file"),
+    writes("--junit-xml"),
+    writes("--cache-dir"),
+    writes("--html-report"),
+    writes("--xml-report"),
+    writes("--txt-report"),
+    writes("--xslt-html-report"),
+    writes("--xslt-txt-report"),
+    writes("--linecount-report"),
+    writes("--linecoverage-report"),
+    writes("--lineprecision-report"),
+    writes("--cobertura-xml-report"),
+    writes("--any-exprs-report"),
 ];
 
 /// Environment variables that pick a program which then runs: setting one
@@ -406,7 +750,25 @@ pub const PROGRAM_VARIABLES: &[&str] = &[
 /// Keys of `git -c KEY=VALUE` and `git config KEY VALUE` whose value is a
 /// program, a script or a file of more settings. Matched case-insensitively,
 /// as whole keys, as prefixes ending in `.`, or as a last part.
-pub const GIT_PROGRAM_KEYS: &[&str] = &["alias.", "pager.", "filter.", "include.", "includeif."];
+pub const GIT_PROGRAM_KEYS: &[&str] = &[
+    "alias.",
+    "pager.",
+    "filter.",
+    "include.",
+    "includeif.",
+    // Signatures run gpg or ssh-keygen; formats may show them.
+    "gpg.",
+    "log.showsignature",
+    "pretty.",
+    "format.pretty",
+    // Another work tree; files read or written elsewhere.
+    "core.worktree",
+    "core.attributesfile",
+    "core.excludesfile",
+    "mailmap.",
+    "blame.ignorerevsfile",
+    "trace2.",
+];
 
 /// Last parts of git configuration keys that name a program.
 pub const GIT_PROGRAM_KEY_ENDS: &[&str] = &[
@@ -430,7 +792,109 @@ pub const GIT_PROGRAM_KEY_ENDS: &[&str] = &[
 
 /// Whether assigning `name` picks a program.
 pub fn picks_program(name: &str) -> bool {
-    PROGRAM_VARIABLES.iter().any(|v| match v.strip_suffix('*') {
+    listed(PROGRAM_VARIABLES, name)
+}
+
+/// Environment variables that name a file or directory a program then
+/// writes or reads, or settings that load code or change what is read: the
+/// gate does not judge their values, so setting one makes the command
+/// unanalysable. A trailing `*` matches any suffix.
+pub const FILE_VARIABLES: &[&str] = &[
+    // git: another repository, work tree or index; trace files.
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_INDEX_FILE",
+    "GIT_SHALLOW_FILE",
+    "GIT_TRACE*",
+    "GNUPGHOME",
+    // Temporary files of every program.
+    "TMPDIR",
+    "TMP",
+    "TEMP",
+    // Configuration files that add options, startup files, history files.
+    "RIPGREP_CONFIG_PATH",
+    "BASH_ENV",
+    "ENV",
+    "ZDOTDIR",
+    "HISTFILE",
+    "LESS",
+    "LESSKEY*",
+    "LESSHISTFILE",
+    "MANOPT",
+    // Rust: the compiler, its wrappers, flags and the build configuration.
+    "RUSTC*",
+    "RUSTDOC*",
+    "RUSTFLAGS",
+    "RUSTUP_*",
+    "CARGO",
+    "CARGO_HOME",
+    "CARGO_BUILD_*",
+    "CARGO_TARGET_*",
+    "CARGO_HOST_*",
+    "CARGO_ENCODED_*",
+    "CARGO_ALIAS_*",
+    "CARGO_REGISTRIES_*",
+    "CARGO_REGISTRY_*",
+    "CARGO_CREDENTIAL_*",
+    "CARGO_NET_*",
+    "CARGO_UNSTABLE_*",
+    "CARGO_PROFILE_*",
+    "CARGO_DOC_*",
+    "CARGO_INSTALL_*",
+    "CARGO_HTTP_*",
+    "CC",
+    "CXX",
+    "AR",
+    "LD",
+    "CC_*",
+    "CXX_*",
+    "AR_*",
+    "TARGET_*",
+    "HOST_*",
+    "CFLAGS",
+    "CXXFLAGS",
+    "LDFLAGS",
+    "PKG_CONFIG*",
+    // Node: npm's settings (the script shell), module paths, coverage files.
+    "npm_config_*",
+    "NPM_CONFIG_*",
+    "YARN_*",
+    "PNPM_*",
+    "NODE_PATH",
+    "NODE_V8_COVERAGE",
+    "NODE_REPL_HISTORY",
+    // Python: pip's settings and log, test and lint settings and caches.
+    "PIP_*",
+    "PYTEST_ADDOPTS",
+    "PYTEST_PLUGINS",
+    "COVERAGE_*",
+    "MYPY_CACHE_DIR",
+    "MYPYPATH",
+    "PYLINTHOME",
+    "PYLINTRC",
+    "RUFF_*",
+    "BLACK_CACHE_DIR",
+    "PYTHONHOME",
+    "PYTHONUSERBASE",
+    "PYTHONPYCACHEPREFIX",
+    "PYTHONBREAKPOINT",
+    "PYTHONEXECUTABLE",
+    "VIRTUAL_ENV",
+    "UV_*",
+    "TOX_*",
+];
+
+/// Whether assigning `name` names a file or setting the gate does not judge.
+pub fn names_file(name: &str) -> bool {
+    listed(FILE_VARIABLES, name)
+}
+
+fn listed(table: &[&str], name: &str) -> bool {
+    table.iter().any(|v| match v.strip_suffix('*') {
         Some(prefix) => name.starts_with(prefix),
         None => name == *v,
     })
@@ -562,7 +1026,8 @@ pub const WRITERS: &[Writer] = &[
         ..writer("chgrp", WrittenOperands::AllButFirst)
     },
     Writer {
-        writes_value: &["-o", "--output"],
+        // `-T DIR`: its temporary files are written in DIR.
+        writes_value: &["-o", "--output", "-T", "--temporary-directory"],
         ..writer("sort", WrittenOperands::None)
     },
 ];

@@ -193,7 +193,7 @@ pub const RECURSIVE_READERS: &[RecursiveReader] = &[
         ..reader("fd", Roots::AfterPattern(&[]), Reach::Names)
     },
     RecursiveReader {
-        recursive: &["-a", "--all"],
+        // Without `-a` it still walks every directory below and lists each.
         default_here: true,
         ..reader("du", Roots::All, Reach::Names)
     },

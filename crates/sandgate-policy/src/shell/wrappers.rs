@@ -117,6 +117,12 @@ pub const UNREAD_SHELLS: &[(&str, &str)] = &[
 /// Shell long options that take the next word as their argument.
 const SHELL_LONG_WITH_ARG: &[&str] = &["--rcfile", "--init-file"];
 
+/// Shell options that run startup files before the script (a login or
+/// interactive shell, a given rc file), which the gate cannot see.
+const SHELL_STARTUP_LONG: &[&str] = &["--rcfile", "--init-file", "--login", "--interactive"];
+/// The same as short letters (`bash -lc`, `sh -i`).
+const SHELL_STARTUP_SHORT: &[char] = &['l', 'i'];
+
 /// Commands that run text the gate cannot see, and why that stops the analysis.
 pub const OPAQUE_COMMANDS: &[(&str, &str)] = &[
     ("eval", "`eval` runs a string built at run time"),
@@ -266,6 +272,38 @@ pub(crate) enum ShellInvocation {
 }
 
 /// Reads the options of a shell invocation.
+/// The option of the shell `words[at]` that makes it run startup files
+/// before its script (`bash -l`, `--login`, `-i`, `--rcfile F`), if any.
+pub(crate) fn startup_option(words: &[Word], at: usize) -> Option<&str> {
+    let mut i = at + 1;
+    while let Some(word) = words.get(i) {
+        let t = word.text.as_str();
+        if t == "--" || t == "-" || !t.starts_with(['-', '+']) {
+            return None;
+        }
+        i += 1;
+        if t.starts_with("--") {
+            let long = t.split('=').next().unwrap_or(t);
+            if SHELL_STARTUP_LONG.contains(&long) {
+                return Some(t);
+            }
+            if SHELL_LONG_WITH_ARG.contains(&long) {
+                i += 1;
+            }
+            continue;
+        }
+        if t.starts_with('-') && t[1..].chars().any(|c| SHELL_STARTUP_SHORT.contains(&c)) {
+            return Some(t);
+        }
+        // `-c SCRIPT`: the options end with the script; `-o NAME` takes a word.
+        if t.starts_with('-') && t.contains('c') {
+            return None;
+        }
+        i += t.chars().filter(|c| matches!(c, 'o' | 'O')).count();
+    }
+    None
+}
+
 pub(crate) fn shell_invocation(words: &[Word], at: usize) -> Result<ShellInvocation, String> {
     let mut i = at + 1;
     let mut command_mode = false;
@@ -385,6 +423,14 @@ mod tests {
         let inv = |s: &str| shell_invocation(&words(s), 0).unwrap();
         assert_eq!(inv("bash -c x"), ShellInvocation::Script(2));
         assert_eq!(inv("bash -lc x"), ShellInvocation::Script(2));
+        let startup = |s: &str| startup_option(&words(s), 0).map(str::to_string);
+        assert_eq!(startup("bash -lc x").as_deref(), Some("-lc"));
+        assert_eq!(startup("bash --login -c x").as_deref(), Some("--login"));
+        assert_eq!(startup("bash -i -c x").as_deref(), Some("-i"));
+        assert_eq!(startup("bash --rcfile f -c x").as_deref(), Some("--rcfile"));
+        assert_eq!(startup("bash -c x -l"), None);
+        assert_eq!(startup("bash -e -c x"), None);
+        assert_eq!(startup("bash -o pipefail -lc x").as_deref(), Some("-lc"));
         assert_eq!(inv("bash -o pipefail -ec x"), ShellInvocation::Script(4));
         assert_eq!(inv("bash -c"), ShellInvocation::MissingScript);
         assert_eq!(inv("bash"), ShellInvocation::Stdin);
