@@ -460,6 +460,10 @@ impl Policy {
         // them; but the shell lists a directory for each of its patterns.
         let prints = text_only(program) && c.command_at == first_name;
         let mut unknown_reported = false;
+        let messages = c.command_at.map_or_else(Vec::new, |at| {
+            let texts: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
+            text_values(&texts, at)
+        });
         for (i, word) in c.words.iter().enumerate() {
             if prints && !word.pattern {
                 continue;
@@ -469,10 +473,11 @@ impl Policy {
             if is_name && !word.text.contains('/') {
                 continue;
             }
-            // A message option's value is no path (`git commit -m "$(…)"`).
-            let text_value = i
-                .checked_sub(1)
-                .is_some_and(|p| text_option(program, &c.words[p].text))
+            // A message option's value is no path (`git commit -m "$(…)"`,
+            // `git commit --mess="$(…)"`).
+            let text_value = messages.contains(&i)
+                || i.checked_sub(1)
+                    .is_some_and(|p| text_option(program, &c.words[p].text))
                 || word
                     .text
                     .split_once('=')
@@ -717,7 +722,7 @@ impl Policy {
 
 use crate::shell::options::{grammar_of, parse, Arg, UNKNOWN};
 use crate::shell::programs::{
-    program_named, sed_script, sed_scripts, text_only, text_option, written, SedEffect,
+    program_named, sed_script, sed_scripts, text_only, text_option, text_values, written, SedEffect,
 };
 
 /// Wrappers that write a file of their own, and the options naming it.

@@ -34,9 +34,11 @@ permissions:
       - '^sort( |$)'
       - '^wc( |$)'
       - '^grep '
+      - '^cat '
       - '^diff '
       - '^ls( |$)'
       - '^du( |$)'
+      - '^git commit '
 "#;
 
 /// Every command allowed: the verdict comes from the paths alone.
@@ -108,6 +110,22 @@ const EXAMPLES: &[(&str, &str, Verdict)] = &[
     ("cp --target=.. a", "cp --target-directory=.. a", Ask),
     ("cp --t=.. a", "cp -t .. a", Ask),
     ("ls --recursive src", "ls -R src", Allow),
+    // A message is no path, however its option is spelled.
+    (
+        "git commit --mess \"$(cat notes)\"",
+        "git commit --message \"$(cat notes)\"",
+        Allow,
+    ),
+    (
+        "git commit -am \"$MSG\"",
+        "git commit -a -m \"$MSG\"",
+        Allow,
+    ),
+    (
+        "git commit --mess=\"$MSG\"",
+        "git commit -m \"$MSG\"",
+        Allow,
+    ),
 ];
 
 #[test]

@@ -38,6 +38,26 @@ pub fn text_option(program: &str, option: &str) -> bool {
         .any(|(p, opts)| *p == program && opts.contains(&option))
 }
 
+/// The words of the command `words[at..]` that hold the value of a message
+/// option ([`TEXT_OPTIONS`]), as the program's grammar (its subcommand's,
+/// for a program with subcommands) reads them: `--mess=…` is `--message`.
+pub fn text_values(words: &[&str], at: usize) -> Vec<usize> {
+    let name = words[at].rsplit('/').next().unwrap_or(words[at]);
+    let Some((_, options)) = TEXT_OPTIONS.iter().find(|(p, _)| *p == name) else {
+        return Vec::new();
+    };
+    let sub = program_named(name)
+        .filter(|p| !p.subcommands.is_empty())
+        .and_then(|_| subcommand_at(words, at))
+        .filter(|&s| grammar_of(name, Some(words[s])).is_some());
+    let parsed = parse_command(words, at, sub);
+    options
+        .iter()
+        .flat_map(|o| parsed.values(o))
+        .map(|v| v.word)
+        .collect()
+}
+
 /// What an option or subcommand of a program does with the words it takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Runs {
