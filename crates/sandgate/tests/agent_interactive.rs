@@ -87,18 +87,52 @@ impl Tmux {
 
     /// Waits until `done` holds for the screen; fails with the screen after `limit`.
     fn wait_for(&self, what: &str, limit: Duration, done: impl Fn(&str) -> bool) -> String {
+        self.poll(limit, &done).unwrap_or_else(|| {
+            panic!(
+                "{what}: not within {limit:?}; the screen:\n{}",
+                self.screen()
+            )
+        })
+    }
+
+    /// The first screen within `limit` for which `done` holds.
+    fn poll(&self, limit: Duration, done: impl Fn(&str) -> bool) -> Option<String> {
         let until = Instant::now() + limit;
         loop {
             let screen = self.screen();
             if done(&screen) {
-                return screen;
+                return Some(screen);
             }
-            assert!(
-                Instant::now() < until,
-                "{what}: not within {limit:?}; the screen:\n{screen}"
-            );
+            if Instant::now() >= until {
+                return None;
+            }
             std::thread::sleep(Duration::from_millis(200));
         }
+    }
+
+    /// Types `task` into the agent's input and submits it, pressing Enter
+    /// again while the agent has not taken it (a UI still starting, or one
+    /// that reads a fast burst as a paste, keeps the text in its input);
+    /// `ready` says the input is empty again.
+    fn submit(&self, task: &str, ready: &dyn Fn(&str) -> bool) {
+        self.text(task);
+        self.wait_for("the typed task", Duration::from_secs(30), |s| {
+            s.contains(task)
+        });
+        for _ in 0..6 {
+            std::thread::sleep(Duration::from_millis(500));
+            self.keys(&["Enter"]);
+            if self
+                .poll(Duration::from_secs(8), |s| ready(s) || question_text(s))
+                .is_some()
+            {
+                return;
+            }
+        }
+        panic!(
+            "the agent never took the task; the screen:\n{}",
+            self.screen()
+        );
     }
 }
 
@@ -262,9 +296,7 @@ fn the_question_is_whole_and_answered_on_purpose(
         "start-up asked: {:#?}",
         tree.audit()
     );
-    tmux.text("Do the task.");
-    std::thread::sleep(Duration::from_millis(300));
-    tmux.keys(&["Enter"]);
+    tmux.submit("Do the task.", case.ready);
     let asking = std::cell::RefCell::new(Vec::new());
     let first = tmux.wait_for("the question", Duration::from_secs(60), |s| {
         asking.borrow_mut().push(s.to_string());
@@ -378,7 +410,7 @@ fn claude_tree() -> Option<(Tree, Vec<(&'static str, String)>)> {
 /// Claude Code in bypass mode (which keeps its own dialog out of the way of
 /// sandgate's question) has its prompt up.
 fn claude_bypass_ready(s: &str) -> bool {
-    s.contains("bypass permissions on") && s.contains('❯')
+    s.contains("bypass permissions on") && prompt_is_empty(s)
 }
 
 /// Waits past the bypass-mode warning Claude Code shows at every start.
