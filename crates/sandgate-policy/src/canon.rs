@@ -150,7 +150,8 @@ pub fn expand_tilde_strict(path: &str, cwd: &Path, home: &Path) -> Result<PathBu
     }
 }
 
-/// Canonicalize `path` as DESIGN.md §Matching says. An empty path means `cwd`.
+/// Canonicalize `path` as docs/policy.md ("Paths are canonical before they
+/// are matched") says. An empty path means `cwd`.
 ///
 /// `cwd` should itself be canonical (see [`crate::Context::new`]).
 pub fn canonicalize(path: &str, cwd: &Path, home: &Path) -> Result<PathBuf, CanonError> {

@@ -1,4 +1,5 @@
-//! The compiled policy and its evaluation (DESIGN.md §Evaluation).
+//! The compiled policy and its evaluation (the steps of docs/policy.md, "How
+//! a call is decided").
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -430,8 +431,8 @@ impl Policy {
         &self.tests
     }
 
-    /// Decide a tool call (DESIGN.md §Evaluation). With no policy file at
-    /// all, an ASK's reason also says how to write one.
+    /// Decide a tool call (docs/policy.md, "How a call is decided"). With no
+    /// policy file at all, an ASK's reason also says how to write one.
     pub fn evaluate(&self, call: &ToolCall, ctx: &Context) -> Decision {
         let mut decision = if self.settings.sandbox {
             self.evaluate_rules(call, ctx)
