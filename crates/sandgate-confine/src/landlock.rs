@@ -1,9 +1,12 @@
 //! The Landlock floor: a ruleset that handles every write right and grants it
-//! only beneath the plan's rules. Built in the parent with the `landlock`
-//! crate, the one Landlock layer of sandgate (exec isolation builds its
-//! rulesets with it too, see `sandgate_sandbox::landlock`); the child only
-//! enters it with [`sandgate_sandbox::landlock_restrict_child`], whose raw
-//! calls are safe between `fork` and `exec` (see [`super::spawn`]).
+//! only beneath the plan's rules, and, when the plan carves reads around
+//! hidden paths (the floor, credential stores, other names of floor files),
+//! handles reading files too and grants it only beneath the plan's read
+//! rules. Built in the parent with the `landlock` crate, the one Landlock
+//! layer of sandgate (exec isolation builds its rulesets with it too, see
+//! `sandgate_sandbox::landlock`); the child only enters it with
+//! [`sandgate_sandbox::landlock_restrict_child`], whose raw calls are safe
+//! between `fork` and `exec` (the `spawn` module enters it there).
 
 use std::fs::{File, OpenOptions};
 use std::io;

@@ -24,7 +24,7 @@
 //! around them keep Landlock rules of their own; where no namespace can be
 //! made they are carved around instead ([`Protection::Carve`]).
 //!
-//! The plan is data ([`RunPlan::build`]); applying it is [`spawn`].
+//! The plan is data ([`RunPlan::build`]); applying it is [`spawn()`].
 
 #![deny(missing_docs)]
 // `unsafe` only in the modules whose documentation says so (each allows
@@ -47,14 +47,11 @@ mod supervisor;
 mod unasked;
 
 pub use metadata::Change;
-pub use mounts::{
-    probe_plan as probe_mounts, FloorMount, Protection, Requested, UnknownProtection,
-    PROTECTION_ENV,
-};
+pub use mounts::{probe_plan as probe_mounts, Requested, UnknownProtection, PROTECTION_ENV};
 pub use onbehalf::Op;
 pub use plan::{
-    canonical_or_lexical, floor_file_readable, AllowKind, Allowed, FloorDir, Rule, RunAnswers,
-    RunPlan, RunPlanInputs, Standing, DEFAULT_STATE_DIRS,
+    canonical_or_lexical, floor_file_readable, AllowKind, Allowed, FloorDir, FloorMount,
+    Protection, Rule, RunAnswers, RunPlan, RunPlanInputs, Standing, DEFAULT_STATE_DIRS,
 };
 pub use seccomp::{Listener, Notif, Ready};
 pub use settings::{ListKind, SandboxFile, SandboxSettings, SettingsError, FILE_NAME, STATE_DIR};

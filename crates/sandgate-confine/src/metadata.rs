@@ -18,36 +18,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use super::seccomp::{read_cstring, Notif};
-
-/// `setxattrat` (Linux 6.13, x86-64).
-const SYS_SETXATTRAT: libc::c_long = 463;
-/// `removexattrat` (Linux 6.13, x86-64).
-const SYS_REMOVEXATTRAT: libc::c_long = 466;
-
-/// The metadata system calls handed to the supervisor (x86-64 numbers).
-pub const SYSCALLS: &[libc::c_long] = &[
-    libc::SYS_chmod,
-    libc::SYS_fchmod,
-    libc::SYS_fchmodat,
-    libc::SYS_fchmodat2,
-    libc::SYS_chown,
-    libc::SYS_fchown,
-    libc::SYS_lchown,
-    libc::SYS_fchownat,
-    libc::SYS_utime,
-    libc::SYS_utimes,
-    libc::SYS_futimesat,
-    libc::SYS_utimensat,
-    libc::SYS_setxattr,
-    libc::SYS_lsetxattr,
-    libc::SYS_fsetxattr,
-    SYS_SETXATTRAT,
-    libc::SYS_removexattr,
-    libc::SYS_lremovexattr,
-    libc::SYS_fremovexattr,
-    SYS_REMOVEXATTRAT,
-];
+use super::seccomp::{read_cstring, Notif, SYS_REMOVEXATTRAT, SYS_SETXATTRAT};
 
 /// What a metadata system call changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

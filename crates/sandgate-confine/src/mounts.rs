@@ -39,14 +39,12 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde::Serialize;
-
 use sandgate_sandbox::mount::{
     self, bind_read_only, check, open_path, Fd, MOVE_MOUNT_F_EMPTY_PATH, MOVE_MOUNT_T_EMPTY_PATH,
     OPEN_TREE_CLONE,
 };
 
-use super::plan::RunPlan;
+use super::plan::{FloorMount, Protection, RunPlan};
 use super::seccomp;
 use sandgate_sandbox::bpf::{
     jump, stmt, AND_K, ARCH, AUDIT_ARCH_I386, AUDIT_ARCH_X86_64, JEQ_K, LD_W_ABS, NR, RET_ALLOW,
@@ -56,30 +54,6 @@ use sandgate_sandbox::bpf::{
 /// The environment variable that chooses the protection: `carve`, `mount`
 /// or `auto` (the default).
 pub const PROTECTION_ENV: &str = "SANDGATE_RUN_PROTECTION";
-
-/// How protected paths inside allowed directories are kept read-only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Protection {
-    /// Existing protected paths are read-only bind mounts in the program's
-    /// mount namespace; the allowed directories get Landlock rules of their
-    /// own. Missing protected paths are still carved.
-    Mount,
-    /// Every protected path is carved out of the Landlock rules, and the
-    /// supervisor creates, removes and renames the entries of the carved
-    /// directories.
-    Carve,
-}
-
-impl Protection {
-    /// The name used in reports: `mount` or `carve`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Protection::Mount => "mount",
-            Protection::Carve => "carve",
-        }
-    }
-}
 
 /// The protection the user asked for with [`PROTECTION_ENV`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,15 +154,6 @@ struct FloorSetup {
     /// The names beneath it that stay readable (read-only binds of the
     /// originals on the empty mount).
     keep: Vec<CString>,
-}
-
-/// A floor directory the mount layer hides, with what stays readable in it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FloorMount {
-    /// The directory (canonical).
-    pub dir: PathBuf,
-    /// The regular files directly in it that stay readable.
-    pub keep: Vec<String>,
 }
 
 impl Setup {

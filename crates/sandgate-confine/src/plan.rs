@@ -11,7 +11,7 @@
 //! does not exist yet (`.git` before `git init`) stays protected: nothing but
 //! the supervisor can create an entry next to it.
 //!
-//! With the mount layer ([`Protection::Mount`], see [`super::mounts`]) each
+//! With the mount layer ([`Protection::Mount`], made by the `mounts` module) each
 //! protected path that exists when the plan is made is held read-only by a
 //! bind mount in the program's mount namespace instead, so only the missing
 //! ones are carved around: a directory whose protected entries all exist
@@ -41,9 +41,41 @@ use sandgate_policy::floor;
 use sandgate_sandbox::floorlinks::FloorAlias;
 use serde::Serialize;
 
-use super::mounts::{FloorMount, Protection};
 use super::settings::{SandboxSettings, STATE_DIR};
 use super::unasked::{is_state_sibling, unasked, Unasked};
+
+/// How protected paths inside allowed directories are kept read-only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Protection {
+    /// Existing protected paths are read-only bind mounts in the program's
+    /// mount namespace; the allowed directories get Landlock rules of their
+    /// own. Missing protected paths are still carved.
+    Mount,
+    /// Every protected path is carved out of the Landlock rules, and the
+    /// supervisor creates, removes and renames the entries of the carved
+    /// directories.
+    Carve,
+}
+
+impl Protection {
+    /// The name used in reports: `mount` or `carve`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protection::Mount => "mount",
+            Protection::Carve => "carve",
+        }
+    }
+}
+
+/// A floor directory the mount layer hides, with what stays readable in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FloorMount {
+    /// The directory (canonical).
+    pub dir: PathBuf,
+    /// The regular files directly in it that stay readable.
+    pub keep: Vec<String>,
+}
 
 /// Temp trees every program may write.
 const TEMP_TREES: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];

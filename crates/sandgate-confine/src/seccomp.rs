@@ -52,7 +52,7 @@ pub const NOTIFIED: &[libc::c_long] = &[
 ];
 
 /// System calls that change what the supervisor caches about a thread (see
-/// [`super::callers`]): handed to it so that it forgets first.
+/// the `callers` module): handed to it so that it forgets first.
 pub const INVALIDATING: &[libc::c_long] = &[
     libc::SYS_chdir,
     libc::SYS_fchdir,
@@ -69,13 +69,39 @@ pub const INVALIDATING: &[libc::c_long] = &[
     libc::SYS_capset,
 ];
 
+/// `setxattrat` (Linux 6.13, x86-64).
+pub const SYS_SETXATTRAT: libc::c_long = 463;
+/// `removexattrat` (Linux 6.13, x86-64).
+pub const SYS_REMOVEXATTRAT: libc::c_long = 466;
+
+/// The metadata system calls handed to the supervisor (x86-64 numbers),
+/// which the `metadata` module decides.
+pub const METADATA: &[libc::c_long] = &[
+    libc::SYS_chmod,
+    libc::SYS_fchmod,
+    libc::SYS_fchmodat,
+    libc::SYS_fchmodat2,
+    libc::SYS_chown,
+    libc::SYS_fchown,
+    libc::SYS_lchown,
+    libc::SYS_fchownat,
+    libc::SYS_utime,
+    libc::SYS_utimes,
+    libc::SYS_futimesat,
+    libc::SYS_utimensat,
+    libc::SYS_setxattr,
+    libc::SYS_lsetxattr,
+    libc::SYS_fsetxattr,
+    SYS_SETXATTRAT,
+    libc::SYS_removexattr,
+    libc::SYS_lremovexattr,
+    libc::SYS_fremovexattr,
+    SYS_REMOVEXATTRAT,
+];
+
 /// Every system call the filter hands to the supervisor unconditionally.
 fn notified() -> impl Iterator<Item = libc::c_long> {
-    NOTIFIED
-        .iter()
-        .chain(super::metadata::SYSCALLS)
-        .chain(INVALIDATING)
-        .copied()
+    NOTIFIED.iter().chain(METADATA).chain(INVALIDATING).copied()
 }
 
 /// The `ioctl` requests that change an inode's flags or its encryption

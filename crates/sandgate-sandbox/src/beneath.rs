@@ -139,7 +139,8 @@ fn create_mode(flags: i32, mode: u32) -> u32 {
     }
 }
 
-/// `openat2` with `O_CLOEXEC` added; no allocation (shared with [`crate::mount`]).
+/// `openat2` with `O_CLOEXEC` added; no allocation (the `mount` module
+/// uses it too).
 pub(crate) fn raw_openat2(
     dirfd: libc::c_int,
     path: &CStr,

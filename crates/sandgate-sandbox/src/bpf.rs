@@ -2,9 +2,10 @@
 //! values, the architecture constants and the offsets into `struct
 //! seccomp_data`, spelled here once, and the two instruction builders.
 //!
-//! seccompiler compiles exec isolation's filters ([`crate::seccomp`],
-//! [`crate::harden`]): its actions suffice there. By hand are only the
-//! programs it cannot express: `sandgate run`'s filter, which returns
+//! seccompiler compiles exec isolation's deny filters (the `seccomp` and
+//! `harden` modules, which use this one): its actions suffice there. By hand
+//! are only the programs it cannot express: the supervisors' filters (exec
+//! isolation's in `supervise`, `sandgate run`'s), which return
 //! `SECCOMP_RET_USER_NOTIF` (an action seccompiler does not have), the mount
 //! layer's filter, which answers i386 calls instead of killing a foreign
 //! architecture as a compiled filter does, and the x32 guard put in front of

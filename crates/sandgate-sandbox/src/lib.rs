@@ -14,8 +14,11 @@
 //! out, with the [`Enforcement`] level the caller can inspect and require.
 //! The `unsafe` code of isolation is in the private `sys` module: the
 //! `pre_exec` hook and the raw system calls it makes. [`notify`] (seccomp
-//! user notification, shared with `sandgate run`) and [`supervise`] (the
-//! supervisor of `unix_sockets`) hold their own. [`beneath`] (opening a
+//! user notification, shared with `sandgate run`), [`supervise`] (exec
+//! isolation's supervisor: the listed `unix_sockets`, and with [`protect`]
+//! the protected paths missing at start) and [`caller`] (the calls made on
+//! a supervised caller's behalf, shared with `sandgate run`) hold their
+//! own. [`beneath`] (opening a
 //! judged path without following a symlink, shared by `sandgate run` and the
 //! MCP file tools) holds its own raw system calls, and [`mount`] the mount
 //! namespace calls shared with `sandgate run`.
@@ -49,6 +52,7 @@
 pub mod beneath;
 pub mod bpf;
 pub mod bwrap;
+pub mod caller;
 pub mod custom;
 pub mod enforcement;
 pub mod floorlinks;

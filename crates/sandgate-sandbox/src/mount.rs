@@ -5,7 +5,7 @@
 //! with `RESOLVE_NO_SYMLINKS`), cloned with `open_tree`, flagged with
 //! `mount_setattr` and attached with `move_mount`.
 //!
-//! Exec isolation's `landlock` mode ([`crate::Isolation`]) and `sandgate
+//! Exec isolation's `landlock` mode (its read-only view, in `sys`) and `sandgate
 //! run`'s mount layer (`sandgate-confine`) build on these. Every function
 //! makes raw system calls on memory its caller prepared, and allocates
 //! nothing, so it may run in the forked copy of a multithreaded parent.

@@ -600,6 +600,63 @@ pub fn reap_orphans(program: u32) -> io::Result<()> {
     Ok(())
 }
 
+/// What the child sends instead of a listener when another supervisor
+/// (`sandgate run`'s) holds the one a process may have.
+pub const OUTER_SUPERVISOR: u8 = b'B';
+
+/// The child's half: the filter and its end of the socket pair. Made
+/// before the fork; [`ChildHalf::install`] runs between `fork` and `exec`.
+#[derive(Debug)]
+pub struct ChildHalf {
+    program: Vec<libc::sock_filter>,
+    sock: OwnedFd,
+    /// Whether the command may start under another supervisor instead.
+    optional: bool,
+}
+
+impl ChildHalf {
+    /// The half that installs `program` and hands its listener over on
+    /// `sock`; `optional` when the command may start under another
+    /// supervisor instead (it then sends [`OUTER_SUPERVISOR`]).
+    pub fn new(program: Vec<libc::sock_filter>, sock: OwnedFd, optional: bool) -> ChildHalf {
+        ChildHalf {
+            program,
+            sock,
+            optional,
+        }
+    }
+
+    /// Installs the filter (the caller has set `no_new_privs`) and hands
+    /// the listener to the parent. Raw system calls only, no allocation.
+    pub fn install(&self) -> io::Result<()> {
+        let listener = match install(&self.program) {
+            Ok(fd) => fd,
+            Err(e) if self.optional && e.raw_os_error() == Some(libc::EBUSY) => {
+                // SAFETY: one byte from a live buffer on our own socket.
+                let sent = unsafe {
+                    libc::send(
+                        self.sock.as_raw_fd(),
+                        [OUTER_SUPERVISOR].as_ptr().cast(),
+                        1,
+                        0,
+                    )
+                };
+                return if sent == 1 {
+                    Ok(())
+                } else {
+                    Err(io::Error::last_os_error())
+                };
+            }
+            Err(e) => return Err(e),
+        };
+        let sent = send_fd(self.sock.as_raw_fd(), listener);
+        // SAFETY: `listener` was just returned by the kernel and is ours;
+        // the parent holds its own copy once `send_fd` succeeded.
+        unsafe { libc::close(listener) };
+        sent
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

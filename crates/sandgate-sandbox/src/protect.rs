@@ -37,6 +37,7 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
 
+pub use crate::caller::own_fs_context;
 use crate::notify::{self, Listener, Notif};
 
 /// Where names may be made, and which paths stay as they are.
@@ -367,10 +368,10 @@ impl Caller<'_> {
             } else {
                 rel
             };
-            let dir = crate::supervise::open_path(
+            let dir = crate::caller::open_path(
                 self.root.as_raw_fd(),
                 rel,
-                crate::supervise::RESOLVE_IN_ROOT | crate::supervise::RESOLVE_NO_MAGICLINKS,
+                crate::caller::RESOLVE_IN_ROOT | crate::caller::RESOLVE_NO_MAGICLINKS,
             )
             .map_err(errno)?;
             let dir_path = fd_path(&dir)?;
@@ -422,7 +423,7 @@ pub struct Cache {
 impl Cache {
     fn root(&mut self, tid: u32) -> Result<&OwnedFd, i32> {
         if self.root.is_none() {
-            let root = crate::supervise::open_path(
+            let root = crate::caller::open_path(
                 libc::AT_FDCWD,
                 Path::new(&format!("/proc/{tid}/root")),
                 0,
@@ -732,7 +733,7 @@ fn perform(
                 let Base::Fd(fd) = from_at else {
                     return Err(libc::ENOENT);
                 };
-                let file = crate::supervise::take_fd(n.pid, fd).map_err(errno)?;
+                let file = crate::caller::take_fd(n.pid, fd).map_err(errno)?;
                 let via = CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))
                     .map_err(|_| libc::EINVAL)?;
                 // SAFETY: both names are NUL-terminated.
@@ -792,8 +793,8 @@ fn perform(
             let path = addr.get(2..).filter(|p| p.first().is_some_and(|b| *b != 0));
             let (Some(libc::AF_UNIX), Some(path)) = (family, path) else {
                 // Another family, an abstract name or none: no file is made.
-                let sock = crate::supervise::take_fd(n.pid, fd).map_err(errno)?;
-                return crate::supervise::raw_address_call(sock.as_raw_fd(), &addr, libc::bind)
+                let sock = crate::caller::take_fd(n.pid, fd).map_err(errno)?;
+                return crate::caller::raw_address_call(sock.as_raw_fd(), &addr, libc::bind)
                     .map(|()| None);
             };
             let path = match path.iter().position(|b| *b == 0) {
@@ -807,7 +808,7 @@ fn perform(
             guard.judge(&place.full(), Role::MadeFile)?;
             // Bound in the directory already judged, never its path again.
             let name = std::ffi::OsStr::from_bytes(place.name.as_bytes());
-            crate::supervise::bind_for(n.pid, fd, place.dir.as_fd(), name, umask).map(|()| None)
+            crate::caller::bind_for(n.pid, fd, place.dir.as_fd(), name, umask).map(|()| None)
         }
     }
 }
@@ -826,19 +827,6 @@ pub fn drop_effective_capabilities() -> io::Result<()> {
         d.effective = 0;
     }
     crate::sys::capset(&data)
-}
-
-/// Gives the calling thread its own umask and working directory
-/// (`unshare(CLONE_FS)`), so that [`answer`] can take on the command's
-/// umask without changing the rest of the process. Call once per thread
-/// before its first [`answer`].
-pub fn own_fs_context() -> io::Result<()> {
-    // SAFETY: integer argument only; affects the calling thread only.
-    if unsafe { libc::unshare(libc::CLONE_FS) } == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
 }
 
 #[cfg(test)]

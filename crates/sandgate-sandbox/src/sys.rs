@@ -58,7 +58,7 @@ pub struct ChildConfinement {
     /// A read-only view of everything but the writable trees, made first.
     pub read_only_mounts: Option<ReadOnlyMounts>,
     /// The supervisor's filter, installed last, and its hand-over.
-    pub supervised: Option<crate::supervise::ChildHalf>,
+    pub supervised: Option<crate::notify::ChildHalf>,
 }
 
 /// Installs `confinement` as a `pre_exec` hook of `command`: the child
@@ -122,7 +122,7 @@ pub fn confine_child(command: &mut Command, confinement: ChildConfinement) {
 /// Installs the supervisor's filter as a `pre_exec` hook of `command` (a
 /// wrapper such as `bwrap`, whose own filters come later), with
 /// `no_new_privs` first.
-pub fn supervise_child(command: &mut Command, half: crate::supervise::ChildHalf) {
+pub fn supervise_child(command: &mut Command, half: crate::notify::ChildHalf) {
     let hook = move || -> io::Result<()> {
         set_no_new_privs()?;
         half.install()

@@ -10,8 +10,8 @@ use sandgate_policy::ask::{Resolution, Resolver};
 use sandgate_policy::persist::Effect;
 use sandgate_policy::Verdict;
 
-use super::judge::targets;
 use super::perform::perform_checked;
+use super::perform::targets;
 use super::report::attempt;
 use super::{lock, Pending, Shared};
 use crate::plan::Standing;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
 
-use super::perform::{creds_of, dac_refuses, perform_checked};
+use super::perform::{creds_of, dac_refuses, perform_checked, targets};
 use super::report::attempt;
 use super::{hint, lock, Pending, Shared};
 use crate::onbehalf::{try_perform, Op};
@@ -251,30 +251,6 @@ fn fails_anyway(op: &Op) -> Option<i32> {
         }
         Op::Link { to, .. } if exists(to) => Some(libc::EEXIST),
         _ => None,
-    }
-}
-
-/// The paths a write touches, and for each whether it changes an entry
-/// (create, remove, rename) rather than contents.
-pub(super) fn targets(op: &Op) -> Vec<(PathBuf, bool)> {
-    match op {
-        Op::Open { path, flags, .. } => {
-            if flags & libc::O_TMPFILE == libc::O_TMPFILE {
-                vec![(path.join(".tmpfile"), true)]
-            } else {
-                let creates = flags & libc::O_CREAT != 0 && fs::symlink_metadata(path).is_err();
-                vec![(path.clone(), creates)]
-            }
-        }
-        Op::Truncate { path, .. } | Op::Meta { path, .. } => vec![(path.clone(), false)],
-        Op::Mkdir { path, .. }
-        | Op::Mknod { path, .. }
-        | Op::Remove { path, .. }
-        | Op::Symlink { path, .. }
-        | Op::Bind { path, .. } => vec![(path.clone(), true)],
-        Op::Rename { from, to, .. } | Op::Link { from, to } => {
-            vec![(from.clone(), true), (to.clone(), true)]
-        }
     }
 }
 

@@ -1,12 +1,13 @@
 //! Performing an allowed write on the caller's behalf (when the policy
 //! allows what the Landlock floor would refuse), with the caller's umask and
-//! only when its file modes and ownership would let the caller do it itself.
+//! only when its file modes and ownership would let the caller do it itself;
+//! and the paths a write touches ([`targets`]), which the judgement and the
+//! question read too.
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use super::judge::targets;
 use super::{hint, Shared};
 use crate::callers::Creds;
 use crate::onbehalf::{perform, Op};
@@ -36,7 +37,7 @@ pub(super) fn perform_checked(shared: &Shared, notif: &Notif, op: &Op) {
     perform(&shared.listener, &shared.anchors, notif.id, op, umask);
 }
 
-/// The current credentials of `pid` (as cached, see [`super::callers`]).
+/// The current credentials of `pid` (as cached, see [`crate::callers`]).
 pub(super) fn creds_of(shared: &Shared, pid: u32) -> Option<Creds> {
     shared.callers.creds(pid)
 }
@@ -66,6 +67,30 @@ pub(super) fn dac_refuses(creds: &Option<Creds>, path: &Path, entry: bool) -> bo
         mode
     };
     bits & need != need
+}
+
+/// The paths a write touches, and for each whether it changes an entry
+/// (create, remove, rename) rather than contents.
+pub(super) fn targets(op: &Op) -> Vec<(PathBuf, bool)> {
+    match op {
+        Op::Open { path, flags, .. } => {
+            if flags & libc::O_TMPFILE == libc::O_TMPFILE {
+                vec![(path.join(".tmpfile"), true)]
+            } else {
+                let creates = flags & libc::O_CREAT != 0 && fs::symlink_metadata(path).is_err();
+                vec![(path.clone(), creates)]
+            }
+        }
+        Op::Truncate { path, .. } | Op::Meta { path, .. } => vec![(path.clone(), false)],
+        Op::Mkdir { path, .. }
+        | Op::Mknod { path, .. }
+        | Op::Remove { path, .. }
+        | Op::Symlink { path, .. }
+        | Op::Bind { path, .. } => vec![(path.clone(), true)],
+        Op::Rename { from, to, .. } | Op::Link { from, to } => {
+            vec![(from.clone(), true), (to.clone(), true)]
+        }
+    }
 }
 
 #[cfg(test)]
