@@ -1,5 +1,8 @@
 //! The mount layer: protected paths held read-only by bind mounts in the
-//! confined program's own mount namespace.
+//! confined program's own mount namespace, the floor's directories (and the
+//! credential-store directories the policy denies) hidden behind empty
+//! read-only mounts, and the denied credential-store files covered by a
+//! read-only bind of `/dev/null`.
 //!
 //! Landlock rules only add rights to whole subtrees, so without this layer an
 //! allowed directory that contains a protected path is *carved* (see

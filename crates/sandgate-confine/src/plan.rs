@@ -30,7 +30,11 @@
 //! without it the plan handles Landlock's file-read right and carves its read
 //! rules around them ([`RunPlan::read_rules`]). In `~/.ssh` the files `ssh`
 //! needs to reach a host through an agent stay readable
-//! ([`floor_file_readable`]).
+//! ([`floor_file_readable`]). The floor's other names (hard links made
+//! before, bind mounts: [`RunPlan::floor_links`]) and the credential stores
+//! the policy denies ([`RunPlan::credentials`]) are hidden from reads the
+//! same way (a credential file under the mount layer is covered by a
+//! read-only bind of `/dev/null`).
 
 use std::collections::HashSet;
 use std::fs;

@@ -1,6 +1,11 @@
-//! The seccomp layer: a filter that hands every write-class system call to
-//! the supervisor (`SECCOMP_RET_USER_NOTIF`), and the listener through which
-//! the supervisor receives and answers them.
+//! The seccomp layer: a filter that hands to the supervisor
+//! (`SECCOMP_RET_USER_NOTIF`) every write-class system call ([`NOTIFIED`]:
+//! those that make, remove or rename names, write-opens, `truncate`, `bind`,
+//! and `connect`), the metadata calls ([`METADATA`]) and the calls that
+//! change what the supervisor caches about a caller ([`INVALIDATING`]); a
+//! second filter that fails what the supervisor could not judge
+//! ([`unjudged_filter`]); and the listener through which the supervisor
+//! receives and answers them.
 //!
 //! Opens without a write flag, and every other system call, pass untouched:
 //! reads and execution stay as fast as unconfined. So does an `openat`

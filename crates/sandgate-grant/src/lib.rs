@@ -5,7 +5,7 @@
 //! rules a loop config actually needs ([`required`]): its programs, the file
 //! tools inside the loop's own directory ([`LoopDir`]) and nowhere else, and
 //! deny rules that keep those tools out of sandgate's floor. It shows them to a person
-//! ([`render`], the [`review`] page), and merges them once into the harness
+//! ([`render()`], the [`review`] page), and merges them once into the harness
 //! settings ([`merge_into`]). The grant removes prompts; it is not the safety
 //! mechanism — the loop's human checkpoints still stop and wait.
 //!

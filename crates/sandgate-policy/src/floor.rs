@@ -4,7 +4,10 @@
 //! `sandgate check`, the agent hooks and the MCP tools) compiles it into deny
 //! rules that come before every list; exec isolation denies its directories to
 //! an isolated command; `sandgate run` reads it into its plan; `sandgate policy
-//! lint` checks rules against it. Each entry says why it is there.
+//! lint` checks rules against it. Each entry says why it is there. The
+//! floor's private files are also known by inode ([`FloorInodes`]), so that
+//! the gate refuses them under another name (a hard link) and exec isolation
+//! and `sandgate run` find and hide their other names.
 
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;

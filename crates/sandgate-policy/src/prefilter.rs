@@ -31,7 +31,8 @@ pub(crate) fn required_literals(pattern: &str) -> Option<Vec<Vec<u8>>> {
     literals_of(&hir)
 }
 
-/// The required literals of a parsed regex (see [`required_literals`]).
+/// The required literals of a parsed regex: a set of literals, one of which
+/// occurs in every match, none of them empty.
 pub(crate) fn literals_of(hir: &Hir) -> Option<Vec<Vec<u8>>> {
     required(hir).filter(|set| set.iter().all(|lit| !lit.is_empty()))
 }

@@ -271,7 +271,7 @@ impl PrefixCanonicalizer {
         Some(dirs)
     }
 
-    /// The walk of [`PrefixCanonicalizer::resolve`]: `None` where `canonicalize` must answer.
+    /// The walk of [`PrefixCanonicalizer::canonical`]: `None` where `canonicalize` must answer.
     fn walk(&mut self, literal: &Path) -> Option<PathBuf> {
         let bytes = literal.as_os_str().as_bytes();
         // Where each component ends: `bytes[..ends[i]]` is the prefix of

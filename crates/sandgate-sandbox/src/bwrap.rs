@@ -1,8 +1,10 @@
 //! Bubblewrap: the plan as a `bwrap` command line.
 //!
 //! The whole file system is bound read-only, the workdir (and the temp dir
-//! with `allow_tmp`) read-write, and an empty read-only tmpfs is laid over
-//! every denied directory. Mounts apply in order, so a denied directory
+//! with `allow_tmp`) read-write, an empty read-only tmpfs is laid over
+//! every denied directory, and `/dev/null` is bound read-only over every
+//! denied file (another name of a floor file, a deny rule that names one
+//! file such as `~/.netrc`). Mounts apply in order, so a denied directory
 //! inside the workdir stays hidden.
 //!
 //! The command keeps nothing it does not need, whoever runs it (root
@@ -127,7 +129,8 @@ pub fn options(
         }
         let dir = denied.path.display().to_string();
         if denied.file {
-            // Another name of a floor file: an empty file, read-only.
+            // Another name of a floor file, or a denied file: an empty
+            // file, read-only.
             args.extend(["--ro-bind".to_string(), "/dev/null".to_string(), dir]);
             continue;
         }

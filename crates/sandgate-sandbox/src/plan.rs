@@ -3,8 +3,10 @@
 //! [`build`] is a pure function of the merged isolation settings, the path
 //! deny rules and the environment (working directory, home, temp dir). It does
 //! not touch the file system; [`resolve_links`] is the separate step that
-//! resolves symlinks of the paths that exist, right before a mechanism applies
-//! the plan.
+//! does, right before a mechanism applies the plan: it resolves symlinks of
+//! the paths that exist, denies each `paths.deny` entry that names one
+//! existing file like a directory, and adds the floor's other names (hard
+//! links, bind mounts, see [`crate::floorlinks`]).
 
 use std::path::{Path, PathBuf};
 

@@ -26,7 +26,8 @@
 //! `openat`.
 //!
 //! This module contains `unsafe` code: the system calls that make names
-//! through descriptors, the per-thread `umask` and file-system context, and
+//! through descriptors, the per-thread `umask` (each answering thread has
+//! its own file-system context, [`crate::caller::own_fs_context`]), and
 //! reading a symbolic link.
 
 #![allow(unsafe_code)]

@@ -4,7 +4,9 @@
 //! every family other than `AF_UNIX`, and `io_uring_setup(2)` (io_uring can
 //! open sockets without the `socket` system call). Always, it fails the
 //! `TIOCSTI` and `TIOCLINUX` ioctls, which could push keystrokes into the
-//! terminal outside the sandbox. Denied calls fail with `EACCES`.
+//! terminal outside the sandbox. Denied calls fail with `EACCES`. In front
+//! of the compiled filter, `x32_guard` fails every x32 system call (whose
+//! numbers the rules would not see) and kills a foreign architecture.
 
 use std::collections::BTreeMap;
 

@@ -22,9 +22,12 @@
 //! - An abstract address fails with `EPERM`: connected from outside the
 //!   sandbox it would pass Landlock's scoping of abstract sockets.
 //!
-//! This module contains `unsafe` code: `pidfd_open`, `pidfd_getfd`,
-//! `openat2`, `fstat` and `connect` on descriptors it owns, and the child's
-//! half of the listener hand-over, which runs between `fork` and `exec`.
+//! The calls made for the caller (taking its socket, `openat2`, `connect`,
+//! `bind`) are in [`crate::caller`], and the child's half of the listener
+//! hand-over in [`crate::notify`].
+//!
+//! This module contains `unsafe` code: `shutdown` and `getsockopt` on
+//! descriptors it owns.
 
 #![allow(unsafe_code)]
 

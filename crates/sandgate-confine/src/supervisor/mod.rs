@@ -20,7 +20,8 @@
 //! - [`connect`]: `connect()`, made for the program and kept only to a
 //!   listener of its own or a listed socket;
 //! - [`perform`]: performing an allowed write on the caller's behalf, when
-//!   its file modes would let the caller do it itself;
+//!   its file modes would let the caller do it itself, and the paths a
+//!   write touches;
 //! - [`report`]: what the supervisor reports ([`Event`]) and how it describes
 //!   an attempt.
 

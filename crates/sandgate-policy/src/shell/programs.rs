@@ -8,7 +8,10 @@
 //! Options are named in full; how a command spells them (abbreviated,
 //! clustered, with an attached value) is read by the one argv parser
 //! ([`super::options`]) from the program's grammar ([`super::grammar`]). The
-//! code that reads the tables knows nothing about any one program.
+//! code that reads the tables knows nothing about any one program, except
+//! where [`written`] reads a write no table describes by hand: `find`'s
+//! `-delete` and `-fprint*`, git's `--output`, `sed -i`, and the sources
+//! `mv` moves.
 
 use super::options::{grammar_of, parse, parse_command, Arg, Value, UNKNOWN};
 

@@ -1,6 +1,8 @@
 //! `sandgate run`: start a program (an agent) with the writes of its whole
 //! process tree confined to the workspace and a few well-known places, and
-//! ask the human when it reaches outside.
+//! ask the human when it reaches outside; the floor, its other names and the
+//! credential stores the policy denies are hidden from its reads, and its
+//! `connect` calls reach only its own listeners and the listed sockets.
 
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
