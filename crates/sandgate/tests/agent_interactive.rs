@@ -485,13 +485,21 @@ fn claude_code_interactive_asks_whole_and_only_on_purpose() {
             target: &target,
             needles: kernel_question(&target),
             ready: &claude_bypass_ready,
+            // 2.1.332 folds a call's output into "Ran 1 shell command": the
+            // exit code is checked in what the model received instead.
             done: &|s| {
-                s.contains("rc=0")
+                (s.contains("rc=0") || s.contains("Ran 1 shell command"))
                     && s.contains("all done")
                     && prompt_is_empty(s)
                     && claude_intact(s)
             },
         },
+    );
+    // The shell's exit code reached the model: the write succeeded.
+    let record = std::fs::read_to_string(tree.root.join("model/record.jsonl")).unwrap();
+    assert!(
+        record.contains("rc=0"),
+        "the model never got `rc=0`: {record}"
     );
 }
 
