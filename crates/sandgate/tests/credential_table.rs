@@ -66,6 +66,10 @@ const CASES: &[Subject] = &[
     Cmd("cat ~/.config/gh/h*.yml"),
     Cmd("sed -n 1p ~/.config/gh/hosts.yml"),
     Cmd("grep -r TOKEN ~/.kube"),
+    // A tree read of a directory that holds a store.
+    Cmd("grep -r TOKEN ~/.config"),
+    Cmd("cd ~/.docker && grep -r TOKEN ."),
+    Cmd("grep -r TOKEN ~/.mozilla"),
     Cmd("cat ~/.kube/config"),
     Cmd("cd ~ && cat .vault-token"),
     // Brace expressions are bash's: the attempts run in bash.

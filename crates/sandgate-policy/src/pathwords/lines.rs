@@ -348,6 +348,16 @@ impl Policy {
                             Err(_) => None,
                         }
                     };
+                    if tree.is_none() && !has_meta(&text) {
+                        if let Ok(r) = crate::canon::canonicalize_in(base, &text) {
+                            if let Some(part) =
+                                self.deny_rule_below(c, word, &r.path, (verdict, what), entry.reach)
+                            {
+                                parts.push(part);
+                                return;
+                            }
+                        }
+                    }
                     if let Some((path, dir)) = tree {
                         let rule = (verdict == Verdict::Deny)
                             .then(|| self.floor.first_match(dir).cloned())
@@ -374,6 +384,70 @@ impl Policy {
                 }
             }
         }
+    }
+
+    /// A tree read of `root` that holds a path a read deny rule names
+    /// exactly (`~/.netrc`, `~/.config/gh/hosts.yml`) or as a directory
+    /// (`~/.kube/**`), when that path exists: `grep -r KEY ~/.config` reads
+    /// `~/.config/gh/hosts.yml`. A DENY by that rule, unless the program
+    /// skips dot-files and the way there holds one (then `floor`, the
+    /// verdict the floor would get), or reads only names. Rules with other
+    /// patterns (`**/*.pem`) are not looked for below a tree.
+    fn deny_rule_below(
+        &self,
+        c: &SimpleCommand,
+        word: &ShellWord,
+        root: &Path,
+        floor: (Verdict, &str),
+        reach: Reach,
+    ) -> Option<Part> {
+        let rules = self.path_deny.rules();
+        let globs = self.path_deny.compiled_globs();
+        for (rule, glob) in rules.iter().zip(globs) {
+            if !rule.applies_to(crate::decision::Access::Read) {
+                continue;
+            }
+            let named = ["/**/*", "/**", "/"]
+                .iter()
+                .find_map(|s| glob.strip_suffix(s))
+                .unwrap_or(glob);
+            if named.is_empty() || has_meta(named) || named.contains('\\') {
+                continue;
+            }
+            let path = Path::new(named);
+            let Ok(rel) = path.strip_prefix(root) else {
+                continue;
+            };
+            if rel.as_os_str().is_empty() || std::fs::symlink_metadata(path).is_err() {
+                continue;
+            }
+            let dotted = rel
+                .components()
+                .any(|p| p.as_os_str().as_encoded_bytes().starts_with(b"."));
+            let (verdict, what) = match reach {
+                Reach::Contents if !dotted => (Verdict::Deny, "reads every file below"),
+                _ => floor,
+            };
+            let store = crate::credentials::store_of_rule(&rule.pattern)
+                .map(|s| format!(": a credential store: {}", s.why))
+                .unwrap_or_default();
+            return Some(tree_part(
+                c,
+                word,
+                verdict,
+                (verdict == Verdict::Deny).then(|| rule.clone()),
+                format!(
+                    "`{}` {what} `{}`, which holds `{}`, denied by the {} rule `{}` ({}){store}",
+                    c.normalized,
+                    root.display(),
+                    path.display(),
+                    rule.list_words(),
+                    rule.pattern,
+                    rule.origin
+                ),
+            ));
+        }
+        None
     }
 
     /// Files named by option values in a form of their own (`curl -d @FILE`,
