@@ -25,6 +25,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use agents_common::{in_ci, Agent, Script, Step, Tree};
+use serde_json::Value;
 
 /// A private tmux server, its socket under the test's tree
 /// (`TMUX_TMPDIR`), killed when dropped.
@@ -346,6 +347,13 @@ fn the_question_is_whole_and_answered_on_purpose(
         show("after the answer", last);
     }
     assert_eq!(std::fs::read_to_string(target).unwrap(), "hello\n");
+    // The shell's exit code reached the model: the write succeeded (Claude
+    // Code 2.1.332 folds a call's output on screen into "Ran 1 shell command").
+    let record = std::fs::read_to_string(tree.root.join("model/record.jsonl")).unwrap_or_default();
+    assert!(
+        record.contains("rc=0"),
+        "the model's tool result does not say the write succeeded"
+    );
     // No stale question, nothing typed reached the agent's prompt, and its UI is whole.
     for _ in 0..3 {
         let screen = tmux.screen();
@@ -485,21 +493,8 @@ fn claude_code_interactive_asks_whole_and_only_on_purpose() {
             target: &target,
             needles: kernel_question(&target),
             ready: &claude_bypass_ready,
-            // 2.1.332 folds a call's output into "Ran 1 shell command": the
-            // exit code is checked in what the model received instead.
-            done: &|s| {
-                (s.contains("rc=0") || s.contains("Ran 1 shell command"))
-                    && s.contains("all done")
-                    && prompt_is_empty(s)
-                    && claude_intact(s)
-            },
+            done: &|s| s.contains("all done") && prompt_is_empty(s) && claude_intact(s),
         },
-    );
-    // The shell's exit code reached the model: the write succeeded.
-    let record = std::fs::read_to_string(tree.root.join("model/record.jsonl")).unwrap();
-    assert!(
-        record.contains("rc=0"),
-        "the model never got `rc=0`: {record}"
     );
 }
 
@@ -556,4 +551,157 @@ fn gemini_cli_interactive_asks_whole_and_only_on_purpose() {
             },
         },
     );
+}
+
+/// The policy of the hook cases: the gate lets both calls run (the paths
+/// outside are the run's business, not the policy's).
+const HOOK_POLICY: &str = r#"permissions:
+  paths:
+    allow: ["{work}/**", "{outside}/**"]
+  commands:
+    allow: ["^python3 w\\.py$", "^echo "]
+"#;
+
+/// A tree with sandgate's hook installed and [`HOOK_POLICY`]; the model
+/// writes `outside/x.txt` with `echo … >` (a write the gate foresees), then
+/// runs `python3 w.py`, which writes `outside/unforeseen.txt` (one it cannot
+/// see). Returns the two paths.
+fn hooked(tree: &Tree) -> (PathBuf, PathBuf) {
+    tree.install_hook(&[]);
+    tree.write_policy(HOOK_POLICY);
+    let target = tree.outside.join("x.txt");
+    let unforeseen = tree.outside.join("unforeseen.txt");
+    std::fs::write(
+        tree.work.join("w.py"),
+        format!(
+            "try:\n    open('{}', 'w').write('x')\n    print('wrote it')\nexcept OSError as e:\n    print('py-refused', e.errno)\n",
+            unforeseen.display()
+        ),
+    )
+    .unwrap();
+    tree.set_script(&Script::new(vec![
+        write_outside(tree.agent, &target),
+        Step::shell(tree.agent, "python3 w.py"),
+    ]));
+    (target, unforeseen)
+}
+
+/// The question the run puts before a call whose writes it foresees: the
+/// agent's tool, the command, and the path in the reason.
+fn foreseen_question(tool: &str, target: &Path) -> Vec<String> {
+    vec![
+        format!(" run ({tool}) command:"),
+        "   echo hello > ".into(),
+        target.display().to_string(),
+    ]
+}
+
+/// After a hook case: the write no one foresaw was refused without a
+/// question, and the model was told why, with how the person can allow it.
+fn unforeseen_refused_and_told(tree: &Tree, unforeseen: &Path, screens: &[String]) {
+    assert!(!unforeseen.exists(), "the unforeseen write landed");
+    // The shell's exit code reached the model: the write succeeded (Claude
+    // Code 2.1.332 folds a call's output on screen into "Ran 1 shell command").
+    let record = std::fs::read_to_string(tree.root.join("model/record.jsonl")).unwrap_or_default();
+    assert!(
+        record.contains(&format!(
+            "sandgate run refused the create/write of `{}`",
+            unforeseen.display()
+        )) && record.contains("can allow it"),
+        "the model is not told why the write was refused"
+    );
+    assert!(
+        record.contains("py-refused 13"),
+        "the call did not fail with EACCES"
+    );
+    // One question in all: the screens show one stretch of question text.
+    let stretches = screens
+        .windows(2)
+        .filter(|w| !question_text(&w[0]) && question_text(&w[1]))
+        .count()
+        + usize::from(screens.first().is_some_and(|s| question_text(s)));
+    assert_eq!(stretches, 1, "not asked exactly once");
+    let hook_answers: Vec<Value> = tree
+        .audit()
+        .into_iter()
+        .filter(|r| r["answered_by"] == "human")
+        .collect();
+    assert_eq!(
+        hook_answers.len(),
+        1,
+        "one answer by the person: {:#?}",
+        tree.audit()
+    );
+}
+
+/// Claude Code in its default mode has its prompt up.
+fn claude_default_ready(s: &str) -> bool {
+    s.contains("for shortcuts") && prompt_is_empty(s)
+}
+
+/// With sandgate's hook installed, in Claude Code's default mode (where it
+/// would show its own dialog for a command it does not know): the write the
+/// gate foresees is asked about once, before the call, and the hook answers
+/// Claude Code with the person's answer, so neither Claude Code's dialog nor
+/// the supervisor asks again; the write no one foresaw is refused without a
+/// question and the model is told why.
+#[test]
+fn claude_code_interactive_with_the_hook_asks_once() {
+    if !tmux_present() {
+        return;
+    }
+    let Some((tree, env)) = claude_tree() else {
+        return;
+    };
+    let (target, unforeseen) = hooked(&tree);
+    let launch = launcher(
+        &tree,
+        "launch",
+        &env,
+        &[],
+        &["--permission-mode", "default"],
+    );
+    let tmux = Tmux::start(&tree.root, "claude-hook", &launch);
+    let screens = the_question_is_whole_and_answered_on_purpose(
+        &tmux,
+        &tree,
+        &Case {
+            target: &target,
+            needles: foreseen_question("Bash", &target),
+            ready: &claude_default_ready,
+            done: &|s| s.contains("all done") && claude_default_ready(s) && claude_intact(s),
+        },
+    );
+    for screen in &screens {
+        assert!(
+            !screen.contains("Do you want to proceed"),
+            "Claude Code asked too:\n{screen}"
+        );
+    }
+    unforeseen_refused_and_told(&tree, &unforeseen, &screens);
+}
+
+/// The same with Gemini CLI.
+#[test]
+fn gemini_cli_interactive_with_the_hook_asks_once() {
+    if !tmux_present() {
+        return;
+    }
+    let Some((tree, env)) = gemini_tree() else {
+        return;
+    };
+    let (target, unforeseen) = hooked(&tree);
+    let launch = launcher(&tree, "launch", &env, &[], &["--yolo"]);
+    let tmux = Tmux::start(&tree.root, "gemini-hook", &launch);
+    let screens = the_question_is_whole_and_answered_on_purpose(
+        &tmux,
+        &tree,
+        &Case {
+            target: &target,
+            needles: foreseen_question("run_shell_command", &target),
+            ready: &gemini_ready,
+            done: &|s| s.contains("all done") && gemini_ready(s) && gemini_intact(s),
+        },
+    );
+    unforeseen_refused_and_told(&tree, &unforeseen, &screens);
 }
