@@ -705,3 +705,83 @@ fn gemini_cli_interactive_with_the_hook_asks_once() {
     );
     unforeseen_refused_and_told(&tree, &unforeseen, &screens);
 }
+
+/// Inside tmux the question is a `tmux display-popup` over the agent's pane:
+/// the agent's UI stays on screen around it, the popup has the keyboard,
+/// and a desktop notification (a `notify-send` on PATH, with a display) says
+/// a question waits. The tmux the run is in is attached in a pane of a
+/// second tmux, whose screen is the person's.
+#[test]
+fn inside_tmux_the_question_is_a_popup_with_a_notification() {
+    if !tmux_present() {
+        return;
+    }
+    let Some((tree, mut env)) = claude_tree() else {
+        return;
+    };
+    let bin = tree.root.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let notified = tree.root.join("notified.txt");
+    script(
+        &bin.join("notify-send"),
+        &[
+            "#!/bin/sh".into(),
+            format!(
+                "printf '%s\\n' \"$@\" >> {}",
+                quote(&notified.to_string_lossy())
+            ),
+        ],
+    );
+    env.push((
+        "PATH",
+        format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        ),
+    ));
+    env.push(("DISPLAY", ":99".into()));
+    let target = tree.outside.join("x.txt");
+    tree.set_script(&Script::new(vec![write_outside(Agent::Claude, &target)]));
+    let launch = launcher(
+        &tree,
+        "launch",
+        &env,
+        &["TMUX", "TMUX_PANE"],
+        &["--permission-mode", "bypassPermissions"],
+    );
+    let inner = Tmux::start(&tree.root, "inner", &launch);
+    let attach = script(
+        &tree.root.join("attach.sh"),
+        &[
+            "#!/bin/sh".into(),
+            "unset TMUX".into(),
+            format!(
+                "TMUX_TMPDIR={} exec tmux -L {} attach",
+                quote(&inner.dir.to_string_lossy()),
+                quote(&inner.name)
+            ),
+        ],
+    );
+    let person = Tmux::start(&tree.root, "person", &attach);
+    accept_bypass_warning(&person);
+    let mut needles = kernel_question(&target);
+    // A popup, with the agent's UI around it: its screen is not replaced.
+    needles.push("┌─ sandgate ─".into());
+    needles.push("Claude Code v".into());
+    the_question_is_whole_and_answered_on_purpose(
+        &person,
+        &tree,
+        &Case {
+            target: &target,
+            needles,
+            ready: &claude_bypass_ready,
+            done: &|s| s.contains("all done") && prompt_is_empty(s) && claude_intact(s),
+        },
+    );
+    let notes = std::fs::read_to_string(&notified).unwrap_or_default();
+    assert!(
+        notes.contains("sandgate: a question waits") && notes.contains(&*target.to_string_lossy()),
+        "no desktop notification: {notes:?}"
+    );
+}

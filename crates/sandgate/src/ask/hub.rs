@@ -318,7 +318,7 @@ fn popup(inner: &Inner, tmux: &Path, pane: &str, id: u64) -> bool {
         quote(&inner.socket.to_string_lossy())
     );
     Command::new(tmux)
-        .args(["display-popup", "-E", "-w", "84", "-h", "18", "-t", pane])
+        .args(["display-popup", "-E", "-w", "90%", "-h", "18", "-t", pane])
         .args(["-T", " sandgate ", &command])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
