@@ -343,6 +343,46 @@ fn no_hook_denies_a_case_once_the_rules_are_removed() {
     hooks_answer(false);
 }
 
+/// An agent's own search (Claude Code's `Grep`, Gemini CLI's
+/// `grep_search`) reads every file below its root, unlike sandgate's
+/// `file_grep`: rooted above a store it is denied while the store's rule is
+/// in the policy, and allowed once it is removed.
+#[test]
+fn an_agents_own_search_above_a_store_is_denied_by_its_rule() {
+    for deny in [true, false] {
+        let f = fixture(deny);
+        for root in [f.home.join(".config"), f.home.join(".docker")] {
+            let claude = hook(
+                &f,
+                "claude",
+                "Grep",
+                json!({"pattern": "TOKEN", "path": root}),
+            );
+            let gemini = hook(
+                &f,
+                "gemini",
+                "grep_search",
+                json!({"pattern": "TOKEN", "dir_path": root}),
+            );
+            let answers = [
+                claude["hookSpecificOutput"]["permissionDecision"].clone(),
+                gemini["decision"].clone(),
+            ];
+            for answer in answers {
+                if deny {
+                    assert_eq!(answer, "deny", "{}: {claude} {gemini}", root.display());
+                } else {
+                    assert_ne!(answer, "deny", "{}: {claude} {gemini}", root.display());
+                }
+            }
+            if deny {
+                let why = claude["hookSpecificOutput"]["permissionDecisionReason"].to_string();
+                assert!(why.contains("a credential store: "), "{why}");
+            }
+        }
+    }
+}
+
 /// The MCP server over stdio: every case is refused (and shows no token)
 /// under the denying policy; without the rules, every case shows the token.
 fn mcp_answers(deny: bool) {

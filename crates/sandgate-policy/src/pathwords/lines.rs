@@ -11,7 +11,7 @@ use super::{
     Candidate, Expansion, Places,
 };
 use crate::command::{Part, PartKind};
-use crate::decision::Verdict;
+use crate::decision::{RuleRef, Verdict};
 use crate::policy::Policy;
 use crate::request::Context;
 use crate::shell::reads::{
@@ -386,21 +386,12 @@ impl Policy {
         }
     }
 
-    /// A tree read of `root` that holds a path a read deny rule names
-    /// exactly (`~/.netrc`, `~/.config/gh/hosts.yml`) or as a directory
-    /// (`~/.kube/**`), when that path exists: `grep -r KEY ~/.config` reads
-    /// `~/.config/gh/hosts.yml`. A DENY by that rule, unless the program
-    /// skips dot-files and the way there holds one (then `floor`, the
-    /// verdict the floor would get), or reads only names. Rules with other
-    /// patterns (`**/*.pem`) are not looked for below a tree.
-    fn deny_rule_below(
-        &self,
-        c: &SimpleCommand,
-        word: &ShellWord,
-        root: &Path,
-        floor: (Verdict, &str),
-        reach: Reach,
-    ) -> Option<Part> {
+    /// The first read deny rule that names, exactly (`~/.netrc`,
+    /// `~/.config/gh/hosts.yml`) or as a directory (`~/.kube/**`), a path
+    /// that exists strictly below `root`, with that path: a read of every
+    /// file below `root` reads it. Rules with other patterns (`**/*.pem`)
+    /// are not looked for. `root` is canonical.
+    pub fn read_deny_below(&self, root: &Path) -> Option<(&RuleRef, PathBuf)> {
         let rules = self.path_deny.rules();
         let globs = self.path_deny.compiled_globs();
         for (rule, glob) in rules.iter().zip(globs) {
@@ -421,33 +412,52 @@ impl Policy {
             if rel.as_os_str().is_empty() || std::fs::symlink_metadata(path).is_err() {
                 continue;
             }
-            let dotted = rel
-                .components()
-                .any(|p| p.as_os_str().as_encoded_bytes().starts_with(b"."));
-            let (verdict, what) = match reach {
-                Reach::Contents if !dotted => (Verdict::Deny, "reads every file below"),
-                _ => floor,
-            };
-            let store = crate::credentials::store_of_rule(&rule.pattern)
-                .map(|s| format!(": a credential store: {}", s.why))
-                .unwrap_or_default();
-            return Some(tree_part(
-                c,
-                word,
-                verdict,
-                (verdict == Verdict::Deny).then(|| rule.clone()),
-                format!(
-                    "`{}` {what} `{}`, which holds `{}`, denied by the {} rule `{}` ({}){store}",
-                    c.normalized,
-                    root.display(),
-                    path.display(),
-                    rule.list_words(),
-                    rule.pattern,
-                    rule.origin
-                ),
-            ));
+            return Some((rule, path.to_path_buf()));
         }
         None
+    }
+
+    /// A tree read of `root` that holds a path a read deny rule names
+    /// ([`Policy::read_deny_below`]): `grep -r KEY ~/.config` reads
+    /// `~/.config/gh/hosts.yml`. A DENY by that rule, unless the program
+    /// skips dot-files and the way there holds one (then `floor`, the
+    /// verdict the floor would get), or reads only names.
+    fn deny_rule_below(
+        &self,
+        c: &SimpleCommand,
+        word: &ShellWord,
+        root: &Path,
+        floor: (Verdict, &str),
+        reach: Reach,
+    ) -> Option<Part> {
+        let (rule, path) = self.read_deny_below(root)?;
+        let dotted = path
+            .strip_prefix(root)
+            .unwrap_or(&path)
+            .components()
+            .any(|p| p.as_os_str().as_encoded_bytes().starts_with(b"."));
+        let (verdict, what) = match reach {
+            Reach::Contents if !dotted => (Verdict::Deny, "reads every file below"),
+            _ => floor,
+        };
+        let store = crate::credentials::store_of_rule(&rule.pattern)
+            .map(|s| format!(": a credential store: {}", s.why))
+            .unwrap_or_default();
+        Some(tree_part(
+            c,
+            word,
+            verdict,
+            (verdict == Verdict::Deny).then(|| rule.clone()),
+            format!(
+                "`{}` {what} `{}`, which holds `{}`, denied by the {} rule `{}` ({}){store}",
+                c.normalized,
+                root.display(),
+                path.display(),
+                rule.list_words(),
+                rule.pattern,
+                rule.origin
+            ),
+        ))
     }
 
     /// Files named by option values in a form of their own (`curl -d @FILE`,

@@ -441,7 +441,8 @@ fn expand_dir(dir: &str, ctx: &Context) -> std::path::PathBuf {
 /// Decide one gated call, and what it implies: a file tool's path that is a
 /// glob pattern is judged also at the directory each of its alternatives
 /// starts from and at every floor directory it could match, and an agent's
-/// search rooted above a floor directory is denied.
+/// search rooted above a floor directory, or above a path a read deny rule
+/// names, is denied.
 fn judge(call: &ToolCall, policy: &sandgate_policy::Policy, ctx: &Context) -> Vec<Decided> {
     let mut out = vec![(call.clone(), policy.evaluate(call, ctx))];
     let Some(path) = call
@@ -498,6 +499,23 @@ fn judge(call: &ToolCall, policy: &sandgate_policy::Policy, ctx: &Context) -> Ve
                 Some(&rule) => Decision::by_rule(Verdict::Deny, subject, rule.clone(), reason),
                 None => Decision::new(Verdict::Deny, subject, reason),
             };
+        } else if let Some((rule, held)) = policy.read_deny_below(&root) {
+            // The same for a path a deny rule names (a credential store).
+            let store = sandgate_policy::credentials::store_of_rule(&rule.pattern)
+                .map(|s| format!(": a credential store: {}", s.why))
+                .unwrap_or_default();
+            let reason = format!(
+                "the agent's own search reads every file below `{}`, which holds `{}`, \
+                 denied by the {} rule `{}` ({}){store} (unlike sandgate's `file_grep`, \
+                 it does not skip denied paths)",
+                root.display(),
+                held.display(),
+                rule.list_words(),
+                rule.pattern,
+                rule.origin
+            );
+            let subject = out[0].1.subject.clone();
+            out[0].1 = Decision::by_rule(Verdict::Deny, subject, rule.clone(), reason);
         }
     }
     out
