@@ -675,6 +675,8 @@ fn suggest_never_allows_a_shell_an_interpreter_or_a_runner() {
             lines.push(ask(r));
         }
         lines.push(ask("make build"));
+        // A shell whose script the gate reads is judged by the script.
+        lines.push(ask("sh -c 'npm test'"));
     }
     // Asked once: not often enough to be listed.
     lines.push(ask("node x.js"));
@@ -688,7 +690,7 @@ fn suggest_never_allows_a_shell_an_interpreter_or_a_runner() {
         .collect();
     // Only the plain command gets a rule: neither the shell nor the download
     // that feeds it.
-    assert_eq!(rules, ["^make build( |$)"], "{s:#}");
+    assert_eq!(rules, ["^make build( |$)", "^npm test( |$)"], "{s:#}");
     let mut listed: Vec<(&str, u64)> = s["no_safe_rule"]
         .as_array()
         .unwrap()

@@ -293,7 +293,7 @@ pub fn suggest(log: &Log, engine: &Engine, min: usize) -> Report {
             continue;
         }
         match tool_kind(&call.tool) {
-            ToolKind::Exec => match runs_any_program(&call.subject) {
+            ToolKind::Exec => match runs_any_program(engine, call) {
                 // None of its commands gets a rule, not even the download
                 // that feeds the shell.
                 Some(why) => {
@@ -424,47 +424,62 @@ fn open_runner(words: &[String]) -> Option<&str> {
     open
 }
 
-/// Why no rule can settle `command` safely: one of its simple commands runs
-/// a shell, an interpreter or a program that runs programs (after the
-/// wrappers are stripped: `sudo sh` runs `sh`), or a program the analyser
-/// cannot see into (`eval`, `source`). `None` when every one may get a rule.
-fn runs_any_program(command: &str) -> Option<String> {
-    use sandgate_policy::shell::{reads, OPAQUE_COMMANDS, SHELLS, UNREAD_SHELLS};
-    let analysis = sandgate_policy::shell::analyse(command);
-    let piped = command.contains('|');
-    for simple in &analysis.commands {
-        // Every form: `sudo bash` is matched by allow rules as written, and
-        // runs `bash` all the same.
-        for form in &simple.forms {
-            // The program: the first word that is not a `NAME=value` prefix.
-            let Some(first) = form.text.split(' ').find(|w| {
-                !w.split_once('=').is_some_and(|(n, _)| {
-                    !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                })
-            }) else {
-                continue;
-            };
-            let name = first.rsplit('/').next().unwrap_or(first);
-            let what = if SHELLS.contains(&name) || UNREAD_SHELLS.iter().any(|(n, _)| *n == name) {
-                "a shell"
-            } else if reads::interpreter_named(name).is_some() {
-                "an interpreter"
-            } else if RUNNERS.contains(&name) || OPAQUE_COMMANDS.iter().any(|(n, _)| *n == name) {
-                "a program that runs programs"
-            } else {
-                continue;
-            };
-            let fed = if piped && analysis.commands.len() > 1 {
-                ", fed by the commands before it"
-            } else {
-                ""
-            };
-            return Some(format!(
-                "it runs `{name}`, {what}{fed}: a rule that allows it allows any program"
-            ));
+/// Why no rule can settle `call` safely: one of the parts that ask (what a
+/// rule would have to allow) runs a shell, an interpreter or a program that
+/// runs programs (in any form: `sudo bash` runs `bash`), or a program the
+/// analyser cannot see into (`eval`, `source`). A shell whose script the
+/// gate reads (`sh -c 'npm test'`) is not such a part: what asks is the
+/// script's commands. `None` when every part may get a rule.
+fn runs_any_program(engine: &Engine, call: &Call) -> Option<String> {
+    let explained = engine.current.explain_command(&call.subject, &call.ctx);
+    let analysis = sandgate_policy::shell::analyse(&call.subject);
+    let asking: Vec<_> = explained
+        .parts
+        .iter()
+        .filter(|p| p.verdict == Verdict::Ask)
+        .collect();
+    let fed = if asking.len() > 1 && call.subject.contains('|') {
+        ", fed by the commands before it"
+    } else {
+        ""
+    };
+    for part in &asking {
+        let texts: Vec<&str> = match analysis.commands.iter().find(|c| c.normalized == part.text) {
+            Some(simple) => simple.forms.iter().map(|f| f.text.as_str()).collect(),
+            None => vec![part.text.as_str(), part.source.as_str()],
+        };
+        for text in texts {
+            if let Some((name, what)) = runner(text) {
+                return Some(format!(
+                    "it runs `{name}`, {what}{fed}: a rule that allows it allows any program"
+                ));
+            }
         }
     }
     None
+}
+
+/// The program `text` (a simple command's words) runs, and what it is, when
+/// it is a shell, an interpreter or a program that runs programs.
+fn runner(text: &str) -> Option<(&str, &'static str)> {
+    use sandgate_policy::shell::{reads, OPAQUE_COMMANDS, SHELLS, UNREAD_SHELLS};
+    // The program: the first word that is not a `NAME=value` prefix.
+    let first = text.split(' ').find(|w| {
+        !w.split_once('=').is_some_and(|(n, _)| {
+            !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    })?;
+    let name = first.rsplit('/').next().unwrap_or(first);
+    let what = if SHELLS.contains(&name) || UNREAD_SHELLS.iter().any(|(n, _)| *n == name) {
+        "a shell"
+    } else if reads::interpreter_named(name).is_some() {
+        "an interpreter"
+    } else if RUNNERS.contains(&name) || OPAQUE_COMMANDS.iter().any(|(n, _)| *n == name) {
+        "a program that runs programs"
+    } else {
+        return None;
+    };
+    Some((name, what))
 }
 
 /// The simple commands of an asked call that no allow rule matched.
