@@ -403,29 +403,20 @@ impl Policy {
             let fed = c.words[first_name.unwrap_or(0)..at]
                 .iter()
                 .any(|w| !w.assignment && basename(&w.text) == "xargs");
-            // A wrapper's own output file (`time -o FILE`).
+            // A wrapper's own output file (`time -o FILE`, `--outp=FILE`),
+            // read through the wrapper's grammar.
             for k in first_name.unwrap_or(0)..at {
                 let name = basename(&c.words[k].text);
                 let Some((_, options)) = WRAPPER_OUTPUTS.iter().find(|(w, _)| *w == name) else {
                     continue;
                 };
-                for j in k + 1..at {
-                    let t = c.words[j].text.as_str();
-                    let value = options.iter().find_map(|o| {
-                        if t == *o {
-                            c.words.get(j + 1).map(|w| w.text.clone())
-                        } else if let Some(v) = t.strip_prefix(&format!("{o}=")) {
-                            Some(v.to_string())
-                        } else if !o.starts_with("--") && t.starts_with(o) && t.len() > o.len() {
-                            Some(t[o.len()..].to_string())
-                        } else {
-                            None
-                        }
-                    });
-                    if let Some(text) = value {
+                let texts: Vec<&str> = c.words[..at].iter().map(|w| w.text.as_str()).collect();
+                let parsed = parse(grammar_of(name, None).unwrap_or(&UNKNOWN), &texts, k + 1);
+                for o in *options {
+                    for v in parsed.values(o) {
                         let out = ShellWord {
-                            text,
-                            ..c.words[j].clone()
+                            text: v.text(&texts).to_string(),
+                            ..c.words[v.word].clone()
                         };
                         self.judge_write(c, &out, false, places, parts);
                     }

@@ -834,6 +834,16 @@ pub const FILE_VARIABLES: &[&str] = &[
     "GIT_SHALLOW_FILE",
     "GIT_TRACE*",
     "GNUPGHOME",
+    // Where every program reads its settings (a `.gitconfig` or
+    // `git/config` naming a pager, a `.curlrc`) and writes its caches.
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_CONFIG_DIRS",
+    "XDG_CACHE_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "CURL_HOME",
+    "WGETRC",
     // Temporary files of every program.
     "TMPDIR",
     "TMP",

@@ -71,7 +71,12 @@ pub const WRAPPERS: &[Wrapper] = &[
     // `busybox APPLET …` and `toybox APPLET …` run the applet named.
     wrapper("busybox"),
     wrapper("toybox"),
-    wrapper("exec"),
+    Wrapper {
+        // `exec -l bash -c …` and `exec -a -bash bash -c …` run a login
+        // shell (its startup files), `exec -a NAME busybox …` another applet.
+        opaque: &["-a", "-l"],
+        ..wrapper("exec")
+    },
     wrapper("xargs"),
 ];
 
