@@ -331,7 +331,44 @@ impl Policy {
             );
             return Some((Some(rule.clone()), reason));
         }
+        if let Some((rule, file)) = meta.and_then(|m| self.linked_deny_file(m, access)) {
+            let store = crate::credentials::store_of_rule(&rule.pattern)
+                .map(|s| format!(": a credential store: {}", s.why))
+                .unwrap_or_default();
+            let reason = format!(
+                "`{subject}` is a hard link to `{}`, which matches the {} rule `{}` ({}){store}",
+                file.display(),
+                rule.list_words(),
+                rule.pattern,
+                rule.origin
+            );
+            return Some((Some(rule.clone()), reason));
+        }
         None
+    }
+
+    /// The deny rule for `access` that names one file exactly (`~/.netrc`)
+    /// of which `meta` is another name (a hard link), with that file.
+    fn linked_deny_file(
+        &self,
+        meta: &std::fs::Metadata,
+        access: Access,
+    ) -> Option<(&RuleRef, PathBuf)> {
+        use std::os::unix::fs::MetadataExt;
+        if !meta.is_file() || meta.nlink() < 2 {
+            return None;
+        }
+        let rules = self.path_deny.rules();
+        let globs = self.path_deny.compiled_globs();
+        rules.iter().zip(globs).find_map(|(rule, glob)| {
+            if !rule.applies_to(access) || glob.is_empty() || has_meta(glob) || glob.contains('\\')
+            {
+                return None;
+            }
+            let named = std::fs::symlink_metadata(glob).ok()?;
+            (named.is_file() && named.dev() == meta.dev() && named.ino() == meta.ino())
+                .then(|| (rule, PathBuf::from(glob)))
+        })
     }
 
     /// The parts for the path words of every simple command of `analysis`:

@@ -74,6 +74,20 @@ fn a_tree_holding_a_denied_path_is_denied_by_its_rule() {
             d.reason
         );
     }
+    // Another name of a file a rule names (a hard link made before) is
+    // that file, for the file tools and the command words alike.
+    std::fs::write(h.join(".netrc"), "TOKEN\n").unwrap();
+    std::fs::hard_link(h.join(".netrc"), home.ctx.cwd.join("copy")).unwrap();
+    let netrc = policy(&home, r#""~/.netrc""#);
+    for call in [
+        ToolCall::new("exec_run", serde_json::json!({"command": "cat copy"})),
+        ToolCall::new("file_read", serde_json::json!({"path": "copy"})),
+    ] {
+        let d = netrc.evaluate(&call, &home.ctx);
+        assert_eq!(d.verdict, Deny, "{}", d.reason);
+        assert!(d.reason.contains("is a hard link to"), "{}", d.reason);
+        assert_eq!(without.evaluate(&call, &home.ctx).verdict, Allow);
+    }
     // A rule whose path does not exist denies no tree.
     std::fs::create_dir_all(h.join(".missing")).unwrap();
     let call = ToolCall::new(

@@ -55,6 +55,7 @@ const CASES: &[Subject] = &[
     File("~/.mozilla/firefox/p.default/logins.json"),
     File("~/.config/google-chrome/Default/Cookies"),
     File("netrclink"),
+    File("netrchard"),
     Cmd("cat ~/.netrc"),
     Cmd("cat {home}/.netrc"),
     Cmd("cat $HOME/.netrc"),
@@ -62,6 +63,7 @@ const CASES: &[Subject] = &[
     Cmd("cat ${HOME}/.git-credentials"),
     Cmd("cat < ~/.netrc"),
     Cmd("cat netrclink"),
+    Cmd("cat netrchard"),
     Cmd("cat ~/.kube/c*"),
     Cmd("cat ~/.config/gh/h*.yml"),
     Cmd("sed -n 1p ~/.config/gh/hosts.yml"),
@@ -131,6 +133,8 @@ fn fixture(deny: bool) -> Fixture {
         fs::write(&path, format!("{TOKEN}\n")).unwrap();
     }
     symlink(home.join(".netrc"), work.join("netrclink")).unwrap();
+    // Another name of the store, made before: judged as the store.
+    fs::hard_link(home.join(".netrc"), work.join("netrchard")).unwrap();
     let rules = if deny {
         CREDENTIAL_STORES
             .iter()
