@@ -43,6 +43,8 @@ pub(super) fn plain_commands(line: &str) -> Option<Vec<PlainCommand<'_>>> {
     let mut commands = Vec::new();
     let mut words: Vec<Cow<'_, str>> = Vec::new();
     let mut writes = Vec::new();
+    // Whether the current command has had a redirection (`2>&1` writes nothing).
+    let mut redirected = false;
     let mut start = None;
     let mut last_end = 0;
     let mut i = 0;
@@ -60,11 +62,13 @@ pub(super) fn plain_commands(line: &str) -> Option<Vec<PlainCommand<'_>>> {
             Some(b'0'..=b'9' | b'>') if !words.is_empty() && is_redirection(&bytes[i..]) => {
                 let (write, end) = redirection_at(line, i)?;
                 writes.extend(write);
+                redirected = true;
                 i = end;
                 continue;
             }
-            // A word after a redirection (`echo >out hi`) is left to the grammar.
-            Some(_) if !writes.is_empty() => return None,
+            // A word after a redirection (`echo >out hi`, `echo 2>&1 hi`) is
+            // left to the grammar.
+            Some(_) if redirected => return None,
             Some(_) => {
                 let (word, end) = word_at(line, i, words.is_empty())?;
                 // tree-sitter-bash drops a lone `-` in some places (before a
@@ -92,6 +96,7 @@ pub(super) fn plain_commands(line: &str) -> Option<Vec<PlainCommand<'_>>> {
             words: std::mem::take(&mut words),
             writes: std::mem::take(&mut writes),
         });
+        redirected = false;
         if op_len == 0 {
             return Some(commands);
         }
@@ -307,6 +312,9 @@ mod tests {
     #[test]
     fn anything_else_needs_the_parser() {
         for line in [
+            // A word after a descriptor copy, as after a write (found by the fuzz target).
+            "git log 1>&1 r --format=%H",
+            "echo >out hi",
             "'echo' a",
             "\"echo\" a",
             "e'cho' a",

@@ -395,6 +395,15 @@ fn a_word_the_shell_would_split_is_not_trusted() {
 }
 
 #[test]
+fn a_word_after_a_descriptor_copy_goes_to_the_parser() {
+    // Found by the fuzz target: the shortcut took `r` as an argument where
+    // the parser leaves it unanalysable.
+    let line = "bash -c 'timeout 5 \"rm\" -rf /' | sudbody 'x y' git l repo -env ys 1>&1 r --poag --format=%H@%an";
+    assert!(super::plain::plain_commands(line).is_none());
+    assert_eq!(analyse(line), analyse_with_parser(line));
+}
+
+#[test]
 fn plain_lines_analyse_as_the_parser_does() {
     for line in [
         "git status && ls -la | grep foo",
