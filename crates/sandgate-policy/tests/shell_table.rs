@@ -383,6 +383,9 @@ const CASES: &[(&str, &str, Verdict, &str)] = &[
     (TOOLS, "npm run build --node-gyp=x", Ask, "`npm --node-gyp`"),
     (TOOLS, "NPM_CONFIG_SCRIPT_SHELL=sh npm test", Ask, "`NPM_CONFIG_SCRIPT_SHELL`"),
     (TOOLS, "node --report-on-signal app.js", Ask, "`node --report-on-signal`"),
+    (TOOLS, "node --test --env-file=.env", Ask, "`node --env-file`"),
+    (TOOLS, "node --test --tls-keylog=keys.txt", Ask, "`node --tls-keylog`"),
+    (TOOLS, "cargo nextest run --tool-config-file x:y.toml", Ask, "`cargo --tool-config-file`"),
     (TOOLS, "pytest --junit-x=out.xml", Ask, "`pytest --junit-xml`"),
     (TOOLS, "python3 -m pytest --junitxml=o.xml", Ask, "`pytest --junitxml`"),
     (TOOLS, "PYTEST_ADDOPTS=--basetemp=x pytest", Ask, "`PYTEST_ADDOPTS`"),
@@ -390,6 +393,7 @@ const CASES: &[(&str, &str, Verdict, &str)] = &[
     (TOOLS, "mypy --cache-d x app", Ask, "`mypy --cache-dir`"),
     (TOOLS, "ruff check -o out.txt .", Ask, "`ruff -o`"),
     (TOOLS, "pylint --load-plugins=x app", Ask, "`pylint --load-plugins`"),
+    (TOOLS, "pylint --import-graph=deps.dot app", Ask, "`pylint --import-graph`"),
     (TOOLS, "uv run --with x pytest", Ask, "`uv --with`"),
 
     // Raw mode keeps one regex over the whole string, bypasses included.

@@ -528,11 +528,20 @@ pub const PROGRAMS: &[Program] = &[
         ..program("flake8")
     },
     Program {
+        options: &[writes("--cache-dir")],
+        ..program("black")
+    },
+    Program {
         options: &[
             hidden("--init-hook"),
             hidden("--load-plugins"),
             hidden("--rcfile"),
             writes("--output"),
+            // The imports checker's graphs, the spelling checker's words.
+            writes("--import-graph"),
+            writes("--ext-import-graph"),
+            writes("--int-import-graph"),
+            writes("--spelling-private-dict-file"),
         ],
         ..program("pylint")
     },
@@ -543,7 +552,6 @@ pub const PROGRAMS: &[Program] = &[
             hidden("-v"),
             writes("--createstub"),
             writes("--writebaseline"),
-            writes("--outputjson"),
         ],
         ..program("pyright")
     },
@@ -597,6 +605,10 @@ const CARGO_OPTIONS: &[RunningOption] = &[
     hidden("-C"),
     hidden("--manifest-path"),
     hidden("--open"),
+    // nextest's configuration files name setup scripts and wrappers.
+    hidden("--config-file"),
+    hidden("--tool-config-file"),
+    hidden("--user-config-file"),
     writes("--fix"),
     writes("--target-dir"),
     writes("--artifact-dir"),
@@ -663,6 +675,13 @@ const NODE_OPTIONS: &[RunningOption] = &[
     hidden("--inspect"),
     hidden("--inspect-brk"),
     hidden("--inspect-wait"),
+    // An env file can set NODE_OPTIONS; OpenSSL's configuration loads engines.
+    hidden("--env-file"),
+    hidden("--env-file-if-exists"),
+    hidden("--openssl-config"),
+    writes("--tls-keylog"),
+    writes("--cpu-prof-dir"),
+    writes("--heap-prof-dir"),
     writes("--test-reporter-destination"),
     writes("--prof"),
     writes("--cpu-prof"),
