@@ -554,10 +554,25 @@ impl RunPlan {
                 credentials.push(real);
             }
         }
+        // Other names of the credential files (hard links made before the
+        // run): hidden from reads like the floor's.
+        let credential_files: Vec<PathBuf> = credentials
+            .iter()
+            .filter(|p| p.is_file())
+            .cloned()
+            .collect();
+        let credential_inodes = floor::FloorInodes::of_files(&credential_files);
+        let (credential_links, credential_unreachable) =
+            match sandgate_sandbox::floorlinks::aliases(&credential_inodes, &writable) {
+                Ok(found) => (found.into_iter().map(|a| a.path).collect(), None),
+                Err(e) => (Vec::new(), Some(e.to_string())),
+            };
+        let floor_unreachable = floor_unreachable.or(credential_unreachable);
         let mut floor_mounts = floor_mounts;
         let mut covered_files = Vec::new();
         let mut read_rules = Vec::new();
         let mut hidden: Vec<PathBuf> = floor_links.clone();
+        hidden.extend(credential_links);
         for path in &credentials {
             let dir = path.is_dir();
             match (protection, dir) {

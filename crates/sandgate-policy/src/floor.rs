@@ -249,6 +249,33 @@ impl FloorInodes {
         out
     }
 
+    /// The inodes of single files (the credential files a policy denies),
+    /// so that their other names are found like the floor's: each existing
+    /// regular file with more than one link.
+    pub fn of_files(files: &[PathBuf]) -> FloorInodes {
+        let mut out = FloorInodes::default();
+        for file in files {
+            let Ok(meta) = std::fs::symlink_metadata(file) else {
+                continue;
+            };
+            if !meta.is_file() {
+                continue;
+            }
+            let key = (meta.dev(), meta.ino());
+            out.all.entry(key).or_insert_with(|| file.clone());
+            if meta.nlink() > 1 {
+                let linked = out.linked.entry(key).or_insert_with(|| LinkedFile {
+                    names: Vec::new(),
+                    links: meta.nlink(),
+                });
+                if !linked.names.contains(file) {
+                    linked.names.push(file.clone());
+                }
+            }
+        }
+        out
+    }
+
     /// The floor file `meta` is another name of, if it is one. `Err` when
     /// that cannot be ruled out.
     pub fn lookup(&self, meta: &std::fs::Metadata) -> Result<Option<&Path>, Undecided> {

@@ -318,6 +318,25 @@ pub fn resolve_links(plan: &Plan) -> Result<Plan, PlanError> {
             file: !alias.dir,
         });
     }
+    // Other names of the files a deny rule names (a hard link to `~/.netrc`
+    // made before): each is denied like the file.
+    let files: Vec<(PathBuf, &String)> = plan
+        .exact_files
+        .iter()
+        .filter(|(p, _)| std::fs::metadata(p).is_ok_and(|m| m.is_file()))
+        .map(|(p, pattern)| (real(p), pattern))
+        .collect();
+    let paths: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
+    let inodes = floor::FloorInodes::of_files(&paths);
+    for alias in crate::floorlinks::aliases(&inodes, &writable)? {
+        if let Some((_, pattern)) = files.iter().find(|(p, _)| *p == alias.floor) {
+            denied.push(DeniedDir {
+                path: alias.path,
+                source: DenySource::PathsDeny((*pattern).clone()),
+                file: true,
+            });
+        }
+    }
     let named = crate::repository::protected_entries(&plan.workdir)
         .into_iter()
         .chain(own_executable())

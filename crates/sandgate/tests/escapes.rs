@@ -1578,6 +1578,17 @@ fn rows() -> Vec<Row> {
             },
         },
         Row {
+            name: "read ~/.netrc through a hard link in the workdir made before",
+            root_only: false,
+            held_by: EVERY,
+            attempt: |t, r| {
+                t.plant_credentials();
+                fs::hard_link(t.home.join(".netrc"), t.work.join("netrc")).unwrap();
+                let out = r.sh("cat netrc");
+                (text(&out.stdout).contains("TOKEN"), seen(&out))
+            },
+        },
+        Row {
             name: "open_by_handle_at to read ~/.ssh/id_rsa",
             root_only: true,
             held_by: EVERY,
