@@ -210,16 +210,32 @@ fn init_writes_the_policy_and_the_schema_its_first_line_names() {
         schema, printed,
         "the schema beside the policy is the binary's"
     );
-    assert!(out.contains("preset `readonly`, 23 self-tests"), "{out}");
+    // One self-test a line, after `tests:`; they name every program the
+    // preset allows, so there are dozens.
+    let tests = text
+        .split_once("\ntests:\n")
+        .unwrap()
+        .1
+        .lines()
+        .filter(|l| l.starts_with("  - {"))
+        .count();
+    assert!(tests > 40, "{tests} self-tests");
+    assert!(
+        out.contains(&format!("preset `readonly`, {tests} self-tests")),
+        "{out}"
+    );
     // The policy loads, with its tests, and `policy test` shows each.
     let (code, out, _) = e.run(&["policy", "test"]);
     assert_eq!(code, 0, "{out}");
     assert_eq!(
         out.lines().filter(|l| l.starts_with("pass ")).count(),
-        23,
+        tests,
         "{out}"
     );
-    assert!(out.ends_with("23 tests: 23 passed, 0 failed\n"), "{out}");
+    assert!(
+        out.ends_with(&format!("{tests} tests: {tests} passed, 0 failed\n")),
+        "{out}"
+    );
     // `--print` writes nothing and prints the same text.
     let (code, printed, _) = e.run(&["init", "--print"]);
     assert_eq!(code, 0);
@@ -424,12 +440,22 @@ fn a_failing_self_test_fails_every_surface_closed_and_policy_test_names_it() {
         out.contains("FAIL  deny  the command `git push -f origin main`"),
         "{out}"
     );
-    assert!(out.contains("23 tests: 21 passed, 2 failed"), "{out}");
+    let tests = broken
+        .split_once("\ntests:\n")
+        .unwrap()
+        .1
+        .lines()
+        .filter(|l| l.starts_with("  - {"))
+        .count();
+    assert!(
+        out.contains(&format!("{tests} tests: {} passed, 2 failed", tests - 2)),
+        "{out}"
+    );
     let (code, out, _) = e.run(&["--json", "policy", "test"]);
     assert_eq!(code, 1);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["failed"], 2);
-    assert_eq!(v["passed"], 21);
+    assert_eq!(v["passed"], tests - 2);
     let failed: Vec<&serde_json::Value> = v["tests"]
         .as_array()
         .unwrap()
@@ -611,4 +637,262 @@ fn every_preset_denies_reading_the_credential_stores_and_a_removed_rule_opens_on
             e.check_command(&format!("cat {}", e.home.join(".netrc").display()));
         assert_ne!(verdict, Verdict::Deny, "{preset}: {reason}");
     }
+}
+
+/// The words an allow rule's regex spells out, each with the alternatives
+/// it chose: `^(cat|head)( |$)` spells `cat` (alternative 0 of group 0) and
+/// `head`; `^python3? -m pip` spells `python -m pip` and `python3 -m pip`.
+/// Spelling stops at the first construct that is not a literal (a class,
+/// `\S`, `.`, a repeated group, `$`).
+fn spellings(regex: &str) -> Vec<(String, Vec<(usize, usize)>)> {
+    fn group_end(chars: &[char], open: usize) -> usize {
+        let mut depth = 0;
+        let mut i = open;
+        while i < chars.len() {
+            match chars[i] {
+                '\\' => i += 1,
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return i;
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        panic!("unbalanced group in {}", chars.iter().collect::<String>());
+    }
+    /// The alternatives of a group's content, as ranges of it.
+    fn alternatives(chars: &[char]) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        let mut depth = 0;
+        let mut i = 0;
+        while i < chars.len() {
+            match chars[i] {
+                '\\' => i += 1,
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                '|' if depth == 0 => {
+                    out.push((start, i));
+                    start = i + 1;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        out.push((start, chars.len()));
+        out
+    }
+    // Each spelling: the text so far, the choices (a group, by where it
+    // opens in the regex, and its alternative), and whether it ended.
+    // `chars` starts at `at` in the regex.
+    type Partial = (String, Vec<(usize, usize)>, bool);
+    fn walk(chars: &[char], at: usize, from: Vec<Partial>) -> Vec<Partial> {
+        let mut states = from;
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            let quant = |at: usize| chars.get(at).copied().filter(|q| "?*+".contains(*q));
+            if c == '(' {
+                let end = group_end(chars, i);
+                let id = at + i;
+                let q = quant(end + 1);
+                let alts = alternatives(&chars[i + 1..end]);
+                let mut next = Vec::new();
+                for s in states {
+                    if s.2 || matches!(q, Some('*') | Some('+')) {
+                        next.push((s.0, s.1, true));
+                        continue;
+                    }
+                    if q == Some('?') {
+                        next.push(s.clone());
+                    }
+                    for (k, (from, to)) in alts.iter().enumerate() {
+                        let mut choices = s.1.clone();
+                        choices.push((id, k));
+                        let (from, to) = (i + 1 + from, i + 1 + to);
+                        next.extend(walk(
+                            &chars[from..to],
+                            at + from,
+                            vec![(s.0.clone(), choices, false)],
+                        ));
+                    }
+                }
+                states = next;
+                i = end + 1 + usize::from(q.is_some());
+                continue;
+            }
+            let (lit, len) = match c {
+                '\\' if !"sSdDwWbB".contains(chars[i + 1]) => (Some(chars[i + 1]), 2),
+                '\\' | '[' | '.' | '$' => (None, 1),
+                '^' => {
+                    i += 1;
+                    continue;
+                }
+                other => (Some(other), 1),
+            };
+            let q = quant(i + len);
+            match (lit, q) {
+                (Some(l), None) => {
+                    for s in states.iter_mut().filter(|s| !s.2) {
+                        s.0.push(l);
+                    }
+                }
+                (Some(l), Some('?')) => {
+                    // `3?`: both spellings.
+                    let with: Vec<_> = states
+                        .iter()
+                        .filter(|s| !s.2)
+                        .map(|s| (format!("{}{l}", s.0), s.1.clone(), false))
+                        .collect();
+                    states.extend(with);
+                }
+                _ => {
+                    for s in &mut states {
+                        s.2 = true;
+                    }
+                }
+            }
+            i += len + usize::from(q.is_some());
+        }
+        states
+    }
+    let chars: Vec<char> = regex.chars().collect();
+    let mut out: Vec<(String, Vec<(usize, usize)>)> =
+        walk(&chars, 0, vec![(String::new(), Vec::new(), false)])
+            .into_iter()
+            .map(|(s, c, _)| (s.trim_end().to_string(), c))
+            .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// A preset's allow rules for commands, as the policy file writes them.
+fn allow_rules(text: &str) -> Vec<String> {
+    let commands = text.split_once("\n  commands:\n").unwrap().1;
+    let allow = commands.split_once("\n    allow:\n").unwrap().1;
+    allow
+        .lines()
+        .take_while(|l| !l.starts_with("tests:"))
+        .filter_map(|l| l.trim().strip_prefix("- '"))
+        .map(|r| r.strip_suffix('\'').unwrap().replace("''", "'"))
+        .collect()
+}
+
+/// The commands of a preset's `expect: allow` self-tests, each simple
+/// command of them on its own.
+fn allowed_by_self_tests(text: &str) -> Vec<String> {
+    let tests = text.split_once("\ntests:\n").unwrap().1;
+    let mut out = Vec::new();
+    for line in tests.lines().filter(|l| l.contains("expect: allow")) {
+        let Some(start) = line.find("command: \"") else {
+            continue;
+        };
+        let rest = &line[start + 10..];
+        let command = &rest[..rest.find("\", expect").unwrap()];
+        for part in command.split(['|', ';', '&']) {
+            let part = part.trim();
+            if !part.is_empty() {
+                out.push(part.to_string());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_rule_spellings_are_read_as_written() {
+    let s = |r: &str| {
+        let mut v: Vec<String> = spellings(r).into_iter().map(|x| x.0).collect();
+        v.dedup();
+        v
+    };
+    assert_eq!(s("^(cat|head)( |$)"), ["cat", "head"]);
+    assert_eq!(
+        s("^python3? -m (a|b)( |$)"),
+        ["python -m a", "python -m b", "python3 -m a", "python3 -m b"]
+    );
+    assert_eq!(s("^uniq( -\\S+)*( [^-\\s]\\S*)?$"), ["uniq"]);
+    assert_eq!(
+        s("^git (remote( -v)?|reflog)$"),
+        ["git reflog", "git remote", "git remote -v"]
+    );
+    assert_eq!(s("^(test|\\[|py\\.test)( |$)"), ["[", "py.test", "test"]);
+}
+
+/// Each preset's self-tests allow every program its allow rules name,
+/// every alternative of every rule at least once, and the presets' table
+/// in docs/policy.md names each of them in the preset's row.
+#[test]
+fn every_program_a_preset_allows_has_a_self_test_and_a_place_in_the_table() {
+    let docs =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/policy.md"))
+            .unwrap();
+    let e = Env::new();
+    let text_of = |preset: &str| {
+        let (code, out, err) = e.run(&["init", "--preset", preset, "--print"]);
+        assert_eq!(code, 0, "{preset}: {err}");
+        out
+    };
+    let base_rules = allow_rules(&text_of("readonly"));
+    let mut missing = Vec::new();
+    for preset in PRESETS {
+        let text = text_of(preset);
+        let tested = allowed_by_self_tests(&text);
+        let row = docs
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{preset}`")))
+            .unwrap_or_else(|| panic!("docs/policy.md has no row for `{preset}`"));
+        let allows_cell = row.split(" | ").nth(1).unwrap();
+        // The words of the backticked spans of the row's allows cell.
+        let documented: Vec<&str> = allows_cell
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .flat_map(|span| span.split([' ', '|', '\\', '/']))
+            .filter(|w| !w.is_empty())
+            .collect();
+        for rule in allow_rules(&text) {
+            if preset != "readonly" && base_rules.contains(&rule) {
+                continue;
+            }
+            let spelled = spellings(&rule);
+            let covered: Vec<&(String, Vec<(usize, usize)>)> = spelled
+                .iter()
+                .filter(|(s, _)| {
+                    tested
+                        .iter()
+                        .any(|t| t == s || t.starts_with(&format!("{s} ")))
+                })
+                .collect();
+            for (s, choices) in &spelled {
+                for choice in choices {
+                    if !covered.iter().any(|c| c.1.contains(choice)) {
+                        missing.push(format!(
+                            "{preset}: no self-test allows `{s}` (rule `{rule}`)"
+                        ));
+                    }
+                }
+                if choices.is_empty() && covered.is_empty() {
+                    missing.push(format!(
+                        "{preset}: no self-test allows `{s}` (rule `{rule}`)"
+                    ));
+                }
+                for word in s.split(' ') {
+                    if !documented.contains(&word) {
+                        missing.push(format!(
+                            "{preset}: docs/policy.md's row does not name `{word}` (of `{s}`)"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    missing.sort();
+    missing.dedup();
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
 }
