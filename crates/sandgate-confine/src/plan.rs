@@ -438,6 +438,27 @@ impl RunPlan {
                 floor_paths.push(alias.path.clone());
             }
         }
+        // Other names of the credential files the policy denies (hard links
+        // made before the run): hidden from reads like the floor's, and
+        // never written (a write there lands in the store).
+        let credential_files: Vec<PathBuf> = inputs
+            .credentials
+            .iter()
+            .filter_map(|p| fs::canonicalize(p).ok())
+            .filter(|p| p.is_file())
+            .collect();
+        let credential_inodes = floor::FloorInodes::of_files(&credential_files);
+        let (credential_links, credential_unreachable): (Vec<PathBuf>, _) =
+            match sandgate_sandbox::floorlinks::aliases(&credential_inodes, &writable) {
+                Ok(found) => (found.into_iter().map(|a| a.path).collect(), None),
+                Err(e) => (Vec::new(), Some(e.to_string())),
+            };
+        for link in &credential_links {
+            if !floor_paths.contains(link) {
+                floor_paths.push(link.clone());
+            }
+        }
+        let floor_unreachable = floor_unreachable.or(credential_unreachable);
         let floor_links: Vec<PathBuf> = floor_aliases
             .iter()
             .filter(|alias| !alias_readable(alias, &floor_dirs))
@@ -554,20 +575,6 @@ impl RunPlan {
                 credentials.push(real);
             }
         }
-        // Other names of the credential files (hard links made before the
-        // run): hidden from reads like the floor's.
-        let credential_files: Vec<PathBuf> = credentials
-            .iter()
-            .filter(|p| p.is_file())
-            .cloned()
-            .collect();
-        let credential_inodes = floor::FloorInodes::of_files(&credential_files);
-        let (credential_links, credential_unreachable) =
-            match sandgate_sandbox::floorlinks::aliases(&credential_inodes, &writable) {
-                Ok(found) => (found.into_iter().map(|a| a.path).collect(), None),
-                Err(e) => (Vec::new(), Some(e.to_string())),
-            };
-        let floor_unreachable = floor_unreachable.or(credential_unreachable);
         let mut floor_mounts = floor_mounts;
         let mut covered_files = Vec::new();
         let mut read_rules = Vec::new();

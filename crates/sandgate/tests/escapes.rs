@@ -1578,14 +1578,15 @@ fn rows() -> Vec<Row> {
             },
         },
         Row {
-            name: "read ~/.netrc through a hard link in the workdir made before",
+            name: "read and write ~/.netrc through a hard link in the workdir made before",
             root_only: false,
             held_by: EVERY,
             attempt: |t, r| {
                 t.plant_credentials();
                 fs::hard_link(t.home.join(".netrc"), t.work.join("netrc")).unwrap();
-                let out = r.sh("cat netrc");
-                (text(&out.stdout).contains("TOKEN"), seen(&out))
+                let out = r.sh("cat netrc; echo PWNED >> netrc");
+                let changed = fs::read_to_string(t.home.join(".netrc")).unwrap() != "TOKEN\n";
+                (text(&out.stdout).contains("TOKEN") || changed, seen(&out))
             },
         },
         Row {
