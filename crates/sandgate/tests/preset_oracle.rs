@@ -205,7 +205,8 @@ struct Outcome {
     ran: BTreeSet<String>,
     allowed: usize,
     generated: usize,
-    /// Commands whose runs could not be traced: the test fails on them.
+    /// Commands whose runs could not be traced, or that the hook answers
+    /// otherwise than the library: the test fails on them.
     untraced: Vec<String>,
     /// Commands whose outcome is unknown: not run because their program is
     /// missing here (outside CI), or still running at their deadline.
@@ -417,7 +418,7 @@ fn check_preset(preset: &str, env: &trace::RunEnv, known: &BTreeSet<(String, Str
     for command in sample {
         let answer = hook_answer(&template, command);
         if answer != "allow" {
-            outcome.notes.push(format!(
+            outcome.untraced.push(format!(
                 "{preset}\t{command}\tthe hook answered {answer} where the library allows"
             ));
         }
@@ -622,7 +623,7 @@ fn every_allowed_command_of_every_preset_only_reads() {
     let mut message = String::new();
     if !untraced.is_empty() {
         message.push_str(&format!(
-            "{} runs could not be traced:\n{}\n",
+            "{} commands could not be traced or the hook answers them otherwise:\n{}\n",
             untraced.len(),
             untraced.join("\n")
         ));
