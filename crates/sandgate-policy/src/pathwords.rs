@@ -109,6 +109,11 @@ impl Places {
         if !DIRECTORY_CHANGERS.contains(&name) {
             return;
         }
+        // Past the bound the line is already unknown (see below): more
+        // directories would only cost time, growing with every `cd`.
+        if self.dirs.len() > MAX_DIRS {
+            return;
+        }
         let args = &c.words[at + 1..];
         let mut operand = None;
         let mut options = true;

@@ -309,3 +309,24 @@ fn raw_mode_reads_no_words() {
     let d = policy.evaluate_command("cat ~/.ssh/id_rsa", &home.ctx);
     assert_eq!(d.verdict, Allow, "{}", d.reason);
 }
+
+/// A line that changes the directory more ways than the bound is not judged
+/// in every one: past the bound it is unknown, and each further `cd` costs
+/// nothing (they doubled the directories before, found by the fuzz target).
+#[test]
+fn many_directory_changes_are_bounded() {
+    let home = setup();
+    let policy = home.policy(POLICY, None);
+    let hops: Vec<String> = (0..40).map(|i| format!("cd d{i} || cd e{i}")).collect();
+    let command = format!("{}; cat x", hops.join("; "));
+    // On a thread, so that a regression fails the test instead of hanging it.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let ctx = home.ctx.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(policy.evaluate_command(&command, &ctx));
+    });
+    let d = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the line is judged within 20 s");
+    assert_ne!(d.verdict, Allow, "{}", d.reason);
+}
