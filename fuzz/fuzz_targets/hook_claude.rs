@@ -4,28 +4,6 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sandgate_fuzz::hook::{map, parse_payload};
+use sandgate_fuzz::hook::{check, map};
 
-fuzz_target!(|data: &[u8]| {
-    let Some(text) = sandgate_fuzz::text(data) else {
-        return;
-    };
-    let payload = match parse_payload(text) {
-        Ok(p) => p,
-        Err(e) => {
-            assert!(!e.to_string().is_empty());
-            return;
-        }
-    };
-    assert!(payload.cwd.starts_with('/'), "{text:?}");
-    let t = sandgate_fuzz::tree();
-    match map::claude(&payload.tool, &payload.input, &payload.cwd) {
-        Ok(map::Gate::Calls(checks)) => {
-            for check in checks {
-                let _ = t.policy.evaluate(&check.call, &t.ctx);
-            }
-        }
-        Ok(map::Gate::OutOfScope) => {}
-        Err(e) => assert!(!e.to_string().is_empty(), "{text:?}"),
-    }
-});
+fuzz_target!(|data: &[u8]| check(data, map::claude));
