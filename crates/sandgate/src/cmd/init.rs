@@ -369,11 +369,14 @@ mod tests {
             }
             let file = parse_policy(&text, Path::new("p.yaml"))
                 .unwrap_or_else(|p| panic!("{}: {p}", preset.name()));
-            assert!(file.tests.len() >= 20, "{}", preset.name());
-            assert!(file.tests.len() <= 25, "{}", preset.name());
+            // Every program a preset allows, and the options of it that ask,
+            // has a self-test (tests/init.rs holds them to the allow rules);
+            // the bound keeps a preset a file a person can read through.
+            let tests = file.tests.len();
+            assert!((20..=100).contains(&tests), "{}: {tests}", preset.name());
             assert!(text.starts_with("# yaml-language-server: $schema=./permissions.schema.json\n"));
         }
         assert!(Preset::Rust.text().contains("'^cargo (build|check|test"));
-        assert!(!Preset::Readonly.text().contains("cargo"));
+        assert!(!Preset::Readonly.text().contains("^cargo"));
     }
 }
