@@ -113,6 +113,30 @@ pub fn alias_of(name: &str) -> &str {
     }
 }
 
+/// The short options of `git log`, `git show` and `git whatchanged` (one
+/// revision walker, one diff machinery).
+const LOG_SHORT: &str = "aBbC::DG:I:l:M::O:pRS:sU::uWwz";
+
+/// Their long options.
+const LOG_LONG: &str =
+    "abbrev=? anchored= binary check color-moved=? color-moved-ws= color-words=? \
+         compact-summary cumulative default-prefix diff-algorithm= exit-code ext-diff \
+         find-copies=? find-copies-harder find-object= find-renames=? follow full-index \
+         function-context histogram ignore-all-space ignore-blank-lines \
+         ignore-cr-at-eol ignore-matching-lines= ignore-space-change \
+         ignore-submodules=? indent-heuristic inter-hunk-context= irreversible-delete \
+         ita-invisible-in-index ita-visible-in-index line-prefix= minimal name-only \
+         name-status no-abbrev no-color-moved no-color-moved-ws no-compact-summary \
+         no-exit-code no-ext-diff no-find-copies-harder no-follow no-full-index \
+         no-function-context no-ignore-matching-lines no-indent-heuristic no-patch \
+         no-prefix no-quiet no-relative no-rename-empty no-renames no-text no-textconv \
+         numstat output= output-indicator-context= output-indicator-new= \
+         output-indicator-old= patch patch-with-raw patch-with-stat patience \
+         pickaxe-all pickaxe-regex quiet raw relative=? rename-empty rotate-to= \
+         shortstat skip-to= stat-count= stat-graph-width= stat-name-width= stat-width= \
+         submodule=? summary text textconv unified=? word-diff=? word-diff-regex= \
+         ws-error-highlight=";
+
 /// Every program's option grammar.
 pub const GRAMMARS: &[Grammar] = &[
     // GNU coreutils, grep, diff, sed, tar, findutils, make, wget, GNU time.
@@ -1107,69 +1131,9 @@ pub const GRAMMARS: &[Grammar] = &[
          verbose",
     ),
     git("notes", "", "no-ref ref="),
-    git_exact(
-        "log",
-        "aBbC::DG:I:l:M::O:pRS:sU::uWwz",
-        "abbrev=? anchored= binary check color-moved=? color-moved-ws= color-words=? \
-         compact-summary cumulative default-prefix diff-algorithm= exit-code ext-diff \
-         find-copies=? find-copies-harder find-object= find-renames=? follow full-index \
-         function-context histogram ignore-all-space ignore-blank-lines \
-         ignore-cr-at-eol ignore-matching-lines= ignore-space-change \
-         ignore-submodules=? indent-heuristic inter-hunk-context= irreversible-delete \
-         ita-invisible-in-index ita-visible-in-index line-prefix= minimal name-only \
-         name-status no-abbrev no-color-moved no-color-moved-ws no-compact-summary \
-         no-exit-code no-ext-diff no-find-copies-harder no-follow no-full-index \
-         no-function-context no-ignore-matching-lines no-indent-heuristic no-patch \
-         no-prefix no-quiet no-relative no-rename-empty no-renames no-text no-textconv \
-         numstat output= output-indicator-context= output-indicator-new= \
-         output-indicator-old= patch patch-with-raw patch-with-stat patience \
-         pickaxe-all pickaxe-regex quiet raw relative=? rename-empty rotate-to= \
-         shortstat skip-to= stat-count= stat-graph-width= stat-name-width= stat-width= \
-         submodule=? summary text textconv unified=? word-diff=? word-diff-regex= \
-         ws-error-highlight=",
-    ),
-    git_exact(
-        "show",
-        "aBbC::DG:I:l:M::O:pRS:sU::uWwz",
-        "abbrev=? anchored= binary check color-moved=? color-moved-ws= color-words=? \
-         compact-summary cumulative default-prefix diff-algorithm= exit-code ext-diff \
-         find-copies=? find-copies-harder find-object= find-renames=? follow full-index \
-         function-context histogram ignore-all-space ignore-blank-lines \
-         ignore-cr-at-eol ignore-matching-lines= ignore-space-change \
-         ignore-submodules=? indent-heuristic inter-hunk-context= irreversible-delete \
-         ita-invisible-in-index ita-visible-in-index line-prefix= minimal name-only \
-         name-status no-abbrev no-color-moved no-color-moved-ws no-compact-summary \
-         no-exit-code no-ext-diff no-find-copies-harder no-follow no-full-index \
-         no-function-context no-ignore-matching-lines no-indent-heuristic no-patch \
-         no-prefix no-quiet no-relative no-rename-empty no-renames no-text no-textconv \
-         numstat output= output-indicator-context= output-indicator-new= \
-         output-indicator-old= patch patch-with-raw patch-with-stat patience \
-         pickaxe-all pickaxe-regex quiet raw relative=? rename-empty rotate-to= \
-         shortstat skip-to= stat-count= stat-graph-width= stat-name-width= stat-width= \
-         submodule=? summary text textconv unified=? word-diff=? word-diff-regex= \
-         ws-error-highlight=",
-    ),
-    git_exact(
-        "whatchanged",
-        "aBbC::DG:I:l:M::O:pRS:sU::uWwz",
-        "abbrev=? anchored= binary check color-moved=? color-moved-ws= color-words=? \
-         compact-summary cumulative default-prefix diff-algorithm= exit-code ext-diff \
-         find-copies=? find-copies-harder find-object= find-renames=? follow full-index \
-         function-context histogram ignore-all-space ignore-blank-lines \
-         ignore-cr-at-eol ignore-matching-lines= ignore-space-change \
-         ignore-submodules=? indent-heuristic inter-hunk-context= irreversible-delete \
-         ita-invisible-in-index ita-visible-in-index line-prefix= minimal name-only \
-         name-status no-abbrev no-color-moved no-color-moved-ws no-compact-summary \
-         no-exit-code no-ext-diff no-find-copies-harder no-follow no-full-index \
-         no-function-context no-ignore-matching-lines no-indent-heuristic no-patch \
-         no-prefix no-quiet no-relative no-rename-empty no-renames no-text no-textconv \
-         numstat output= output-indicator-context= output-indicator-new= \
-         output-indicator-old= patch patch-with-raw patch-with-stat patience \
-         pickaxe-all pickaxe-regex quiet raw relative=? rename-empty rotate-to= \
-         shortstat skip-to= stat-count= stat-graph-width= stat-name-width= stat-width= \
-         submodule=? summary text textconv unified=? word-diff=? word-diff-regex= \
-         ws-error-highlight=",
-    ),
+    git_exact("log", LOG_SHORT, LOG_LONG),
+    git_exact("show", LOG_SHORT, LOG_LONG),
+    git_exact("whatchanged", LOG_SHORT, LOG_LONG),
     exact(
         "cargo",
         "C:hqVvZ:",
