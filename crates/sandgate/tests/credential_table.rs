@@ -13,14 +13,17 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod mcp_client;
+mod run_common;
+mod surfaces;
 
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 
 use sandgate_policy::credentials::CREDENTIAL_STORES;
 use serde_json::{json, Value};
+use surfaces::{run_with_stdin, text};
 
 const TOKEN: &str = "TOKEN-CRED-71c4";
 
@@ -166,17 +169,7 @@ impl Fixture {
     }
 
     fn sandgate(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_sandgate"));
-        cmd.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &self.home)
-            .env("SANDGATE_MANAGED_CONFIG", self.root.join("no-managed.yaml"))
-            .env("SANDGATE_AUDIT_LOG", self.root.join("audit.jsonl"))
-            .env("SANDGATE_CACHE_DIR", self.root.join("cache"))
-            .env("SANDGATE_NO_UI", "1")
-            .env("NO_COLOR", "1")
-            .current_dir(&self.work);
-        cmd
+        surfaces::sandgate(&self.root, &self.home, &self.work)
     }
 
     /// The gate's request for a case.
@@ -190,30 +183,11 @@ impl Fixture {
     }
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 fn no_token(surface: &str, case: &Subject, out: &str) {
     assert!(
         !out.contains(TOKEN),
         "{surface}: {case:?} showed the token:\n{out}"
     );
-}
-
-fn run_with_stdin(mut cmd: Command, input: &str) -> Output {
-    use std::io::Write;
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    // The hook may answer before reading everything; a closed pipe is fine.
-    let _ = stdin.write_all(input.as_bytes());
-    drop(stdin);
-    child.wait_with_output().unwrap()
 }
 
 /// `sandgate check`'s verdict and reason.
@@ -267,19 +241,7 @@ fn check_allows_every_case_once_the_rules_are_removed() {
 }
 
 fn hook(f: &Fixture, agent: &str, tool: &str, input: Value) -> Value {
-    let payload = if agent == "gemini" {
-        json!({
-            "session_id": "s", "transcript_path": f.root.join("t.json"), "cwd": f.work,
-            "hook_event_name": "BeforeTool", "timestamp": "2026-11-29T22:00:00.000Z",
-            "tool_name": tool, "tool_input": input,
-        })
-    } else {
-        json!({
-            "session_id": "s", "transcript_path": f.root.join("t.jsonl"), "cwd": f.work,
-            "permission_mode": "default", "hook_event_name": "PreToolUse",
-            "tool_name": tool, "tool_input": input, "tool_use_id": "toolu_1",
-        })
-    };
+    let payload = surfaces::hook_payload(agent, &f.root, &f.work, tool, input);
     let mut cmd = f.sandgate();
     cmd.args(["hook", agent]);
     let out = run_with_stdin(cmd, &payload.to_string());

@@ -12,14 +12,17 @@
 
 mod run_common;
 
+mod surfaces;
+
 mod mcp_client;
 
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 
 use serde_json::{json, Value};
+use surfaces::{run_with_stdin, text};
 
 const SECRET: &str = "SECRET-FLOOR-3a9e";
 
@@ -210,17 +213,7 @@ impl Fixture {
     }
 
     fn sandgate(&self, case: &Case) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_sandgate"));
-        cmd.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &self.home)
-            .env("SANDGATE_MANAGED_CONFIG", self.root.join("no-managed.yaml"))
-            .env("SANDGATE_AUDIT_LOG", self.root.join("audit.jsonl"))
-            .env("SANDGATE_CACHE_DIR", self.root.join("cache"))
-            .env("SANDGATE_NO_UI", "1")
-            .env("NO_COLOR", "1")
-            .current_dir(self.dir(case));
-        cmd
+        surfaces::sandgate(&self.root, &self.home, &self.dir(case))
     }
 
     /// The floor is as it was: the key unchanged, nothing planted.
@@ -237,31 +230,12 @@ impl Fixture {
     }
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 fn no_secret(surface: &str, case: &Case, out: &str) {
     assert!(
         !out.contains(SECRET),
         "{surface}: {} ({case:?}) showed the secret:\n{out}",
         case.what
     );
-}
-
-fn run_with_stdin(mut cmd: Command, input: &str) -> Output {
-    use std::io::Write;
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    // The hook may answer before reading everything; a closed pipe is fine.
-    let _ = stdin.write_all(input.as_bytes());
-    drop(stdin);
-    run_common::wait::finish(child, 60, "sandgate with a request on stdin")
 }
 
 /// The gate's request for a case.
@@ -292,19 +266,7 @@ fn check() {
 }
 
 fn hook(f: &Fixture, agent: &str, case: &Case, tool: &str, input: Value) -> Value {
-    let payload = if agent == "gemini" {
-        json!({
-            "session_id": "s", "transcript_path": f.root.join("t.json"), "cwd": f.dir(case),
-            "hook_event_name": "BeforeTool", "timestamp": "2026-11-29T22:00:00.000Z",
-            "tool_name": tool, "tool_input": input,
-        })
-    } else {
-        json!({
-            "session_id": "s", "transcript_path": f.root.join("t.jsonl"), "cwd": f.dir(case),
-            "permission_mode": "default", "hook_event_name": "PreToolUse",
-            "tool_name": tool, "tool_input": input, "tool_use_id": "toolu_1",
-        })
-    };
+    let payload = surfaces::hook_payload(agent, &f.root, &f.dir(case), tool, input);
     let mut cmd = f.sandgate(case);
     cmd.args(["hook", agent]);
     let out = run_with_stdin(cmd, &payload.to_string());
