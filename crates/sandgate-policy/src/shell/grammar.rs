@@ -113,6 +113,15 @@ pub fn alias_of(name: &str) -> &str {
     }
 }
 
+/// The options of coreutils' checksum programs (`md5sum`, `sha*sum`,
+/// `b2sum`): one parser.
+const SUM_SHORT: &str = "bctwz";
+
+/// Their long options.
+const SUM_LONG: &str =
+    "binary check help ignore-missing quiet status strict tag text version warn \
+         zero";
+
 /// The short options of `git log`, `git show` and `git whatchanged` (one
 /// revision walker, one diff machinery).
 const LOG_SHORT: &str = "aBbC::DG:I:l:M::O:pRS:sU::uWwz";
@@ -430,42 +439,12 @@ pub const GRAMMARS: &[Grammar] = &[
         "debug expression= file= follow-symlinks help in-place=? line-length= null-data \
          posix quiet regexp-extended sandbox separate silent unbuffered version",
     ),
-    gnu(
-        "md5sum",
-        "bctwz",
-        "binary check help ignore-missing quiet status strict tag text version warn \
-         zero",
-    ),
-    gnu(
-        "sha1sum",
-        "bctwz",
-        "binary check help ignore-missing quiet status strict tag text version warn \
-         zero",
-    ),
-    gnu(
-        "sha224sum",
-        "bctwz",
-        "binary check help ignore-missing quiet status strict tag text version warn \
-         zero",
-    ),
-    gnu(
-        "sha256sum",
-        "bctwz",
-        "binary check help ignore-missing quiet status strict tag text version warn \
-         zero",
-    ),
-    gnu(
-        "sha384sum",
-        "bctwz",
-        "binary check help ignore-missing quiet status strict tag text version warn \
-         zero",
-    ),
-    gnu(
-        "sha512sum",
-        "bctwz",
-        "binary check help ignore-missing quiet status strict tag text version warn \
-         zero",
-    ),
+    gnu("md5sum", SUM_SHORT, SUM_LONG),
+    gnu("sha1sum", SUM_SHORT, SUM_LONG),
+    gnu("sha224sum", SUM_SHORT, SUM_LONG),
+    gnu("sha256sum", SUM_SHORT, SUM_LONG),
+    gnu("sha384sum", SUM_SHORT, SUM_LONG),
+    gnu("sha512sum", SUM_SHORT, SUM_LONG),
     gnu(
         "b2sum",
         "bcl:twz",
