@@ -122,10 +122,11 @@ pub const RECURSIVE_READERS: &[RecursiveReader] = &[
             Reach::Contents,
         )
     },
-    RecursiveReader {
-        recursive: &["-r", "--recursive"],
-        ..reader("diff", Roots::All, Reach::Contents)
-    },
+    // Without `-r` diff still reads every file directly in a directory it is
+    // given (`diff -N ~ .` reads `~/.netrc`); read as a tree, that is asked
+    // or denied as a recursive read would be, which holds the files one
+    // level down too.
+    reader("diff", Roots::All, Reach::Contents),
     RecursiveReader {
         subcommand: Some("diff"),
         recursive: &["--no-index"],
