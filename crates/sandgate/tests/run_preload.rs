@@ -359,6 +359,9 @@ fn an_outside_write_from_a_shell_redirection_is_still_asked_and_lands() {
     s.expect(format!("   {}\r", target.display()))
         .expect("the question is shown");
     s.expect("[4] deny always").expect("the menu is shown");
+    // As a person answers: one key, once the question has been on screen
+    // longer than its arming delay (a key sooner is typed-ahead text).
+    std::thread::sleep(Duration::from_millis(900));
     s.send("1").unwrap();
     let rest = s.expect(Eof).expect("the program ends");
     let rest = String::from_utf8_lossy(rest.as_bytes()).into_owned();
