@@ -1292,7 +1292,7 @@ pub(crate) fn glob_match(pat: &[u8], name: &[u8], wide: bool) -> bool {
 /// One path component against one shell pattern component, byte for byte:
 /// `*`, `?`, `[…]`, `[!…]`, `[^…]` and `\c` for a literal `c`. A leading dot
 /// gets no special treatment here (callers that follow the shell's rule check
-/// it first, see [`glob_match`]). Shared by the shell analysis and the agent
+/// it first, see `glob_match`). Shared by the shell analysis and the agent
 /// hooks' search patterns.
 pub fn component_matches(pat: &[u8], name: &[u8]) -> bool {
     let (mut p, mut n) = (0usize, 0usize);

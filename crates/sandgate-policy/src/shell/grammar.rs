@@ -4,7 +4,7 @@
 //! it takes, whether each takes a value (required, optional-attached, none),
 //! and which parser reads them ([`ParserKind`]). [`super::options::parse`]
 //! reads a command's words with it; the tables of what options *do*
-//! ([`super::programs`], [`super::reads`], [`super::wrappers`]) name options in
+//! ([`super::programs`], [`super::reads`], `super::wrappers`) name options in
 //! full and ask the parsed command.
 //!
 //! The lists of GNU coreutils, grep, diff, sed, tar, findutils' xargs, make,
