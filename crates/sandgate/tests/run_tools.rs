@@ -354,8 +354,9 @@ for path in [".mcp.json", sys.argv[1]]:
 /// Connects over TCP to `127.0.0.1:$TCP_PORT`; connects to each UNIX socket
 /// path given, sends a hello and prints `PATH ok` or `PATH ERRNO`; then
 /// starts a daemon (it forks twice and its parent exits) that listens on
-/// `daemon.sock`, says on a pipe when it listens, and connects to it. Every
-/// wait has a deadline, and the daemon gives up after it too.
+/// `daemon.sock`, says on a pipe when it listens, and connects to it; the
+/// daemon stays until the client has closed. Every wait has a deadline, and
+/// the daemon gives up after it too.
 const CONNECT_EACH_PY: &str = r#"import os, select, socket, sys
 socket.setdefaulttimeout(10)
 tcp = socket.create_connection(("127.0.0.1", int(os.environ["TCP_PORT"])))
@@ -381,7 +382,12 @@ if os.fork() == 0:
             server.bind("daemon.sock")
             server.listen(1)
             os.write(ready_w, b"1")
-            server.accept()[0].sendall(b"daemon says hi")
+            conn = server.accept()[0]
+            conn.sendall(b"daemon says hi")
+            # Alive until the client has its answer: the run judges the
+            # listener by its process after connecting, and refuses one that
+            # has gone (it can no longer tell whose it was).
+            conn.recv(1)
         finally:
             os._exit(0)
     os._exit(0)
@@ -392,6 +398,7 @@ if not select.select([ready_r], [], [], 10)[0] or os.read(ready_r, 1) != b"1":
 client = socket.socket(socket.AF_UNIX)
 client.connect("daemon.sock")
 print(client.recv(64).decode())
+client.close()
 "#;
 
 /// `connect()` reaches the program's own listeners (one of a daemon it
