@@ -122,13 +122,15 @@ const SUM_LONG: &str =
     "binary check help ignore-missing quiet status strict tag text version warn \
          zero";
 
-/// The short options of `git log`, `git show` and `git whatchanged` (one
-/// revision walker, one diff machinery).
+/// The short options of `git log`, `git show`, `git whatchanged` and
+/// `git diff` (one revision walker, one diff machinery).
 const LOG_SHORT: &str = "aBbC::DG:I:l:M::O:pRS:sU::uWwz";
 
-/// Their long options.
-const LOG_LONG: &str =
-    "abbrev=? anchored= binary check color-moved=? color-moved-ws= color-words=? \
+/// Their long options, which `git diff` reads too (as a macro, so that
+/// `concat!` can put them after diff's own).
+macro_rules! log_long {
+    () => {
+        "abbrev=? anchored= binary check color-moved=? color-moved-ws= color-words=? \
          compact-summary cumulative default-prefix diff-algorithm= exit-code ext-diff \
          find-copies=? find-copies-harder find-object= find-renames=? follow full-index \
          function-context histogram ignore-all-space ignore-blank-lines \
@@ -144,7 +146,12 @@ const LOG_LONG: &str =
          pickaxe-all pickaxe-regex quiet raw relative=? rename-empty rotate-to= \
          shortstat skip-to= stat-count= stat-graph-width= stat-name-width= stat-width= \
          submodule=? summary text textconv unified=? word-diff=? word-diff-regex= \
-         ws-error-highlight=";
+         ws-error-highlight="
+    };
+}
+
+/// Their long options.
+const LOG_LONG: &str = log_long!();
 
 /// Every program's option grammar.
 pub const GRAMMARS: &[Grammar] = &[
@@ -728,27 +735,7 @@ pub const GRAMMARS: &[Grammar] = &[
          namespace= no-advice no-lazy-fetch no-optional-locks no-pager \
          no-replace-objects noglob-pathspecs paginate super-prefix= version work-tree=",
     ),
-    git(
-        "diff",
-        "aBbC::DG:I:l:M::O:pRS:sU::uWwz",
-        "no-index abbrev=? anchored= binary check color-moved=? color-moved-ws= color-words=? \
-         compact-summary cumulative default-prefix diff-algorithm= exit-code ext-diff \
-         find-copies=? find-copies-harder find-object= find-renames=? follow full-index \
-         function-context histogram ignore-all-space ignore-blank-lines \
-         ignore-cr-at-eol ignore-matching-lines= ignore-space-change \
-         ignore-submodules=? indent-heuristic inter-hunk-context= irreversible-delete \
-         ita-invisible-in-index ita-visible-in-index line-prefix= minimal name-only \
-         name-status no-abbrev no-color-moved no-color-moved-ws no-compact-summary \
-         no-exit-code no-ext-diff no-find-copies-harder no-follow no-full-index \
-         no-function-context no-ignore-matching-lines no-indent-heuristic no-patch \
-         no-prefix no-quiet no-relative no-rename-empty no-renames no-text no-textconv \
-         numstat output= output-indicator-context= output-indicator-new= \
-         output-indicator-old= patch patch-with-raw patch-with-stat patience \
-         pickaxe-all pickaxe-regex quiet raw relative=? rename-empty rotate-to= \
-         shortstat skip-to= stat-count= stat-graph-width= stat-name-width= stat-width= \
-         submodule=? summary text textconv unified=? word-diff=? word-diff-regex= \
-         ws-error-highlight=",
-    ),
+    git("diff", LOG_SHORT, concat!("no-index ", log_long!())),
     git(
         "rebase",
         "C:fimnqr::S::s:vX:x:",
