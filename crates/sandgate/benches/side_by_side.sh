@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Two builds of sandgate side by side on the figures a refactor must keep:
+# the hook (`sandgate hook claude`, a `Bash` call, 1,000-rule policy, cache
+# warm), `sandgate check` of a command, `sandgate exec -- true` under
+# Landlock isolation, `sandgate run -- true`, and `sandgate run` of 1,000
+# file creations by one `sh` in a workspace subdirectory. The two binaries
+# alternate call by call, so load changes hit both alike; each figure is the
+# median wall time of RUNS calls, with the ratio NEW / OLD.
+#
+#   git worktree add /tmp/old OLD_COMMIT && (cd /tmp/old && cargo build --release -p sandgate)
+#   cargo build --release -p sandgate
+#   crates/sandgate/benches/side_by_side.sh /tmp/old/target/release/sandgate target/release/sandgate [RUNS]
+set -euo pipefail
+
+abs() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
+old=$(abs "${1:?usage: side_by_side.sh OLD_BIN NEW_BIN [RUNS]}")
+new=$(abs "${2:?usage: side_by_side.sh OLD_BIN NEW_BIN [RUNS]}")
+runs=${3:-101}
+work=$(mktemp -d -p "${TMPDIR:-/tmp}")
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/home/.sandgate" "$work/project/sub" "$work/cache-old" "$work/cache-new"
+
+# The hook benchmark's 1,000-rule policy (hook_vs_jq.sh), plus the rules the
+# other rows need.
+python3 - "$work/home/.sandgate/permissions.yaml" <<'PY'
+import sys
+words = ["git","cargo","npm","make","docker","kubectl","python3","ls","cat","sed","grep","rm","curl","wget","tar","ssh","scp","chmod","chown","find"]
+subs = ["status","build","test","run","install","push","pull","log","diff","exec","apply","get","delete","list","show"]
+n = 250
+out = ["permissions:", "  paths:", "    deny:"]
+for i in range(n):
+    out.append(["      - '/srv/data%d/secrets/**'", "      - '~/private/p%d/*.key'", "      - '/var/lib/app%d/**/*.db'", "      - './vendor/pkg%d/**'"][i % 4] % i)
+out.append("    allow:")
+for i in range(n):
+    out.append(["      - '~/projects/proj%d/**'", "      - '/tmp/work%d/*.txt'", "      - './src/mod%d/**/*.rs'", "      - '/opt/tools%d/bin/*'"][i % 4] % i)
+out += ["  commands:", "    deny:"]
+for i in range(n):
+    w, s = words[i % len(words)], subs[i % len(subs)]
+    out.append(["      - '^\\s*{w}\\s+{s}\\s+--danger{i}'", "      - '\\|\\s*{w}{i}\\b'", "      - '^{w} {s} (-f|--force) target{i}'",
+                "      - '(?i)^{w}\\s+{s}{i}$'", "      - '{w}[0-9]+\\.{s}{i}'"][i % 5].format(w=w, s=s, i=i))
+out.append("    allow:")
+out.append("      - '^true$'")
+for i in range(n - 1):
+    w, s = words[i % len(words)], subs[i % len(subs)]
+    out.append(["      - '^{w} {s}( |$)'", "      - '^{w} {s} --project p{i}( |$)'", "      - '^{w}\\s+(-v\\s+)?{s}{i}\\b'",
+                "      - '^(sudo\\s+)?{w} {s}-{i} [a-z0-9_./-]+$'"][i % 4].format(w=w, s=s, i=i))
+out += ["  exec:", "    isolation:", "      mode: landlock"]
+open(sys.argv[1], "w").write("\n".join(out) + "\n")
+PY
+
+cat > "$work/bash.json" <<JSON
+{"session_id":"s","transcript_path":"/tmp/t.jsonl","cwd":"$work/project","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git status"},"tool_use_id":"t1"}
+JSON
+check='{"tool": "exec_run", "params": {"command": "git status"}}'
+loop='for i in $(seq 1000); do echo x > sub/f$i; done'
+
+export HOME="$work/home" SANDGATE_AUDIT=off SANDGATE_MANAGED_CONFIG="$work/none.yaml" \
+  SANDGATE_NO_UI=1 SANDGATE_SANDBOX=1
+cd "$work/project"
+
+# The row's command for binary $1 with its own cache directory $2.
+row() {
+  local bin=$1 cache=$2 name=$3
+  case $name in
+    hook) SANDGATE_CACHE_DIR=$cache "$bin" hook claude < "$work/bash.json" ;;
+    check) SANDGATE_CACHE_DIR=$cache "$bin" check "$check" ;;
+    exec) SANDGATE_CACHE_DIR=$cache "$bin" exec -- true ;;
+    run) SANDGATE_CACHE_DIR=$cache "$bin" run --no-ui -- true ;;
+    run-loop) SANDGATE_CACHE_DIR=$cache "$bin" run --no-ui -- sh -c "$loop"; rm -f sub/f* ;;
+  esac
+}
+
+# Wall time of one row in microseconds.
+clock() {
+  local start end
+  start=$(date +%s%N)
+  row "$@" > /dev/null
+  end=$(date +%s%N)
+  echo $(((end - start) / 1000))
+}
+
+median() {
+  sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'
+}
+
+# Warm both caches (the kept path resolution needs its directories a second old).
+for name in hook check exec run; do
+  row "$old" "$work/cache-old" "$name" > /dev/null
+  row "$new" "$work/cache-new" "$name" > /dev/null
+done
+sleep 1.2
+for name in hook check; do
+  row "$old" "$work/cache-old" "$name" > /dev/null
+  row "$new" "$work/cache-new" "$name" > /dev/null
+done
+
+printf '%-10s %12s %12s %7s\n' "row" "old µs" "new µs" "new/old"
+for name in hook check exec run run-loop; do
+  n=$runs
+  [ "$name" = run-loop ] && n=$(((runs + 4) / 5))
+  a=() b=()
+  for ((r = 0; r < n; r++)); do
+    a+=("$(clock "$old" "$work/cache-old" "$name")")
+    b+=("$(clock "$new" "$work/cache-new" "$name")")
+  done
+  ma=$(printf '%s\n' "${a[@]}" | median)
+  mb=$(printf '%s\n' "${b[@]}" | median)
+  printf '%-10s %12s %12s %7s\n' "$name" "$ma" "$mb" "$(awk -v a="$ma" -v b="$mb" 'BEGIN { printf "%.3f", b / a }')"
+done
