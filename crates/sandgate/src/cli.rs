@@ -100,6 +100,8 @@ pub enum Command {
     Audit(crate::cmd::audit::AuditCommand),
     /// Serve the gated file and exec tools over MCP (stdio, or streamable HTTP with --http).
     Mcp(crate::cmd::mcp::McpArgs),
+    /// Stand between an editor and an ACP agent: relay, answer from the policy, ask in the editor.
+    Acp(crate::acp::AcpArgs),
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 #![forbid(unsafe_code)]
 
+mod acp;
 mod ask;
 mod audit;
 mod cli;
@@ -60,6 +61,7 @@ fn main() -> ExitCode {
         cli::Command::Detect(args) => cmd::detect::run(&global, args),
         cli::Command::Mcp(args) => cmd::mcp::run(&global, args),
         cli::Command::Audit(command) => cmd::audit::run(&global, command),
+        cli::Command::Acp(args) => acp::run(&global, args),
     }
 }
 

@@ -50,11 +50,13 @@ static POLICY_MAX_BYTES: AtomicU64 = AtomicU64::new(0);
 static SCOPE: Mutex<Scope> = Mutex::new(Scope {
     cwd: None,
     session: None,
+    tool_call: None,
 });
 
 struct Scope {
     cwd: Option<String>,
     session: Option<String>,
+    tool_call: Option<String>,
 }
 
 /// Take the log's settings from the loaded policy and name the working
@@ -69,6 +71,13 @@ pub fn configure(settings: &Settings, cwd: &Path) {
 pub fn set_session(session: Option<&str>) {
     let mut scope = SCOPE.lock().unwrap_or_else(PoisonError::into_inner);
     scope.session = session.map(str::to_string);
+}
+
+/// Name the agent's tool call (an ACP `toolCallId`) the following records
+/// are about.
+pub fn set_tool_call(tool_call: Option<&str>) {
+    let mut scope = SCOPE.lock().unwrap_or_else(PoisonError::into_inner);
+    scope.tool_call = tool_call.map(str::to_string);
 }
 
 /// One line of the log. Fields added later are optional for readers
@@ -96,6 +105,8 @@ struct Record<'a> {
     cwd: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     session: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call: Option<&'a str>,
 }
 
 /// What a verdict became for the agent or client that asked, and who settled it.
@@ -239,9 +250,13 @@ pub fn record_in(
     cwd: Option<&Path>,
 ) {
     let Some(path) = log_path() else { return };
-    let (scope_cwd, session) = {
+    let (scope_cwd, session, tool_call) = {
         let scope = SCOPE.lock().unwrap_or_else(PoisonError::into_inner);
-        (scope.cwd.clone(), scope.session.clone())
+        (
+            scope.cwd.clone(),
+            scope.session.clone(),
+            scope.tool_call.clone(),
+        )
     };
     let cwd = cwd.map(|c| c.to_string_lossy().into_owned()).or(scope_cwd);
     let verdict = decision.verdict.as_str();
@@ -260,6 +275,7 @@ pub fn record_in(
         outcome: final_outcome(verdict, outcome.map(|o| o.became)),
         cwd: cwd.as_deref(),
         session: session.as_deref(),
+        tool_call: tool_call.as_deref(),
     };
     // Inside `sandgate run` the log is read-only to this process: the run
     // writes the record (see `crate::runlink`).

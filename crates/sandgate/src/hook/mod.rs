@@ -318,23 +318,23 @@ fn asked_in_run(agent: Agent, payload: &Payload, decided: &Decisions) -> Option<
 }
 
 /// Every decision of one agent tool call.
-struct Decisions {
+pub(crate) struct Decisions {
     /// Each call and its decision, in order.
-    all: Vec<Decided>,
+    pub(crate) all: Vec<Decided>,
     /// The strictest (the first of that verdict).
-    strictest: Decided,
+    pub(crate) strictest: Decided,
     /// The directory each call of `all` runs in.
-    cwds: Vec<std::path::PathBuf>,
+    pub(crate) cwds: Vec<std::path::PathBuf>,
     /// The calls that were ASK.
-    asks: Vec<Decided>,
+    pub(crate) asks: Vec<Decided>,
     /// The policy's settings.
-    settings: sandgate_policy::Settings,
+    pub(crate) settings: sandgate_policy::Settings,
 }
 
 impl Decisions {
     /// Audit every decision with what the answer made of the call, each in
     /// the directory it ran in.
-    fn record(&self, surface: &str, outcome: crate::audit::Outcome) {
+    pub(crate) fn record(&self, surface: &str, outcome: crate::audit::Outcome) {
         for ((call, decision), cwd) in self.all.iter().zip(&self.cwds) {
             crate::audit::record_in(surface, &call.tool, decision, Some(outcome), Some(cwd));
         }
@@ -348,6 +348,24 @@ fn decide(
     payload: &Payload,
     global: &GlobalArgs,
 ) -> Result<Option<Decisions>, InputError> {
+    let decided = decide_in(gate, &payload.cwd, payload.session.as_deref(), global)?;
+    Ok(decided.map(|(decisions, policy)| {
+        // The process ends after this one answer: freeing a thousand rules
+        // one by one would only delay it.
+        std::mem::forget(policy);
+        decisions
+    }))
+}
+
+/// [`decide`] for the calls of `gate` made in `cwd` (absolute) by agent
+/// session `session`: the decisions, and the policy they were made with (a
+/// long-lived caller, `sandgate acp`, keeps or drops it).
+pub(crate) fn decide_in(
+    gate: map::Gate,
+    cwd: &str,
+    session: Option<&str>,
+    global: &GlobalArgs,
+) -> Result<Option<(Decisions, sandgate_policy::Policy)>, InputError> {
     let map::Gate::Calls(checks) = gate else {
         return Ok(None);
     };
@@ -355,8 +373,7 @@ fn decide(
         .filter(|h| !h.is_empty())
         .ok_or_else(|| InputError::new("`HOME` is not set, so `~` cannot be expanded"))?;
     let home = Path::new(&home);
-    let ctx =
-        Context::new(Path::new(&payload.cwd), home).map_err(|e| InputError::new(e.to_string()))?;
+    let ctx = Context::new(Path::new(cwd), home).map_err(|e| InputError::new(e.to_string()))?;
     let sources = crate::setup::sources(global, &ctx);
     let cache = sandgate_policy::cache::cache_dir(&ctx.home);
     let (policy, cached) = sandgate_policy::cache::load_with(&sources, &ctx, cache.as_deref())
@@ -364,7 +381,7 @@ fn decide(
     if cached == sandgate_policy::cache::CacheStatus::NotWritten {
         // Inside `sandgate run` the cache is read-only: the run writes it.
         let request = crate::runlink::Request::Warm {
-            cwd: payload.cwd.clone(),
+            cwd: cwd.to_string(),
         };
         let _ = crate::runlink::send(&request, std::time::Duration::from_secs(5));
     }
@@ -372,7 +389,7 @@ fn decide(
         crate::warn_sandbox_off(&policy.settings().sandbox_reason);
     }
     crate::audit::configure(policy.settings(), &ctx.cwd);
-    crate::audit::set_session(payload.session.as_deref());
+    crate::audit::set_session(session);
     let mut all: Vec<Decided> = Vec::with_capacity(checks.len());
     let mut cwds = Vec::with_capacity(checks.len());
     for check in checks {
@@ -406,9 +423,6 @@ fn decide(
         }
     }
     let settings = policy.settings().clone();
-    // The process ends after this one answer: freeing a thousand rules one by
-    // one would only delay it.
-    std::mem::forget(policy);
     let asks: Vec<Decided> = all
         .iter()
         .filter(|(_, d)| d.verdict == Verdict::Ask)
@@ -417,13 +431,16 @@ fn decide(
     let Some(strictest) = strictest(all.clone()) else {
         return Ok(None);
     };
-    Ok(Some(Decisions {
-        all,
-        cwds,
-        strictest,
-        asks,
-        settings,
-    }))
+    Ok(Some((
+        Decisions {
+            all,
+            cwds,
+            strictest,
+            asks,
+            settings,
+        },
+        policy,
+    )))
 }
 
 /// A working directory from a tool's parameter: `~` is the home, a relative
