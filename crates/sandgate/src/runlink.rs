@@ -21,14 +21,41 @@
 //!   (sandgate's own files are read-only to the program), are handed to the
 //!   run, which writes them.
 //!
-//! **Why the question is not the agent's own dialog.** The program can run
-//! the hook binary itself with any payload, read every variable and token it
-//! inherits, and connect to every socket it can see. So nothing that comes
-//! over this socket can be an answer: a message saying "the person allowed
-//! it in Claude Code's dialog" could as well have been written by the agent.
-//! The link carries requests and facts only (a command to look at, records,
-//! "what was refused?"); the run recomputes what a request implies and asks
-//! the person itself, through the same route as the kernel's questions, and
+//! **Why the question is not the agent's own dialog.** Claude Code and
+//! Gemini CLI can both be made to show their own dialog by the hook
+//! (`"permissionDecision": "ask"`; in Gemini CLI 0.61's source a
+//! `"decision": "ask"` forces its confirmation whatever its approval mode,
+//! `--yolo` included), but the person's answer there
+//! never reaches sandgate: the agent runs the call or does not. The run
+//! would have to recognise the call's process when it writes, and that
+//! cannot be done from what the run can see:
+//!
+//! - Claude Code 2.1.332 runs a `Bash` call as a direct child of its own
+//!   process (the one `sandgate run` started), as `/bin/bash -c 'source
+//!   <snapshot> … && eval '<command>' < /dev/null && pwd -P >| <tmp>/claude-<hex>-cwd'`;
+//!   its hooks as `/bin/sh -c '<hook command>'`, direct children too.
+//!   Gemini CLI 0.61 runs under a second `node` its first one starts, and
+//!   a shell call as `bash -c 'shopt -u …; ( trap … EXIT <command> ) …'` in a
+//!   session and pseudo-terminal of its own.
+//! - So a write could be matched to "the process the agent started with
+//!   exactly that command" (its parent, its argv). But every command the
+//!   agent may run (one the policy allows, or one the person approved) is
+//!   such a direct child, and can `exec` itself into `/bin/bash -c '<the
+//!   same wrapper around any other command>'`: same pid, same parent, same
+//!   argv (and environment, if it likes) as the agent's own spawn of that
+//!   other command (tried with the real Claude Code 2.1.332: `exec /bin/bash
+//!   -c "$(…)"` run as a `Bash` call). With a request for that other command
+//!   sent over this socket first (anything the agent runs can send one), the
+//!   writes it implies would pass without the person. Linux shows no count
+//!   of a process's `exec`s nor the argv of its first; telling the two apart
+//!   needs the run to see each `execve` of the agent's children, which it
+//!   does not. Nor would the hook learn of an "always" chosen in the
+//!   agent's dialog.
+//!
+//! So nothing that comes over this socket can be an answer. The link
+//! carries requests and facts only (a command to look at, records, "what
+//! was refused?"); the run recomputes what a request implies and asks the
+//! person itself, through the same route as the kernel's questions, and
 //! only the person's answer there grants anything. A forged request can at
 //! most make the run ask the person a question the agent could have caused
 //! by writing the file, or refuse writes of its own program. The hook then
