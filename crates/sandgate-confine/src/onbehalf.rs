@@ -288,7 +288,7 @@ fn run(
         }
         Op::Bind { tid, fd, path } => {
             let (dir, name) = parent_of(anchors, path)?;
-            sandgate_sandbox::supervise::bind_for(*tid, *fd, dir.as_fd(), name, umask)
+            sandgate_sandbox::supervisor::caller::bind_for(*tid, *fd, dir.as_fd(), name, umask)
                 .map_err(io::Error::from_raw_os_error)?;
             Ok(Some(0))
         }

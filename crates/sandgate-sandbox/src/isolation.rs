@@ -14,7 +14,8 @@ use crate::enforcement::{Enforcement, EnforcementLevel};
 use crate::landlock::{Grants, RealTree};
 use crate::plan::{self, Plan, PlanError, PlanInput};
 use crate::protect::Guard;
-use crate::supervise::{self, Sockets, Supervision};
+use crate::supervise::{self, Supervision};
+use crate::supervisor::connect::Sockets;
 use crate::{bwrap, harden, landlock, seatbelt, seccomp, sys};
 
 /// The shell every mode runs the command with.

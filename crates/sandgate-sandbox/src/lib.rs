@@ -13,15 +13,19 @@
 //! [`Isolation`] ties them together: settings in, a [`std::process::Command`]
 //! out, with the [`Enforcement`] level the caller can inspect and require.
 //! The `unsafe` code of isolation is in the private `sys` module: the
-//! `pre_exec` hook and the raw system calls it makes. [`notify`] (seccomp
-//! user notification, shared with `sandgate run`), [`supervise`] (exec
-//! isolation's supervisor: the listed `unix_sockets`, and with [`protect`]
-//! the protected paths missing at start) and [`caller`] (the calls made on
-//! a supervised caller's behalf, shared with `sandgate run`) hold their
-//! own. [`beneath`] (opening a
-//! judged path without following a symlink, shared by `sandgate run` and the
-//! MCP file tools) holds its own raw system calls, and [`mount`] the mount
-//! namespace calls shared with `sandgate run`.
+//! `pre_exec` hook and the raw system calls it makes.
+//!
+//! One seccomp user-notification supervisor serves both scopes, one command
+//! (exec isolation, MCP `exec_run`) and a whole agent (`sandgate run`, in
+//! `sandgate-confine`): [`notify`] (installing the filter, the listener,
+//! reading the caller's memory) and [`supervisor`] (acting for a caller, and
+//! the one place a caller's `connect` is made) are shared; [`supervise`]
+//! (exec isolation's filter and listener hand-over) and [`protect`] (the
+//! protected paths missing at start) are exec isolation's. Each of these
+//! holds its own `unsafe` code. [`beneath`] (opening a judged path without
+//! following a symlink, shared by `sandgate run` and the MCP file tools)
+//! holds its own raw system calls, and [`mount`] the mount namespace calls
+//! shared with `sandgate run`.
 //!
 //! ```no_run
 //! use sandgate_sandbox::{Environment, Isolation};
@@ -52,7 +56,6 @@
 pub mod beneath;
 pub mod bpf;
 pub mod bwrap;
-pub mod caller;
 pub mod custom;
 pub mod enforcement;
 pub mod floorlinks;
@@ -67,6 +70,7 @@ pub mod repository;
 pub mod seatbelt;
 pub mod seccomp;
 pub mod supervise;
+pub mod supervisor;
 mod sys;
 
 pub use enforcement::{Enforcement, EnforcementLevel};

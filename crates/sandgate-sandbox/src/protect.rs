@@ -27,7 +27,7 @@
 //!
 //! This module contains `unsafe` code: the system calls that make names
 //! through descriptors, the per-thread `umask` (each answering thread has
-//! its own file-system context, [`crate::caller::own_fs_context`]), and
+//! its own file-system context, [`crate::supervisor::caller::own_fs_context`]), and
 //! reading a symbolic link.
 
 #![allow(unsafe_code)]
@@ -38,8 +38,8 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
 
-pub use crate::caller::own_fs_context;
 use crate::notify::{self, Listener, Notif};
+pub use crate::supervisor::caller::own_fs_context;
 
 /// Where names may be made, and which paths stay as they are.
 #[derive(Debug, Clone, Default)]
@@ -369,10 +369,11 @@ impl Caller<'_> {
             } else {
                 rel
             };
-            let dir = crate::caller::open_path(
+            let dir = crate::supervisor::caller::open_path(
                 self.root.as_raw_fd(),
                 rel,
-                crate::caller::RESOLVE_IN_ROOT | crate::caller::RESOLVE_NO_MAGICLINKS,
+                crate::supervisor::caller::RESOLVE_IN_ROOT
+                    | crate::supervisor::caller::RESOLVE_NO_MAGICLINKS,
             )
             .map_err(errno)?;
             let dir_path = fd_path(&dir)?;
@@ -424,7 +425,7 @@ pub struct Cache {
 impl Cache {
     fn root(&mut self, tid: u32) -> Result<&OwnedFd, i32> {
         if self.root.is_none() {
-            let root = crate::caller::open_path(
+            let root = crate::supervisor::caller::open_path(
                 libc::AT_FDCWD,
                 Path::new(&format!("/proc/{tid}/root")),
                 0,
@@ -734,7 +735,7 @@ fn perform(
                 let Base::Fd(fd) = from_at else {
                     return Err(libc::ENOENT);
                 };
-                let file = crate::caller::take_fd(n.pid, fd).map_err(errno)?;
+                let file = crate::supervisor::caller::take_fd(n.pid, fd).map_err(errno)?;
                 let via = CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))
                     .map_err(|_| libc::EINVAL)?;
                 // SAFETY: both names are NUL-terminated.
@@ -794,9 +795,13 @@ fn perform(
             let path = addr.get(2..).filter(|p| p.first().is_some_and(|b| *b != 0));
             let (Some(libc::AF_UNIX), Some(path)) = (family, path) else {
                 // Another family, an abstract name or none: no file is made.
-                let sock = crate::caller::take_fd(n.pid, fd).map_err(errno)?;
-                return crate::caller::raw_address_call(sock.as_raw_fd(), &addr, libc::bind)
-                    .map(|()| None);
+                let sock = crate::supervisor::caller::take_fd(n.pid, fd).map_err(errno)?;
+                return crate::supervisor::caller::raw_address_call(
+                    sock.as_raw_fd(),
+                    &addr,
+                    libc::bind,
+                )
+                .map(|()| None);
             };
             let path = match path.iter().position(|b| *b == 0) {
                 Some(end) => &path[..end],
@@ -809,7 +814,8 @@ fn perform(
             guard.judge(&place.full(), Role::MadeFile)?;
             // Bound in the directory already judged, never its path again.
             let name = std::ffi::OsStr::from_bytes(place.name.as_bytes());
-            crate::caller::bind_for(n.pid, fd, place.dir.as_fd(), name, umask).map(|()| None)
+            crate::supervisor::caller::bind_for(n.pid, fd, place.dir.as_fd(), name, umask)
+                .map(|()| None)
         }
     }
 }

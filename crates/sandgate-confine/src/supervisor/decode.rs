@@ -225,8 +225,8 @@ fn socket_path(pid: u32, addr: u64, len: u32) -> Option<Vec<u8>> {
     let mut buf = vec![0u8; len];
     let read = read_memory(pid, addr, &mut buf).ok()?;
     buf.truncate(read);
-    match sandgate_sandbox::supervise::named(&buf) {
-        sandgate_sandbox::supervise::Named::Path(path) => Some(path.to_vec()),
+    match sandgate_sandbox::supervisor::connect::named(&buf) {
+        sandgate_sandbox::supervisor::connect::Named::Path(path) => Some(path.to_vec()),
         _ => None,
     }
 }

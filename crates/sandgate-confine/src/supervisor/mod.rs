@@ -62,7 +62,7 @@ struct Shared {
     file: SandboxFile,
     reporter: Arc<dyn Reporter>,
     peers: connect::Peers,
-    sockets: sandgate_sandbox::supervise::Sockets,
+    sockets: sandgate_sandbox::supervisor::connect::Sockets,
 }
 
 struct Pending {
@@ -104,7 +104,7 @@ impl Supervisor {
             file,
             reporter,
             peers: connect::Peers::new(program),
-            sockets: sandgate_sandbox::supervise::Sockets::open(&plan_sockets),
+            sockets: sandgate_sandbox::supervisor::connect::Sockets::open(&plan_sockets),
         });
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::channel();
