@@ -32,12 +32,8 @@
 #![deny(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
-mod callerpath;
-mod callers;
 mod landlock;
-mod metadata;
 mod mounts;
-mod onbehalf;
 mod plan;
 pub mod preload;
 mod seccomp;
@@ -46,13 +42,13 @@ mod spawn;
 mod supervisor;
 mod unasked;
 
-pub use metadata::Change;
 pub use mounts::{probe_plan as probe_mounts, Requested, UnknownProtection, PROTECTION_ENV};
-pub use onbehalf::Op;
 pub use plan::{
     canonical_or_lexical, floor_file_readable, AllowKind, Allowed, FloorDir, FloorMount,
     Protection, Rule, RunAnswers, RunPlan, RunPlanInputs, Standing, DEFAULT_STATE_DIRS,
 };
+pub use sandgate_sandbox::supervisor::decode::Change;
+pub use sandgate_sandbox::supervisor::perform::Op;
 pub use seccomp::{Listener, Notif, Ready};
 pub use settings::{ListKind, SandboxFile, SandboxSettings, SettingsError, FILE_NAME, STATE_DIR};
 pub use spawn::{

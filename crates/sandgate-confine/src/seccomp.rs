@@ -22,13 +22,10 @@ use sandgate_sandbox::bpf::{
 
 use super::preload::MARKER;
 
-pub use sandgate_sandbox::notify::{
-    install, load, read_cstring, read_memory, Listener, Notif, Ready,
+pub use sandgate_sandbox::notify::{install, load, Listener, Notif, Ready};
+pub use sandgate_sandbox::supervisor::decode::{
+    INODE_IOCTLS, SYS_REMOVEXATTRAT, SYS_SETXATTRAT, WRITE_OPEN_FLAGS,
 };
-
-/// Open flags that make an open a write.
-pub const WRITE_OPEN_FLAGS: u32 =
-    (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) as u32;
 
 /// System calls always handed to the supervisor (x86-64 numbers).
 pub const NOTIFIED: &[libc::c_long] = &[
@@ -57,7 +54,8 @@ pub const NOTIFIED: &[libc::c_long] = &[
 ];
 
 /// System calls that change what the supervisor caches about a thread (see
-/// the `callers` module): handed to it so that it forgets first.
+/// `sandgate_sandbox::supervisor::callers`): handed to it so that it forgets
+/// first.
 pub const INVALIDATING: &[libc::c_long] = &[
     libc::SYS_chdir,
     libc::SYS_fchdir,
@@ -74,13 +72,8 @@ pub const INVALIDATING: &[libc::c_long] = &[
     libc::SYS_capset,
 ];
 
-/// `setxattrat` (Linux 6.13, x86-64).
-pub const SYS_SETXATTRAT: libc::c_long = 463;
-/// `removexattrat` (Linux 6.13, x86-64).
-pub const SYS_REMOVEXATTRAT: libc::c_long = 466;
-
 /// The metadata system calls handed to the supervisor (x86-64 numbers),
-/// which the `metadata` module decides.
+/// which `sandgate_sandbox::supervisor::metadata` resolves.
 pub const METADATA: &[libc::c_long] = &[
     libc::SYS_chmod,
     libc::SYS_fchmod,
@@ -108,20 +101,6 @@ pub const METADATA: &[libc::c_long] = &[
 fn notified() -> impl Iterator<Item = libc::c_long> {
     NOTIFIED.iter().chain(METADATA).chain(INVALIDATING).copied()
 }
-
-/// The `ioctl` requests that change an inode's flags or its encryption
-/// policy, which Landlock does not see: `FS_IOC_SETFLAGS` (and its 32-bit
-/// number), `FS_IOC_FSSETXATTR`, `FS_IOC_SETVERSION` (both numbers) and
-/// `FS_IOC_SET_ENCRYPTION_POLICY`. They go to the supervisor, which judges
-/// them as metadata changes of the descriptor's file.
-pub const INODE_IOCTLS: &[u32] = &[
-    0x4008_6602,
-    0x4004_6602,
-    0x401c_5820,
-    0x4008_7602,
-    0x4004_7602,
-    0x800c_6613,
-];
 
 /// The BPF program. Foreign architectures and the x32 ABI pass through
 /// (the Landlock floor still holds for them, they are just never asked about).

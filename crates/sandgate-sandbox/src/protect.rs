@@ -12,7 +12,8 @@
 //!
 //! The supervisor never lets the kernel continue such a call, since the
 //! kernel would read the path again from memory another thread can change.
-//! It resolves the parent directory once, in the command's own root and
+//! The shared decoder ([`crate::supervisor::decode`]) says which call it is;
+//! this module reads its paths once, resolves the parent directory once, in the command's own root and
 //! mount namespace (`/proc/TID/root`, so the read-only mounts and binds hold
 //! for what it does too), judges the resulting path, and then makes the name
 //! through that directory's descriptor, with the command's umask and no
@@ -25,10 +26,10 @@
 //! cannot read them), and the C library and most programs fall back to
 //! `openat`.
 //!
-//! This module contains `unsafe` code: the system calls that make names
-//! through descriptors, the per-thread `umask` (each answering thread has
-//! its own file-system context, [`crate::supervisor::caller::own_fs_context`]), and
-//! reading a symbolic link.
+//! This module contains `unsafe` code: the per-thread `umask` (each
+//! answering thread has its own file-system context,
+//! [`crate::supervisor::caller::own_fs_context`]), and reading a symbolic
+//! link.
 
 #![allow(unsafe_code)]
 
@@ -40,6 +41,8 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::notify::{self, Listener, Notif};
 pub use crate::supervisor::caller::own_fs_context;
+use crate::supervisor::decode::{decode, Syscall};
+use crate::supervisor::perform::{self, Act, At, Done, LastName};
 
 /// Where names may be made, and which paths stay as they are.
 #[derive(Debug, Clone, Default)]
@@ -145,176 +148,6 @@ pub const NOTIFIED: &[libc::c_long] = &[
     libc::SYS_renameat2,
 ];
 
-/// What the command asked for, decoded from its registers and memory.
-#[derive(Debug)]
-enum Call {
-    Open {
-        at: Base,
-        path: Vec<u8>,
-        flags: i32,
-        mode: u32,
-    },
-    Mkdir {
-        at: Base,
-        path: Vec<u8>,
-        mode: u32,
-    },
-    Mknod {
-        at: Base,
-        path: Vec<u8>,
-        mode: u32,
-    },
-    Symlink {
-        target: Vec<u8>,
-        at: Base,
-        path: Vec<u8>,
-    },
-    Link {
-        from_at: Base,
-        from: Vec<u8>,
-        at: Base,
-        path: Vec<u8>,
-        flags: i32,
-    },
-    Rename {
-        from_at: Base,
-        from: Vec<u8>,
-        at: Base,
-        path: Vec<u8>,
-        flags: u32,
-    },
-    Bind {
-        fd: i32,
-        addr: Vec<u8>,
-    },
-}
-
-/// The directory a relative path starts from: the working directory or a
-/// descriptor of the command.
-#[derive(Debug, Clone, Copy)]
-enum Base {
-    Cwd,
-    Fd(i32),
-}
-
-fn base(arg: u64) -> Base {
-    // `int` arguments: the kernel reads the lower half only.
-    let fd = arg as u32 as i32;
-    if fd == libc::AT_FDCWD {
-        Base::Cwd
-    } else {
-        Base::Fd(fd)
-    }
-}
-
-fn decode(n: &Notif) -> Result<Call, i32> {
-    let a = n.args;
-    let s = |addr: u64| notify::read_cstring(n.pid, addr).map_err(|_| libc::EFAULT);
-    let int = |v: u64| v as u32 as i32;
-    Ok(match n.nr {
-        libc::SYS_open => Call::Open {
-            at: Base::Cwd,
-            path: s(a[0])?,
-            flags: int(a[1]),
-            mode: a[2] as u32,
-        },
-        libc::SYS_openat => Call::Open {
-            at: base(a[0]),
-            path: s(a[1])?,
-            flags: int(a[2]),
-            mode: a[3] as u32,
-        },
-        libc::SYS_creat => Call::Open {
-            at: Base::Cwd,
-            path: s(a[0])?,
-            flags: libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC,
-            mode: a[1] as u32,
-        },
-        libc::SYS_mkdir => Call::Mkdir {
-            at: Base::Cwd,
-            path: s(a[0])?,
-            mode: a[1] as u32,
-        },
-        libc::SYS_mkdirat => Call::Mkdir {
-            at: base(a[0]),
-            path: s(a[1])?,
-            mode: a[2] as u32,
-        },
-        libc::SYS_mknod => Call::Mknod {
-            at: Base::Cwd,
-            path: s(a[0])?,
-            mode: a[1] as u32,
-        },
-        libc::SYS_mknodat => Call::Mknod {
-            at: base(a[0]),
-            path: s(a[1])?,
-            mode: a[2] as u32,
-        },
-        libc::SYS_symlink => Call::Symlink {
-            target: s(a[0])?,
-            at: Base::Cwd,
-            path: s(a[1])?,
-        },
-        libc::SYS_symlinkat => Call::Symlink {
-            target: s(a[0])?,
-            at: base(a[1]),
-            path: s(a[2])?,
-        },
-        libc::SYS_link => Call::Link {
-            from_at: Base::Cwd,
-            from: s(a[0])?,
-            at: Base::Cwd,
-            path: s(a[1])?,
-            flags: 0,
-        },
-        libc::SYS_linkat => Call::Link {
-            from_at: base(a[0]),
-            from: s(a[1])?,
-            at: base(a[2]),
-            path: s(a[3])?,
-            flags: int(a[4]),
-        },
-        libc::SYS_rename => Call::Rename {
-            from_at: Base::Cwd,
-            from: s(a[0])?,
-            at: Base::Cwd,
-            path: s(a[1])?,
-            flags: 0,
-        },
-        libc::SYS_renameat => Call::Rename {
-            from_at: base(a[0]),
-            from: s(a[1])?,
-            at: base(a[2]),
-            path: s(a[3])?,
-            flags: 0,
-        },
-        libc::SYS_renameat2 => Call::Rename {
-            from_at: base(a[0]),
-            from: s(a[1])?,
-            at: base(a[2]),
-            path: s(a[3])?,
-            flags: a[4] as u32,
-        },
-        libc::SYS_bind => {
-            // `socklen_t` is 32 bits: the kernel ignores the upper half.
-            let len = (a[2] as u32) as usize;
-            if len > std::mem::size_of::<libc::sockaddr_un>() {
-                return Err(libc::EINVAL);
-            }
-            let mut addr = vec![0u8; len];
-            let read = notify::read_memory(n.pid, a[1], &mut addr).map_err(|_| libc::EFAULT)?;
-            if read != len {
-                return Err(libc::EFAULT);
-            }
-            Call::Bind {
-                fd: int(a[0]),
-                addr,
-            }
-        }
-        _ => return Err(libc::ENOSYS),
-    })
-}
-
 /// The command thread `tid`, as the supervisor reaches it.
 struct Caller<'a> {
     tid: u32,
@@ -329,18 +162,27 @@ struct Place {
 }
 
 impl Place {
+    /// Where the shared performer makes the name.
+    fn at(&self) -> At<'_> {
+        At {
+            dir: self.dir.as_fd(),
+            name: OsStr::from_bytes(self.name.as_bytes()),
+        }
+    }
+
     fn full(&self) -> PathBuf {
         self.path.join(OsStr::from_bytes(self.name.as_bytes()))
     }
 }
 
 impl Caller<'_> {
-    /// The command's view of where `base` is.
-    fn base_path(&self, base: Base) -> Result<PathBuf, i32> {
-        let link = match base {
-            Base::Cwd => format!("/proc/{}/cwd", self.tid),
-            Base::Fd(fd) if fd >= 0 => format!("/proc/{}/fd/{fd}", self.tid),
-            Base::Fd(_) => return Err(libc::EBADF),
+    /// The command's view of where directory `dirfd` is (`AT_FDCWD`: its
+    /// working directory).
+    fn base_path(&self, dirfd: i32) -> Result<PathBuf, i32> {
+        let link = match dirfd {
+            libc::AT_FDCWD => format!("/proc/{}/cwd", self.tid),
+            fd if fd >= 0 => format!("/proc/{}/fd/{fd}", self.tid),
+            _ => return Err(libc::EBADF),
         };
         let path = std::fs::read_link(&link).map_err(|_| libc::EBADF)?;
         if !path.is_absolute() || path.to_string_lossy().ends_with(" (deleted)") {
@@ -349,10 +191,10 @@ impl Caller<'_> {
         Ok(path)
     }
 
-    /// Resolves `path` (from `base`) to its parent directory, held open,
-    /// and its last name; with `follow`, a last name that is a symbolic link
-    /// is followed (up to 40 links), as the kernel would.
-    fn place(&self, base: Base, path: &[u8], follow: bool) -> Result<Place, i32> {
+    /// Resolves `path` (from directory `base`) to its parent directory,
+    /// held open, and its last name; with `follow`, a last name that is a
+    /// symbolic link is followed (up to 40 links), as the kernel would.
+    fn place(&self, base: i32, path: &[u8], follow: bool) -> Result<Place, i32> {
         if path.is_empty() {
             return Err(libc::ENOENT);
         }
@@ -563,14 +405,6 @@ fn exists(place: &Place) -> bool {
     entry(&place.dir, &place.name).is_some()
 }
 
-fn rc(v: libc::c_int) -> Result<(), i32> {
-    if v == 0 {
-        Ok(())
-    } else {
-        Err(errno(io::Error::last_os_error()))
-    }
-}
-
 /// Whether the caller is the sandbox's own set-up: the wrapper, under no
 /// filter but the supervisor's (the command runs under more).
 fn in_setup(guard: &Guard, cache: &mut Cache, tid: u32) -> bool {
@@ -599,8 +433,7 @@ pub fn answer(listener: &Listener, guard: &Guard, cache: &mut Cache, n: &Notif) 
         return;
     }
     match perform(listener, guard, cache, n) {
-        Ok(Some(fd)) => {
-            let cloexec = open_flags(n) & libc::O_CLOEXEC != 0;
+        Ok(Some((fd, cloexec))) => {
             if listener.send_fd(n.id, fd.as_fd(), cloexec).is_err() {
                 listener.fail(n.id, libc::EMFILE);
             }
@@ -615,180 +448,197 @@ pub fn answer(listener: &Listener, guard: &Guard, cache: &mut Cache, n: &Notif) 
 /// named pipe that waits for its other end); no system call fails with 0.
 const ANSWERED: i32 = 0;
 
-fn open_flags(n: &Notif) -> i32 {
-    match n.nr {
-        libc::SYS_open => n.args[1] as u32 as i32,
-        libc::SYS_openat => n.args[2] as u32 as i32,
-        _ => 0,
+/// A call's result from the shared performer, as [`perform`] returns it.
+fn done(result: io::Result<Done>) -> Result<Option<(OwnedFd, bool)>, i32> {
+    match result.map_err(errno)? {
+        Done::Zero => Ok(None),
+        Done::Answered => Err(ANSWERED),
+        // Only an open hands back a descriptor (see the `Open` arm).
+        Done::Fd(_) => Err(libc::EIO),
     }
 }
 
+/// The strict copy of a `bind` address: `EINVAL` for one longer than
+/// `struct sockaddr_un`, `EFAULT` for one that cannot be read whole.
+fn bind_address(pid: u32, addr: u64, len: u32) -> Result<Vec<u8>, i32> {
+    let len = len as usize;
+    if len > std::mem::size_of::<libc::sockaddr_un>() {
+        return Err(libc::EINVAL);
+    }
+    let mut address = vec![0u8; len];
+    let read = notify::read_memory(pid, addr, &mut address).map_err(|_| libc::EFAULT)?;
+    if read != len {
+        return Err(libc::EFAULT);
+    }
+    Ok(address)
+}
+
+/// Performs the call of `n` for the command, after judging the names it
+/// makes or moves: the shared decoder says which call it is, this module
+/// resolves its paths in the command's root, and the shared performer
+/// ([`perform::act`]) makes it. An opened file comes back with whether the
+/// command asked for `O_CLOEXEC`.
 fn perform(
     listener: &Listener,
     guard: &Guard,
     cache: &mut Cache,
     n: &Notif,
-) -> Result<Option<OwnedFd>, i32> {
+) -> Result<Option<(OwnedFd, bool)>, i32> {
     let umask = cache.umask(n.pid);
     let caller = Caller {
         tid: n.pid,
         root: cache.root(n.pid)?,
     };
-    let call = decode(n)?;
-    // The thread id named the caller when its root was opened and its
-    // memory read: everything decided below is about that command.
-    if !listener.id_valid(n.id) {
-        return Err(libc::ESRCH);
-    }
-    // SAFETY: umask cannot fail; this thread has its own file system
-    // context (see `own_fs_context`), so no other thread sees it.
-    unsafe { libc::umask(umask & 0o777) };
+    let call = decode(n).ok_or(libc::ENOSYS)?;
+    let s = |addr: u64| notify::read_cstring(n.pid, addr).map_err(|_| libc::EFAULT);
+    // Each arm reads the command's memory first; then `ready` checks that
+    // the thread id still names the caller it named when its root was
+    // opened and its memory read, so that everything decided below is about
+    // that command, and takes on its umask.
+    let ready = || {
+        if !listener.id_valid(n.id) {
+            return Err(libc::ESRCH);
+        }
+        // SAFETY: umask cannot fail; this thread has its own file system
+        // context (see `own_fs_context`), so no other thread sees it.
+        unsafe { libc::umask(umask & 0o777) };
+        Ok(())
+    };
     match call {
-        Call::Open {
-            at,
-            path,
+        Syscall::Open {
+            at: arg,
             flags,
             mode,
         } => {
+            let path = s(arg.addr)?;
+            ready()?;
             let follow = flags & (libc::O_NOFOLLOW | libc::O_EXCL) == 0;
             // The last name as given first: most are plain files, and the
             // kernel's O_NOFOLLOW says when it is a link to follow after all.
-            let mut place = caller.place(at, &path, false)?;
+            let mut place = caller.place(arg.dirfd, &path, false)?;
             let mut followed = false;
             loop {
                 allowed_open(guard, &place, flags)?;
-                match notify::fifo_that_waits(place.dir.as_fd(), &place.name, flags) {
-                    Ok(Some(fifo)) => {
-                        notify::open_fifo_later(listener, n.id, fifo, flags).map_err(errno)?;
-                        return Err(ANSWERED);
-                    }
-                    Ok(None) => {}
-                    Err(e) => return Err(errno(e)),
-                }
-                // SAFETY: `name` is NUL-terminated; the flags and mode are the
-                // command's own, and O_NOFOLLOW keeps a link swapped in since
-                // the judgement from being followed.
-                let fd = unsafe {
-                    libc::openat(
-                        place.dir.as_raw_fd(),
-                        place.name.as_ptr(),
-                        flags | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-                        mode,
-                    )
+                let open = Act::Open {
+                    at: place.at(),
+                    flags,
+                    mode,
+                    last: LastName::NoFollow,
                 };
-                if fd >= 0 {
-                    break Ok(fd);
+                match perform::act(listener, n.id, open) {
+                    Ok(Done::Fd(fd)) => break Ok(Some((fd, flags & libc::O_CLOEXEC != 0))),
+                    Ok(Done::Answered) => break Err(ANSWERED),
+                    Ok(Done::Zero) => break Err(libc::EIO),
+                    Err(e) => {
+                        let e = errno(e);
+                        if e == libc::ELOOP && follow && !followed {
+                            place = caller.place(arg.dirfd, &path, true)?;
+                            followed = true;
+                            continue;
+                        }
+                        break Err(e);
+                    }
                 }
-                let e = errno(io::Error::last_os_error());
-                if e == libc::ELOOP && follow && !followed {
-                    place = caller.place(at, &path, true)?;
-                    followed = true;
-                    continue;
-                }
-                break Err(e);
             }
-            .map(|fd| {
-                // SAFETY: the kernel just returned this descriptor; we own it.
-                Some(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
-            })
         }
-        Call::Mkdir { at, path, mode } => {
-            let place = caller.place(at, &path, false)?;
+        Syscall::Mkdir { at: arg, mode } => {
+            let path = s(arg.addr)?;
+            ready()?;
+            let place = caller.place(arg.dirfd, &path, false)?;
             judge_new(guard, &place, Role::Made)?;
-            // SAFETY: `name` is NUL-terminated.
-            rc(unsafe { libc::mkdirat(place.dir.as_raw_fd(), place.name.as_ptr(), mode) })
-                .map(|()| None)
+            done(perform::act(
+                listener,
+                n.id,
+                Act::Mkdir {
+                    at: place.at(),
+                    mode,
+                },
+            ))
         }
-        Call::Mknod { at, path, mode } => {
+        Syscall::Mknod { at: arg, mode } => {
+            let path = s(arg.addr)?;
+            ready()?;
             let kind = mode & libc::S_IFMT;
             if kind == libc::S_IFCHR || kind == libc::S_IFBLK {
                 return Err(libc::EPERM);
             }
-            let place = caller.place(at, &path, false)?;
+            let place = caller.place(arg.dirfd, &path, false)?;
             judge_new(guard, &place, Role::MadeFile)?;
-            // SAFETY: `name` is NUL-terminated; no device is made (checked above).
-            rc(unsafe { libc::mknodat(place.dir.as_raw_fd(), place.name.as_ptr(), mode, 0) })
-                .map(|()| None)
+            if !matches!(
+                kind,
+                0 | libc::S_IFREG | libc::S_IFIFO | libc::S_IFSOCK | libc::S_IFDIR
+            ) {
+                // No such type of file, as the kernel answers it.
+                return Err(libc::EINVAL);
+            }
+            // No device is made (checked above).
+            done(perform::act(
+                listener,
+                n.id,
+                Act::Mknod {
+                    at: place.at(),
+                    mode,
+                },
+            ))
         }
-        Call::Symlink { target, at, path } => {
-            let place = caller.place(at, &path, false)?;
+        Syscall::Symlink { target, at: arg } => {
+            let target = s(target)?;
+            let path = s(arg.addr)?;
+            ready()?;
+            let place = caller.place(arg.dirfd, &path, false)?;
             judge_new(guard, &place, Role::Placed)?;
-            let target = CString::new(target).map_err(|_| libc::EINVAL)?;
-            // SAFETY: both strings are NUL-terminated.
-            rc(unsafe {
-                libc::symlinkat(target.as_ptr(), place.dir.as_raw_fd(), place.name.as_ptr())
-            })
-            .map(|()| None)
+            let symlink = Act::Symlink {
+                target: &target,
+                at: place.at(),
+            };
+            done(perform::act(listener, n.id, symlink))
         }
-        Call::Link {
-            from_at,
-            from,
-            at,
-            path,
-            flags,
-        } => {
-            let to = caller.place(at, &path, false)?;
+        Syscall::Link { from, to, flags } => {
+            let from_path = s(from.addr)?;
+            let path = s(to.addr)?;
+            ready()?;
+            let to = caller.place(to.dirfd, &path, false)?;
             judge_new(guard, &to, Role::Placed)?;
-            if flags & libc::AT_EMPTY_PATH != 0 && from.is_empty() {
+            if flags & libc::AT_EMPTY_PATH != 0 && from_path.is_empty() {
                 // The descriptor itself: linked through its magic link,
                 // which keeps its mount (a read-only bind stays EXDEV).
-                let Base::Fd(fd) = from_at else {
+                if from.from_cwd() {
                     return Err(libc::ENOENT);
+                }
+                let file = crate::supervisor::caller::take_fd(n.pid, from.dirfd).map_err(errno)?;
+                let link = Act::LinkFile {
+                    file: file.as_fd(),
+                    to: to.at(),
                 };
-                let file = crate::supervisor::caller::take_fd(n.pid, fd).map_err(errno)?;
-                let via = CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))
-                    .map_err(|_| libc::EINVAL)?;
-                // SAFETY: both names are NUL-terminated.
-                return rc(unsafe {
-                    libc::linkat(
-                        libc::AT_FDCWD,
-                        via.as_ptr(),
-                        to.dir.as_raw_fd(),
-                        to.name.as_ptr(),
-                        libc::AT_SYMLINK_FOLLOW,
-                    )
-                })
-                .map(|()| None);
+                return done(perform::act(listener, n.id, link));
             }
             let follow = flags & libc::AT_SYMLINK_FOLLOW != 0;
-            let source = caller.place(from_at, &from, follow)?;
+            let source = caller.place(from.dirfd, &from_path, follow)?;
             guard.judge(&source.full(), Role::Linked)?;
-            // SAFETY: both names are NUL-terminated.
-            rc(unsafe {
-                libc::linkat(
-                    source.dir.as_raw_fd(),
-                    source.name.as_ptr(),
-                    to.dir.as_raw_fd(),
-                    to.name.as_ptr(),
-                    0,
-                )
-            })
-            .map(|()| None)
+            let link = Act::Link {
+                from: source.at(),
+                to: to.at(),
+            };
+            done(perform::act(listener, n.id, link))
         }
-        Call::Rename {
-            from_at,
-            from,
-            at,
-            path,
-            flags,
-        } => {
-            let source = caller.place(from_at, &from, false)?;
-            let to = caller.place(at, &path, false)?;
+        Syscall::Rename { from, to, flags } => {
+            let from_path = s(from.addr)?;
+            let path = s(to.addr)?;
+            ready()?;
+            let source = caller.place(from.dirfd, &from_path, false)?;
+            let to = caller.place(to.dirfd, &path, false)?;
             guard.judge(&source.full(), Role::Moved)?;
             guard.judge(&to.full(), Role::Placed)?;
-            // SAFETY: both names are NUL-terminated; the flags are the command's.
-            rc(unsafe {
-                libc::renameat2(
-                    source.dir.as_raw_fd(),
-                    source.name.as_ptr(),
-                    to.dir.as_raw_fd(),
-                    to.name.as_ptr(),
-                    flags,
-                )
-            })
-            .map(|()| None)
+            let rename = Act::Rename {
+                from: source.at(),
+                to: to.at(),
+                flags,
+            };
+            done(perform::act(listener, n.id, rename))
         }
-        Call::Bind { fd, addr } => {
+        Syscall::Bind { fd, addr, len } => {
+            let addr = bind_address(n.pid, addr, len)?;
+            ready()?;
             let family = addr
                 .get(..2)
                 .map(|b| i32::from(u16::from_ne_bytes([b[0], b[1]])));
@@ -807,16 +657,26 @@ fn perform(
                 Some(end) => &path[..end],
                 None => path,
             };
-            let place = caller.place(Base::Cwd, path, false)?;
+            let place = caller.place(libc::AT_FDCWD, path, false)?;
             if exists(&place) {
                 return Err(libc::EADDRINUSE);
             }
             guard.judge(&place.full(), Role::MadeFile)?;
             // Bound in the directory already judged, never its path again.
-            let name = std::ffi::OsStr::from_bytes(place.name.as_bytes());
-            crate::supervisor::caller::bind_for(n.pid, fd, place.dir.as_fd(), name, umask)
-                .map(|()| None)
+            let bind = Act::Bind {
+                tid: n.pid,
+                fd,
+                at: place.at(),
+                umask,
+            };
+            done(perform::act(listener, n.id, bind))
         }
+        Syscall::Remove { .. }
+        | Syscall::Truncate { .. }
+        | Syscall::Connect { .. }
+        | Syscall::Meta(_)
+        | Syscall::Context
+        | Syscall::Creds => Err(libc::ENOSYS),
     }
 }
 

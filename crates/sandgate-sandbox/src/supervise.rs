@@ -28,6 +28,7 @@ use crate::protect::{self, Guard};
 use crate::supervisor::caller::{pidfd_getfd, pidfd_open};
 use crate::supervisor::connect::{self, Reach, Refusal, Sockets};
 pub use crate::supervisor::connect::{states, SocketState};
+use crate::supervisor::decode::{decode, Syscall};
 
 /// The filter: with `sockets`, every `connect` goes to the supervisor; with
 /// `protect`, every call that makes or moves a name, and `openat2` fails with
@@ -178,19 +179,25 @@ fn serve(listener: &Arc<Listener>, sockets: Option<&Arc<Sockets>>, guard: Option
             // The caller was interrupted or ended before the notification was read.
             continue;
         };
-        if n.nr == libc::SYS_umask {
-            // An integer argument only: nothing to read twice.
-            cache.umask_changes();
-            listener.allow(n.id);
-            continue;
-        }
-        if n.nr != libc::SYS_connect {
-            match guard {
-                Some(guard) if own_context => protect::answer(listener, guard, &mut cache, &n),
-                _ => listener.fail(n.id, libc::EACCES),
+        let (fd, addr, len) = match decode(&n) {
+            // `umask` (the only call of its kind notified here): an integer
+            // argument only, nothing to read twice.
+            Some(Syscall::Context) => {
+                cache.umask_changes();
+                listener.allow(n.id);
+                continue;
             }
-            continue;
-        }
+            Some(Syscall::Connect { fd, addr, len }) => (fd, addr, len),
+            _ => {
+                match guard {
+                    Some(guard) if own_context => {
+                        protect::answer(listener, guard, &mut cache, &n);
+                    }
+                    _ => listener.fail(n.id, libc::EACCES),
+                }
+                continue;
+            }
+        };
         let Some(sockets) = sockets else {
             listener.fail(n.id, libc::EACCES);
             continue;
@@ -200,26 +207,31 @@ fn serve(listener: &Arc<Listener>, sockets: Option<&Arc<Sockets>>, guard: Option
         let (l, s) = (Arc::clone(listener), Arc::clone(sockets));
         let spawned = std::thread::Builder::new()
             .name("sandgate-connect".into())
-            .spawn(move || answer(&l, &s, &n));
+            .spawn(move || answer(&l, &s, &n, fd, addr, len));
         if spawned.is_err() {
             listener.fail(n.id, libc::EAGAIN);
         }
     }
 }
 
-fn answer(listener: &Listener, sockets: &Sockets, n: &Notif) {
-    match connect_for(listener, sockets, n) {
+fn answer(listener: &Listener, sockets: &Sockets, n: &Notif, fd: i32, addr: u64, len: u64) {
+    match connect_for(listener, sockets, n, fd, addr, len) {
         Ok(()) => listener.succeed(n.id, 0),
         Err(errno) => listener.fail(n.id, errno),
     }
 }
 
-/// Performs the notified `connect` for the caller ([`connect::connect_copied`]
-/// with the listed sockets only); `Err` is the errno it gets.
-fn connect_for(listener: &Listener, sockets: &Sockets, n: &Notif) -> Result<(), i32> {
-    if n.nr != libc::SYS_connect {
-        return Err(libc::ENOSYS);
-    }
+/// Performs the notified `connect(fd, addr, len)` for the caller
+/// ([`connect::connect_copied`] with the listed sockets only); `Err` is the
+/// errno it gets.
+fn connect_for(
+    listener: &Listener,
+    sockets: &Sockets,
+    n: &Notif,
+    fd: i32,
+    addr: u64,
+    len: u64,
+) -> Result<(), i32> {
     let pidfd = pidfd_open(n.pid).map_err(|_| libc::ESRCH)?;
     // The thread id named the caller when the pidfd was made: from here on
     // the pidfd cannot name another process.
@@ -227,11 +239,8 @@ fn connect_for(listener: &Listener, sockets: &Sockets, n: &Notif) -> Result<(), 
         return Err(libc::ESRCH);
     }
     let mut room = [0u8; connect::ADDRESS_ROOM];
-    let address = connect::copy_address(n.pid, n.args[1], n.args[2], &mut room)?;
-    // The descriptor is an `int`: the kernel ignores the upper half.
-    let target_fd = n.args[0] as u32 as i32;
-    let sock =
-        pidfd_getfd(&pidfd, target_fd).map_err(|e| e.raw_os_error().unwrap_or(libc::EBADF))?;
+    let address = connect::copy_address(n.pid, addr, len, &mut room)?;
+    let sock = pidfd_getfd(&pidfd, fd).map_err(|e| e.raw_os_error().unwrap_or(libc::EBADF))?;
     let reach = Reach {
         listed: sockets,
         inside: None,

@@ -10,8 +10,7 @@ use sandgate_policy::ask::{Resolution, Resolver};
 use sandgate_policy::persist::Effect;
 use sandgate_policy::Verdict;
 
-use super::perform::perform_checked;
-use super::perform::targets;
+use super::access::{perform_checked, targets};
 use super::report::attempt;
 use super::{lock, Pending, Shared};
 use crate::plan::Standing;

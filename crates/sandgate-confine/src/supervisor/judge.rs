@@ -9,13 +9,13 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
 
-use super::perform::{creds_of, dac_refuses, perform_checked, targets};
+use super::access::{creds_of, dac_refuses, perform_checked, targets};
 use super::report::attempt;
 use super::{hint, lock, Pending, Shared};
-use crate::onbehalf::{try_perform, Op};
 use crate::plan::{RunPlan, Standing};
 use crate::seccomp::Notif;
 use crate::supervisor::{DenyReason, Event};
+use sandgate_sandbox::supervisor::perform::{try_perform, Op};
 
 /// Decides `op` from its canonical paths: fails it, asks about it,
 /// continues it or performs it.

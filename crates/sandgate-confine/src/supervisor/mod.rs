@@ -1,36 +1,41 @@
-//! The supervisor: receives each write-class system call of the confined
-//! tree, decides it from the plan, and continues it, fails it, performs it on
-//! the program's behalf, or asks the human first.
+//! `sandgate run`'s use of the shared seccomp supervisor
+//! ([`sandgate_sandbox::supervisor`]): receives each write-class system call
+//! of the confined tree, decides it from the run's plan, and continues it,
+//! fails it, has it performed on the program's behalf, or asks the human
+//! first.
 //!
 //! Decisions never need a restart: an allowed write that the Landlock floor
-//! would refuse is performed by the supervisor itself (see [`super::onbehalf`]).
-//! Asks are queued to one asking thread, so the human sees one question at a
-//! time while writes that need no question keep flowing.
+//! would refuse is performed by the shared performer
+//! ([`sandgate_sandbox::supervisor::perform`]). Asks are queued to one
+//! asking thread, so the human sees one question at a time while writes
+//! that need no question keep flowing.
 //!
-//! One module per job:
+//! What a notification is ([`sandgate_sandbox::supervisor::decode`]), how
+//! its paths are read from the caller
+//! ([`sandgate_sandbox::supervisor::resolve`]), how a call is made for it
+//! and how a socket is connected for it
+//! ([`sandgate_sandbox::supervisor::connect`]) are the shared supervisor's;
+//! what is only the run's is here, one module per job:
 //!
-//! - [`notify`]: the notification loop, and the calls that only change what
-//!   is known about the callers (working directory, credentials);
-//! - [`decode`]: system call decoding, and reading the path arguments from
-//!   the caller's memory;
+//! - [`notify`]: the notification loop, routing each decoded call;
 //! - [`judge`]: deciding a write from its paths and the plan (the lexical
 //!   fast path first, then the canonical one);
 //! - [`ask`]: the asking thread, the answers it keeps and what each
 //!   resolution means;
-//! - [`connect`]: `connect()`, made for the program and kept only to a
-//!   listener of its own or a listed socket;
-//! - [`perform`]: performing an allowed write on the caller's behalf, when
-//!   its file modes would let the caller do it itself, and the paths a
-//!   write touches;
+//! - [`connect`]: `connect()` with the run's reach (the sockets listed in
+//!   `sandbox.json`, the program's own listeners), on a thread of its own,
+//!   and the report of a refused socket;
+//! - [`access`]: whether file modes would let the caller do an allowed
+//!   write itself, before it is performed for it, and the paths a write
+//!   touches;
 //! - [`report`]: what the supervisor reports ([`Event`]) and how it describes
 //!   an attempt.
 
+mod access;
 mod ask;
 mod connect;
-mod decode;
 mod judge;
 mod notify;
-mod perform;
 mod report;
 
 pub use report::{Attempt, DenyReason, Event, Reporter};
@@ -45,11 +50,11 @@ use std::time::Duration;
 
 use sandgate_policy::ask::Resolver;
 
-use super::callers::Callers;
-use super::onbehalf::{Anchors, Op};
 use super::plan::{RunAnswers, RunPlan};
 use super::seccomp::{Listener, Notif};
 use super::settings::SandboxFile;
+use sandgate_sandbox::supervisor::callers::Callers;
+use sandgate_sandbox::supervisor::perform::{Anchors, Op};
 
 struct Shared {
     plan: RunPlan,

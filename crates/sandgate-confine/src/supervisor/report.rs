@@ -9,8 +9,8 @@ use std::time::Duration;
 use sandgate_policy::ask::{Question, SubjectKind};
 use sandgate_policy::{Decision, Verdict};
 
-use crate::onbehalf::Op;
 use crate::unasked::Unasked;
+use sandgate_sandbox::supervisor::perform::Op;
 
 /// A write-class call the supervisor decided: who tried to do what, where.
 #[derive(Debug, Clone)]

@@ -1,17 +1,18 @@
-//! Performing an allowed write on the caller's behalf (when the policy
-//! allows what the Landlock floor would refuse), with the caller's umask and
-//! only when its file modes and ownership would let the caller do it itself;
-//! and the paths a write touches ([`targets`]), which the judgement and the
-//! question read too.
+//! Whether the caller may do an allowed write itself: an allowed write the
+//! Landlock floor would refuse is handed to the shared performer
+//! ([`sandgate_sandbox::supervisor::perform`]) only when the caller is still
+//! waiting and its file modes and ownership would let it do the write
+//! itself, with its umask; and the paths a write touches ([`targets`]),
+//! which the judgement and the question read too.
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use super::{hint, Shared};
-use crate::callers::Creds;
-use crate::onbehalf::{perform, Op};
 use crate::seccomp::Notif;
+use sandgate_sandbox::supervisor::callers::Creds;
+use sandgate_sandbox::supervisor::perform::{perform, Op};
 
 /// Performs `op` if its caller is still waiting, with the caller's umask,
 /// and only if its file modes would let the caller do it itself.
@@ -37,7 +38,7 @@ pub(super) fn perform_checked(shared: &Shared, notif: &Notif, op: &Op) {
     perform(&shared.listener, &shared.anchors, notif.id, op, umask);
 }
 
-/// The current credentials of `pid` (as cached, see [`crate::callers`]).
+/// The current credentials of `pid` (as cached, see [`sandgate_sandbox::supervisor::callers`]).
 pub(super) fn creds_of(shared: &Shared, pid: u32) -> Option<Creds> {
     shared.callers.creds(pid)
 }

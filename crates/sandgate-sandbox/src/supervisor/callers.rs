@@ -5,7 +5,9 @@
 //! Reading them from `/proc` costs several system calls per notification,
 //! more than the write being decided on tmpfs. So they are read once per
 //! thread and kept, and the system calls that change them are handed to the
-//! supervisor too (see [`super::seccomp::INVALIDATING`]), which forgets what
+//! supervisor too (`sandgate run`'s filter hands them over; they decode as
+//! [`super::decode::Syscall::Context`] and [`super::decode::Syscall::Creds`]),
+//! which forgets what
 //! they may change before letting them run:
 //!
 //! - `chdir`, `fchdir`, `umask` change the working directory or umask of
