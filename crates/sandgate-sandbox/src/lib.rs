@@ -18,8 +18,9 @@
 //! One seccomp user-notification supervisor serves both scopes, one command
 //! (exec isolation, MCP `exec_run`) and a whole agent (`sandgate run`, in
 //! `sandgate-confine`): [`notify`] (installing the filter, the listener,
-//! reading the caller's memory) and [`supervisor`] (acting for a caller, and
-//! the one place a caller's `connect` is made) are shared; [`supervise`]
+//! reading the caller's memory) and [`supervisor`] (the one decoder of the
+//! notified calls, the one performer of calls on a caller's behalf, and the
+//! one place a caller's `connect` is made) are shared; [`supervise`]
 //! (exec isolation's filter and listener hand-over) and [`protect`] (the
 //! protected paths missing at start) are exec isolation's. Each of these
 //! holds its own `unsafe` code. [`beneath`] (opening a judged path without
