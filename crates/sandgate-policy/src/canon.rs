@@ -153,7 +153,7 @@ pub fn expand_tilde_strict(path: &str, cwd: &Path, home: &Path) -> Result<PathBu
 /// Canonicalize `path` as docs/policy.md ("Paths are canonical before they
 /// are matched") says. An empty path means `cwd`.
 ///
-/// `cwd` should itself be canonical (see [`crate::Context::new`]).
+/// `cwd` should itself be canonical (see `Context::new`).
 pub fn canonicalize(path: &str, cwd: &Path, home: &Path) -> Result<PathBuf, CanonError> {
     if path.contains('\0') {
         return Err(CanonError::Nul);

@@ -16,9 +16,7 @@
 //!
 //! The reason names every part that decided, the strictest first.
 
-use serde::Serialize;
-
-use crate::decision::{Access, Decision, RuleRef, Verdict};
+use crate::decision::{Access, CommandExplanation, Decision, Part, PartKind, RuleRef, Verdict};
 use crate::pathwords::Places;
 use crate::policy::Policy;
 use crate::request::Context;
@@ -48,54 +46,6 @@ fn every_reason(decider: &Part, parts: &[Part], verdict: Verdict) -> String {
         reason.push_str(&p.reason);
     }
     reason
-}
-
-/// What a part of a command line is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PartKind {
-    /// The whole command line (deny rules only).
-    Line,
-    /// A simple command.
-    Command,
-    /// A redirection that writes a file.
-    Redirect,
-    /// A word of a command that names a path (or may: its value is unknown),
-    /// or the directory the command runs in.
-    Path,
-    /// A file a command writes through its operands or options (`cp x DEST`,
-    /// `sort -o FILE`, `sed -i`, `rm -r DIR`).
-    Write,
-    /// Something that could not be analysed.
-    Unanalysable,
-}
-
-/// The verdict of one part of a command line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Part {
-    /// What the part is.
-    pub kind: PartKind,
-    /// The part as written (a simple command's source, a redirection, …).
-    pub source: String,
-    /// A simple command's words after quote removal; a redirection's target.
-    pub text: String,
-    /// The verdict of this part alone.
-    pub verdict: Verdict,
-    /// The rule that decided this part, if a rule did.
-    pub rule: Option<RuleRef>,
-    /// Why, in words.
-    pub reason: String,
-}
-
-/// A command decision with every part that led to it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CommandExplanation {
-    /// Whether the command was analysed as shell (`commands.shell`).
-    pub shell: bool,
-    /// The decision.
-    pub decision: Decision,
-    /// Each part and its verdict, in the order they were checked (empty in raw mode).
-    pub parts: Vec<Part>,
 }
 
 impl Policy {

@@ -19,7 +19,7 @@ pub struct PolicyFile {
     /// Settings for agent hooks.
     #[serde(default)]
     pub hooks: HooksConfig,
-    /// Self-tests: calls and the verdict each must get (see [`crate::selftest`]).
+    /// Self-tests: calls and the verdict each must get (see the `selftest` module).
     #[serde(default)]
     pub tests: Vec<Spanned<TestSpec>>,
     /// The audit log.

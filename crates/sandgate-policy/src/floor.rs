@@ -1,6 +1,6 @@
 //! The built-in floor: the paths no rule, no answer and no mode opens.
 //!
-//! This is the one definition. The gate ([`crate::Policy::evaluate`], used by
+//! This is the one definition. The gate (`Policy::evaluate`, used by
 //! `sandgate check`, the agent hooks and the MCP tools) compiles it into deny
 //! rules that come before every list; exec isolation denies its directories to
 //! an isolated command; `sandgate run` reads it into its plan; `sandgate policy
@@ -10,12 +10,14 @@
 //! and `sandgate run` find and hide their other names.
 
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use crate::decision::Origin;
+use crate::disk::{Disk, Kind, RealDisk};
 use crate::rules::SourceRule;
 
 /// One directory of the floor, relative to the home directory.
@@ -158,6 +160,21 @@ pub(crate) fn source_rules() -> Vec<SourceRule> {
         .collect()
 }
 
+/// The floor directories of the compiled floor globs (`/home/me/.ssh/**` →
+/// `/home/me/.ssh`).
+pub(crate) fn floor_dirs(globs: &[String]) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for g in globs {
+        if let Some(dir) = g.strip_suffix("/**") {
+            let dir = PathBuf::from(dir);
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+    }
+    dirs
+}
+
 /// Floor directories are walked this deep for [`FloorInodes`]…
 const MAX_FLOOR_DEPTH: usize = 8;
 /// …and at most this many entries are looked at.
@@ -197,50 +214,62 @@ pub struct FloorInodes {
 }
 
 impl FloorInodes {
-    /// Walks `dirs` (the floor directories; each is small) without following
-    /// symlinks, at most 8 levels deep and 10,000 entries in all.
+    /// Walks `dirs` (the floor directories; each is small) on this process's
+    /// file system: [`FloorInodes::collect_from`] with [`RealDisk`].
     pub fn collect(dirs: &[PathBuf]) -> FloorInodes {
+        FloorInodes::collect_from(&RealDisk, dirs)
+    }
+
+    /// Walks `dirs` (the floor directories; each is small) on `disk` without
+    /// following symlinks, at most 8 levels deep and 10,000 entries in all.
+    pub fn collect_from(disk: &dyn Disk, dirs: &[PathBuf]) -> FloorInodes {
         let mut out = FloorInodes::default();
         let mut seen = 0usize;
         let mut stack: Vec<(PathBuf, usize)> = Vec::new();
         for dir in dirs {
-            if let Ok(meta) = std::fs::symlink_metadata(dir) {
-                if meta.is_dir() {
-                    out.all.insert((meta.dev(), meta.ino()), dir.clone());
+            if let Some(meta) = disk.entry(dir) {
+                if meta.kind == Kind::Dir {
+                    out.all.insert((meta.dev, meta.ino), dir.clone());
                     out.dirs.push(dir.clone());
                     stack.push((dir.clone(), 0));
                 }
             }
         }
         while let Some((dir, depth)) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for entry in entries.flatten() {
+            let mut stop = false;
+            disk.list(&dir, &mut |name| {
                 seen += 1;
                 if seen > MAX_FLOOR_ENTRIES {
-                    out.incomplete = true;
-                    return out;
+                    stop = true;
+                    return ControlFlow::Break(());
                 }
-                let Ok(meta) = entry.metadata() else { continue };
-                let key = (meta.dev(), meta.ino());
-                if meta.file_type().is_symlink() {
-                    continue;
+                let path = dir.join(name);
+                let Some(meta) = disk.entry(&path) else {
+                    return ControlFlow::Continue(());
+                };
+                let key = (meta.dev, meta.ino);
+                if meta.kind == Kind::Symlink {
+                    return ControlFlow::Continue(());
                 }
-                out.all.entry(key).or_insert_with(|| entry.path());
-                if meta.is_dir() {
+                out.all.entry(key).or_insert_with(|| path.clone());
+                if meta.kind == Kind::Dir {
                     if depth + 1 >= MAX_FLOOR_DEPTH {
                         out.incomplete = true;
                     } else {
-                        stack.push((entry.path(), depth + 1));
+                        stack.push((path, depth + 1));
                     }
-                } else if meta.is_file() && meta.nlink() > 1 {
+                } else if meta.kind == Kind::File && meta.nlink > 1 {
                     let file = out.linked.entry(key).or_insert_with(|| LinkedFile {
                         names: Vec::new(),
-                        links: meta.nlink(),
+                        links: meta.nlink,
                     });
-                    file.names.push(entry.path());
+                    file.names.push(path);
                 }
+                ControlFlow::Continue(())
+            });
+            if stop {
+                out.incomplete = true;
+                return out;
             }
         }
         for file in out.linked.values_mut() {
@@ -255,18 +284,18 @@ impl FloorInodes {
     pub fn of_files(files: &[PathBuf]) -> FloorInodes {
         let mut out = FloorInodes::default();
         for file in files {
-            let Ok(meta) = std::fs::symlink_metadata(file) else {
+            let Some(meta) = RealDisk.entry(file) else {
                 continue;
             };
-            if !meta.is_file() {
+            if meta.kind != Kind::File {
                 continue;
             }
-            let key = (meta.dev(), meta.ino());
+            let key = (meta.dev, meta.ino);
             out.all.entry(key).or_insert_with(|| file.clone());
-            if meta.nlink() > 1 {
+            if meta.nlink > 1 {
                 let linked = out.linked.entry(key).or_insert_with(|| LinkedFile {
                     names: Vec::new(),
-                    links: meta.nlink(),
+                    links: meta.nlink,
                 });
                 if !linked.names.contains(file) {
                     linked.names.push(file.clone());

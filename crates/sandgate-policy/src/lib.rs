@@ -27,6 +27,7 @@ pub mod config;
 pub mod coverage;
 pub mod credentials;
 pub mod decision;
+pub mod disk;
 pub mod error;
 pub mod floor;
 pub mod lint;
@@ -43,8 +44,9 @@ pub mod selftest;
 pub mod shell;
 pub mod validate;
 
-pub use command::{CommandExplanation, Part, PartKind};
-pub use decision::{Access, Decision, List, Origin, RuleRef, Tier, Verdict};
+pub use decision::{
+    Access, CommandExplanation, Decision, List, Origin, Part, PartKind, RuleRef, Tier, Verdict,
+};
 pub use error::{LoadError, Problem};
 pub use floor::{FloorEntry, FLOOR};
 pub use load::Sources;

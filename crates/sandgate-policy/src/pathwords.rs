@@ -20,11 +20,12 @@
 //! bounded, because they must follow bash (leading dots, `[!…]`, braces that
 //! make words) rather than a path-glob dialect.
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use crate::canon::{self, Tilde};
-use crate::command::{Part, PartKind};
-use crate::decision::{Access, RuleRef, Verdict};
+use crate::decision::{Access, Part, PartKind, RuleRef, Verdict};
+use crate::disk::{Disk, Kind};
 use crate::policy::Policy;
 use crate::request::Context;
 use crate::shell::reads::file_url_path;
@@ -370,8 +371,8 @@ impl Policy {
             {
                 return None;
             }
-            let named = std::fs::symlink_metadata(glob).ok()?;
-            (named.is_file() && named.dev() == meta.dev() && named.ino() == meta.ino())
+            let named = self.disk().entry(Path::new(glob))?;
+            (named.kind == Kind::File && named.dev == meta.dev() && named.ino == meta.ino())
                 .then(|| (rule, PathBuf::from(glob)))
         })
     }
@@ -723,7 +724,7 @@ impl Policy {
                     self.judge_known(word, alt, Candidate::Whole, places, parts);
                     continue;
                 }
-                match glob_disk(&comps, wide) {
+                match glob_disk(self.disk(), &comps, wide) {
                     Some(matches) => {
                         for m in matches {
                             let text = m.to_string_lossy();
@@ -946,7 +947,11 @@ impl Policy {
                         } else {
                             format!("{base}/{alt}")
                         };
-                        match glob_disk(&lexical_components(&absolute), places.wide.is_some()) {
+                        match glob_disk(
+                            self.disk(),
+                            &lexical_components(&absolute),
+                            places.wide.is_some(),
+                        ) {
                             Some(m) if !m.is_empty() => {
                                 out.extend(m.into_iter().map(|p| p.to_string_lossy().into_owned()))
                             }
@@ -1222,11 +1227,11 @@ fn pattern_reaches(comps: &[String], dir: &Path, wide: bool) -> bool {
             .all(|(name, pat)| glob_match(pat.as_bytes(), name.as_bytes(), wide))
 }
 
-/// Expands an absolute pattern against the disk, as bash's globbing does
+/// Expands an absolute pattern against `disk`, as bash's globbing does
 /// (`wide`: as with `dotglob` and `nocaseglob`); `None` when it reads or
 /// matches too much. A pattern that matches nothing stays as written, as
 /// bash leaves it.
-fn glob_disk(comps: &[String], wide: bool) -> Option<Vec<PathBuf>> {
+fn glob_disk(disk: &dyn Disk, comps: &[String], wide: bool) -> Option<Vec<PathBuf>> {
     let mut current = vec![PathBuf::from("/")];
     let mut scanned = 0usize;
     for comp in comps {
@@ -1237,22 +1242,24 @@ fn glob_disk(comps: &[String], wide: bool) -> Option<Vec<PathBuf>> {
             }
         } else {
             for c in &current {
-                let Ok(entries) = std::fs::read_dir(c) else {
-                    continue;
-                };
-                for entry in entries.flatten() {
+                let mut too_much = false;
+                disk.list(c, &mut |name| {
                     scanned += 1;
                     if scanned > MAX_GLOB_SCANNED {
-                        return None;
+                        too_much = true;
+                        return ControlFlow::Break(());
                     }
-                    let name = entry.file_name();
-                    let name = name.as_encoded_bytes();
-                    if glob_match(comp.as_bytes(), name, wide) {
-                        next.push(c.join(entry.file_name()));
+                    if glob_match(comp.as_bytes(), name.as_encoded_bytes(), wide) {
+                        next.push(c.join(name));
                         if next.len() > MAX_GLOB_MATCHES {
-                            return None;
+                            too_much = true;
+                            return ControlFlow::Break(());
                         }
                     }
+                    ControlFlow::Continue(())
+                });
+                if too_much {
+                    return None;
                 }
             }
         }
@@ -1376,21 +1383,6 @@ fn class_match(pat: &[u8], c: u8) -> Option<(bool, usize)> {
             i += 1;
         }
     }
-}
-
-/// The floor directories of the compiled floor globs (`/home/me/.ssh/**` →
-/// `/home/me/.ssh`).
-pub(crate) fn floor_dirs(globs: &[String]) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    for g in globs {
-        if let Some(dir) = g.strip_suffix("/**") {
-            let dir = PathBuf::from(dir);
-            if !dirs.contains(&dir) {
-                dirs.push(dir);
-            }
-        }
-    }
-    dirs
 }
 
 #[cfg(test)]

@@ -978,4 +978,28 @@ permissions:
             .unwrap()
             .starts_with("# mine\n"));
     }
+
+    #[test]
+    fn the_escaper_and_the_persisted_rule_agree_on_a_backslash() {
+        use crate::rules::escape_glob_literal;
+        // The case where the compiled rules (`\\\\`) and the persisted rule
+        // (`[\\]`) used to spell a backslash differently.
+        let path = r"/tmp/back\slash/a*b/[c]/{d}/e?";
+        let escaped = escape_glob_literal(path);
+        assert_eq!(escaped, r"/tmp/back[\]slash/a[*]b/[[]c[]]/[{]d[}]/e[?]");
+        assert_eq!(path_rule(Path::new(path)).unwrap(), escaped);
+        for backslash_escape in [true, false] {
+            let m = globset::GlobBuilder::new(&escaped)
+                .literal_separator(true)
+                .backslash_escape(backslash_escape)
+                .build()
+                .unwrap()
+                .compile_matcher();
+            assert!(m.is_match(path), "{backslash_escape}");
+            assert!(!m.is_match(r"/tmp/back\\slash/a*b/[c]/{d}/e?"));
+            assert!(!m.is_match("/tmp/backslash/a*b/[c]/{d}/e?"));
+            assert!(!m.is_match(r"/tmp/back\slash/aXb/[c]/{d}/e?"));
+        }
+        assert_eq!(escape_glob_literal("/plain/path"), "/plain/path");
+    }
 }

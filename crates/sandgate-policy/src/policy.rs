@@ -2,20 +2,20 @@
 //! a call is decided").
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use crate::canon;
 use crate::config::{AskFallback, ClaudeAsk, IsolationConfig, IsolationMode};
 use crate::decision::{Access, Decision, List, RuleRef, Tier, Verdict};
+use crate::disk::{Disk, RealDisk};
 use crate::error::{LoadError, Problem};
 use crate::floor;
 use crate::floor::FloorInodes;
 use crate::load::{read_policy_files, source_rules, source_rules_for, LoadedFile, Sources};
-use crate::pathwords::floor_dirs;
 use crate::request::{gated_tool, tool_kind, Context, ToolCall, ToolKind};
 use crate::rules::{CommandRules, PathRules, SourceRule};
-use crate::selftest::PolicyTest;
+use crate::selftest::{PolicyTest, Tested};
 
 /// Seconds an unanswered prompt waits before it is a DENY.
 pub const DEFAULT_PROMPT_TIMEOUT_SECS: u64 = 25;
@@ -68,6 +68,8 @@ pub struct Policy {
     pub(crate) floor_dirs: Vec<PathBuf>,
     /// The floor files with other hard links, found on first need.
     floor_inodes: OnceLock<FloorInodes>,
+    /// What the decisions read from the file system (see [`crate::disk`]).
+    disk: Arc<dyn Disk>,
 }
 
 /// Policy files merged tighten-only, not yet compiled (see [`Policy::merge`]).
@@ -149,7 +151,7 @@ impl Policy {
 
     /// Merge parsed files (tier order does not matter) into settings and rule
     /// lists, without compiling anything. The result depends only on the files
-    /// and `sources`, which is what makes it cacheable (see [`crate::cache`]).
+    /// and `sources`, which is what makes it cacheable (see the `cache` module).
     pub fn merge(sources: &Sources, files: &[LoadedFile]) -> Merged {
         let mut files: Vec<&LoadedFile> = files.iter().collect();
         files.sort_by_key(|f| f.tier);
@@ -365,8 +367,9 @@ impl Policy {
             ) if problems.is_empty() => Ok(Policy {
                 settings,
                 sources,
-                floor_dirs: floor_dirs(floor.compiled_globs()),
+                floor_dirs: floor::floor_dirs(floor.compiled_globs()),
                 floor_inodes: OnceLock::new(),
+                disk: Arc::new(RealDisk),
                 floor,
                 path_deny,
                 path_allow,
@@ -383,10 +386,24 @@ impl Policy {
         }
     }
 
+    /// The policy reading the file system through `disk` while it decides
+    /// (patterns expanded, the floor's inodes, the files deny rules name)
+    /// instead of through [`RealDisk`], this process's file system.
+    pub fn with_disk(mut self, disk: Arc<dyn Disk>) -> Policy {
+        self.disk = disk;
+        self.floor_inodes = OnceLock::new();
+        self
+    }
+
+    /// What the decisions read from the file system.
+    pub(crate) fn disk(&self) -> &dyn Disk {
+        &*self.disk
+    }
+
     /// The floor files that have other hard links (walked once, on first need).
     pub(crate) fn floor_inodes(&self) -> &FloorInodes {
         self.floor_inodes
-            .get_or_init(|| FloorInodes::collect(&self.floor_dirs))
+            .get_or_init(|| FloorInodes::collect_from(self.disk(), &self.floor_dirs))
     }
 
     /// Whether no policy file exists (the gate then asks about everything).
@@ -587,6 +604,16 @@ impl Policy {
     /// The canonical form of a path, as the gate sees it.
     pub fn canonical_path(&self, path: &str, ctx: &Context) -> Result<PathBuf, canon::CanonError> {
         canon::canonicalize(path, &ctx.cwd, &ctx.home)
+    }
+}
+
+impl Tested for Policy {
+    fn tests(&self) -> &[PolicyTest] {
+        Policy::tests(self)
+    }
+
+    fn evaluate_rules(&self, call: &ToolCall, ctx: &Context) -> Decision {
+        Policy::evaluate_rules(self, call, ctx)
     }
 }
 

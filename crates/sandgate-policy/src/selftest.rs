@@ -19,7 +19,6 @@ use std::sync::Arc;
 use crate::config::TestSpec;
 use crate::decision::{Decision, Origin, Tier, Verdict};
 use crate::error::{LoadError, Problem};
-use crate::policy::Policy;
 use crate::request::{Context, ToolCall, ToolKind, GATED_TOOLS};
 
 /// What a test asks about.
@@ -117,9 +116,18 @@ impl TestOutcome<'_> {
     }
 }
 
+/// What the tests run against: the compiled policy (`Policy` implements it),
+/// which holds the tests of its files and judges a call by its rules.
+pub trait Tested {
+    /// The self-tests of every file, in tier order.
+    fn tests(&self) -> &[PolicyTest];
+    /// What the rules decide for `call` in `ctx`, as if the sandbox were on.
+    fn evaluate_rules(&self, call: &ToolCall, ctx: &Context) -> Decision;
+}
+
 /// Run every test of `policy` in `ctx`, in file order. A test is judged by
-/// the rules ([`Policy::evaluate_rules`]), also when the sandbox is off.
-pub fn run<'a>(policy: &'a Policy, ctx: &Context) -> Vec<TestOutcome<'a>> {
+/// the rules ([`Tested::evaluate_rules`]), also when the sandbox is off.
+pub fn run<'a, P: Tested + ?Sized>(policy: &'a P, ctx: &Context) -> Vec<TestOutcome<'a>> {
     policy
         .tests()
         .iter()
@@ -131,7 +139,7 @@ pub fn run<'a>(policy: &'a Policy, ctx: &Context) -> Vec<TestOutcome<'a>> {
 }
 
 /// Every failed test as one load error, or `Ok` when all pass.
-pub fn check(policy: &Policy, ctx: &Context) -> Result<(), LoadError> {
+pub fn check<P: Tested + ?Sized>(policy: &P, ctx: &Context) -> Result<(), LoadError> {
     let problems: Vec<Problem> = run(policy, ctx)
         .iter()
         .filter(|o| !o.passed())

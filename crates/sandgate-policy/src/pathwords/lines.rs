@@ -10,8 +10,7 @@ use super::{
     basename, brace_expand, glob_disk, has_meta, lexical_components, path_part, pattern_reaches,
     Candidate, Expansion, Places,
 };
-use crate::command::{Part, PartKind};
-use crate::decision::{RuleRef, Verdict};
+use crate::decision::{Part, PartKind, RuleRef, Verdict};
 use crate::policy::Policy;
 use crate::request::Context;
 use crate::shell::reads::{
@@ -409,7 +408,7 @@ impl Policy {
             let Ok(rel) = path.strip_prefix(root) else {
                 continue;
             };
-            if rel.as_os_str().is_empty() || std::fs::symlink_metadata(path).is_err() {
+            if rel.as_os_str().is_empty() || self.disk().entry(path).is_none() {
                 continue;
             }
             return Some((rule, path.to_path_buf()));
@@ -539,7 +538,7 @@ impl Policy {
                     parts.push(path_part(word, dir, Verdict::Deny, rule, reason));
                     return;
                 }
-                let Some(matches) = glob_disk(&comps, wide) else {
+                let Some(matches) = glob_disk(self.disk(), &comps, wide) else {
                     continue;
                 };
                 let mut seen: Vec<PathBuf> = Vec::new();
