@@ -4,15 +4,15 @@
 
 #![allow(dead_code, unused_imports)]
 
-#[path = "../../crates/sandgate/src/hook/payload.rs"]
+#[path = "../../crates/sandgate/src/agentcall/payload.rs"]
 mod payload;
 pub use payload::{parse_payload, InputError, Payload};
 
-#[path = "../../crates/sandgate/src/hook/map.rs"]
+#[path = "../../crates/sandgate/src/agentcall/map.rs"]
 pub mod map;
-#[path = "../../crates/sandgate/src/hook/patch.rs"]
+#[path = "../../crates/sandgate/src/agentcall/patch.rs"]
 pub mod patch;
-#[path = "../../crates/sandgate/src/hook/pattern.rs"]
+#[path = "../../crates/sandgate/src/agentcall/pattern.rs"]
 pub mod pattern;
 
 /// The property every hook target checks: reading `data` as a payload never

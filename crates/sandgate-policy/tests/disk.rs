@@ -114,7 +114,10 @@ fn a_pattern_over_a_large_directory_of_the_policys_disk_asks() {
     assert_eq!(verdict, Verdict::Allow, "{reason}");
     let (verdict, reason) = command(&fake, &home, line);
     assert_eq!(verdict, Verdict::Ask, "{reason}");
-    assert!(reason.contains("matches more files than the gate checks"), "{reason}");
+    assert!(
+        reason.contains("matches more files than the gate checks"),
+        "{reason}"
+    );
 }
 
 #[test]
@@ -144,7 +147,11 @@ fn the_floor_inodes_are_walked_on_the_policys_disk() {
     assert_eq!(d.verdict, Verdict::Allow, "{}", d.reason);
     let d = fake.evaluate(&read, &home.ctx);
     assert_eq!(d.verdict, Verdict::Deny, "{}", d.reason);
-    assert!(d.reason.contains("hard link to the floor file"), "{}", d.reason);
+    assert!(
+        d.reason.contains("hard link to the floor file"),
+        "{}",
+        d.reason
+    );
     let (verdict, reason) = command(&fake, &home, "cat notes.txt");
     assert_eq!(verdict, Verdict::Deny, "{reason}");
 }

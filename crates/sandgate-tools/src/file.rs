@@ -513,3 +513,90 @@ mod tests {
         );
     }
 }
+
+/// The tools open exactly the path the gate judged ([`crate::judged`]).
+#[cfg(test)]
+mod judged_tests {
+    use crate::file;
+    use crate::judged::{Root, Target};
+    use std::fs;
+    use std::os::unix::fs::symlink;
+    use std::path::{Path, PathBuf};
+
+    /// `base/d/f` (benign), `base/floor/f` (the secret), and `base/s`, a
+    /// symlink to `base/floor` that a "swap" renames over `d`.
+    fn tree() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(tmp.path()).unwrap();
+        fs::create_dir_all(base.join("d")).unwrap();
+        fs::create_dir_all(base.join("floor")).unwrap();
+        fs::write(base.join("d/f"), "benign\n").unwrap();
+        fs::write(base.join("floor/f"), "secret\n").unwrap();
+        symlink(base.join("floor"), base.join("s")).unwrap();
+        (tmp, base)
+    }
+
+    fn swap(base: &Path) {
+        fs::rename(base.join("d"), base.join("kept")).unwrap();
+        fs::rename(base.join("s"), base.join("d")).unwrap();
+    }
+
+    #[test]
+    fn a_symlink_swapped_in_after_the_pin_fails_every_tool() {
+        let (_t, base) = tree();
+        let file_target = Target::pin(base.join("d/f"));
+        let dir_target = Target::pin(base.join("d"));
+        assert!(file_target.pinned.is_some());
+        swap(&base);
+        // By name, the path now reaches the secret.
+        assert_eq!(fs::read_to_string(base.join("d/f")).unwrap(), "secret\n");
+        let e = file::read(&file_target, None, None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("changed between the check and the open"), "{e}");
+        let e = file::head_tail(&file_target, 1, 1).unwrap_err().to_string();
+        assert!(e.contains("changed between"), "{e}");
+        let e = file::edit(&file_target, "secret", "x", false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("changed between"), "{e}");
+        let e = file::write(&Target::pin(base.join("kept/new")), "x")
+            .map(|_| ())
+            .and_then(|_| file::write(&file_target, "planted"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("changed between"), "{e}");
+        let e = Root::open(&dir_target).map(|_| ()).unwrap_err().to_string();
+        assert!(e.contains("changed between"), "{e}");
+        assert_eq!(
+            fs::read_to_string(base.join("floor/f")).unwrap(),
+            "secret\n"
+        );
+        let names: Vec<_> = fs::read_dir(base.join("floor")).unwrap().collect();
+        assert_eq!(names.len(), 1, "nothing was written in the floor");
+    }
+
+    #[test]
+    fn a_file_replaced_after_the_pin_is_not_read() {
+        let (_t, base) = tree();
+        let target = Target::pin(base.join("d/f"));
+        // Another file renamed over the judged one: no symlink anywhere.
+        fs::write(base.join("d/other"), "replaced\n").unwrap();
+        fs::rename(base.join("d/other"), base.join("d/f")).unwrap();
+        let e = file::read(&target, None, None).unwrap_err().to_string();
+        assert!(e.contains("changed between"), "{e}");
+        // A fresh pin reads it.
+        let again = Target::pin(base.join("d/f"));
+        assert_eq!(file::read(&again, None, None).unwrap().text, "replaced\n");
+    }
+
+    #[test]
+    fn a_missing_file_pinned_is_not_read_when_it_appears() {
+        let (_t, base) = tree();
+        let target = Target::pin(base.join("d/late"));
+        assert!(target.pinned.is_none());
+        fs::write(base.join("d/late"), "late\n").unwrap();
+        let e = file::read(&target, None, None).unwrap_err().to_string();
+        assert!(e.contains("changed between"), "{e}");
+    }
+}

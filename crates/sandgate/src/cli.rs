@@ -1,8 +1,8 @@
 //! The command-line surface. Each subcommand lives in its own module under `cmd/`.
 
-use std::path::PathBuf;
+use clap::{Parser, Subcommand};
 
-use clap::{Args, Parser, Subcommand};
+use crate::setup::GlobalArgs;
 
 /// A permission gate and sandbox for the file and shell tools of AI coding agents.
 #[derive(Debug, Parser)]
@@ -38,31 +38,6 @@ pub struct ExecCli {
 pub enum ExecOnly {
     /// Run one command through the gate (prompting on ASK), then pass on its exit code.
     Exec(crate::cmd::exec::ExecArgs),
-}
-
-/// Options every subcommand understands.
-#[derive(Debug, Clone, Args, Default)]
-pub struct GlobalArgs {
-    /// Central policy file (default: ~/.sandgate/permissions.yaml).
-    #[arg(long, global = true, env = "SANDGATE_CONFIG", value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Local (project) policy file (default: ./.sandgate/permissions.yaml).
-    #[arg(
-        long,
-        global = true,
-        env = "SANDGATE_LOCAL_CONFIG",
-        value_name = "FILE"
-    )]
-    pub local_config: Option<PathBuf>,
-    /// Switch the gate and the sandbox off, whatever the policy files say.
-    #[arg(long, global = true)]
-    pub no_sandbox: bool,
-    /// Working directory that relative paths resolve against (default: the process CWD).
-    #[arg(long, global = true, value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
-    /// Print machine-readable JSON instead of text.
-    #[arg(long, global = true)]
-    pub json: bool,
 }
 
 /// The subcommands.

@@ -4,8 +4,10 @@
 #![forbid(unsafe_code)]
 
 mod acp;
+mod agentcall;
 mod ask;
 mod audit;
+mod auditlog;
 mod cli;
 mod cmd;
 mod hook;
@@ -20,8 +22,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::cli::GlobalArgs;
 use crate::hook::Agent;
+use crate::setup::GlobalArgs;
 
 pub use setup::{load, Loaded};
 pub use warn::warn_sandbox_off;
@@ -52,7 +54,9 @@ fn main() -> ExitCode {
         cli::Command::Hook(command) => cmd::hook::run(&global, command),
         cli::Command::Import(args) => cmd::import::run(&global, args),
         cli::Command::Policy(command) => cmd::policy::run(&global, command),
-        cli::Command::Completions(args) => cmd::completions::run(args),
+        cli::Command::Completions(args) => {
+            cmd::completions::run(args, <cli::Cli as clap::CommandFactory>::command())
+        }
         cli::Command::Exec(args) => cmd::exec::run(&global, args),
         cli::Command::Run(args) => cmd::run::run(&global, args),
         cli::Command::Answer(args) => cmd::answer::run(&global, args),

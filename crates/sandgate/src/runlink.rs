@@ -76,8 +76,8 @@ use sandgate_policy::{Access, Context, PartKind, ToolKind};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::cli::GlobalArgs;
-use crate::hook::map;
+use crate::agentcall::map;
+use crate::setup::GlobalArgs;
 
 /// The variable that names the run's socket to its program.
 pub const SOCKET_ENV: &str = "SANDGATE_RUN_SOCKET";
@@ -510,12 +510,12 @@ fn record(line: Value) {
         return;
     };
     record.insert("from_inside_run".into(), Value::Bool(true));
-    let Some(path) = crate::audit::log_path() else {
+    let Some(path) = crate::auditlog::log_path() else {
         return;
     };
     if let Ok(mut text) = serde_json::to_vec(&Value::Object(record)) {
         text.push(b'\n');
-        let _ = crate::audit::append(&path, &text, crate::audit::max_bytes());
+        let _ = crate::auditlog::append(&path, &text, crate::auditlog::max_bytes());
     }
 }
 

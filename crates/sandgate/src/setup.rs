@@ -1,11 +1,38 @@
-//! Loading the policy and context the way every subcommand does.
+//! The options every subcommand shares, and loading the policy and context
+//! the way every subcommand does.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::Args;
 use sandgate_policy::{Context, Policy, Sources};
 
-use crate::cli::GlobalArgs;
 use crate::EXIT_CANNOT_CHECK;
+
+/// Options every subcommand understands.
+#[derive(Debug, Clone, Args, Default)]
+pub struct GlobalArgs {
+    /// Central policy file (default: ~/.sandgate/permissions.yaml).
+    #[arg(long, global = true, env = "SANDGATE_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Local (project) policy file (default: ./.sandgate/permissions.yaml).
+    #[arg(
+        long,
+        global = true,
+        env = "SANDGATE_LOCAL_CONFIG",
+        value_name = "FILE"
+    )]
+    pub local_config: Option<PathBuf>,
+    /// Switch the gate and the sandbox off, whatever the policy files say.
+    #[arg(long, global = true)]
+    pub no_sandbox: bool,
+    /// Working directory that relative paths resolve against (default: the process CWD).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Print machine-readable JSON instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
 
 /// A loaded policy and the context it was compiled for.
 pub struct Loaded {
@@ -50,7 +77,7 @@ pub fn load(global: &GlobalArgs) -> Result<Loaded, ExitCode> {
     if !policy.settings().sandbox {
         crate::warn_sandbox_off(&policy.settings().sandbox_reason);
     }
-    crate::audit::configure(policy.settings(), &ctx.cwd);
+    crate::auditlog::configure(policy.settings(), &ctx.cwd);
     Ok(Loaded { policy, ctx })
 }
 

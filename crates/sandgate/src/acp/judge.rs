@@ -20,8 +20,8 @@ use serde_json::{json, Map, Value};
 
 use sandgate_policy::ToolCall;
 
-use crate::hook::map::{self, Check, Gate, EXEC_DIR_PARAMS, PATH_PARAMS};
-use crate::hook::InputError;
+use crate::agentcall::map::{self, Check, Gate, EXEC_DIR_PARAMS, PATH_PARAMS};
+use crate::agentcall::InputError;
 
 /// The checks of an agent's tool call (`toolCall` of a permission request,
 /// merged with what its `session/update`s said). `cwd` is the session's.

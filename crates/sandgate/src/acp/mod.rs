@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use sandgate_confine as confine;
 
-use crate::cli::GlobalArgs;
+use crate::setup::GlobalArgs;
 use crate::{EXIT_CANNOT_CHECK, EXIT_FAILED};
 
 use self::editor::Editor;

@@ -33,10 +33,10 @@ use serde_json::{json, Map, Value};
 use super::editor::{About, Asking, Editor};
 use super::frame::{scan_head, Line, Out};
 use super::judge;
+use crate::agentcall::map::Gate;
 use crate::audit::Outcome;
-use crate::cli::GlobalArgs;
-use crate::hook::map::Gate;
 use crate::hook::Decisions;
+use crate::setup::GlobalArgs;
 
 /// The audit log's name for this surface.
 pub const SURFACE: &str = "acp";
@@ -298,7 +298,7 @@ impl Relay {
         };
         let cwd = self.cwd_of(&session);
         let _judging = lock(&self.judging);
-        crate::audit::set_tool_call(tool_call.as_deref());
+        crate::auditlog::set_tool_call(tool_call.as_deref());
         let decided = judge::tool_call(&call, &cwd)
             .and_then(|gate| crate::hook::decide_in(gate, &cwd, Some(&session), &self.global));
         let pass = |decided: Option<Decisions>| {
@@ -385,12 +385,12 @@ impl Relay {
         params: &Map<String, Value>,
         session: &str,
         cwd: &str,
-        gate: Result<Gate, crate::hook::InputError>,
+        gate: Result<Gate, crate::agentcall::InputError>,
     ) {
         let tool_call = self.in_flight(session);
         let judged = {
             let _judging = lock(&self.judging);
-            crate::audit::set_tool_call(tool_call.as_deref());
+            crate::auditlog::set_tool_call(tool_call.as_deref());
             gate.and_then(|gate| crate::hook::decide_in(gate, cwd, Some(session), &self.global))
         };
         let (decisions, policy) = match judged {
@@ -409,8 +409,8 @@ impl Relay {
         match decision.verdict {
             Verdict::Allow => {
                 let _judging = lock(&self.judging);
-                crate::audit::set_session(Some(session));
-                crate::audit::set_tool_call(tool_call.as_deref());
+                crate::auditlog::set_session(Some(session));
+                crate::auditlog::set_tool_call(tool_call.as_deref());
                 decisions.record(
                     SURFACE,
                     Outcome {
@@ -423,8 +423,8 @@ impl Relay {
             Verdict::Deny => {
                 {
                     let _judging = lock(&self.judging);
-                    crate::audit::set_session(Some(session));
-                    crate::audit::set_tool_call(tool_call.as_deref());
+                    crate::auditlog::set_session(Some(session));
+                    crate::auditlog::set_tool_call(tool_call.as_deref());
                     decisions.record(
                         SURFACE,
                         Outcome {
@@ -515,8 +515,8 @@ impl Relay {
         let allowed = settled.verdict == Verdict::Allow;
         {
             let _judging = lock(&self.judging);
-            crate::audit::set_session(Some(session));
-            crate::audit::set_tool_call(asking.about.tool_call.as_deref());
+            crate::auditlog::set_session(Some(session));
+            crate::auditlog::set_tool_call(asking.about.tool_call.as_deref());
             crate::audit::record_in(
                 SURFACE,
                 &call.tool,
@@ -689,8 +689,8 @@ impl Relay {
             _ => "denied in the editor",
         };
         let _judging = lock(&self.judging);
-        crate::audit::set_session(Some(&forwarded.session));
-        crate::audit::set_tool_call(forwarded.tool_call.as_deref());
+        crate::auditlog::set_session(Some(&forwarded.session));
+        crate::auditlog::set_tool_call(forwarded.tool_call.as_deref());
         decisions.record(
             SURFACE,
             Outcome {

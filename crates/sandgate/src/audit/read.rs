@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{final_outcome, rotated_path};
+use super::final_outcome;
+use crate::auditlog::rotated_path;
 
 /// The longest line read as a record; a longer one is skipped.
 const MAX_LINE_BYTES: usize = 1024 * 1024;

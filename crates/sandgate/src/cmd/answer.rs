@@ -16,8 +16,8 @@ use sandgate_policy::ask::Answer;
 
 use crate::ask::screen::{self, Ended, Header, Source, Tty};
 use crate::ask::wire::{self, Open, Request};
-use crate::cli::GlobalArgs;
 use crate::prompt::printable;
+use crate::setup::GlobalArgs;
 use crate::{EXIT_CANNOT_CHECK, EXIT_FAILED, EXIT_OK};
 
 /// How often `sandgate answer` looks for new questions.

@@ -13,7 +13,7 @@ use serde_json::json;
 
 use crate::audit::read::{printable, End, Entry, Log};
 use crate::audit::suggest::{suggest, Engine};
-use crate::cli::GlobalArgs;
+use crate::setup::GlobalArgs;
 use crate::{EXIT_CANNOT_CHECK, EXIT_OK};
 
 /// `sandgate audit …`.
@@ -56,7 +56,7 @@ pub struct SuggestArgs {
 
 /// Run an `audit` subcommand.
 pub fn run(global: &GlobalArgs, command: AuditCommand) -> ExitCode {
-    let Some(path) = crate::audit::configured_path() else {
+    let Some(path) = crate::auditlog::configured_path() else {
         eprintln!(
             "sandgate: cannot find the audit log: neither `SANDGATE_AUDIT_LOG` nor `HOME` is set"
         );

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 use sandgate_policy::{Decision, ToolCall};
 
-use crate::cli::GlobalArgs;
+use crate::setup::GlobalArgs;
 use crate::EXIT_CANNOT_CHECK;
 
 /// Decide one request.

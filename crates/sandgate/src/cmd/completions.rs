@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 use clap_complete::Shell;
 
 /// Print a completion script for a shell.
@@ -13,14 +13,13 @@ pub struct CompletionsArgs {
     pub shell: String,
 }
 
-/// Run `completions`.
-pub fn run(args: CompletionsArgs) -> ExitCode {
+/// Run `completions` for `command`, the whole command line (`Cli`'s).
+pub fn run(args: CompletionsArgs, mut command: clap::Command) -> ExitCode {
     let shell = match args.shell.as_str() {
         "zsh" => Shell::Zsh,
         "fish" => Shell::Fish,
         _ => Shell::Bash,
     };
-    let mut command = crate::cli::Cli::command();
     clap_complete::generate(shell, &mut command, "sandgate", &mut std::io::stdout());
     ExitCode::SUCCESS
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::Args;
 use sandgate_grant::detect::{run_detectors, worst, DetectorRun, Outcome};
 
-use crate::cli::GlobalArgs;
+use crate::setup::GlobalArgs;
 use crate::EXIT_CANNOT_CHECK;
 
 /// How many trailing output lines a non-passing detector shows.

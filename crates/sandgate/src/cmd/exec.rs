@@ -22,8 +22,8 @@ use sandgate_sandbox::{notify, Environment, Isolation, IsolationError};
 use sandgate_tools::resolver::settle;
 use serde_json::json;
 
-use crate::cli::GlobalArgs;
 use crate::prompt::TerminalPrompt;
+use crate::setup::GlobalArgs;
 use crate::{EXIT_CANNOT_CHECK, EXIT_FAILED, EXIT_OK};
 
 /// The tool name an `exec` is gated and audited as.

@@ -8,7 +8,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use sandgate_grant::review::{Review, ReviewOutcome, ReviewServer};
 use sandgate_grant::{Grant, LoopConfig, LoopDir, MergeError, MergeOutcome};
 
-use crate::cli::GlobalArgs;
+use crate::setup::GlobalArgs;
 use crate::{EXIT_CANNOT_CHECK, EXIT_FAILED};
 
 /// Where `--review` writes when `--write` is not given.

@@ -6,10 +6,10 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use serde_json::json;
 
-use crate::cli::GlobalArgs;
 use crate::hook::install::{self, Outcome, Position, Scope, Target, TrustEdit};
 use crate::hook::trust::{self, FolderTrust};
 use crate::hook::Agent;
+use crate::setup::GlobalArgs;
 use crate::{EXIT_CANNOT_CHECK, EXIT_FAILED};
 
 /// The `hook` subcommands.

@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use crate::cli::GlobalArgs;
 use crate::import;
+use crate::setup::GlobalArgs;
 use crate::EXIT_CANNOT_CHECK;
 
 /// Where the rules come from.

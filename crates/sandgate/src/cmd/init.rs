@@ -18,7 +18,7 @@ use sandgate_policy::load::{parse_policy, LoadedFile};
 use sandgate_policy::{Policy, Sources, Tier};
 use serde_json::json;
 
-use crate::cli::GlobalArgs;
+use crate::setup::GlobalArgs;
 use crate::{EXIT_CANNOT_CHECK, EXIT_FAILED};
 
 /// The name of the schema file written beside the policy (the policy's first

@@ -11,10 +11,10 @@ use sandgate_policy::ask::Resolver;
 use sandgate_tools::Dispatcher;
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::GlobalArgs;
 use crate::mcp::http::{self, TokenSource};
 use crate::mcp::{SandgateServer, Shared};
 use crate::prompt::TerminalPrompt;
+use crate::setup::GlobalArgs;
 use crate::{EXIT_CANNOT_CHECK, EXIT_FAILED};
 
 /// Serve the gated tools over MCP.

@@ -7,7 +7,7 @@ use sandgate_policy::selftest::TestSubject;
 use sandgate_policy::{Access, Policy, RuleRef, ToolCall, ToolKind};
 use serde_json::json;
 
-use crate::cli::GlobalArgs;
+use crate::setup::GlobalArgs;
 
 /// The `policy` subcommands.
 #[derive(Debug, Subcommand)]

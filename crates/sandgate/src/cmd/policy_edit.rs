@@ -17,7 +17,7 @@ use sandgate_policy::rules::{CommandRules, PathRules, SourceRule};
 use sandgate_policy::{Access, Context, List, Origin, Policy, Sources, Tier};
 use serde_json::json;
 
-use crate::cli::GlobalArgs;
+use crate::setup::GlobalArgs;
 use crate::{EXIT_CANNOT_CHECK, EXIT_FAILED};
 
 /// What kind of rule to add.

@@ -25,8 +25,8 @@ use sandgate_policy::ask::{NoHuman, Question, Resolution, Resolver};
 use serde_json::json;
 
 use crate::ask::hub::{Questions, Routes};
-use crate::cli::GlobalArgs;
 use crate::runlink::{Gatekeeper, Link};
+use crate::setup::GlobalArgs;
 use crate::{EXIT_CANNOT_CHECK, EXIT_FAILED, EXIT_OK};
 
 /// Arguments of `sandgate run`.
@@ -278,7 +278,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
     // load, or its default when the policy does not load.
     let timeout = match &loaded {
         Ok(p) => {
-            crate::audit::configure(p.settings(), &ctx.cwd);
+            crate::auditlog::configure(p.settings(), &ctx.cwd);
             p.settings().prompt_timeout
         }
         Err(_) => Duration::from_secs(25),

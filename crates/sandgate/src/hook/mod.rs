@@ -8,10 +8,6 @@
 pub mod claude;
 pub mod gemini;
 pub mod install;
-pub mod map;
-pub mod patch;
-pub mod pattern;
-pub mod payload;
 pub mod trust;
 
 use std::io::{Read, Write};
@@ -21,7 +17,7 @@ use std::process::ExitCode;
 use sandgate_policy::{Context, Decision, ToolCall, ToolKind, Verdict};
 use serde_json::Value;
 
-use crate::cli::GlobalArgs;
+use crate::setup::GlobalArgs;
 use crate::EXIT_CANNOT_CHECK;
 
 /// The largest payload read from stdin (a `Write` carries the whole file).
@@ -58,7 +54,8 @@ impl Agent {
     }
 }
 
-pub use payload::{parse_payload, InputError, Payload};
+use crate::agentcall::{map, pattern};
+pub use crate::agentcall::{parse_payload, InputError, Payload};
 
 /// The strictest of several decisions (the first one of that verdict).
 pub fn strictest(decisions: Vec<(ToolCall, Decision)>) -> Option<(ToolCall, Decision)> {
@@ -388,8 +385,8 @@ pub(crate) fn decide_in(
     if !policy.settings().sandbox {
         crate::warn_sandbox_off(&policy.settings().sandbox_reason);
     }
-    crate::audit::configure(policy.settings(), &ctx.cwd);
-    crate::audit::set_session(session);
+    crate::auditlog::configure(policy.settings(), &ctx.cwd);
+    crate::auditlog::set_session(session);
     let mut all: Vec<Decided> = Vec::with_capacity(checks.len());
     let mut cwds = Vec::with_capacity(checks.len());
     for check in checks {
