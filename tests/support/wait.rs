@@ -1,14 +1,179 @@
 //! Waiting for a child process with a deadline, and children that die with
 //! the test: a test of something that must not hang fails after the deadline
 //! instead of hanging the suite, and a failing test leaves no process behind.
+//!
+//! A test never calls `output()`, `status()` or `wait()` itself: it calls
+//! [`Bounded::output_within`], [`Bounded::status_within`],
+//! [`BoundedChild::wait_within`] (or [`finish`], [`Guard`], [`reap`]), which
+//! start the child as the leader of its own process group and, at the
+//! deadline, kill that whole group and fail the test naming the command and
+//! the deadline. `.ci/bounded-waits` keeps it so.
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Read;
 use std::ops::{Deref, DerefMut};
-use std::process::{Child, Command, Output, Stdio};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+/// The deadline of an ordinary wait in a test: far past what a command
+/// takes on a loaded two-core machine, so reaching it means a hang.
+pub const DEADLINE: Duration = Duration::from_secs(180);
+
+/// Kills the process group `child` leads (when it leads one; a child
+/// started here does), then `child` itself, so nothing it started in its
+/// group outlives it.
+pub fn kill_group(child: &mut Child) {
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    let _ = child.kill();
+}
+
+/// Kills `child` (and its group) and reaps it: for a helper a test is done
+/// with, or a `Drop` that must not panic.
+pub fn reap(child: &mut Child) {
+    kill_group(child);
+    let _ = child.wait();
+}
+
+/// `cmd` as a person would type it (program and arguments), for a failure.
+pub fn describe(cmd: &Command) -> String {
+    let mut words = vec![cmd.get_program().to_string_lossy().into_owned()];
+    words.extend(cmd.get_args().map(|a| a.to_string_lossy().into_owned()));
+    let text = words.join(" ");
+    if text.chars().count() > 300 {
+        return text.chars().take(300).collect::<String>() + "…";
+    }
+    text
+}
+
+/// Waits of a [`Command`] with a deadline.
+pub trait Bounded {
+    /// [`Command::output`] that waits at most `limit`: stdin empty, stdout
+    /// and stderr captured, the child the leader of its own process group.
+    /// Past the deadline the group is killed and the test fails naming the
+    /// command; once the child has exited, whatever it left in its group is
+    /// killed too. `Err` only when the command cannot start.
+    fn output_within(&mut self, limit: Duration) -> std::io::Result<Output>;
+
+    /// [`Command::status`] (stdio as set, else inherited) that waits at most
+    /// `limit`, like [`Bounded::output_within`].
+    fn status_within(&mut self, limit: Duration) -> std::io::Result<ExitStatus>;
+
+    /// [`Bounded::output_within`] with `input` on the standard input (written
+    /// on a thread while the output is read; a child that exits or closes
+    /// its stdin before reading it all is no failure: its exit code and
+    /// output tell).
+    fn output_with_stdin_within(
+        &mut self,
+        input: &[u8],
+        limit: Duration,
+    ) -> std::io::Result<Output>;
+
+    /// Starts the command as the leader of its own process group, under a
+    /// [`Guard`] that kills the group when dropped.
+    fn spawn_guarded(&mut self) -> std::io::Result<Guard>;
+}
+
+impl Bounded for Command {
+    fn output_within(&mut self, limit: Duration) -> std::io::Result<Output> {
+        let what = describe(self);
+        let child = self
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()?;
+        Ok(finish_within(child, limit, &what))
+    }
+
+    fn status_within(&mut self, limit: Duration) -> std::io::Result<ExitStatus> {
+        let what = describe(self);
+        let mut child = self.process_group(0).spawn()?;
+        let status = wait_child(&mut child, limit, &what);
+        kill_group(&mut child);
+        Ok(status)
+    }
+
+    fn output_with_stdin_within(
+        &mut self,
+        input: &[u8],
+        limit: Duration,
+    ) -> std::io::Result<Output> {
+        use std::io::Write;
+        let what = describe(self);
+        let mut child = self
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()?;
+        let mut stdin = child.stdin.take().unwrap();
+        let input = input.to_vec();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let written = match stdin.write_all(&input) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e),
+                _ => Ok(()),
+            };
+            let _ = tx.send(written);
+        });
+        let out = finish_within(child, limit, &what);
+        match rx.recv_timeout(Duration::from_secs(5)) {
+            Ok(Err(e)) => panic!("{what}: cannot write its standard input: {e}"),
+            Ok(Ok(())) => {}
+            Err(_) => panic!("{what}: its standard input still blocks after it exited"),
+        }
+        Ok(out)
+    }
+
+    fn spawn_guarded(&mut self) -> std::io::Result<Guard> {
+        Ok(Guard::new(self.process_group(0).spawn()?))
+    }
+}
+
+/// Waits of a [`Child`] with a deadline.
+pub trait BoundedChild {
+    /// [`Child::wait`] that waits at most `limit`; past it the child (and
+    /// the group it leads) is killed and the test fails.
+    fn wait_within(&mut self, limit: Duration) -> std::io::Result<ExitStatus>;
+
+    /// [`Child::wait_with_output`] that waits at most `limit` (see [`finish`]).
+    fn wait_with_output_within(self, limit: Duration) -> std::io::Result<Output>;
+}
+
+impl BoundedChild for Child {
+    fn wait_within(&mut self, limit: Duration) -> std::io::Result<ExitStatus> {
+        let what = format!("process {}", self.id());
+        Ok(wait_child(self, limit, &what))
+    }
+
+    fn wait_with_output_within(self, limit: Duration) -> std::io::Result<Output> {
+        let what = format!("process {}", self.id());
+        Ok(finish_within(self, limit, &what))
+    }
+}
+
+/// Waits for `child` at most `limit`; past it kills its group and fails.
+fn wait_child(child: &mut Child, limit: Duration, what: &str) -> ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            reap(child);
+            panic!("{what}: still running after {} s", limit.as_secs());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
 
 /// Waits for `child` at most `secs` seconds and returns its output; past
 /// the deadline the child is killed and the test fails naming `what`.
@@ -16,32 +181,32 @@ use std::time::{Duration, Instant};
 /// Its stdout and stderr (when piped) are read while it runs, so a child
 /// that writes more than a pipe holds still finishes; a grandchild that
 /// keeps them open past the deadline fails the test too.
-pub fn finish(mut child: Child, secs: u64, what: &str) -> Output {
-    let deadline = Instant::now() + Duration::from_secs(secs);
+pub fn finish(child: Child, secs: u64, what: &str) -> Output {
+    finish_within(child, Duration::from_secs(secs), what)
+}
+
+/// [`finish`] with the deadline as a [`Duration`]; once the child and its
+/// pipes are done, whatever it left in the process group it leads is killed.
+pub fn finish_within(mut child: Child, limit: Duration, what: &str) -> Output {
+    let secs = limit.as_secs();
+    let deadline = Instant::now() + limit;
     let stdout = child.stdout.take().map(drain);
     let stderr = child.stderr.take().map(drain);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what}: still running after {secs} s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let collect = |pipe: Option<mpsc::Receiver<Vec<u8>>>, name: &str| {
+    let status = wait_child(&mut child, limit, what);
+    let mut collect = |pipe: Option<mpsc::Receiver<Vec<u8>>>, name: &str| {
         let Some(pipe) = pipe else { return Vec::new() };
         let left = deadline.saturating_duration_since(Instant::now()) + Duration::from_secs(5);
         pipe.recv_timeout(left).unwrap_or_else(|_| {
+            kill_group(&mut child);
             panic!("{what}: exited, but something it started still holds its {name} after {secs} s")
         })
     };
+    let (stdout, stderr) = (collect(stdout, "stdout"), collect(stderr, "stderr"));
+    kill_group(&mut child);
     Output {
         status,
-        stdout: collect(stdout, "stdout"),
-        stderr: collect(stderr, "stderr"),
+        stdout,
+        stderr,
     }
 }
 
@@ -63,9 +228,29 @@ pub fn output_within(cmd: &mut Command, secs: u64, what: &str) -> Output {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .process_group(0)
         .spawn()
         .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
     finish(child, secs, what)
+}
+
+/// Joins the thread `handle`, waiting at most `limit`; past the deadline
+/// the test fails naming `what` (the thread is left to the process's end).
+pub fn join_within<T>(
+    handle: std::thread::JoinHandle<T>,
+    limit: Duration,
+    what: &str,
+) -> std::thread::Result<T> {
+    let deadline = Instant::now() + limit;
+    while !handle.is_finished() {
+        assert!(
+            Instant::now() < deadline,
+            "{what}: still running after {} s",
+            limit.as_secs()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    handle.join()
 }
 
 /// Polls `ready` every 20 ms for at most `secs` seconds; past the deadline
@@ -81,8 +266,9 @@ pub fn until(secs: u64, what: &str, mut ready: impl FnMut() -> bool) {
     }
 }
 
-/// A child that is killed (and reaped) when dropped, so that a test that
-/// fails or panics midway leaves no helper running and holding its pipes.
+/// A child that is killed (and reaped) when dropped, with the process group
+/// it leads, so that a test that fails or panics midway leaves no helper
+/// running and holding its pipes.
 pub struct Guard(Option<Child>);
 
 impl Guard {
@@ -90,9 +276,9 @@ impl Guard {
         Guard(Some(child))
     }
 
-    /// Starts `cmd` under a guard.
+    /// Starts `cmd` under a guard, as the leader of its own process group.
     pub fn spawn(cmd: &mut Command) -> Guard {
-        Guard::new(cmd.spawn().unwrap())
+        Guard::new(cmd.process_group(0).spawn().unwrap())
     }
 
     /// [`finish`] for the guarded child.
@@ -117,8 +303,7 @@ impl DerefMut for Guard {
 impl Drop for Guard {
     fn drop(&mut self) {
         if let Some(mut child) = self.0.take() {
-            let _ = child.kill();
-            let _ = child.wait();
+            reap(&mut child);
         }
     }
 }
@@ -174,17 +359,6 @@ impl Lines {
 
 /// Waits for `child` at most `secs` seconds and returns its status; past the
 /// deadline the child is killed and the test fails naming `what`.
-pub fn status_within(child: &mut Child, secs: u64, what: &str) -> std::process::ExitStatus {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what}: still running after {secs} s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+pub fn status_within(child: &mut Child, secs: u64, what: &str) -> ExitStatus {
+    wait_child(child, Duration::from_secs(secs), what)
 }
