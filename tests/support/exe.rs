@@ -5,8 +5,12 @@
 //! descriptor inherits it until that child calls exec. So a test never
 //! writes an executable itself: a short-lived `cp` writes it, and the
 //! descriptor lives only in that process.
+//!
+//! Its includer provides `wait` (tests/support/wait.rs) beside it.
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use super::wait::{Bounded, DEADLINE};
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -19,7 +23,7 @@ pub fn copy_executable(from: &Path, to: &Path) {
         .arg("--")
         .arg(from)
         .arg(to)
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(
         out.status.success(),

@@ -4,6 +4,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
+
+use wait::{Bounded, DEADLINE};
+
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
@@ -25,7 +30,7 @@ fn which(program: &str) -> Option<PathBuf> {
     let out = Command::new("sh")
         .arg("-c")
         .arg(format!("command -v {program}"))
-        .output()
+        .output_within(DEADLINE)
         .ok()?;
     let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
     (out.status.success() && path.starts_with('/')).then(|| PathBuf::from(path))
@@ -67,7 +72,7 @@ impl Sandbox {
             .env_clear()
             .env("PATH", path)
             .env("HOME", self.path())
-            .output()
+            .output_within(DEADLINE)
             .unwrap();
         Run {
             code: out.status.code().unwrap_or(-1),
@@ -105,13 +110,16 @@ const BASIC_TOOLS: &[&str] = &[
 #[test]
 fn it_exports_what_it_detects_at_run_time() {
     let sb = Sandbox::new();
-    let os = Command::new("uname").arg("-s").output().unwrap();
+    let os = Command::new("uname")
+        .arg("-s")
+        .output_within(DEADLINE)
+        .unwrap();
     let os = String::from_utf8_lossy(&os.stdout).trim().to_string();
     let bash_major = which("bash").map(|bash| {
         let out = Command::new(bash)
             .arg("-c")
             .arg("echo ${BASH_VERSINFO[0]}")
-            .output()
+            .output_within(DEADLINE)
             .unwrap();
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     });
@@ -387,14 +395,14 @@ fn sourcing_sets_no_shell_options_and_the_shim_passes_sh_n() {
         let check = Command::new(&shell)
             .arg("-n")
             .arg(sb.path().join("compat.sh"))
-            .output()
+            .output_within(DEADLINE)
             .unwrap();
         assert!(check.status.success(), "{shell:?} -n");
         let run = Command::new(&shell)
             .arg("-c")
             .arg("before=$-; . ./compat.sh; [ \"$before\" = \"$-\" ] && echo same")
             .current_dir(sb.path())
-            .output()
+            .output_within(DEADLINE)
             .unwrap();
         assert_eq!(
             String::from_utf8_lossy(&run.stdout).trim(),

@@ -20,6 +20,8 @@ mod agents_common;
 #[path = "../../../tests/support/exe.rs"]
 mod exe;
 
+use agents_common::wait::{self, Bounded, DEADLINE};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -48,7 +50,7 @@ impl Tmux {
             .command()
             .args(["new-session", "-d", "-x", "160", "-y", "45"])
             .arg(program)
-            .status()
+            .status_within(DEADLINE)
             .unwrap();
         assert!(ok.success(), "tmux new-session failed");
         tmux
@@ -67,13 +69,18 @@ impl Tmux {
         let out = self
             .command()
             .args(["capture-pane", "-p"])
-            .output()
+            .output_within(DEADLINE)
             .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     fn keys(&self, keys: &[&str]) {
-        let ok = self.command().arg("send-keys").args(keys).status().unwrap();
+        let ok = self
+            .command()
+            .arg("send-keys")
+            .args(keys)
+            .status_within(DEADLINE)
+            .unwrap();
         assert!(ok.success());
     }
 
@@ -81,7 +88,7 @@ impl Tmux {
         let ok = self
             .command()
             .args(["send-keys", "-l", text])
-            .status()
+            .status_within(DEADLINE)
             .unwrap();
         assert!(ok.success());
     }
@@ -139,14 +146,14 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = self.command().arg("kill-server").status();
+        let _ = self.command().arg("kill-server").status_within(DEADLINE);
     }
 }
 
 fn tmux_present() -> bool {
     let found = Command::new("tmux")
         .arg("-V")
-        .output()
+        .output_within(DEADLINE)
         .is_ok_and(|o| o.status.success());
     if !found {
         assert!(

@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use wait::{Bounded, DEADLINE};
 
 use serde_json::{json, Value};
 
@@ -61,7 +62,7 @@ impl Env {
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        self.sandgate(args).output().unwrap()
+        self.sandgate(args).output_within(DEADLINE).unwrap()
     }
 
     fn check(&self, command: &str) -> Output {
@@ -228,7 +229,7 @@ fn the_environment_overrides_the_policy_size_and_a_bad_value_is_named() {
                     .to_string(),
             ])
             .env("SANDGATE_AUDIT_MAX_BYTES", max.to_string())
-            .output()
+            .output_within(DEADLINE)
             .unwrap();
         assert!(out.status.success());
     }
@@ -239,7 +240,7 @@ fn the_environment_overrides_the_policy_size_and_a_bad_value_is_named() {
             r#"{"tool": "exec_run", "params": {"command": "git status"}}"#,
         ])
         .env("SANDGATE_AUDIT_MAX_BYTES", "12")
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(out.status.success());
     let stderr = text(&out.stderr);
@@ -433,7 +434,7 @@ fn tail_follow_prints_new_records_also_across_a_rotation() {
             "check",
             &json!({"tool": "exec_run", "params": {"command": "echo started"}}).to_string(),
         ])
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(out.status.success());
     let mut child = wait::Guard::spawn(
@@ -459,7 +460,7 @@ fn tail_follow_prints_new_records_also_across_a_rotation() {
                     .to_string(),
             ])
             .env("SANDGATE_AUDIT_MAX_BYTES", max.to_string())
-            .output()
+            .output_within(DEADLINE)
             .unwrap();
         assert!(out.status.success());
         // The follower prints each record before the next is written, so
@@ -561,7 +562,10 @@ fn summary_of_a_missing_log_says_so_and_a_fifo_is_refused() {
         text(&out.stdout)
     );
     std::fs::create_dir_all(e.log.parent().unwrap()).unwrap();
-    let status = Command::new("mkfifo").arg(&e.log).status().unwrap();
+    let status = Command::new("mkfifo")
+        .arg(&e.log)
+        .status_within(DEADLINE)
+        .unwrap();
     assert!(status.success());
     let out = e.run(&["audit", "tail"]);
     assert_eq!(out.status.code(), Some(2));
@@ -907,7 +911,7 @@ fn policy_show_names_the_log_and_its_size() {
         for (k, v) in extra {
             c.env(k, v);
         }
-        let out = c.output().unwrap();
+        let out = c.output_within(DEADLINE).unwrap();
         assert!(out.status.success(), "{}", text(&out.stderr));
         serde_json::from_slice::<Value>(&out.stdout).unwrap()["audit"].clone()
     };
@@ -967,7 +971,7 @@ fn a_rotation_that_cannot_happen_keeps_the_record_and_says_why() {
                     .to_string(),
             ])
             .env("SANDGATE_AUDIT_MAX_BYTES", max.to_string())
-            .output()
+            .output_within(DEADLINE)
             .unwrap();
         assert!(out.status.success(), "the decision is not affected");
         last = Some(text(&out.stderr));

@@ -2,6 +2,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
+
+use wait::{Bounded, DEADLINE};
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -42,7 +47,7 @@ fn sandgate(e: &Env) -> Command {
 }
 
 fn stdout(c: &mut Command) -> (i32, String, String) {
-    let o = c.output().unwrap();
+    let o = c.output_within(DEADLINE).unwrap();
     (
         o.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&o.stdout).into(),
@@ -124,7 +129,7 @@ fn the_accounts_own_home_is_floored_when_home_points_elsewhere() {
     let account = account_home();
     let user = std::process::Command::new("id")
         .arg("-un")
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     let user = String::from_utf8_lossy(&user.stdout).trim().to_string();
     assert!(

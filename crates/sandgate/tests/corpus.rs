@@ -12,6 +12,11 @@
 #[path = "../../../tests/support/corpus.rs"]
 mod corpus;
 
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
+
+use wait::{Bounded, DEADLINE};
+
 use corpus::{build_root, load_cases, Case, ExpectRule};
 
 /// Run one case; return a description of each mismatch.
@@ -37,7 +42,7 @@ fn run_case(case: &Case) -> Vec<String> {
         ),
     };
     cmd.arg(request);
-    let out = cmd.output().unwrap();
+    let out = cmd.output_within(DEADLINE).unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     let code = out.status.code().unwrap_or(-1);

@@ -16,6 +16,7 @@ mod mcp_client;
 mod run_common;
 mod surfaces;
 
+use run_common::wait::{self, Bounded, DEADLINE};
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
@@ -196,7 +197,7 @@ fn check(f: &Fixture, case: &Subject) -> (String, String) {
     cmd.args(["check", "--json", "--cwd"])
         .arg(&f.work)
         .arg(f.request(case).to_string());
-    let out = cmd.output().unwrap();
+    let out = cmd.output_within(DEADLINE).unwrap();
     let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
     no_token("check", case, &all);
     let v: Value = serde_json::from_slice(&out.stdout)
@@ -222,7 +223,7 @@ fn check_denies_every_case_and_names_the_store() {
     let mut cmd = f.sandgate();
     cmd.args(["policy", "explain"])
         .arg(f.request(&File("~/.config/gh/hosts.yml")).to_string());
-    let out = cmd.output().unwrap();
+    let out = cmd.output_within(DEADLINE).unwrap();
     let shown = text(&out.stdout);
     assert!(
         shown.contains("a credential store: the GitHub CLI's token"),
@@ -354,7 +355,7 @@ fn an_agents_own_search_above_a_store_is_denied_by_its_rule() {
 fn mcp_answers(deny: bool) {
     if Command::new("python3")
         .args(["-c", "import mcp"])
-        .output()
+        .output_within(DEADLINE)
         .map_or(true, |o| !o.status.success())
     {
         let reason = "the Python package `mcp` is not installed (pip install mcp==2.3.0)";
@@ -434,7 +435,7 @@ fn exec_refuses_every_case_and_runs_it_once_the_rules_are_removed() {
         };
         let mut cmd = open.sandgate();
         cmd.args(["exec", "--", &command(&open)]);
-        let out = cmd.output().unwrap();
+        let out = cmd.output_within(DEADLINE).unwrap();
         assert!(
             matches!(case, Cmd(BASH_ONLY)) || text(&out.stdout).contains(TOKEN),
             "exec without the rules: {case:?}: {}{}",
@@ -443,7 +444,7 @@ fn exec_refuses_every_case_and_runs_it_once_the_rules_are_removed() {
         );
         let mut cmd = denying.sandgate();
         cmd.args(["exec", "--", &command(&denying)]);
-        let out = cmd.output().unwrap();
+        let out = cmd.output_within(DEADLINE).unwrap();
         let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
         no_token("exec", case, &all);
         assert!(!out.status.success(), "exec: {case:?} succeeded: {all}");

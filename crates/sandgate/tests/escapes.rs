@@ -11,6 +11,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
+
+use wait::{Bounded, DEADLINE};
+
 use std::fs;
 use std::io::Read;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -54,7 +59,7 @@ fn has(program: &str) -> bool {
     Command::new("sh")
         .args(["-c", &format!("command -v {program}")])
         .env("PATH", PATH)
-        .output()
+        .output_within(DEADLINE)
         .is_ok_and(|o| o.status.success())
 }
 
@@ -67,7 +72,10 @@ enum Who {
 
 fn test_user() -> Option<Who> {
     let id = |flag: &str| -> Option<u32> {
-        let out = Command::new("id").args([flag, TEST_USER]).output().ok()?;
+        let out = Command::new("id")
+            .args([flag, TEST_USER])
+            .output_within(DEADLINE)
+            .ok()?;
         text(&out.stdout).trim().parse().ok()
     };
     Some(Who::User {
@@ -541,7 +549,7 @@ impl Tree {
                 .arg("-R")
                 .arg(format!("{uid}:{gid}"))
                 .arg(&root)
-                .status()
+                .status_within(DEADLINE)
                 .unwrap();
             assert!(status.success());
         }
@@ -624,7 +632,7 @@ impl Tree {
             .env("GIT_AUTHOR_EMAIL", "t@t")
             .env("GIT_COMMITTER_NAME", "t")
             .env("GIT_COMMITTER_EMAIL", "t@t");
-        let out = cmd.output().unwrap();
+        let out = cmd.output_within(DEADLINE).unwrap();
         assert!(out.status.success(), "git {args}: {}", seen(&out));
     }
 
@@ -635,7 +643,7 @@ impl Tree {
             .command("/bin/sh")
             .arg("-c")
             .arg(script)
-            .output()
+            .output_within(DEADLINE)
             .unwrap();
         assert!(out.status.success(), "{script}: {}", seen(&out));
     }
@@ -681,8 +689,7 @@ impl Victim {
 
 impl Drop for Victim {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        wait::reap(&mut self.0);
     }
 }
 
@@ -773,7 +780,7 @@ impl Runner<'_> {
 
     /// Runs `cmd`, and checks that the gate did not stop it.
     fn output(&self, mut cmd: Command) -> Output {
-        let out = cmd.output().unwrap();
+        let out = cmd.output_within(DEADLINE).unwrap();
         if matches!(self.mode, Some(mode) if !RUN.contains(&mode)) {
             assert!(
                 !text(&out.stderr).contains("sandgate: denied:"),
@@ -933,7 +940,7 @@ fn rows() -> Vec<Row> {
                 let xattr = Command::new("python3")
                     .args(["-c", "import os, sys; print(os.listxattr(sys.argv[1]))"])
                     .arg(&file)
-                    .output()
+                    .output_within(DEADLINE)
                     .unwrap();
                 let got = mode_of(&file) == 0o600 || text(&xattr.stdout).contains("user.sandgate");
                 (got, seen(&out))
@@ -965,7 +972,7 @@ fn rows() -> Vec<Row> {
                     "python3 {} \"$OUTSIDE/file.txt\"",
                     t.bin("chattr.py")
                 ));
-                let flags = Command::new("lsattr").arg("-d").arg(&file).output().unwrap();
+                let flags = Command::new("lsattr").arg("-d").arg(&file).output_within(DEADLINE).unwrap();
                 let attrs = text(&flags.stdout);
                 let got = attrs.split_whitespace().next().unwrap_or("").contains('d');
                 (got, seen(&out))
@@ -1599,7 +1606,7 @@ fn rows() -> Vec<Row> {
                     .env("PATH", PATH)
                     .arg(t.bin("name_to_handle.py"))
                     .arg(&key)
-                    .output()
+                    .output_within(DEADLINE)
                     .unwrap();
                 assert!(handle.status.success(), "{}", seen(&handle));
                 let handle = text(&handle.stdout).trim().to_string();
@@ -1837,7 +1844,7 @@ fn mount_point(path: &Path) -> PathBuf {
     let out = Command::new("stat")
         .args(["-c", "%m"])
         .arg(path)
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     PathBuf::from(text(&out.stdout).trim())
 }
@@ -2146,7 +2153,7 @@ fn a_bwrap_planted_on_path_is_not_run() {
             .command("/bin/sh")
             .args(["-c", "bwrap --version"])
             .env("PATH", &path)
-            .output()
+            .output_within(DEADLINE)
             .unwrap();
         assert!(marker.exists(), "{who:?}: not found first: {}", seen(&out));
         fs::remove_file(&marker).unwrap();
@@ -2157,7 +2164,7 @@ fn a_bwrap_planted_on_path_is_not_run() {
                 .arg("exec")
                 .args(args)
                 .env("PATH", &path)
-                .output()
+                .output_within(DEADLINE)
                 .unwrap()
         };
         let out = exec(&["--", "echo ran"]);
@@ -2201,11 +2208,14 @@ fn sandgate_itself_in_the_workdir_is_read_only() {
                 }
                 let before = fs::metadata(&copy).unwrap().len();
                 let out = if !confined {
-                    t.command("/bin/sh").args(["-c", replace]).output().unwrap()
+                    t.command("/bin/sh")
+                        .args(["-c", replace])
+                        .output_within(DEADLINE)
+                        .unwrap()
                 } else if mode == Mode::Run {
                     t.command(copy.to_str().unwrap())
                         .args(["run", "--no-ui", "--", "/bin/sh", "-c", replace])
-                        .output()
+                        .output_within(DEADLINE)
                         .unwrap()
                 } else {
                     let config = if mode == Mode::Bwrap {
@@ -2217,7 +2227,7 @@ fn sandgate_itself_in_the_workdir_is_read_only() {
                         .arg("--config")
                         .arg(t.root.join(format!("{config}.yaml")))
                         .args(["exec", "--", replace])
-                        .output()
+                        .output_within(DEADLINE)
                         .unwrap()
                 };
                 let replaced = fs::metadata(&copy).unwrap().len() != before;

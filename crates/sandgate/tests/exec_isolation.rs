@@ -10,8 +10,9 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
+use wait::{Bounded, DEADLINE};
 
-use assert_cmd::Command;
+use std::process::Command;
 
 #[path = "../../../tests/support/account.rs"]
 mod account;
@@ -59,7 +60,7 @@ fn fixture(isolation: &str) -> Fixture {
 
 impl Fixture {
     fn sandgate(&self) -> Command {
-        let mut cmd = Command::cargo_bin("sandgate").unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_sandgate"));
         cmd.env_clear()
             .env("HOME", &self.home)
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -73,7 +74,7 @@ impl Fixture {
     fn exec(&self, command: &str) -> Output {
         self.sandgate()
             .args(["exec", "--", command])
-            .output()
+            .output_within(DEADLINE)
             .unwrap()
     }
 }
@@ -238,7 +239,7 @@ fn no_sandbox_turns_isolation_off() {
         .sandgate()
         .args(["--no-sandbox", "exec", "--"])
         .arg(format!("echo x > '{}'", target.display()))
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(target.exists());
@@ -258,7 +259,7 @@ fn protected_paths_are_listed_extended_by_protect_and_read_only() {
             .args(["init", "-q"])
             .current_dir(&f.work)
             .env("HOME", &f.home)
-            .output()
+            .output_within(DEADLINE)
             .unwrap();
         assert!(git.status.success(), "{}", text(&git.stderr));
         fs::write(f.work.join("Makefile"), "all:\n").unwrap();
@@ -267,7 +268,7 @@ fn protected_paths_are_listed_extended_by_protect_and_read_only() {
         let out = f
             .sandgate()
             .args(["--json", "exec", "--dry-run", "--", "true"])
-            .output()
+            .output_within(DEADLINE)
             .unwrap();
         assert!(out.status.success(), "{mode}: {}", text(&out.stderr));
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -299,7 +300,7 @@ fn protected_paths_are_listed_extended_by_protect_and_read_only() {
         let shown = f
             .sandgate()
             .args(["exec", "--dry-run", "--", "true"])
-            .output()
+            .output_within(DEADLINE)
             .unwrap();
         assert!(
             text(&shown.stdout).contains(&format!("{}/.mcp.json (missing)", f.work.display())),
@@ -369,7 +370,7 @@ fn the_accounts_own_home_floor_is_denied_when_home_points_elsewhere() {
         let out = f
             .sandgate()
             .args(["--json", "exec", "--dry-run", "--", "true"])
-            .output()
+            .output_within(DEADLINE)
             .unwrap();
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let denied: Vec<String> = v["isolation"]["plan"]["denied"]
@@ -505,7 +506,7 @@ fn missing_bwrap_names_the_package() {
         .sandgate()
         .env("PATH", "/nonexistent")
         .args(["exec", "--", "true"])
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(
@@ -523,7 +524,7 @@ fn dry_run_json_shows_verdict_plan_argv_and_enforcement() {
         .sandgate()
         .args(["--json", "exec", "--dry-run", "--"])
         .arg(format!("echo x > '{}'", target.display()))
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(!target.exists(), "--dry-run ran the command");
@@ -553,7 +554,7 @@ fn dry_run_json_shows_verdict_plan_argv_and_enforcement() {
     let out = f
         .sandgate()
         .args(["exec", "--dry-run", "--", "ls"])
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     let stdout = text(&out.stdout);
     assert!(stdout.starts_with("verdict: allow"), "{stdout}");
@@ -567,7 +568,7 @@ fn dry_run_shows_the_bwrap_argv() {
     let out = f
         .sandgate()
         .args(["--json", "exec", "--dry-run", "--", "make test"])
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

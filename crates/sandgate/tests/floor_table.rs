@@ -16,6 +16,7 @@ mod surfaces;
 
 mod mcp_client;
 
+use run_common::wait::{self, Bounded, DEADLINE};
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
@@ -256,7 +257,7 @@ fn check() {
         cmd.args(["check", "--json", "--cwd"])
             .arg(f.dir(case))
             .arg(request(&f, case).to_string());
-        let out = cmd.output().unwrap();
+        let out = cmd.output_within(DEADLINE).unwrap();
         let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
         no_secret("check", case, &all);
         let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
@@ -316,7 +317,7 @@ fn hooks() {
 fn mcp_over_stdio() {
     if Command::new("python3")
         .args(["-c", "import mcp"])
-        .output()
+        .output_within(DEADLINE)
         .map_or(true, |o| !o.status.success())
     {
         let reason = "the Python package `mcp` is not installed (pip install mcp==2.3.0)";
@@ -381,7 +382,7 @@ fn works_unconfined(f: &Fixture, case: &Case, command: &str) {
         .args(["-c", command])
         .current_dir(f.dir(case))
         .env("HOME", &f.home)
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     let mut planted = false;
     for entry in fs::read_dir(f.home.join(".ssh")).unwrap() {
@@ -416,7 +417,7 @@ fn exec_with_isolation() {
         works_unconfined(&f, case, &command);
         let mut cmd = f.sandgate(case);
         cmd.args(["exec", "--", &command]);
-        let out = cmd.output().unwrap();
+        let out = cmd.output_within(DEADLINE).unwrap();
         let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
         no_secret("exec", case, &all);
         assert!(!out.status.success(), "exec: {case:?} succeeded: {all}");
@@ -442,7 +443,7 @@ fn run() {
                 .env("SANDGATE_RUN_PROTECTION", protection)
                 .args(["run", "--no-ui", "--workspace"]);
             cmd.arg(&f.work).args(["--", "sh", "-c", &command]);
-            let out = cmd.output().unwrap();
+            let out = cmd.output_within(DEADLINE).unwrap();
             let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
             let surface = format!("run ({protection})");
             no_secret(&surface, case, &all);

@@ -2,11 +2,16 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
+
+use wait::{Bounded, DEADLINE};
+
 use std::fs;
 use std::path::Path;
 
-use assert_cmd::Command;
 use serde_json::{json, Value};
+use std::process::Command;
 
 #[path = "../../../tests/support/exe.rs"]
 mod exe;
@@ -67,7 +72,7 @@ fn rules(dir: &Path) -> Vec<String> {
 
 /// The binary with a private HOME and no policy overrides from the environment.
 fn sandgate(home: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("sandgate").unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sandgate"));
     cmd.env("HOME", home)
         .env("SANDGATE_MANAGED_CONFIG", home.join("no-managed.yaml"))
         .env_remove("SANDGATE_CONFIG")
@@ -124,7 +129,7 @@ fn stderr(output: &std::process::Output) -> String {
 #[test]
 fn the_preflight_lists_the_rules_then_the_two_sentences_and_the_checkpoints() {
     let t = loop_tree(LOOP);
-    let out = t.grant().output().unwrap();
+    let out = t.grant().output_within(DEADLINE).unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(
@@ -167,7 +172,7 @@ fn the_preflight_as_json() {
         .sandgate()
         .args(["--json", "grant"])
         .arg(t.path().join("loop.yaml"))
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let value: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -211,7 +216,7 @@ fn the_file_rules_name_the_canonical_loop_directory() {
             .sandgate()
             .current_dir(&cwd)
             .args(["--json", "grant", &config])
-            .output()
+            .output_within(DEADLINE)
             .unwrap();
         assert!(out.status.success(), "{config}: {}", stderr(&out));
         let value: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -254,7 +259,7 @@ fn a_loop_directory_that_would_reach_the_floor_is_refused() {
                 .current_dir(&dir)
                 .args(["grant", "loop.yaml"])
                 .args(extra)
-                .output()
+                .output_within(DEADLINE)
                 .unwrap();
             assert_eq!(out.status.code(), Some(2), "{} {extra:?}", dir.display());
             let err = stderr(&out);
@@ -274,7 +279,7 @@ fn a_loop_directory_that_would_reach_the_floor_is_refused() {
     let out = sandgate(&alias)
         .arg("grant")
         .arg(alias.join("loop.yaml"))
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
     assert!(stderr(&out).contains("too wide"), "{}", stderr(&out));
@@ -290,7 +295,13 @@ fn write_merges_reports_and_is_idempotent() {
         r#"{"theme": "light", "permissions": {"allow": ["Skill(claude-api)"], "deny": ["Bash(rm:*)", "Read(~/.ssh/**)"], "ask": ["Bash(git push:*)"]}}"#,
     )
     .unwrap();
-    let run = || t.grant().arg("--write").arg(&settings).output().unwrap();
+    let run = || {
+        t.grant()
+            .arg("--write")
+            .arg(&settings)
+            .output_within(DEADLINE)
+            .unwrap()
+    };
     let first = run();
     assert!(first.status.success(), "{}", stderr(&first));
     let text = stdout(&first);
@@ -341,7 +352,7 @@ fn write_as_json_counts_allow_and_deny() {
         .arg(t.path().join("loop.yaml"))
         .arg("--write")
         .arg(&settings)
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let value: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -371,7 +382,12 @@ fn write_warns_about_file_tool_rules_that_reach_every_path() {
         r#"{"permissions": {"allow": ["Read", "Write", "Edit(//**)", "Glob", "Grep", "Bash(ls)", "Read(./src/**)"]}}"#,
     )
     .unwrap();
-    let out = t.grant().arg("--write").arg(&settings).output().unwrap();
+    let out = t
+        .grant()
+        .arg("--write")
+        .arg(&settings)
+        .output_within(DEADLINE)
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(
@@ -394,7 +410,7 @@ fn write_warns_about_file_tool_rules_that_reach_every_path() {
         .arg(t.path().join("loop.yaml"))
         .arg("--write")
         .arg(&settings)
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     let value: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
@@ -422,7 +438,7 @@ fn write_creates_the_file_and_its_parents_relative_to_cwd() {
             "--write",
             ".claude/settings.local.json",
         ])
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).starts_with(
@@ -469,7 +485,7 @@ fn write_refuses_what_it_cannot_merge_and_writes_nothing() {
             } else if force {
                 continue;
             }
-            let out = cmd.output().unwrap();
+            let out = cmd.output_within(DEADLINE).unwrap();
             assert_eq!(out.status.code(), Some(2), "{original}");
             assert!(stderr(&out).contains(says), "{}", stderr(&out));
             assert!(stdout(&out).is_empty());
@@ -479,7 +495,12 @@ fn write_refuses_what_it_cannot_merge_and_writes_nothing() {
     assert!(!t.path().join("settings.json.bak").exists());
     // The parse error itself is shown.
     fs::write(&settings, "{\n  \"a\": 1\n  \"b\": 2\n}").unwrap();
-    let out = t.grant().arg("--write").arg(&settings).output().unwrap();
+    let out = t
+        .grant()
+        .arg("--write")
+        .arg(&settings)
+        .output_within(DEADLINE)
+        .unwrap();
     assert!(stderr(&out).contains("line 3"), "{}", stderr(&out));
 
     // --force keeps a .bak copy, then writes.
@@ -488,7 +509,7 @@ fn write_refuses_what_it_cannot_merge_and_writes_nothing() {
         .arg("--write")
         .arg(&settings)
         .arg("--force")
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
@@ -508,7 +529,7 @@ fn a_bad_loop_config_is_exit_2_naming_file_and_line() {
         .sandgate()
         .current_dir(t.path())
         .args(["grant", "loop.yaml"])
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
@@ -518,7 +539,7 @@ fn a_bad_loop_config_is_exit_2_naming_file_and_line() {
     let out = t
         .sandgate()
         .args(["grant", "/nonexistent/loop.yaml"])
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("/nonexistent/loop.yaml"));
@@ -527,7 +548,11 @@ fn a_bad_loop_config_is_exit_2_naming_file_and_line() {
 #[test]
 fn format_sandgate_is_a_policy_the_engine_loads_and_applies() {
     let t = loop_tree(LOOP);
-    let out = t.grant().args(["--format", "sandgate"]).output().unwrap();
+    let out = t
+        .grant()
+        .args(["--format", "sandgate"])
+        .output_within(DEADLINE)
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(
@@ -549,7 +574,7 @@ fn format_sandgate_is_a_policy_the_engine_loads_and_applies() {
             .arg(cwd)
             .arg("check")
             .arg(request.to_string())
-            .output()
+            .output_within(DEADLINE)
             .unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
         serde_json::from_slice(&out.stdout).unwrap()
@@ -585,13 +610,18 @@ fn format_sandgate_is_a_policy_the_engine_loads_and_applies() {
 fn import_reads_the_grant_as_the_loop_directory_and_the_floor() {
     let t = loop_tree(LOOP);
     let settings = t.path().join("settings.json");
-    let out = t.grant().arg("--write").arg(&settings).output().unwrap();
+    let out = t
+        .grant()
+        .arg("--write")
+        .arg(&settings)
+        .output_within(DEADLINE)
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let out = t
         .sandgate()
         .args(["--json", "import", "claude"])
         .arg(&settings)
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let value: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -629,7 +659,7 @@ fn shim_prints_compat_sh() {
     let dir = tempfile::tempdir().unwrap();
     let out = sandgate(dir.path())
         .args(["grant", "shim"])
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(out.status.success());
     let text = stdout(&out);
@@ -677,7 +707,7 @@ fn detect_reports_pass_fail_cannot_run_and_error_and_exits_with_the_worst() {
     let out = sandgate(dir.path())
         .arg("detect")
         .arg(dir.path().join("loop.yaml"))
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let text = stdout(&out);
@@ -708,7 +738,7 @@ fn detect_reports_pass_fail_cannot_run_and_error_and_exits_with_the_worst() {
         let out = sandgate(dir.path())
             .arg("detect")
             .arg(dir.path().join("loop.yaml"))
-            .output()
+            .output_within(DEADLINE)
             .unwrap();
         assert_eq!(out.status.code(), Some(worst), "{codes:?}");
     }
@@ -721,7 +751,7 @@ fn detect_as_json() {
         .arg("--json")
         .arg("detect")
         .arg(dir.path().join("loop.yaml"))
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let value: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -744,7 +774,7 @@ fn detectors_run_without_a_shell_from_the_loop_directory() {
     );
     let shim = sandgate(dir.path())
         .args(["grant", "shim"])
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     fs::write(dir.path().join("checks/compat.sh"), &shim.stdout).unwrap();
     let elsewhere = tempfile::tempdir().unwrap();
@@ -752,7 +782,7 @@ fn detectors_run_without_a_shell_from_the_loop_directory() {
         .current_dir(elsewhere.path())
         .arg("detect")
         .arg(dir.path().join("loop.yaml"))
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     let text = stdout(&out);
@@ -775,7 +805,7 @@ fn a_detector_that_cannot_start_is_an_error() {
     let out = sandgate(dir.path())
         .arg("detect")
         .arg(dir.path().join("loop.yaml"))
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert_eq!(out.status.code(), Some(3));
     let text = stdout(&out);
@@ -792,7 +822,7 @@ fn detect_with_no_script_detectors_passes() {
     let out = sandgate(dir.path())
         .arg("detect")
         .arg(dir.path().join("loop.yaml"))
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(out.status.success());
     assert!(stdout(&out).contains("no script detectors"));
@@ -813,7 +843,7 @@ fn a_detector_past_the_timeout_is_killed_and_is_an_error() {
         .arg("detect")
         .arg(dir.path().join("loop.yaml"))
         .args(["--timeout", "0.5"])
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
     assert_eq!(out.status.code(), Some(3));
@@ -826,7 +856,7 @@ fn a_detector_past_the_timeout_is_killed_and_is_an_error() {
         .arg("detect")
         .arg(dir.path().join("loop.yaml"))
         .args(["--timeout", "-1"])
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
@@ -847,7 +877,7 @@ fn write_into_an_untrusted_project_warns() {
                 "--write",
                 ".claude/settings.local.json",
             ])
-            .output()
+            .output_within(DEADLINE)
             .unwrap()
     };
     let out = grant();
@@ -864,7 +894,7 @@ fn write_into_an_untrusted_project_warns() {
         .current_dir(&project)
         .args(["grant", "loop.yaml", "--write"])
         .arg(home.path().join(".claude/settings.json"))
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(
         !stderr(&out).contains("trusts the folder"),

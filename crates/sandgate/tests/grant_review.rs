@@ -7,6 +7,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
+
+use wait::{Bounded, DEADLINE};
+
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -44,7 +49,7 @@ fn find_program(candidates: &[&str]) -> Option<PathBuf> {
         let out = Command::new("sh")
             .arg("-c")
             .arg(format!("command -v {c}"))
-            .output()
+            .output_within(DEADLINE)
             .ok()?;
         let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
         if out.status.success() && path.starts_with('/') {
@@ -130,12 +135,16 @@ struct Driver {
 impl Driver {
     fn start(chromedriver: &Path, chromium: &Path) -> Driver {
         let port = free_port();
-        let mut process = Command::new(chromedriver)
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        // Its own process group: the chromium it starts dies with it.
+        let mut process = std::os::unix::process::CommandExt::process_group(
+            Command::new(chromedriver)
+                .arg(format!("--port={port}"))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null()),
+            0,
+        )
+        .spawn()
+        .unwrap();
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             if let Ok(status) = http(port, "GET", "/status", None) {
@@ -144,8 +153,7 @@ impl Driver {
                 }
             }
             if Instant::now() > deadline {
-                let _ = process.kill();
-                let _ = process.wait();
+                wait::reap(&mut process);
                 panic!("chromedriver did not start");
             }
             thread::sleep(Duration::from_millis(100));
@@ -171,8 +179,7 @@ impl Driver {
             .and_then(|c| c["value"]["sessionId"].as_str())
             .map(str::to_string)
         else {
-            let _ = process.kill();
-            let _ = process.wait();
+            wait::reap(&mut process);
             panic!("chromedriver could not start chromium: {created:?}");
         };
         Driver {
@@ -247,8 +254,7 @@ impl Drop for Driver {
             &format!("/session/{}", self.session),
             None,
         );
-        let _ = self.process.kill();
-        let _ = self.process.wait();
+        wait::reap(&mut self.process);
     }
 }
 
@@ -384,8 +390,7 @@ fn approve_writes_the_grant_and_cancel_writes_nothing() {
         driver.text("#message").contains("already been opened"),
         "a second visit is refused"
     );
-    let _ = child.kill();
-    let _ = child.wait();
+    wait::reap(&mut child);
 
     // Cancel: nothing is written and the command reports failure.
     let untouched = dir.path().join("cancel/settings.local.json");

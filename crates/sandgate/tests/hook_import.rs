@@ -5,6 +5,7 @@
 
 mod hook_common;
 
+use hook_common::wait::{Bounded, DEADLINE};
 use hook_common::Env;
 use serde_json::json;
 
@@ -25,7 +26,7 @@ fn import_prints_a_loadable_policy_and_lists_what_it_skipped() {
     let out = env
         .command(&["import", "claude"])
         .current_dir(&env.work)
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert_eq!(
         out.status.code(),
@@ -53,7 +54,7 @@ fn import_prints_a_loadable_policy_and_lists_what_it_skipped() {
                 &request.to_string(),
             ])
             .current_dir(&env.work)
-            .output()
+            .output_within(DEADLINE)
             .unwrap();
         assert_eq!(
             out.status.code(),
@@ -105,7 +106,7 @@ fn import_prints_a_loadable_policy_and_lists_what_it_skipped() {
 
     let out = env
         .command(&["import", "claude", "--json", settings.to_str().unwrap()])
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["skipped"].as_array().unwrap().len(), 2);
@@ -123,7 +124,7 @@ fn import_refuses_a_file_without_permissions() {
         std::fs::write(&settings, text).unwrap();
         let out = env
             .command(&["import", "claude", settings.to_str().unwrap()])
-            .output()
+            .output_within(DEADLINE)
             .unwrap();
         assert_eq!(out.status.code(), Some(2));
         assert!(String::from_utf8_lossy(&out.stderr).contains(needle));

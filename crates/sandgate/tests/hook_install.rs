@@ -5,13 +5,14 @@
 
 mod hook_common;
 
+use hook_common::wait::{Bounded, DEADLINE};
 use hook_common::Env;
 use serde_json::{json, Value};
 
 fn run(env: &Env, args: &[&str]) -> std::process::Output {
     let mut cmd = env.command(args);
     cmd.current_dir(&env.work);
-    cmd.output().unwrap()
+    cmd.output_within(DEADLINE).unwrap()
 }
 
 fn read_json(path: &std::path::Path) -> Value {
@@ -482,7 +483,7 @@ fn codex_trust_is_what_the_real_codex_computes() {
 
     let mut cmd = env.command(&["hook", "install", "codex"]);
     cmd.env("CODEX_HOME", &codex_home).current_dir(&env.work);
-    let out = cmd.output().unwrap();
+    let out = cmd.output_within(DEADLINE).unwrap();
     assert!(String::from_utf8_lossy(&out.stderr)
         .contains("Codex CLI runs a hook only once it is trusted"));
     let list = codex_hooks_list(&codex, &codex_home, &env.work);
@@ -502,7 +503,7 @@ fn codex_trust_is_what_the_real_codex_computes() {
 
     let mut cmd = env.command(&["hook", "install", "codex", "--trust"]);
     cmd.env("CODEX_HOME", &codex_home).current_dir(&env.work);
-    let out = cmd.output().unwrap();
+    let out = cmd.output_within(DEADLINE).unwrap();
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -526,7 +527,7 @@ fn codex_trust_is_what_the_real_codex_computes() {
     assert_eq!(events.len(), 3, "{events:?}");
     let mut status = env.command(&["hook", "status", "codex"]);
     status.env("CODEX_HOME", &codex_home).current_dir(&env.work);
-    let status = status.output().unwrap();
+    let status = status.output_within(DEADLINE).unwrap();
     assert_eq!(
         status.status.code(),
         Some(0),
@@ -539,7 +540,7 @@ fn codex_trust_is_what_the_real_codex_computes() {
     let hooks = std::fs::read_to_string(codex_home.join("hooks.json")).unwrap();
     let mut cmd = env.command(&["hook", "install", "codex", "--trust"]);
     cmd.env("CODEX_HOME", &codex_home).current_dir(&env.work);
-    cmd.output().unwrap();
+    cmd.output_within(DEADLINE).unwrap();
     assert_eq!(
         std::fs::read_to_string(codex_home.join("config.toml")).unwrap(),
         config
@@ -552,7 +553,7 @@ fn codex_trust_is_what_the_real_codex_computes() {
     // Uninstall: sandgate's entries and their trust go; the user's hook stays trusted.
     let mut cmd = env.command(&["hook", "uninstall", "codex"]);
     cmd.env("CODEX_HOME", &codex_home).current_dir(&env.work);
-    let out = cmd.output().unwrap();
+    let out = cmd.output_within(DEADLINE).unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("removed Codex CLI's trust"));
     let list = codex_hooks_list(&codex, &codex_home, &env.work);
     assert_eq!(list.len(), 1, "{list:?}");
@@ -586,7 +587,7 @@ fn codex_uninstall_renumbers_the_trust_of_hooks_after_sandgates() {
     .unwrap();
     let mut cmd = env.command(&["hook", "uninstall", "codex"]);
     cmd.env("CODEX_HOME", &codex_home).current_dir(&env.work);
-    let out = cmd.output().unwrap();
+    let out = cmd.output_within(DEADLINE).unwrap();
     assert_eq!(
         out.status.code(),
         Some(0),

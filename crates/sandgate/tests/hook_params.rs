@@ -11,6 +11,7 @@
 
 mod hook_common;
 
+use hook_common::wait::{Bounded, DEADLINE};
 use hook_common::Env;
 use serde_json::{json, Value};
 
@@ -411,7 +412,7 @@ fn every_path_a_call_could_act_on_is_judged_under_the_readonly_preset() {
     let env = setup(PERMISSIVE);
     let preset = env
         .command(&["init", "--print", "--preset", "readonly"])
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(
         preset.status.success(),

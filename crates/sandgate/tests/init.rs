@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use wait::{Bounded, BoundedChild, DEADLINE};
 
 use sandgate_policy::load::{parse_policy, LoadedFile};
 use sandgate_policy::{Context, Policy, Sources, Tier, ToolCall, Verdict};
@@ -59,7 +60,7 @@ impl Env {
     }
 
     fn run(&self, args: &[&str]) -> (i32, String, String) {
-        let o = self.sandgate().args(args).output().unwrap();
+        let o = self.sandgate().args(args).output_within(DEADLINE).unwrap();
         (
             o.status.code().unwrap_or(-1),
             String::from_utf8_lossy(&o.stdout).into(),
@@ -259,7 +260,7 @@ fn every_preset_loads_with_the_cwd_at_home_in_a_project_and_at_the_root() {
                 .sandgate()
                 .current_dir(&dir)
                 .args(["policy", "test"])
-                .output()
+                .output_within(DEADLINE)
                 .unwrap();
             assert_eq!(
                 o.status.code(),
@@ -372,7 +373,7 @@ fn init_refuses_what_is_not_a_regular_file_even_with_force() {
     let fifo = e.central();
     assert!(Command::new("mkfifo")
         .arg(&fifo)
-        .status()
+        .status_within(DEADLINE)
         .unwrap()
         .success());
     let (code, _, err) = e.run(&["init", "--force"]);
@@ -564,7 +565,7 @@ fn claude_hook(e: &Env, payload: &serde_json::Value) -> String {
         .take()
         .unwrap()
         .write_all(payload.to_string().as_bytes());
-    let out = child.wait_with_output().unwrap();
+    let out = child.wait_with_output_within(DEADLINE).unwrap();
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 

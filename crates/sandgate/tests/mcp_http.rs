@@ -11,6 +11,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use wait::{Bounded, DEADLINE};
 
 use serde_json::{json, Value};
 
@@ -81,6 +82,7 @@ fn start(token: Option<&str>) -> (Server, Vec<String>) {
 fn post(addr: &str, auth: Option<&str>, body: &Value) -> (u16, String) {
     let body = body.to_string();
     let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(DEADLINE)).unwrap();
     let mut request = format!(
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
@@ -152,7 +154,9 @@ fn a_generated_token_is_printed_and_works_with_a_real_client() {
     );
     assert_eq!(status, 401);
 
-    let probe = Command::new("python3").args(["-c", "import mcp"]).output();
+    let probe = Command::new("python3")
+        .args(["-c", "import mcp"])
+        .output_within(DEADLINE);
     if !probe.is_ok_and(|o| o.status.success()) {
         eprintln!(
             "skipping the Python client part: python3 with the `mcp` package is not available"
@@ -184,7 +188,7 @@ fn a_non_loopback_address_needs_allow_remote() {
     let out = Command::new(env!("CARGO_BIN_EXE_sandgate"))
         .args(["mcp", "--http", "0.0.0.0:0"])
         .env("SANDGATE_AUDIT", "off")
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);

@@ -7,6 +7,11 @@
 
 mod mcp_client;
 
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
+
+use wait::{Bounded, DEADLINE};
+
 use std::os::unix::fs::symlink;
 use std::path::PathBuf;
 use std::process::Command;
@@ -23,7 +28,7 @@ fn missing_client() -> Option<String> {
             "-c",
             "import importlib.metadata as m; print(m.version('mcp'))",
         ])
-        .output();
+        .output_within(DEADLINE);
     match out {
         Err(e) => Some(format!("python3 is not available: {e}")),
         Ok(o) if !o.status.success() => Some(format!(

@@ -10,6 +10,11 @@
 
 mod mcp_client;
 
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
+
+use wait::{Bounded, DEADLINE};
+
 use std::collections::BTreeMap;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
@@ -22,7 +27,9 @@ const SECRET: &str = "SECRET-KEY-5f1d0c";
 const FLOOR_ONLY_NAME: &str = "id_ed25519_floor_only";
 
 fn missing_client() -> Option<String> {
-    let out = Command::new("python3").args(["-c", "import mcp"]).output();
+    let out = Command::new("python3")
+        .args(["-c", "import mcp"])
+        .output_within(DEADLINE);
     match out {
         Err(e) => Some(format!("python3 is not available: {e}")),
         Ok(o) if !o.status.success() => Some(

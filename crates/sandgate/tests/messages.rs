@@ -4,6 +4,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
+
+use wait::{Bounded, DEADLINE};
+
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -33,7 +38,7 @@ fn run(e: &Env, args: &[&str]) -> (i32, String, String) {
         .env("SANDGATE_CACHE", "off")
         .current_dir(e.home.join("work"))
         .args(args)
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     (
         out.status.code().unwrap_or(-1),

@@ -3,9 +3,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
+
+use assert_cmd::assert::OutputAssertExt;
+use wait::{Bounded, DEADLINE};
+
 use std::path::PathBuf;
 
-use assert_cmd::Command;
+use std::process::Command;
 
 struct Env {
     _tmp: tempfile::TempDir,
@@ -47,7 +53,7 @@ fn env() -> Env {
 impl Env {
     /// The binary with the default file locations under a temporary HOME and CWD.
     fn sandgate(&self) -> Command {
-        let mut cmd = Command::cargo_bin("sandgate").unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_sandgate"));
         cmd.current_dir(&self.work)
             .env("HOME", &self.home)
             .env("SANDGATE_MANAGED_CONFIG", self.home.join("managed.yaml"))
@@ -68,6 +74,8 @@ fn allow_and_deny_write_to_the_central_file_keeping_comments() {
     let out = env
         .sandgate()
         .args(["policy", "allow", "command", "^ls( |$)"])
+        .output_within(DEADLINE)
+        .unwrap()
         .assert()
         .success();
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
@@ -75,6 +83,8 @@ fn allow_and_deny_write_to_the_central_file_keeping_comments() {
     assert!(stdout.contains("permissions.yaml:8"), "{stdout}");
     env.sandgate()
         .args(["policy", "deny", "path", "~/projects/secret/**"])
+        .output_within(DEADLINE)
+        .unwrap()
         .assert()
         .success();
     let text = std::fs::read_to_string(&env.central).unwrap();
@@ -95,6 +105,8 @@ fn allow_and_deny_write_to_the_central_file_keeping_comments() {
     // The same rule again: nothing changes.
     env.sandgate()
         .args(["policy", "allow", "command", "^ls( |$)"])
+        .output_within(DEADLINE)
+        .unwrap()
         .assert()
         .success()
         .stdout(predicates::str::contains("already"));
@@ -105,7 +117,7 @@ fn allow_and_deny_write_to_the_central_file_keeping_comments() {
         let out = env
             .sandgate()
             .args(["check", "--json", request])
-            .output()
+            .output_within(DEADLINE)
             .unwrap();
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         v["verdict"].as_str().unwrap().to_string()
@@ -125,6 +137,8 @@ fn deny_local_creates_the_local_file_and_allow_local_is_refused() {
     let env = env();
     env.sandgate()
         .args(["policy", "deny", "command", "^git push", "--local"])
+        .output_within(DEADLINE)
+        .unwrap()
         .assert()
         .success();
     let text = std::fs::read_to_string(&env.local).unwrap();
@@ -141,6 +155,8 @@ fn deny_local_creates_the_local_file_and_allow_local_is_refused() {
 
     env.sandgate()
         .args(["policy", "allow", "command", "^make$", "--local"])
+        .output_within(DEADLINE)
+        .unwrap()
         .assert()
         .code(2)
         .stderr(predicates::str::contains("only for deny rules"));
@@ -152,11 +168,15 @@ fn a_broken_rule_is_never_written() {
     let env = env();
     env.sandgate()
         .args(["policy", "allow", "command", "^(?!rm)"])
+        .output_within(DEADLINE)
+        .unwrap()
         .assert()
         .code(2)
         .stderr(predicates::str::contains("look-around"));
     env.sandgate()
         .args(["policy", "deny", "path", "/srv/{a,b"])
+        .output_within(DEADLINE)
+        .unwrap()
         .assert()
         .code(2)
         .stderr(predicates::str::contains("invalid path rule `/srv/{a,b`"));
@@ -169,6 +189,8 @@ fn a_missing_central_file_is_created_private() {
     std::fs::remove_dir_all(env.central.parent().unwrap()).unwrap();
     env.sandgate()
         .args(["policy", "allow", "path", "./**"])
+        .output_within(DEADLINE)
+        .unwrap()
         .assert()
         .success();
     use std::os::unix::fs::PermissionsExt;
@@ -183,7 +205,13 @@ fn lint_names_file_and_line_and_what_a_careful_policy_still_lets_run() {
     // A careful policy lints clean: that `^git( |$)` covers git's options
     // that run other programs is a note naming the forms that still ask.
     let file = env.central.display().to_string();
-    let out = env.sandgate().args(["policy", "lint"]).assert().code(0);
+    let out = env
+        .sandgate()
+        .args(["policy", "lint"])
+        .output_within(DEADLINE)
+        .unwrap()
+        .assert()
+        .code(0);
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     assert!(
         stdout.contains(&format!("{file}:7: note: runs programs: `^git( |$)`")),
@@ -211,7 +239,13 @@ fn lint_names_file_and_line_and_what_a_careful_policy_still_lets_run() {
         })
         .unwrap();
     }
-    let out = env.sandgate().args(["policy", "lint"]).assert().code(1);
+    let out = env
+        .sandgate()
+        .args(["policy", "lint"])
+        .output_within(DEADLINE)
+        .unwrap()
+        .assert()
+        .code(1);
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     for want in [
         format!("{file}:4: warning: too broad: `~/**`"),
@@ -226,6 +260,8 @@ fn lint_names_file_and_line_and_what_a_careful_policy_still_lets_run() {
     let json = env
         .sandgate()
         .args(["--json", "policy", "lint"])
+        .output_within(DEADLINE)
+        .unwrap()
         .assert()
         .code(1);
     let v: serde_json::Value = serde_json::from_slice(&json.get_output().stdout).unwrap();
@@ -243,6 +279,8 @@ fn lint_of_a_broken_file_is_exit_2() {
     .unwrap();
     env.sandgate()
         .args(["policy", "lint"])
+        .output_within(DEADLINE)
+        .unwrap()
         .assert()
         .code(2)
         .stderr(predicates::str::contains("permissions.yaml:3"));

@@ -8,6 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use wait::{Bounded, DEADLINE};
 
 #[path = "../../../tests/support/wait.rs"]
 mod wait;
@@ -136,7 +137,10 @@ fn fifty_processes_append_fifty_rules_at_once() {
     assert!(temp_files(env.config.parent().unwrap()).is_empty());
 
     // The whole policy still loads, and the engine uses every rule.
-    let show = env.sandgate(&["policy", "show"]).output().unwrap();
+    let show = env
+        .sandgate(&["policy", "show"])
+        .output_within(DEADLINE)
+        .unwrap();
     assert!(show.status.success());
     let check = env
         .sandgate(&[
@@ -145,14 +149,18 @@ fn fifty_processes_append_fifty_rules_at_once() {
             r#"{"tool": "exec_run", "params": {"command": "echo 'rule-37 a.b*c (x) [y] $z'"}}"#,
         ])
         .stdout(Stdio::piped())
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     let decision: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
     assert_eq!(decision["verdict"], "allow", "{decision}");
 
     // Writing them all again changes nothing.
     for rule in rules.iter().take(5) {
-        assert!(env.allow_command(rule).status().unwrap().success());
+        assert!(env
+            .allow_command(rule)
+            .status_within(DEADLINE)
+            .unwrap()
+            .success());
     }
     assert_eq!(std::fs::read_to_string(&env.config).unwrap(), text);
 }
@@ -225,7 +233,8 @@ fn sigkill_in_the_middle_of_writes_never_leaves_a_broken_file() {
         i += 1;
     }
     stop.store(true, Ordering::Relaxed);
-    reader.join().expect("the reader never saw a broken file");
+    wait::join_within(reader, DEADLINE, "the reader thread")
+        .expect("the reader never saw a broken file");
 
     let text = std::fs::read_to_string(&config).unwrap();
     let list = allow_list(&text).unwrap_or_else(|e| panic!("final file: {e}\n{text}"));
@@ -248,7 +257,11 @@ fn sigkill_in_the_middle_of_writes_never_leaves_a_broken_file() {
     assert!(reads.load(Ordering::Relaxed) > 0);
 
     // The next write cleans up temp files left by killed writers.
-    assert!(env.allow_command("^final$").status().unwrap().success());
+    assert!(env
+        .allow_command("^final$")
+        .status_within(DEADLINE)
+        .unwrap()
+        .success());
     assert!(
         temp_files(config.parent().unwrap()).is_empty(),
         "{:?}",

@@ -8,6 +8,7 @@
 
 mod hook_common;
 
+use hook_common::wait::{Bounded, DEADLINE};
 use hook_common::Env;
 use serde_json::{json, Value};
 
@@ -30,7 +31,11 @@ fn central(env: &Env) -> String {
 }
 
 fn run(env: &Env, args: &[&str]) -> (i32, String, String) {
-    let out = env.command(args).current_dir(&env.work).output().unwrap();
+    let out = env
+        .command(args)
+        .current_dir(&env.work)
+        .output_within(DEADLINE)
+        .unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -40,6 +40,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
+use wait::{Bounded, DEADLINE};
 
 use sandgate_policy::load::{parse_policy, LoadedFile};
 use sandgate_policy::{Context, Policy, Sources, Tier, ToolCall, Verdict};
@@ -69,7 +70,7 @@ fn preset_text(preset: &str) -> String {
         .env("SANDGATE_AUDIT", "off")
         .args(["init", "--preset", preset, "--print"])
         .current_dir(tmp.path())
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(
         out.status.success(),
@@ -108,7 +109,7 @@ fn run_env() -> trace::RunEnv {
             "-c",
             "import os,sys; print(os.path.dirname(os.path.realpath(sys.executable)))",
         ])
-        .output()
+        .output_within(DEADLINE)
         .ok()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .filter(|s| !s.is_empty());
@@ -533,7 +534,10 @@ fn detection_works(env: &trace::RunEnv) {
 #[test]
 fn every_allowed_command_of_every_preset_only_reads() {
     for tool in ["strace", "unshare", "setpriv", "timeout", "git", "bash"] {
-        let there = Command::new(tool).arg("--version").output().is_ok();
+        let there = Command::new(tool)
+            .arg("--version")
+            .output_within(DEADLINE)
+            .is_ok();
         if !there {
             assert!(
                 !ci(),
@@ -547,7 +551,7 @@ fn every_allowed_command_of_every_preset_only_reads() {
     let probe = Command::new("unshare")
         .args(trace::unshare_args())
         .arg("true")
-        .output();
+        .output_within(DEADLINE);
     if !probe.as_ref().is_ok_and(|o| o.status.success()) {
         let why = match &probe {
             Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_string(),

@@ -5,6 +5,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
+
+#[path = "../../../tests/support/pty.rs"]
+mod pty;
+
+use wait::{Bounded, DEADLINE};
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -145,7 +153,7 @@ fn comments(text: &str) -> Vec<String> {
 
 fn exit_code(session: &mut Session) -> i32 {
     let _ = session.expect(Eof);
-    match session.get_process().wait().expect("wait") {
+    match pty::wait_within(session, DEADLINE).expect("wait") {
         WaitStatus::Exited(_, code) => code,
         other => panic!("unexpected end: {other:?}"),
     }
@@ -158,7 +166,7 @@ fn answer(env: &Env, cmd: Command, key: &str) -> (String, i32) {
     s.send(key).unwrap();
     let rest = s.expect(Eof).expect("the command ends");
     let output = String::from_utf8_lossy(rest.as_bytes()).into_owned();
-    let code = match s.get_process().wait().expect("wait") {
+    let code = match pty::wait_within(&mut s, DEADLINE).expect("wait") {
         WaitStatus::Exited(_, code) => code,
         other => panic!("unexpected end: {other:?}"),
     };
@@ -168,7 +176,7 @@ fn answer(env: &Env, cmd: Command, key: &str) -> (String, i32) {
 /// The same command again, with `--no-ui`: decided without a prompt, or denied with the WARN line.
 fn again_without_ui(env: &Env, command: &str) -> std::process::Output {
     env.command(&["exec", "--no-ui", "--", command])
-        .output()
+        .output_within(DEADLINE)
         .unwrap()
 }
 
@@ -346,7 +354,7 @@ fn a_signal_during_the_prompt_restores_the_terminal_and_runs_nothing() {
         assert!(!canonical(&s), "raw mode while asking");
         s.get_process_mut().signal(signal).unwrap();
         let _ = s.expect(Eof);
-        match s.get_process().wait().unwrap() {
+        match pty::wait_within(&mut s, DEADLINE).unwrap() {
             WaitStatus::Signaled(_, got, _) => assert_eq!(got, signal),
             other => panic!("{signal:?}: {other:?}"),
         }
@@ -367,7 +375,7 @@ fn an_unanswered_prompt_times_out_to_deny() {
     s.expect("1 s").expect("and counts down");
     let rest = s.expect(Eof).unwrap();
     let out = String::from_utf8_lossy(rest.as_bytes()).into_owned();
-    let code = match s.get_process().wait().unwrap() {
+    let code = match pty::wait_within(&mut s, DEADLINE).unwrap() {
         WaitStatus::Exited(_, c) => c,
         other => panic!("{other:?}"),
     };
@@ -475,14 +483,14 @@ fn no_terminal_denies_at_once_with_one_warn_line() {
     let started = Instant::now();
     let out = env
         .command(&["exec", "--no-ui", "--", &command])
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert_headless_deny(&env, &out, &command, "--no-ui");
 
     let out = env
         .exec(&command)
         .env("SANDGATE_NO_UI", "1")
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert_headless_deny(&env, &out, &command, "SANDGATE_NO_UI=1");
     assert!(started.elapsed() < Duration::from_secs(10));
@@ -512,7 +520,7 @@ fn no_controlling_terminal_denies_at_once() {
         };
     }
     let started = Instant::now();
-    let out = cmd.output().unwrap();
+    let out = cmd.output_within(DEADLINE).unwrap();
     assert_headless_deny(&env, &out, "echo never", "/dev/tty");
     assert!(started.elapsed() < Duration::from_secs(10));
     assert!(!String::from_utf8_lossy(&out.stdout).contains("never"));

@@ -8,6 +8,7 @@
 mod hook_common;
 mod mcp_client;
 
+use hook_common::wait::{self, Bounded, DEADLINE};
 use std::process::Command;
 
 use hook_common::{stdout_json, Env};
@@ -42,7 +43,7 @@ fn check(env: &Env, request: Value) -> Value {
     let out = env
         .command(&["check", "--json", &request.to_string()])
         .current_dir(&env.work)
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert_eq!(
         out.status.code(),
@@ -200,7 +201,11 @@ fn the_hooks_read_what_may_be_read_and_stop_the_writes() {
 fn policy_show_explain_and_allow_name_the_lists() {
     let env = env();
     let run = |args: &[&str]| {
-        let out = env.command(args).current_dir(&env.work).output().unwrap();
+        let out = env
+            .command(args)
+            .current_dir(&env.work)
+            .output_within(DEADLINE)
+            .unwrap();
         assert_eq!(
             out.status.code(),
             Some(0),
@@ -258,7 +263,7 @@ fn policy_show_explain_and_allow_name_the_lists() {
 
     let out = env
         .command(&["policy", "allow", "command", "--read", "^ls$"])
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("are for path rules"));
@@ -293,7 +298,7 @@ fn a_project_file_cannot_open_a_read_or_a_write() {
     let out = env
         .command(&["--json", "policy", "show"])
         .current_dir(&env.work)
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let ignored: Vec<&Value> = v["ignored"].as_array().unwrap().iter().collect();
@@ -308,7 +313,7 @@ fn missing_client() -> Option<String> {
             "-c",
             "import importlib.metadata as m; print(m.version('mcp'))",
         ])
-        .output();
+        .output_within(DEADLINE);
     match out {
         Err(e) => Some(format!("python3 is not available: {e}")),
         Ok(o) if !o.status.success() => {

@@ -7,14 +7,15 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
 #[path = "../../../tests/support/wait.rs"]
 mod wait;
 
-use wait::finish;
+use wait::{finish, Bounded, DEADLINE};
 
 struct Env {
     _tmp: tempfile::TempDir,
@@ -58,21 +59,11 @@ impl Env {
 }
 
 fn mkfifo(path: &Path) {
-    let status = Command::new("mkfifo").arg(path).status().unwrap();
-    assert!(status.success(), "mkfifo {}", path.display());
-}
-
-fn run_with_stdin(mut cmd: Command, input: &[u8], what: &str) -> Output {
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+    let status = Command::new("mkfifo")
+        .arg(path)
+        .status_within(DEADLINE)
         .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let _ = stdin.write_all(input);
-    drop(stdin);
-    finish(child, 20, what)
+    assert!(status.success(), "mkfifo {}", path.display());
 }
 
 /// A pipe whose reading end is already closed: every write to it fails with EPIPE.
@@ -219,11 +210,10 @@ fn a_named_pipe_as_the_projects_policy_fails_the_hook_closed_at_once() {
     });
     // Twice: the second call meets a warm compiled-policy cache of the central file.
     for round in 0..2 {
-        let out = run_with_stdin(
-            e.sandgate(&["hook", "claude"]),
-            payload.to_string().as_bytes(),
-            "hook with a FIFO local file",
-        );
+        let out = e
+            .sandgate(&["hook", "claude"])
+            .output_with_stdin_within(payload.to_string().as_bytes(), Duration::from_secs(20))
+            .unwrap();
         let text = format!(
             "{}{}",
             String::from_utf8_lossy(&out.stdout),
@@ -475,6 +465,7 @@ const TOKEN: &str = "test-token-0123456789abcdef";
 
 fn post(addr: &str, origin: Option<&str>, body: &[u8]) -> (u16, String) {
     let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(DEADLINE)).unwrap();
     let mut request = format!(
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
@@ -553,7 +544,7 @@ fn mcp_http_checks_the_origin_against_loopback_and_allow_origin() {
             "--allow-origin",
             "example.com",
         ])
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not an origin"));

@@ -4,6 +4,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../../../tests/support/pty.rs"]
+mod pty;
+
+use run_common::wait::{Bounded, DEADLINE};
 use std::fs;
 use std::path::Path;
 use std::process::Command;
@@ -104,7 +108,7 @@ fn press(s: &mut Session, key: &str) {
 fn finish(mut s: Session) -> (String, i32) {
     let rest = s.expect(Eof).expect("the program ends");
     let text = String::from_utf8_lossy(rest.as_bytes()).into_owned();
-    let code = match s.get_process().wait().expect("wait") {
+    let code = match pty::wait_within(&mut s, DEADLINE).expect("wait") {
         WaitStatus::Exited(_, code) => code,
         other => panic!("unexpected end: {other:?}"),
     };
@@ -158,7 +162,7 @@ fn allow_always_lands_persists_and_is_not_asked_again() {
     // The next start has it in the allowed set: no question, even headless.
     let out = e
         .command(&["--no-ui"], "echo four > \"$OUT/always.txt\"")
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(
         out.status.success(),
@@ -304,7 +308,7 @@ fn the_terminal_is_restored_when_the_program_ends_during_a_question() {
         .expect("the program's pid");
     let killed = Command::new("kill")
         .args(["-KILL", &program.to_string()])
-        .status()
+        .status_within(DEADLINE)
         .unwrap();
     assert!(killed.success());
     let after = s.expect("END").expect("the shell goes on");
@@ -458,7 +462,7 @@ fn sandgate_answer_in_another_terminal_answers_and_leaves_the_program_s_terminal
     let listed = Command::new(env!("CARGO_BIN_EXE_sandgate"))
         .args(["answer", "--list", "--json"])
         .env("HOME", &e.home)
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
     assert_eq!(

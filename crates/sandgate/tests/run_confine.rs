@@ -6,6 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use run_common::wait::{Bounded, DEADLINE};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -43,7 +44,7 @@ impl Env {
         self.sandgate()
             .env("OUT", &self.out)
             .args(["run", "--no-ui", "--", "sh", "-c", script])
-            .output()
+            .output_within(DEADLINE)
             .unwrap()
     }
 
@@ -88,7 +89,7 @@ fn a_workspace_above_home_or_at_the_root_is_refused() {
             .env("SANDGATE_SANDBOX", "1")
             .env_remove("TMPDIR")
             .args(args)
-            .output()
+            .output_within(DEADLINE)
             .unwrap()
     };
     let write = format!("echo x > '{}'", escaped.display());
@@ -377,7 +378,7 @@ fn signals_sent_to_sandgate_reach_the_program_and_its_status_comes_back() {
         let sent = Command::new("kill")
             .arg(format!("-{signal}"))
             .arg(child.id().to_string())
-            .status()
+            .status_within(DEADLINE)
             .unwrap();
         assert!(sent.success());
         let status = wait_briefly(&mut child);
@@ -409,7 +410,7 @@ fn signals_sent_to_sandgate_reach_the_program_and_its_status_comes_back() {
     assert_eq!(line.as_deref(), Some("ready"));
     Command::new("kill")
         .arg(child.id().to_string())
-        .status()
+        .status_within(DEADLINE)
         .unwrap();
     assert_eq!(wait_briefly(&mut child).code(), Some(143));
 }
@@ -571,7 +572,7 @@ fn without_strict_git_git_works_but_its_hooks_and_config_are_read_only() {
     let init = Command::new("git")
         .args(["init", "-q", "."])
         .current_dir(&e.ws)
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(init.status.success());
     let before = fs::read_to_string(e.ws.join(".git/config")).unwrap();
@@ -633,7 +634,7 @@ fn headless_runs_deny_without_asking_and_log_it() {
         .env("SANDGATE_AUDIT", "off")
         .env("SANDGATE_SANDBOX", "1")
         .env("OUT", &e.out)
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     let stderr = text(&out.stderr);
     assert!(text(&out.stdout).contains("rc=2"), "{}", text(&out.stdout));
@@ -680,7 +681,10 @@ fn permission_errors_inside_the_workspace_get_a_hint_not_a_prompt() {
     // The unprivileged user must be able to reach the workspace.
     let mut dir = e.ws.clone();
     loop {
-        let _ = Command::new("chmod").arg("o+x").arg(&dir).status();
+        let _ = Command::new("chmod")
+            .arg("o+x")
+            .arg(&dir)
+            .status_within(DEADLINE);
         if !dir.pop() || dir.as_os_str() == "/" {
             break;
         }
@@ -689,7 +693,7 @@ fn permission_errors_inside_the_workspace_get_a_hint_not_a_prompt() {
     Command::new("chmod")
         .arg("0444")
         .arg(e.ws.join("src/ro.txt"))
-        .status()
+        .status_within(DEADLINE)
         .unwrap();
     let script = "python3 -c \"import os\nos.setgroups([]); os.setgid(65534); os.setuid(65534)\ntry:\n    open('src/ro.txt', 'w')\nexcept PermissionError as e:\n    print('EACCES', e.errno)\"";
     let out = e.run(script);
@@ -713,7 +717,7 @@ fn unarmed_runs_unconfined_with_the_warning_and_creates_the_settings() {
         .env_remove("SANDGATE_SANDBOX")
         .env("OUT", &e.out)
         .args(["run", "--", "sh", "-c", "echo x > \"$OUT/free.txt\""])
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
@@ -739,7 +743,7 @@ fn unarmed_runs_unconfined_with_the_warning_and_creates_the_settings() {
             "-c",
             "echo x > \"$OUT/armed.txt\"",
         ])
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(!out.status.success());
     assert!(!e.out.join("armed.txt").exists());
@@ -753,7 +757,7 @@ fn dry_run_json_shows_the_allowed_set_protected_paths_and_mechanism() {
         .sandgate()
         .env("TMPDIR", &e.out)
         .args(["run", "--dry-run", "--json"])
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -804,7 +808,7 @@ fn the_protected_list_is_shown_extended_by_protect_and_held() {
         .args(["init", "-q"])
         .current_dir(&e.ws)
         .env("HOME", &e.home)
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(git.status.success(), "{}", text(&git.stderr));
     fs::write(e.ws.join("Makefile"), "all:\n").unwrap();
@@ -813,7 +817,7 @@ fn the_protected_list_is_shown_extended_by_protect_and_held() {
     let out = e
         .sandgate()
         .args(["run", "--dry-run", "--json"])
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -846,7 +850,11 @@ fn the_protected_list_is_shown_extended_by_protect_and_held() {
         assert!(listed("guarded", e.ws.join(missing)), "{missing}: {v:#}");
     }
     assert!(listed("guarded", e.home.join(".zshrc")), "{v:#}");
-    let text_form = e.sandgate().args(["run", "--dry-run"]).output().unwrap();
+    let text_form = e
+        .sandgate()
+        .args(["run", "--dry-run"])
+        .output_within(DEADLINE)
+        .unwrap();
     let shown = text(&text_form.stdout);
     assert!(
         shown.contains(&format!(
@@ -888,7 +896,11 @@ fn the_protected_list_is_shown_extended_by_protect_and_held() {
 fn bad_settings_file_is_a_clear_error() {
     let e = env();
     e.write_settings("{\"enabled\": tru}");
-    let out = e.sandgate().args(["run", "--", "true"]).output().unwrap();
+    let out = e
+        .sandgate()
+        .args(["run", "--", "true"])
+        .output_within(DEADLINE)
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = text(&out.stderr);
     assert!(stderr.contains("sandbox.json`:1:"), "{stderr}");
@@ -908,7 +920,7 @@ fn the_policy_cache_the_hooks_trust_is_read_only_to_the_program() {
             .env_remove("XDG_CACHE_HOME")
             .env_remove("SANDGATE_CACHE")
             .args(["run", "--no-ui", "--", "sh", "-c", script])
-            .output()
+            .output_within(DEADLINE)
             .unwrap()
     };
     // sandgate makes the directory and writes the policy's entry before the

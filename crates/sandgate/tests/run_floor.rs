@@ -12,6 +12,7 @@
 
 mod run_common;
 
+use run_common::wait::{Bounded, DEADLINE};
 use std::fs;
 use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
@@ -33,7 +34,7 @@ fn missing_tools() -> Option<String> {
     for tool in ["ssh", "ssh-agent", "ssh-add", "ssh-keygen", "git"] {
         let found = Command::new("sh")
             .args(["-c", &format!("command -v {tool}")])
-            .output()
+            .output_within(DEADLINE)
             .is_ok_and(|o| o.status.success());
         if !found {
             return Some(format!(
@@ -45,7 +46,7 @@ fn missing_tools() -> Option<String> {
 }
 
 fn must(cmd: &mut Command) -> Output {
-    let out = cmd.output().unwrap();
+    let out = cmd.output_within(DEADLINE).unwrap();
     assert!(
         out.status.success(),
         "{cmd:?} failed:\n{}\n{}",
@@ -61,8 +62,7 @@ struct Started(Vec<Child>);
 impl Drop for Started {
     fn drop(&mut self) {
         for child in &mut self.0 {
-            let _ = child.kill();
-            let _ = child.wait();
+            run_common::wait::reap(child);
         }
     }
 }
@@ -172,7 +172,11 @@ impl Setup {
                 .spawn()
                 .unwrap(),
         );
-        wait_for("ssh-agent", || sock.exists());
+        // Its socket exists from `bind`, but takes connections only from
+        // `listen`: wait until it does.
+        wait_for("ssh-agent", || {
+            std::os::unix::net::UnixStream::connect(&sock).is_ok()
+        });
         must(
             Command::new("ssh-add")
                 .arg("-q")
@@ -230,7 +234,7 @@ impl Setup {
         let mut cmd = Command::new("sh");
         cmd.args(["-c", script]);
         self.env(&mut cmd);
-        cmd.output().unwrap()
+        cmd.output_within(DEADLINE).unwrap()
     }
 
     /// `sandgate run --no-ui -- sh -c SCRIPT` with `protection`.
@@ -240,7 +244,7 @@ impl Setup {
         self.env(&mut cmd);
         cmd.env("SANDGATE_SANDBOX", "1")
             .env("SANDGATE_RUN_PROTECTION", protection);
-        cmd.output().unwrap()
+        cmd.output_within(DEADLINE).unwrap()
     }
 
     fn dry_run(&self, protection: &str) -> serde_json::Value {
@@ -257,7 +261,7 @@ impl Setup {
             .arg("--git-dir")
             .arg(&self.remote)
             .args(["rev-parse", "--verify", "-q", "refs/heads/main"])
-            .output()
+            .output_within(DEADLINE)
             .unwrap();
         out.status
             .success()
@@ -385,7 +389,7 @@ fn an_unprivileged_user_cannot_read_the_floor_either() {
     }
     let has_setpriv = Command::new("setpriv")
         .arg("--version")
-        .output()
+        .output_within(DEADLINE)
         .is_ok_and(|o| o.status.success());
     if !has_setpriv {
         assert!(
@@ -422,7 +426,7 @@ fn an_unprivileged_user_cannot_read_the_floor_either() {
             .env("SANDGATE_SANDBOX", "1")
             .env("SANDGATE_RUN_PROTECTION", protection)
             .env_remove("TMPDIR");
-        cmd.output().unwrap()
+        cmd.output_within(DEADLINE).unwrap()
     };
     // Unconfined, user 65534 reads its key.
     let plain = Command::new("setpriv")
@@ -437,7 +441,7 @@ fn an_unprivileged_user_cannot_read_the_floor_either() {
             script,
         ])
         .env("HOME", &tree.home)
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(
         text(&plain.stdout).contains("PRIVATE KEY"),

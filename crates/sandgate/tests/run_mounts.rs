@@ -9,6 +9,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use run_common::wait::{Bounded, DEADLINE};
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -54,7 +55,10 @@ impl Env {
         if let Some(p) = protection {
             cmd.env("SANDGATE_RUN_PROTECTION", p);
         }
-        let out = cmd.args(["run", "--dry-run", "--json"]).output().unwrap();
+        let out = cmd
+            .args(["run", "--dry-run", "--json"])
+            .output_within(DEADLINE)
+            .unwrap();
         let v = serde_json::from_slice(&out.stdout).unwrap_or_default();
         (out, v)
     }
@@ -67,7 +71,7 @@ impl Env {
         }
         cmd.env("MARKER", MARKER.to_string())
             .args(["run", "--no-ui", "--", "sh", "-c", script])
-            .output()
+            .output_within(DEADLINE)
             .unwrap()
     }
 
@@ -96,7 +100,7 @@ fn mount_layer(e: &Env) -> bool {
 fn python() -> bool {
     let ok = Command::new("python3")
         .arg("--version")
-        .output()
+        .output_within(DEADLINE)
         .is_ok_and(|o| o.status.success());
     if !ok {
         run_common::skip("python3 is needed for raw system calls");
@@ -279,7 +283,7 @@ fn a_working_directory_inside_a_protected_path_goes_through_its_bind() {
         .args(["run", "--no-ui", "--workspace"])
         .arg(&e.ws)
         .args(["--", "sh", "-c", &format!("{MARKED_OPEN} sandbox.json")])
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     let stdout = text(&out.stdout);
     assert!(stdout.contains("sandbox.json EROFS"), "{stdout}");
@@ -308,14 +312,17 @@ fn carving_on_request_still_protects() {
 /// run as root and `setpriv` exists): the user-namespace path.
 #[test]
 fn an_unprivileged_user_gets_the_binds_in_its_own_user_namespace() {
-    let uid = Command::new("id").arg("-u").output().unwrap();
+    let uid = Command::new("id")
+        .arg("-u")
+        .output_within(DEADLINE)
+        .unwrap();
     if text(&uid.stdout).trim() != "0" {
         run_common::skip("runs the unprivileged path as user 65534, which needs root to set up");
         return;
     }
     let has_setpriv = Command::new("setpriv")
         .arg("--version")
-        .output()
+        .output_within(DEADLINE)
         .is_ok_and(|o| o.status.success());
     if !has_setpriv {
         run_common::skip("setpriv (util-linux) is not installed");
@@ -329,7 +336,7 @@ fn an_unprivileged_user_gets_the_binds_in_its_own_user_namespace() {
     let chown = Command::new("chown")
         .args(["-R", "65534:65534"])
         .arg(&root)
-        .status()
+        .status_within(DEADLINE)
         .unwrap();
     assert!(chown.success());
     let as_nobody = |args: &[&str]| {
@@ -337,7 +344,7 @@ fn an_unprivileged_user_gets_the_binds_in_its_own_user_namespace() {
         cmd.args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
             .arg(&bin)
             .args(args);
-        cmd.output().unwrap()
+        cmd.output_within(DEADLINE).unwrap()
     };
     let dry = as_nobody(&["run", "--dry-run", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&dry.stdout).unwrap_or_default();

@@ -7,6 +7,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 
+#[path = "../../../tests/support/pty.rs"]
+mod pty;
+
+use run_common::wait::{Bounded, DEADLINE};
 use std::fs;
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -45,7 +49,7 @@ impl Env {
     /// `sandgate run --no-ui -- sh -c SCRIPT` in the workspace; `$OUT` is
     /// the outside dir, `$BIN` the directory of the compiled helpers.
     fn run(&self, script: &str) -> Output {
-        self.command(script).output().unwrap()
+        self.command(script).output_within(DEADLINE).unwrap()
     }
 
     /// Compiles the C program `source` to `$BIN/name` (outside the
@@ -62,7 +66,7 @@ impl Env {
             .arg("-o")
             .arg(&exe)
             .arg(&src)
-            .status()
+            .status_within(DEADLINE)
             .expect("a C compiler (`cc`) is installed");
         assert!(status.success(), "cc failed on {name}.c");
         exe
@@ -79,7 +83,7 @@ impl Env {
             .args(["--edition", "2021", "-o"])
             .arg(&exe)
             .arg(&src)
-            .status()
+            .status_within(DEADLINE)
             .expect("rustc is installed (it built this test)");
         assert!(status.success(), "rustc failed on {name}.rs");
         exe
@@ -108,7 +112,7 @@ fn the_dry_run_says_the_fast_path_is_built_in() {
         .current_dir(&e.ws)
         .env("HOME", &e.home)
         .env("SANDGATE_AUDIT", "off")
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["mechanism"]["writeOpenFastPath"], true, "{v}");
@@ -173,7 +177,11 @@ fn with_the_preload_writes_inside_the_workspace_land_from_every_kind_of_program(
         &["-O2", "-D_FORTIFY_SOURCE=2"],
     );
     // The fortified build calls the library's `__open_2` (or `__open64_2`).
-    if let Ok(symbols) = Command::new("nm").arg("-D").arg(&fortified).output() {
+    if let Ok(symbols) = Command::new("nm")
+        .arg("-D")
+        .arg(&fortified)
+        .output_within(DEADLINE)
+    {
         let symbols = text(&symbols.stdout);
         assert!(
             symbols.contains(" __open_2@") || symbols.contains(" __open64_2@"),
@@ -308,7 +316,7 @@ int open64(const char *p, int f, ...) { va_list a; va_start(a, f); int m = va_ar
     let out = e
         .command("echo \"preload=$LD_PRELOAD\"; echo x > sub/through-both.txt && echo wrote")
         .env("LD_PRELOAD", &other)
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stderr}");
@@ -365,7 +373,7 @@ fn an_outside_write_from_a_shell_redirection_is_still_asked_and_lands() {
     s.send("1").unwrap();
     let rest = s.expect(Eof).expect("the program ends");
     let rest = String::from_utf8_lossy(rest.as_bytes()).into_owned();
-    let code = match s.get_process().wait().expect("wait") {
+    let code = match pty::wait_within(&mut s, DEADLINE).expect("wait") {
         WaitStatus::Exited(_, code) => code,
         other => panic!("unexpected end: {other:?}"),
     };
@@ -379,7 +387,10 @@ fn a_file_mode_refusal_inside_the_workspace_still_gets_the_hint() {
     if !supported() {
         return;
     }
-    let uid = Command::new("id").arg("-u").output().unwrap();
+    let uid = Command::new("id")
+        .arg("-u")
+        .output_within(DEADLINE)
+        .unwrap();
     if text(&uid.stdout).trim() != "0" {
         run_common::skip("dropping to another user needs root");
         return;
@@ -387,7 +398,10 @@ fn a_file_mode_refusal_inside_the_workspace_still_gets_the_hint() {
     let e = env();
     let mut dir = e.ws.clone();
     loop {
-        let _ = Command::new("chmod").arg("o+x").arg(&dir).status();
+        let _ = Command::new("chmod")
+            .arg("o+x")
+            .arg(&dir)
+            .status_within(DEADLINE);
         if !dir.pop() || dir.as_os_str() == "/" {
             break;
         }
@@ -398,13 +412,13 @@ fn a_file_mode_refusal_inside_the_workspace_still_gets_the_hint() {
     Command::new("chmod")
         .arg("0711")
         .arg(e.home.join(".sandgate"))
-        .status()
+        .status_within(DEADLINE)
         .unwrap();
     fs::write(e.ws.join("sub/ro.txt"), "ro\n").unwrap();
     Command::new("chmod")
         .arg("0444")
         .arg(e.ws.join("sub/ro.txt"))
-        .status()
+        .status_within(DEADLINE)
         .unwrap();
     // A shell redirection as an unprivileged user, with the library loaded.
     let script = "python3 -c \"import os\nos.setgroups([]); os.setgid(65534); os.setuid(65534)\nos.execvp('sh', ['sh', '-c', 'echo \\\"$LD_PRELOAD\\\"; echo x > sub/ro.txt'])\"";
@@ -449,7 +463,7 @@ fn the_library_loads_into_a_musl_program_too() {
     }
     let have_musl = Command::new("musl-gcc")
         .arg("--version")
-        .output()
+        .output_within(DEADLINE)
         .is_ok_and(|o| o.status.success());
     if !have_musl {
         run_common::skip("no `musl-gcc` (Debian: musl-tools) to build a musl program");
@@ -463,7 +477,7 @@ fn the_library_loads_into_a_musl_program_too() {
         .arg("-o")
         .arg(dir.join("mwriter"))
         .arg(dir.join("mwriter.c"))
-        .status()
+        .status_within(DEADLINE)
         .unwrap();
     assert!(status.success(), "musl-gcc failed");
     let out = e.run("\"$BIN/mwriter\" sub/musl.txt && \"$BIN/mwriter\" musl.txt");
@@ -498,7 +512,7 @@ fn a_first_run_carving_loads_the_library_without_a_word() {
     let out = e
         .command("grep -c preload- /proc/self/maps; echo x > sub/f")
         .env("SANDGATE_RUN_PROTECTION", "carve")
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stdout}\n{stderr}");

@@ -9,6 +9,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use run_common::wait::{Bounded, DEADLINE};
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
@@ -30,7 +31,7 @@ fn has(program: &str, package: &str) -> bool {
     let found = Command::new("sh")
         .args(["-c", &format!("command -v {program}")])
         .env("PATH", PATH)
-        .output()
+        .output_within(DEADLINE)
         .is_ok_and(|o| o.status.success());
     if !found {
         assert!(
@@ -441,7 +442,7 @@ fn unix_sockets_outside_the_run_are_reached_only_when_listed() {
             .env("HOME", &t.home)
             .env("SANDGATE_AUDIT", "off")
             .env_remove("SSH_AUTH_SOCK")
-            .output()
+            .output_within(DEADLINE)
             .unwrap();
         let v: serde_json::Value = serde_json::from_slice(&dry.stdout).unwrap();
         assert_eq!(
@@ -501,6 +502,9 @@ fn unix_sockets_outside_the_run_are_reached_only_when_listed() {
             let mut said = String::new();
             while let Ok((mut stream, _)) = l.accept() {
                 stream.set_nonblocking(false).unwrap();
+                stream
+                    .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+                    .unwrap();
                 let _ = stream.read_to_string(&mut said);
             }
             said.contains("hello from inside")

@@ -2,7 +2,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use assert_cmd::Command;
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
+
+use wait::{Bounded, DEADLINE};
+
+use std::process::Command;
 
 const POLICY: &str = r#"
 permissions:
@@ -35,7 +40,7 @@ fn root(policy: &str) -> Root {
 
 fn explain(r: &Root, json: bool, command: &str) -> String {
     let request = serde_json::json!({"tool": "exec_run", "params": {"command": command}});
-    let mut cmd = Command::cargo_bin("sandgate").unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sandgate"));
     cmd.env_clear()
         .env("HOME", &r.home)
         .env("SANDGATE_AUDIT", "off")
@@ -46,7 +51,10 @@ fn explain(r: &Root, json: bool, command: &str) -> String {
     if json {
         cmd.arg("--json");
     }
-    let out = cmd.arg(request.to_string()).output().unwrap();
+    let out = cmd
+        .arg(request.to_string())
+        .output_within(DEADLINE)
+        .unwrap();
     assert!(
         out.status.success(),
         "{}",

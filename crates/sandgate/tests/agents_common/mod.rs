@@ -34,6 +34,11 @@
 
 #![allow(dead_code)]
 
+#[path = "../../../../tests/support/wait.rs"]
+pub mod wait;
+
+use wait::{Bounded, DEADLINE};
+
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -447,8 +452,7 @@ struct Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        wait::reap(&mut self.child);
     }
 }
 
@@ -697,7 +701,7 @@ impl Tree {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_sandgate"));
         self.clean_env(&mut cmd);
         cmd.current_dir(&self.work).args(args).stdin(Stdio::null());
-        cmd.output().unwrap()
+        cmd.output_within(DEADLINE).unwrap()
     }
 
     /// `sandgate hook install AGENT ARGS`, which must succeed.
@@ -871,7 +875,7 @@ impl Tree {
             }
             if start.elapsed() > RUN_TIMEOUT {
                 drop(group);
-                let _ = child.wait();
+                wait::reap(&mut child);
                 panic!(
                     "{:?} did not finish within {RUN_TIMEOUT:?}; its output is in `{}`",
                     self.agent,
@@ -966,7 +970,7 @@ impl Drop for Group {
         let _ = Command::new("kill")
             .args(["-KILL", "--", &format!("-{}", self.0)])
             .stderr(Stdio::null())
-            .status();
+            .status_within(DEADLINE);
     }
 }
 
@@ -996,8 +1000,7 @@ fn start_server(root: &Path) -> Server {
     let line = rx
         .recv_timeout(Duration::from_secs(30))
         .unwrap_or_else(|_| {
-            let _ = child.kill();
-            let _ = child.wait();
+            wait::reap(&mut child);
             panic!("the model server did not start within 30 s")
         });
     let port = line

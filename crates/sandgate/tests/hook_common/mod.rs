@@ -20,23 +20,13 @@ pub struct Env {
     pub work: PathBuf,
 }
 
-/// Run `cmd` with `payload` on stdin, collecting its output.
+/// Run `cmd` with `payload` on stdin, collecting its output. A hook that
+/// fails before it reads stdin closes the pipe: that is an answer too,
+/// judged by its exit code and output.
 pub fn run_with_stdin(cmd: &mut std::process::Command, payload: &str) -> Output {
-    use std::io::Write;
-    let mut child = cmd
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // A hook that fails before it reads stdin closes the pipe: that is an
-    // answer too, judged by its exit code and output.
-    match child.stdin.take().unwrap().write_all(payload.as_bytes()) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-        Err(e) => panic!("cannot write the payload: {e}"),
-    }
-    wait::finish(child, 60, "the hook")
+    use wait::{Bounded, DEADLINE};
+    cmd.output_with_stdin_within(payload.as_bytes(), DEADLINE)
+        .unwrap()
 }
 
 /// The test policy; `{root}` stands for the root.

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+use super::wait::{Bounded, DEADLINE};
+
 use std::path::Path;
 use std::process::Command;
 
@@ -17,7 +19,7 @@ pub fn run(script: &str, plan: &Value) -> Value {
     let out = Command::new("python3")
         .arg(&path)
         .arg(plan.to_string())
-        .output()
+        .output_within(DEADLINE)
         .unwrap_or_else(|e| panic!("python3 {}: {e}", path.display()));
     assert!(
         out.status.success(),

@@ -5,6 +5,7 @@
 //!
 //! One template is built per test run; every command runs in a fresh copy.
 
+use crate::wait::{Bounded, DEADLINE};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
@@ -137,7 +138,7 @@ fn git(project: &Path, home: &Path, args: &[&str]) {
         .env("GIT_COMMITTER_DATE", "2024-01-01T00:00:00Z")
         .current_dir(project)
         .args(args)
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     assert!(
         out.status.success(),
@@ -264,7 +265,7 @@ impl Template {
                 .arg("-R")
                 .arg("u+rwX")
                 .arg(root)
-                .status();
+                .status_within(DEADLINE);
             std::fs::remove_dir_all(root).unwrap();
         }
         copy_dir(&self.root, root);
@@ -290,7 +291,7 @@ fn ssh_sign(home: &Path) -> bool {
             "-f",
         ])
         .arg(&key)
-        .output()
+        .output_within(DEADLINE)
     else {
         return false;
     };

@@ -2,6 +2,7 @@
 //! for git, from `--git-completion-helper`), plus the ones a help text does
 //! not list.
 
+use crate::wait::{Bounded, DEADLINE};
 use std::process::{Command, Stdio};
 
 /// Whether an option takes a value.
@@ -32,7 +33,7 @@ pub fn help_text(argv: &[&str]) -> Option<String> {
         .env("NO_COLOR", "1")
         .env("COLUMNS", "200")
         .stdin(Stdio::null())
-        .output()
+        .output_within(DEADLINE)
         .ok()?;
     let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
     text.push('\n');

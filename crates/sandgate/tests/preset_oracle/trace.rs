@@ -7,6 +7,7 @@
 //! every descriptor, `AT_FDCWD` included, so relative names resolve without
 //! following `chdir` by hand.
 
+use crate::wait::{Bounded, BoundedChild, DEADLINE};
 use std::path::{Component, Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -181,7 +182,7 @@ pub fn run(tree: &Tree, command: &str, env: &RunEnv, timeout_secs: u64) -> Run {
     let pid = child.id() as i32;
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
+        let _ = tx.send(child.wait_with_output_within(DEADLINE));
     });
     let out = match rx.recv_timeout(Duration::from_secs(timeout_secs + 10)) {
         Ok(out) => out.unwrap(),
@@ -189,7 +190,7 @@ pub fn run(tree: &Tree, command: &str, env: &RunEnv, timeout_secs: u64) -> Run {
             // The process group this run made, and only it.
             let _ = Command::new("kill")
                 .args(["-KILL", "--", &format!("-{pid}")])
-                .status();
+                .status_within(DEADLINE);
             return Run {
                 timed_out: true,
                 ..Run::default()
@@ -280,7 +281,10 @@ pub fn unshare_args() -> Vec<&'static str> {
 fn nix_is_root() -> bool {
     static ROOT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ROOT.get_or_init(|| {
-        let out = Command::new("id").arg("-u").output().unwrap();
+        let out = Command::new("id")
+            .arg("-u")
+            .output_within(DEADLINE)
+            .unwrap();
         String::from_utf8_lossy(&out.stdout).trim() == "0"
     })
 }

@@ -10,6 +10,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use wait::{Bounded, DEADLINE};
 
 #[path = "../../../../tests/support/outside.rs"]
 pub mod outside;
@@ -37,7 +38,7 @@ pub fn supported() -> bool {
         .args(["run", "--dry-run", "--json"])
         .current_dir(env!("CARGO_TARGET_TMPDIR"))
         .env("SANDGATE_AUDIT", "off")
-        .output()
+        .output_within(DEADLINE)
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
     if v["mechanism"]["landlockAbi"].as_u64().unwrap_or(0) == 0 {

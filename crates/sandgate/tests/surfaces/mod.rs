@@ -7,7 +7,7 @@
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::{json, Value};
 
@@ -34,18 +34,9 @@ pub fn sandgate(root: &Path, home: &Path, dir: &Path) -> Command {
 
 /// Runs `cmd` with `input` on its standard input, within a deadline.
 pub fn run_with_stdin(mut cmd: Command, input: &str) -> Output {
-    use std::io::Write;
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    // The hook may answer before reading everything; a closed pipe is fine.
-    let _ = stdin.write_all(input.as_bytes());
-    drop(stdin);
-    super::run_common::wait::finish(child, 60, "sandgate with a request on stdin")
+    use super::run_common::wait::{Bounded, DEADLINE};
+    cmd.output_with_stdin_within(input.as_bytes(), DEADLINE)
+        .unwrap()
 }
 
 /// The payload `agent`'s hook receives before `tool` runs with `input` in
