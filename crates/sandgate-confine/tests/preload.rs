@@ -5,6 +5,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
+
+use wait::{Bounded, BoundedChild, DEADLINE};
+
 use std::fs;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
@@ -93,12 +98,14 @@ impl Fixture {
         let listener = confined.listener;
         let child = confined.child;
         let pid = child.id().to_string();
-        let reader = std::thread::spawn(move || child.wait_with_output().unwrap());
+        let reader = std::thread::spawn(move || child.wait_with_output_within(DEADLINE).unwrap());
         let mut notified = Vec::new();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         loop {
             if std::time::Instant::now() > deadline {
-                let _ = Command::new("kill").args(["-KILL", &pid]).status();
+                let _ = Command::new("kill")
+                    .args(["-KILL", &pid])
+                    .status_within(DEADLINE);
                 panic!("`{program}` still running after 60 s");
             }
             match listener.wait(100).unwrap() {
@@ -116,7 +123,7 @@ impl Fixture {
             }
         }
         Run {
-            output: reader.join().unwrap(),
+            output: wait::join_within(reader, DEADLINE, "the confined program").unwrap(),
             notified,
         }
     }
@@ -232,7 +239,7 @@ fn after_one_refusal_creations_there_go_to_the_supervisor_directly_until_chdir()
         .arg("-o")
         .arg(bin.join("creator"))
         .arg(bin.join("creator.c"))
-        .status()
+        .status_within(DEADLINE)
         .expect("a C compiler (`cc`) is installed");
     assert!(status.success());
     let creator = bin.join("creator").to_string_lossy().into_owned();
@@ -240,7 +247,10 @@ fn after_one_refusal_creations_there_go_to_the_supervisor_directly_until_chdir()
         f.out.to_string_lossy().into_owned(),
         f.ws.join("sub").to_string_lossy().into_owned(),
     );
-    let have_strace = Command::new("strace").arg("-V").output().is_ok();
+    let have_strace = Command::new("strace")
+        .arg("-V")
+        .output_within(DEADLINE)
+        .is_ok();
     let run = if have_strace {
         // The trace goes to stderr: a log file strace opened itself would be
         // one more (faked) open.
