@@ -13,6 +13,7 @@ mod agents_common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use agents_common::wait::{self, Bounded, DEADLINE};
 use agents_common::{in_ci, Agent, Script, Step, Tree};
 use serde_json::{json, Value};
 
@@ -26,7 +27,7 @@ fn missing_client() -> Option<String> {
             "-c",
             "import importlib.metadata as m; print(m.version('agent-client-protocol'))",
         ])
-        .output();
+        .output_within(DEADLINE);
     let why = match out {
         Err(e) => format!("python3 is not available: {e}"),
         Ok(o) if !o.status.success() => format!(
@@ -137,8 +138,7 @@ fn converse(t: &Tree, sandgate_args: &[&str], agent_args: &[&str], plan: Value) 
             break;
         }
         if started.elapsed() > std::time::Duration::from_secs(200) {
-            let _ = child.kill();
-            let _ = child.wait();
+            wait::reap(&mut child);
             panic!("the editor did not finish within 200 s");
         }
         std::thread::sleep(std::time::Duration::from_millis(50));

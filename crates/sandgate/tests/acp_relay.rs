@@ -9,6 +9,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -42,8 +45,7 @@ struct Relay {
 
 impl Drop for Relay {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        wait::reap(&mut self.child);
     }
 }
 
@@ -87,7 +89,10 @@ impl Relay {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let mut child = cmd.spawn().unwrap();
+        // Its own process group: the stand-in agent dies with it.
+        let mut child = std::os::unix::process::CommandExt::process_group(&mut cmd, 0)
+            .spawn()
+            .unwrap();
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = mpsc::channel();
