@@ -354,11 +354,8 @@ fn the_question_is_whole_and_answered_on_purpose(
         show("after the answer", last);
     }
     assert_eq!(std::fs::read_to_string(target).unwrap(), "hello\n");
-    // The shell's exit code reached the model: the write succeeded (Claude
-    // Code 2.1.332 folds a call's output on screen into "Ran 1 shell command").
-    let record = std::fs::read_to_string(tree.root.join("model/record.jsonl")).unwrap_or_default();
     assert!(
-        record.contains("rc=0"),
+        first_call_succeeded(tree),
         "the model's tool result does not say the write succeeded"
     );
     // No stale question, nothing typed reached the agent's prompt, and its UI is whole.
@@ -458,15 +455,72 @@ fn prompt_is_empty(screen: &str) -> bool {
         .is_some_and(|l| l.trim_start().trim_start_matches('❯').trim().is_empty())
 }
 
-/// The model's first call: `echo hello > TARGET`, as the agent's shell tool.
+/// The model's first call: `echo hello > TARGET`, as the agent's shell
+/// tool. Claude Code's command prints the redirection's status after it;
+/// Gemini CLI's is the redirection alone, so that its status is the call's
+/// exit code, which Gemini CLI always reports (see [`gemini_results`]).
 fn write_outside(agent: Agent, target: &Path) -> Step {
-    Step::shell(
-        agent,
-        &format!(
-            "echo hello > {}; echo rc=$?",
-            quote(&target.to_string_lossy())
-        ),
-    )
+    let target = quote(&target.to_string_lossy());
+    let command = match agent {
+        Agent::Gemini => format!("echo hello > {target}"),
+        Agent::Claude | Agent::Codex => format!("echo hello > {target}; echo rc=$?"),
+    };
+    Step::shell(agent, &command)
+}
+
+/// What the model received of each of Gemini CLI's tool calls, in order, in
+/// its last request to the model server.
+///
+/// Gemini CLI 0.61 runs a shell call in a pseudo-terminal and destroys it as
+/// soon as the command exits (`ShellExecutionService`, on `onExit`): output
+/// still unread then is lost, which happens when its event loop is slow (on
+/// a loaded machine the call's box stays empty and the model gets `Output:
+/// (empty)`). The exit code comes from the process's status and is never
+/// lost: `Exit Code: N` follows the output when N is not 0.
+fn gemini_results(tree: &Tree) -> Vec<String> {
+    let text = std::fs::read_to_string(tree.root.join("model/record.jsonl")).unwrap_or_default();
+    let mut last = Vec::new();
+    for line in text.lines() {
+        let Ok(entry) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if entry["main"] != true {
+            continue;
+        }
+        let results: Vec<String> = entry["body"]["contents"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|c| c["parts"].as_array().into_iter().flatten())
+            .filter_map(|p| p.get("functionResponse"))
+            .map(|r| r["response"].to_string())
+            .collect();
+        if results.len() >= last.len() {
+            last = results;
+        }
+    }
+    last
+}
+
+/// The model was told that its first call, [`write_outside`], succeeded:
+/// Claude Code's result holds the status the command printed (Claude Code
+/// 2.1.332 folds a call's output on screen into "Ran 1 shell command", so
+/// it is read in what the model received); Gemini CLI's result has output
+/// and no exit code, error or signal.
+fn first_call_succeeded(tree: &Tree) -> bool {
+    match tree.agent {
+        Agent::Gemini => gemini_results(tree).first().is_some_and(|r| {
+            r.contains("Output:")
+                && !r.contains("Exit Code:")
+                && !r.contains("Error:")
+                && !r.contains("Signal:")
+        }),
+        Agent::Claude | Agent::Codex => {
+            std::fs::read_to_string(tree.root.join("model/record.jsonl"))
+                .unwrap_or_default()
+                .contains("rc=0")
+        }
+    }
 }
 
 /// The question the kernel's write of `target` raises names the file and the process.
@@ -553,9 +607,7 @@ fn gemini_cli_interactive_asks_whole_and_only_on_purpose() {
             target: &target,
             needles: kernel_question(&target),
             ready: &gemini_ready,
-            done: &|s| {
-                s.contains("rc=0") && s.contains("all done") && gemini_ready(s) && gemini_intact(s)
-            },
+            done: &|s| s.contains("all done") && gemini_ready(s) && gemini_intact(s),
         },
     );
 }
@@ -572,16 +624,22 @@ const HOOK_POLICY: &str = r#"permissions:
 /// A tree with sandgate's hook installed and [`HOOK_POLICY`]; the model
 /// writes `outside/x.txt` with `echo … >` (a write the gate foresees), then
 /// runs `python3 w.py`, which writes `outside/unforeseen.txt` (one it cannot
-/// see). Returns the two paths.
+/// see) and prints the error number when refused; for Gemini CLI, which can
+/// lose a call's output (see [`gemini_results`]), it also exits with it.
+/// Returns the two paths.
 fn hooked(tree: &Tree) -> (PathBuf, PathBuf) {
     tree.install_hook(&[]);
     tree.write_policy(HOOK_POLICY);
     let target = tree.outside.join("x.txt");
     let unforeseen = tree.outside.join("unforeseen.txt");
+    let exit = match tree.agent {
+        Agent::Gemini => "raise SystemExit(e.errno)",
+        Agent::Claude | Agent::Codex => "pass",
+    };
     std::fs::write(
         tree.work.join("w.py"),
         format!(
-            "try:\n    open('{}', 'w').write('x')\n    print('wrote it')\nexcept OSError as e:\n    print('py-refused', e.errno)\n",
+            "try:\n    open('{}', 'w').write('x')\n    print('wrote it')\nexcept OSError as e:\n    print('py-refused', e.errno)\n    {exit}\n",
             unforeseen.display()
         ),
     )
@@ -607,8 +665,8 @@ fn foreseen_question(tool: &str, target: &Path) -> Vec<String> {
 /// question, and the model was told why, with how the person can allow it.
 fn unforeseen_refused_and_told(tree: &Tree, unforeseen: &Path, screens: &[String]) {
     assert!(!unforeseen.exists(), "the unforeseen write landed");
-    // The shell's exit code reached the model: the write succeeded (Claude
-    // Code 2.1.332 folds a call's output on screen into "Ran 1 shell command").
+    // What the model received: the refusal's reason, from the post-tool
+    // hook, and the call's failure.
     let record = std::fs::read_to_string(tree.root.join("model/record.jsonl")).unwrap_or_default();
     assert!(
         record.contains(&format!(
@@ -617,10 +675,13 @@ fn unforeseen_refused_and_told(tree: &Tree, unforeseen: &Path, screens: &[String
         )) && record.contains("can allow it"),
         "the model is not told why the write was refused"
     );
-    assert!(
-        record.contains("py-refused 13"),
-        "the call did not fail with EACCES"
-    );
+    let failed_with_eacces = match tree.agent {
+        Agent::Gemini => gemini_results(tree)
+            .get(1)
+            .is_some_and(|r| r.contains("Exit Code: 13")),
+        Agent::Claude | Agent::Codex => record.contains("py-refused 13"),
+    };
+    assert!(failed_with_eacces, "the call did not fail with EACCES");
     // One question in all: the screens show one stretch of question text.
     let stretches = screens
         .windows(2)
@@ -686,6 +747,82 @@ fn claude_code_interactive_with_the_hook_asks_once() {
         );
     }
     unforeseen_refused_and_told(&tree, &unforeseen, &screens);
+}
+
+/// With the hook installed, "deny once" is final: the hook refuses the call
+/// to Claude Code with the person's answer (its own dialog never shows), the
+/// write never happens, the model is told who refused it, and nothing is
+/// asked again.
+#[test]
+fn claude_code_interactive_with_the_hook_a_refusal_is_final() {
+    if !tmux_present() {
+        return;
+    }
+    let Some((tree, env)) = claude_tree() else {
+        return;
+    };
+    tree.install_hook(&[]);
+    tree.write_policy(HOOK_POLICY);
+    let target = tree.outside.join("x.txt");
+    tree.set_script(&Script::new(vec![write_outside(Agent::Claude, &target)]));
+    let launch = launcher(
+        &tree,
+        "launch",
+        &env,
+        &[],
+        &["--permission-mode", "default"],
+    );
+    let tmux = Tmux::start(&tree.root, "claude-hook-deny", &launch);
+    tmux.wait_for(
+        "the agent's prompt",
+        Duration::from_secs(90),
+        claude_default_ready,
+    );
+    tmux.submit("Do the task.", &claude_default_ready);
+    let needles = foreseen_question("Bash", &target);
+    let seen = std::cell::RefCell::new(Vec::new());
+    tmux.wait_for("the question", Duration::from_secs(60), |s| {
+        seen.borrow_mut().push(s.to_string());
+        question_whole(s, &needles)
+    });
+    // Past the arming delay, a deliberate key.
+    std::thread::sleep(Duration::from_millis(800));
+    tmux.keys(&["3"]);
+    tmux.wait_for(
+        "the agent going on after the refusal",
+        Duration::from_secs(90),
+        |s| {
+            seen.borrow_mut().push(s.to_string());
+            s.contains("all done") && claude_default_ready(s) && claude_intact(s)
+        },
+    );
+    let seen = seen.into_inner();
+    assert!(!target.exists(), "the refused write happened");
+    let record = std::fs::read_to_string(tree.root.join("model/record.jsonl")).unwrap_or_default();
+    assert!(
+        record.contains("sandgate blocked") && record.contains("answered deny once"),
+        "the model is not told that the person refused it"
+    );
+    for screen in &seen {
+        assert!(
+            !screen.contains("Do you want to proceed"),
+            "Claude Code asked too:\n{screen}"
+        );
+    }
+    let late: Vec<&String> = seen
+        .iter()
+        .skip_while(|s| !question_text(s))
+        .skip_while(|s| question_text(s))
+        .filter(|s| question_text(s))
+        .collect();
+    assert!(late.is_empty(), "asked again:\n{}", late[0]);
+    let answers: Vec<Value> = tree
+        .audit()
+        .into_iter()
+        .filter(|r| r["answered_by"] == "human")
+        .collect();
+    assert_eq!(answers.len(), 1, "one answer: {:#?}", tree.audit());
+    assert_eq!(answers[0]["outcome"], "deny", "{answers:#?}");
 }
 
 /// The same with Gemini CLI.
