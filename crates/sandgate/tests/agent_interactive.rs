@@ -781,10 +781,11 @@ fn claude_code_interactive_with_the_hook_a_refusal_is_final() {
     tmux.submit("Do the task.", &claude_default_ready);
     let needles = foreseen_question("Bash", &target);
     let seen = std::cell::RefCell::new(Vec::new());
-    tmux.wait_for("the question", Duration::from_secs(60), |s| {
+    let question = tmux.wait_for("the question", Duration::from_secs(60), |s| {
         seen.borrow_mut().push(s.to_string());
         question_whole(s, &needles)
     });
+    show("the question", &question);
     // Past the arming delay, a deliberate key.
     std::thread::sleep(Duration::from_millis(800));
     tmux.keys(&["3"]);
@@ -797,6 +798,9 @@ fn claude_code_interactive_with_the_hook_a_refusal_is_final() {
         },
     );
     let seen = seen.into_inner();
+    if let Some(last) = seen.last() {
+        show("after the refusal", last);
+    }
     assert!(!target.exists(), "the refused write happened");
     let record = std::fs::read_to_string(tree.root.join("model/record.jsonl")).unwrap_or_default();
     assert!(
