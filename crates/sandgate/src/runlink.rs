@@ -23,9 +23,9 @@
 //!
 //! **Why the question is not the agent's own dialog.** Claude Code and
 //! Gemini CLI can both be made to show their own dialog by the hook
-//! (`"permissionDecision": "ask"`; in Gemini CLI 0.61's source a
-//! `"decision": "ask"` forces its confirmation whatever its approval mode,
-//! `--yolo` included), but the person's answer there
+//! (`"permissionDecision": "ask"`; Gemini CLI 0.61 asks "Allow execution
+//! of [Shell]?" with the hook's `systemMessage` for a `"decision": "ask"`,
+//! even in `--yolo`), but the person's answer there
 //! never reaches sandgate: the agent runs the call or does not. The run
 //! would have to recognise the call's process when it writes, and that
 //! cannot be done from what the run can see:
