@@ -43,14 +43,15 @@
 //!   such a direct child, and can `exec` itself into `/bin/bash -c '<the
 //!   same wrapper around any other command>'`: same pid, same parent, same
 //!   argv (and environment, if it likes) as the agent's own spawn of that
-//!   other command (tried with the real Claude Code 2.1.332: `exec /bin/bash
-//!   -c "$(…)"` run as a `Bash` call). With a request for that other command
-//!   sent over this socket first (anything the agent runs can send one), the
-//!   writes it implies would pass without the person. Linux shows no count
-//!   of a process's `exec`s nor the argv of its first; telling the two apart
-//!   needs the run to see each `execve` of the agent's children, which it
-//!   does not. Nor would the hook learn of an "always" chosen in the
-//!   agent's dialog.
+//!   other command (the test
+//!   `a_bash_call_can_pass_for_claude_codes_spawn_of_another_command` in
+//!   `tests/agent_interactive.rs` shows it with the real Claude Code). With
+//!   a request for that other command sent over this socket first (anything
+//!   the agent runs can send one), the writes it implies would pass without
+//!   the person. Linux shows no count of a process's `exec`s nor the argv of
+//!   its first; telling the two apart needs the run to see each `execve` of
+//!   the agent's children, which it does not. Nor would the hook learn of
+//!   an "always" chosen in the agent's dialog.
 //!
 //! So nothing that comes over this socket can be an answer. The link
 //! carries requests and facts only (a command to look at, records, "what

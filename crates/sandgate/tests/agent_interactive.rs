@@ -933,3 +933,122 @@ fn inside_tmux_the_question_is_a_popup_with_a_notification() {
         "no desktop notification: {notes:?}"
     );
 }
+
+/// Rewrites the `Bash` wrapper of the Claude Code process `argv[1]` (its
+/// `/proc` command line) around the command in `c.txt`, as Claude Code
+/// itself would have spawned it.
+const FORGE_PY: &str = r#"import sys
+args = open('/proc/%s/cmdline' % sys.argv[1], 'rb').read().split(b'\0')[:-1]
+script = args[2].decode()
+command = open('c.txt').read()
+head, rest = script.split(" && eval '", 1)
+tail = rest[rest.index("' < /dev/null && pwd -P") + 1:]
+sys.stdout.write(head + " && eval '" + command.replace("'", "'\"'\"'") + "'" + tail)
+"#;
+
+/// The process of a write the kernel asks about: its id (from the question
+/// on `screen`), its parent and its arguments, the random name of Claude
+/// Code's working-directory file made constant.
+fn writer(screen: &str) -> (u32, u32, Vec<String>) {
+    let at = screen
+        .find("[pid ")
+        .expect("the question names the process");
+    let pid: u32 = screen[at + 5..]
+        .split(']')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("a process id");
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let parent: u32 = stat[stat.rfind(')').unwrap() + 1..]
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap();
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    let args = String::from_utf8_lossy(&cmdline)
+        .split('\0')
+        .filter(|a| !a.is_empty())
+        .map(|a| {
+            let Some(at) = a.find("/claude-") else {
+                return a.to_string();
+            };
+            let end = a[at..].find("-cwd").map_or(a.len(), |e| at + e);
+            format!("{}/claude-X{}", &a[..at], &a[end..])
+        })
+        .collect();
+    (pid, parent, args)
+}
+
+/// Why the hook's question is not asked in Claude Code's own dialog (see
+/// the module doc of `runlink.rs` and docs/run.md): a `Bash` call can make
+/// its own process indistinguishable from Claude Code's spawn of another
+/// command. The model runs `exec /bin/bash -c "$(python3 forge.py $$)"`,
+/// then the command itself; both writes are asked about by the kernel's
+/// question and refused, and the two writers have the same parent (the
+/// process `sandgate run` started) and the same arguments.
+#[test]
+fn a_bash_call_can_pass_for_claude_codes_spawn_of_another_command() {
+    if !tmux_present() {
+        return;
+    }
+    let Some((tree, env)) = claude_tree() else {
+        return;
+    };
+    let target = tree.outside.join("x.txt");
+    let command = format!("echo hello > {}", quote(&target.to_string_lossy()));
+    std::fs::write(tree.work.join("forge.py"), FORGE_PY).unwrap();
+    std::fs::write(tree.work.join("c.txt"), &command).unwrap();
+    tree.set_script(&Script::new(vec![
+        Step::shell(
+            Agent::Claude,
+            "exec /bin/bash -c \"$(python3 forge.py $$)\"",
+        ),
+        Step::shell(Agent::Claude, &command),
+    ]));
+    let launch = launcher(
+        &tree,
+        "launch",
+        &env,
+        &[],
+        &["--permission-mode", "bypassPermissions"],
+    );
+    let tmux = Tmux::start(&tree.root, "claude-forge", &launch);
+    accept_bypass_warning(&tmux);
+    tmux.wait_for(
+        "the agent's prompt",
+        Duration::from_secs(90),
+        claude_bypass_ready,
+    );
+    tmux.submit("Do the task.", &claude_bypass_ready);
+    let needles = kernel_question(&target);
+    let first = tmux.wait_for("the forger's question", Duration::from_secs(60), |s| {
+        question_whole(s, &needles)
+    });
+    let forged = writer(&first);
+    std::thread::sleep(Duration::from_millis(800));
+    tmux.keys(&["3"]);
+    let second = tmux.wait_for(
+        "the question of the command itself",
+        Duration::from_secs(90),
+        |s| question_whole(s, &needles) && !s.contains(&format!("[pid {}]", forged.0)),
+    );
+    let genuine = writer(&second);
+    std::thread::sleep(Duration::from_millis(800));
+    tmux.keys(&["3"]);
+    tmux.wait_for("the agent done", Duration::from_secs(90), |s| {
+        s.contains("all done") && claude_bypass_ready(s)
+    });
+    assert!(!target.exists(), "a refused write happened");
+    assert_ne!(forged.0, genuine.0, "one process wrote twice");
+    let agent = std::fs::read(format!("/proc/{}/cmdline", genuine.1)).unwrap_or_default();
+    assert!(
+        String::from_utf8_lossy(&agent).contains("claude"),
+        "the writer's parent is not Claude Code"
+    );
+    assert_eq!(forged.1, genuine.1, "the two writers' parents differ");
+    assert_eq!(
+        forged.2, genuine.2,
+        "the forged process's arguments differ from Claude Code's own spawn"
+    );
+    assert_eq!(genuine.2.first().map(String::as_str), Some("/bin/bash"));
+}
