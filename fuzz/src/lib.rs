@@ -1,6 +1,8 @@
-//! What the fuzz targets share: the binary's hook readers, and one
+//! What the fuzz targets share: the binary's hook and ACP readers, and one
 //! temporary tree (home, workspace, policy) per fuzzing process.
 
+pub mod acp;
+pub mod agentcall;
 pub mod hook;
 
 use std::path::{Path, PathBuf};
