@@ -151,6 +151,14 @@ fn converse(t: &Tree, sandgate_args: &[&str], agent_args: &[&str], plan: Value) 
     }
 }
 
+/// The agent and sandgate ended once the editor closed the connection (by
+/// themselves, or by sandgate's `SIGTERM`/`SIGKILL` after the grace period:
+/// after a cancelled turn Gemini CLI 0.61 does not always end at the end of
+/// its input).
+fn assert_ended(seen: &Seen) {
+    assert!(seen.record["exit"].is_i64(), "{}", seen.describe());
+}
+
 fn acp_records(t: &Tree) -> Vec<Value> {
     t.audit()
         .into_iter()
@@ -218,7 +226,7 @@ fn the_agents_own_questions_are_answered_by_the_policy() {
             "{r}"
         );
     }
-    assert_eq!(seen.record["exit"], 0, "{}", seen.describe());
+    assert_ended(&seen);
 }
 
 /// With the editor performing the agent's file operations (`fs/*`), a
@@ -313,4 +321,155 @@ fn edits_inside_pass_and_edits_outside_are_the_persons_to_answer() {
         [("ask".into(), "allow".into())],
         "{records:#?}"
     );
+}
+
+/// A tree outside every temp tree `sandgate run` allows, so that a write
+/// outside the workspace is asked about.
+fn confined_tree() -> Option<Tree> {
+    if let Some(why) = missing_client() {
+        eprintln!("skipping: {why}");
+        return None;
+    }
+    Tree::new_outside_temp(Agent::Gemini)
+}
+
+/// Confined (armed by `SANDGATE_SANDBOX=1`), Gemini CLI in `--yolo` asks
+/// nothing itself; its writes outside the workspace wait at the system call
+/// while sandgate asks the editor, in the session and tool call in flight,
+/// with the four options: allowed once the write lands, rejected once it
+/// fails, allowed always it lands and the same write again asks nothing
+/// (the answer is in the workspace's `sandbox.json`, which the agent cannot
+/// write). The floor is unreadable and never asked about.
+#[test]
+fn confined_writes_outside_are_asked_in_the_editor() {
+    let Some(t) = confined_tree() else { return };
+    let once = t.outside.join("once.txt");
+    let rejected = t.outside.join("rejected.txt");
+    let always = t.outside.join("always.txt");
+    let answers_file = t.work.join(".sandgate/sandbox.json");
+    let shell = |c: String| Step::shell(Agent::Gemini, &c);
+    t.set_script(&Script::new(vec![
+        shell(format!("echo one > {}", path(&once))),
+        shell(format!("echo two > {}", path(&rejected))),
+        shell(format!("echo three > {}", path(&always))),
+        shell(format!("echo four >> {}", path(&always))),
+        shell("cat ~/.ssh/id_rsa > leak.txt".into()),
+        shell("echo '{}' > .sandgate/sandbox.json".into()),
+    ]));
+    let seen = converse(
+        &t,
+        &[],
+        &["--yolo", "--skip-trust"],
+        json!({"env": {"SANDGATE_SANDBOX": "1"}, "answers": ["allow_once", "reject_once", "allow_always"]}),
+    );
+    let asked: Vec<&Value> = seen.permissions().iter().collect();
+    let subjects: Vec<String> = asked
+        .iter()
+        .map(|p| {
+            p["toolCall"]["locations"][0]["path"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        subjects,
+        [path(&once), path(&rejected), path(&always)],
+        "{}",
+        seen.describe()
+    );
+    for p in &asked {
+        let kinds: Vec<&str> = p["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            kinds,
+            ["allow_once", "allow_always", "reject_once", "reject_always"]
+        );
+        assert_eq!(p["sessionId"], seen.record["session"]);
+        assert!(
+            p["toolCall"]["toolCallId"]
+                .as_str()
+                .unwrap()
+                .starts_with("run_shell_command"),
+            "{p}"
+        );
+        let title = p["toolCall"]["title"].as_str().unwrap();
+        assert!(
+            title.contains("bash") || title.contains("sh"),
+            "the process: {title}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(&once).ok().as_deref(),
+        Some("one\n"),
+        "{}",
+        seen.describe()
+    );
+    assert!(!rejected.exists(), "{}", seen.describe());
+    assert_eq!(
+        std::fs::read_to_string(&always).ok().as_deref(),
+        Some("three\nfour\n"),
+        "{}",
+        seen.describe()
+    );
+    let answers = std::fs::read_to_string(&answers_file).unwrap();
+    assert!(answers.contains(&path(&always)), "{answers}");
+    assert!(!std::fs::read_to_string(t.work.join("leak.txt"))
+        .unwrap_or_default()
+        .contains(&t.secret));
+    assert_ended(&seen);
+}
+
+/// A turn cancelled while sandgate's question is open: the question ends
+/// as a reject once, the write fails, and nothing is left waiting (the turn
+/// ends, and the agent and sandgate end with the editor).
+#[test]
+fn a_cancelled_turn_leaves_nothing_waiting() {
+    let Some(t) = confined_tree() else { return };
+    let target = t.outside.join("cancelled.txt");
+    t.set_script(&Script::new(vec![Step::shell(
+        Agent::Gemini,
+        &format!("echo x > {}", path(&target)),
+    )]));
+    let seen = converse(
+        &t,
+        &[],
+        &["--yolo", "--skip-trust"],
+        json!({"env": {"SANDGATE_SANDBOX": "1"}, "cancel_after_permission": true}),
+    );
+    assert_eq!(seen.permissions().len(), 1, "{}", seen.describe());
+    assert_eq!(
+        seen.record["turns"][0]["stopReason"],
+        "cancelled",
+        "{}",
+        seen.describe()
+    );
+    assert!(!target.exists(), "{}", seen.describe());
+    assert!(seen.record["failure"].is_null(), "{}", seen.describe());
+    assert_ended(&seen);
+}
+
+/// With `--no-ui`, a write outside is refused without a question and logged.
+#[test]
+fn without_the_editors_dialog_a_write_outside_is_refused_and_logged() {
+    let Some(t) = confined_tree() else { return };
+    let target = t.outside.join("refused.txt");
+    t.set_script(&Script::new(vec![Step::shell(
+        Agent::Gemini,
+        &format!("echo x > {}", path(&target)),
+    )]));
+    let seen = converse(
+        &t,
+        &["--no-ui"],
+        &["--yolo", "--skip-trust"],
+        json!({"env": {"SANDGATE_SANDBOX": "1"}}),
+    );
+    assert!(seen.permissions().is_empty(), "{}", seen.describe());
+    assert!(!target.exists(), "{}", seen.describe());
+    let logged = t.audit_for(&path(&target));
+    assert!(logged.iter().any(|r| r["verdict"] == "deny"), "{logged:#?}");
 }

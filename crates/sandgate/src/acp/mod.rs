@@ -3,12 +3,16 @@
 //! and gates what the agent does with the same policy as the hooks.
 //!
 //! The editor starts `sandgate acp -- AGENT ARGS…`; sandgate starts the
-//! agent with its stdin and stdout on pipes (stderr stays the editor's) and
-//! relays the messages both ways ([`relay`]): unchanged, except that the
+//! agent as `sandgate run` starts a program (confined when the workspace is
+//! armed; see `crate::cmd::run::run_hosted`), with its stdin and stdout on
+//! pipes (stderr stays the editor's), and relays the messages both ways
+//! ([`relay`]): unchanged, except that the
 //! agent's own permission requests are answered from the policy where it
 //! decides, and the file and terminal methods the agent asks the editor to
 //! perform are judged first ([`judge`]). Questions sandgate itself asks go
-//! to the editor's permission dialog ([`editor`]).
+//! to the editor's permission dialog ([`editor`]): the policy's asks about
+//! those methods, and the run's questions about writes outside the
+//! workspace, in the session whose tool call is in flight (`Asker`).
 //!
 //! **Why serde_json and not the `agent-client-protocol` crate.** The relay
 //! must pass every message on as it came, fields it does not know (newer
@@ -37,12 +41,13 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use sandgate_confine as confine;
+use sandgate_policy::ask::{NoHuman, Question, Resolution, Resolver};
 
+use crate::cmd::run::{Host, RunArgs};
 use crate::setup::GlobalArgs;
-use crate::{EXIT_CANNOT_CHECK, EXIT_FAILED};
+use crate::EXIT_CANNOT_CHECK;
 
-use self::editor::Editor;
+use self::editor::{About, Editor};
 use self::frame::{Lines, Out};
 use self::relay::{Relay, Side};
 
@@ -74,101 +79,142 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(EXIT_CANNOT_CHECK)
 }
 
-/// Runs `sandgate acp`.
+/// Runs `sandgate acp`: the agent confined as `sandgate run` confines a
+/// program (when the workspace is armed), with the editor's working
+/// directory and every `--workspace` as the workspace, served by the relay.
 pub fn run(global: &GlobalArgs, args: AcpArgs) -> ExitCode {
     let ctx = match crate::setup::context(global) {
         Ok(ctx) => ctx,
         Err(code) => return code,
     };
-    let Some((program, program_args)) = args.agent.split_first() else {
+    if args.agent.is_empty() {
         return fail(
             "no agent to run; usage: sandgate acp [--workspace DIR]... -- AGENT [ARGS]...",
         );
-    };
-    let no_ui = args.no_ui || crate::prompt::no_ui_by_env();
-    let mut command = Command::new(program);
-    command
-        .args(program_args)
-        .current_dir(&ctx.cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    if let Err(e) = confine::hold_forwarded(&mut command) {
-        eprintln!("sandgate: signals sent to sandgate right at the start may end it: {e}");
     }
-    let child = match command.spawn() {
-        Ok(child) => child,
-        Err(e) => {
-            eprintln!(
-                "sandgate: cannot start `{}`: {e}",
-                program.to_string_lossy()
-            );
-            return ExitCode::from(EXIT_FAILED);
-        }
+    let no_ui = args.no_ui || crate::prompt::no_ui_by_env();
+    let mut workspaces = vec![ctx.cwd.clone()];
+    workspaces.extend(args.workspaces);
+    let run_args = RunArgs {
+        workspaces,
+        no_ui,
+        dry_run: false,
+        program: args.agent,
     };
-    relay_until_exit(child, global, ctx.cwd.clone(), no_ui)
+    let mut host = Editorial {
+        global: global.clone(),
+        cwd: ctx.cwd.clone(),
+        no_ui,
+        closed: None,
+        agent_reader: None,
+    };
+    crate::cmd::run::run_hosted(global, run_args, Some(&mut host))
 }
 
-/// Relays between sandgate's stdio and `child`'s until the child ends, and
-/// gives its exit code.
-fn relay_until_exit(mut child: Child, global: &GlobalArgs, cwd: PathBuf, no_ui: bool) -> ExitCode {
-    if let Err(e) = confine::forward_signals(&child) {
-        eprintln!("sandgate: signals sent to sandgate will not reach the agent: {e}");
+/// The run's host: the editor, over the relay.
+struct Editorial {
+    global: GlobalArgs,
+    cwd: PathBuf,
+    no_ui: bool,
+    /// Told when the editor closes the connection.
+    closed: Option<mpsc::Receiver<()>>,
+    agent_reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Host for Editorial {
+    fn prepare(&mut self, command: &mut Command) {
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
     }
-    let (Some(agent_in), Some(agent_out)) = (child.stdin.take(), child.stdout.take()) else {
-        let _ = child.kill();
-        let _ = child.wait();
-        return fail("the agent's stdio could not be opened");
-    };
-    let to_agent = Arc::new(Out::new(Box::new(agent_in)));
-    let to_editor = Arc::new(Out::new(Box::new(std::io::stdout())));
-    let editor = Arc::new(Editor::new(Arc::clone(&to_editor), no_ui));
-    let relay = Arc::new(Relay::new(
-        Arc::clone(&to_agent),
-        to_editor,
-        Arc::clone(&editor),
-        global.clone(),
-        cwd,
-    ));
-    let max = frame::max_message();
-    let (closed_tx, closed_rx) = mpsc::channel::<()>();
-    let from_editor = Arc::clone(&relay);
-    std::thread::spawn(move || {
-        let mut lines = Lines::new(BufReader::new(std::io::stdin()), max);
-        loop {
-            match lines.next_line() {
-                Ok(Some(line)) => from_editor.line(Side::Editor, line),
-                Ok(None) => break,
-                Err(e) => {
-                    eprintln!("sandgate: cannot read from the editor: {e}");
-                    break;
+
+    fn start(&mut self, child: &mut Child) -> Arc<dyn Resolver> {
+        let (Some(agent_in), Some(agent_out)) = (child.stdin.take(), child.stdout.take()) else {
+            eprintln!("sandgate: the agent's stdio could not be opened");
+            let _ = child.kill();
+            return Arc::new(NoHuman {
+                reason: "the agent's stdio could not be opened".into(),
+            });
+        };
+        let to_agent = Arc::new(Out::new(Box::new(agent_in)));
+        let to_editor = Arc::new(Out::new(Box::new(std::io::stdout())));
+        let editor = Arc::new(Editor::new(Arc::clone(&to_editor), self.no_ui));
+        let relay = Arc::new(Relay::new(
+            to_agent,
+            to_editor,
+            editor,
+            self.global.clone(),
+            self.cwd.clone(),
+        ));
+        let max = frame::max_message();
+        let (closed_tx, closed_rx) = mpsc::channel::<()>();
+        let from_editor = Arc::clone(&relay);
+        std::thread::spawn(move || {
+            let mut lines = Lines::new(BufReader::new(std::io::stdin()), max);
+            loop {
+                match lines.next_line() {
+                    Ok(Some(line)) => from_editor.line(Side::Editor, line),
+                    Ok(None) => break,
+                    Err(e) => {
+                        eprintln!("sandgate: cannot read from the editor: {e}");
+                        break;
+                    }
                 }
             }
-        }
-        from_editor.editor.close("the editor closed the connection");
-        from_editor.to_agent.close();
-        let _ = closed_tx.send(());
-    });
-    let from_agent = Arc::clone(&relay);
-    let agent_reader = std::thread::spawn(move || {
-        let mut lines = Lines::new(BufReader::new(agent_out), max);
-        while let Ok(Some(line)) = lines.next_line() {
-            from_agent.line(Side::Agent, line);
-        }
-    });
-    let status = wait(&mut child, &closed_rx);
-    // What the agent wrote before it ended still reaches the editor (unless
-    // a process it left behind holds its stdout open).
-    let deadline = Instant::now() + Duration::from_secs(1);
-    while !agent_reader.is_finished() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
+            from_editor.editor.close("the editor closed the connection");
+            from_editor.to_agent.close();
+            let _ = closed_tx.send(());
+        });
+        let from_agent = Arc::clone(&relay);
+        self.agent_reader = Some(std::thread::spawn(move || {
+            let mut lines = Lines::new(BufReader::new(agent_out), max);
+            while let Ok(Some(line)) = lines.next_line() {
+                from_agent.line(Side::Agent, line);
+            }
+        }));
+        self.closed = Some(closed_rx);
+        Arc::new(Asker { relay })
     }
-    match status {
-        Ok(status) => exit_code(status),
-        Err(e) => {
-            eprintln!("sandgate: cannot wait for the agent: {e}");
-            ExitCode::from(EXIT_FAILED)
+
+    fn wait(&mut self, child: &mut Child) -> std::io::Result<ExitStatus> {
+        let status = match &self.closed {
+            Some(closed) => wait(child, closed),
+            None => child.wait(),
+        };
+        // What the agent wrote before it ended still reaches the editor
+        // (unless a process it left behind holds its stdout open).
+        let deadline = Instant::now() + Duration::from_secs(1);
+        if let Some(reader) = &self.agent_reader {
+            while !reader.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
         }
+        status
+    }
+}
+
+/// The run's questions (a write outside the workspace, waiting at its
+/// system call) put to the editor, in the session whose tool call is in
+/// flight.
+struct Asker {
+    relay: Arc<Relay>,
+}
+
+impl Resolver for Asker {
+    fn resolve(&self, question: &Question) -> Resolution {
+        let Some((session, tool_call)) = self.relay.asking_session() else {
+            return Resolution::Unavailable {
+                reason: "no ACP session to ask in yet".into(),
+            };
+        };
+        let about = About {
+            session,
+            tool_call,
+            kind: "edit",
+            paths: vec![question.subject.clone()],
+        };
+        self.relay.editor.ask(question, &about)
     }
 }
 
@@ -201,14 +247,4 @@ fn signal(child: &Child, signal: nix::sys::signal::Signal) {
     if let Ok(pid) = i32::try_from(child.id()) {
         let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal);
     }
-}
-
-/// The agent's exit code, or 128 + the signal that ended it.
-fn exit_code(status: ExitStatus) -> ExitCode {
-    use std::os::unix::process::ExitStatusExt;
-    let code = status
-        .code()
-        .or_else(|| status.signal().map(|s| 128 + s))
-        .unwrap_or(i32::from(EXIT_FAILED));
-    ExitCode::from(u8::try_from(code).unwrap_or(EXIT_FAILED))
 }

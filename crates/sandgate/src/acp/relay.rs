@@ -719,6 +719,24 @@ impl Relay {
             .and_then(|c| c.last())
             .map(|c| c.id.clone())
     }
+
+    /// The session a question about the agent's processes belongs to: the
+    /// one with the latest tool call in flight, else the one whose turn
+    /// began last; and that tool call.
+    pub fn asking_session(&self) -> Option<(String, Option<String>)> {
+        let sessions = lock(&self.sessions);
+        if let Some(latest) = &sessions.latest {
+            if let Some(call) = sessions.calls.get(latest).and_then(|c| c.last()) {
+                return Some((latest.clone(), Some(call.id.clone())));
+            }
+        }
+        for (session, calls) in &sessions.calls {
+            if let Some(call) = calls.last() {
+                return Some((session.clone(), Some(call.id.clone())));
+            }
+        }
+        sessions.latest.clone().map(|s| (s, None))
+    }
 }
 
 /// The home directory the policy expands `~` to.

@@ -50,6 +50,19 @@ pub struct RunArgs {
     pub program: Vec<OsString>,
 }
 
+/// Another front for the program than the terminal (`sandgate acp`): it
+/// owns the program's stdin and stdout, answers the run's questions, and
+/// waits for the program while it serves it.
+pub trait Host {
+    /// Before the program starts: its stdio.
+    fn prepare(&mut self, command: &mut Command);
+    /// Once it started: begins serving it, and gives who answers the run's
+    /// questions about writes outside.
+    fn start(&mut self, child: &mut std::process::Child) -> Arc<dyn Resolver>;
+    /// Waits for the program to end.
+    fn wait(&mut self, child: &mut std::process::Child) -> std::io::Result<ExitStatus>;
+}
+
 /// Whether `SANDGATE_SANDBOX` arms every workspace.
 fn armed_by_env() -> bool {
     std::env::var("SANDGATE_SANDBOX")
@@ -126,6 +139,12 @@ fn too_wide(workspace: &Path, home: &Path) -> Option<String> {
 
 /// Runs `sandgate run`.
 pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
+    run_hosted(global, args, None)
+}
+
+/// Runs the program confined as `sandgate run` does, served by `host`
+/// instead of the terminal when one is given.
+pub fn run_hosted(global: &GlobalArgs, args: RunArgs, mut host: Option<&mut dyn Host>) -> ExitCode {
     let ctx = match crate::setup::context(global) {
         Ok(ctx) => ctx,
         Err(code) => return code,
@@ -245,6 +264,9 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         command
     };
     let mut command = new_command();
+    if let Some(host) = host.as_mut() {
+        host.prepare(&mut command);
+    }
 
     if !armed {
         crate::warn_sandbox_off(&format!(
@@ -265,7 +287,14 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         if let Err(e) = confine::forward_signals(&child) {
             eprintln!("sandgate: signals sent to sandgate will not reach the program: {e}");
         }
-        return match child.wait() {
+        let status = match host {
+            Some(host) => {
+                host.start(&mut child);
+                host.wait(&mut child)
+            }
+            None => child.wait(),
+        };
+        return match status {
             Ok(status) => exit_code(status),
             Err(e) => {
                 eprintln!("sandgate: cannot wait for the program: {e}");
@@ -298,6 +327,9 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         Err(ConfineError::Mounts(_)) if requested == Requested::Auto => {
             plan = RunPlan::build_with(&inputs, Protection::Carve);
             let mut command = new_command();
+            if let Some(host) = host.as_mut() {
+                host.prepare(&mut command);
+            }
             hold_signals(&mut command);
             confine::spawn(&mut command, &plan)
         }
@@ -330,8 +362,13 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let (person, questions) = resolver(args.no_ui, &ctx.home, &program_name);
-    let person: Arc<dyn Resolver> = Arc::from(person);
+    let (person, questions): (Arc<dyn Resolver>, _) = match host.as_mut() {
+        Some(host) => (host.start(&mut child), None),
+        None => {
+            let (person, questions) = resolver(args.no_ui, &ctx.home, &program_name);
+            (Arc::from(person), questions)
+        }
+    };
     let (link, resolver): (Option<Arc<Link>>, Box<dyn Resolver>) = match link_socket {
         Some((path, listener)) => {
             plan.unix_sockets.push(path);
@@ -362,7 +399,10 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> ExitCode {
         timeout,
         Arc::clone(&log) as Arc<dyn Reporter>,
     );
-    let status = child.wait();
+    let status = match host {
+        Some(host) => host.wait(&mut child),
+        None => child.wait(),
+    };
     supervisor.stop();
     if let Some(socket) = socket {
         let _ = std::fs::remove_file(socket);
