@@ -15,6 +15,14 @@
 //!   or performs it on the program's behalf when the policy allows what the
 //!   floor would not. So an "allow" takes effect in place: no restart.
 //!
+//! The supervisor is `sandgate-sandbox`'s, shared with exec isolation: its
+//! one decoder of the notified calls, its one performer of calls on the
+//! program's behalf and its one `connect` made for the program
+//! ([`sandgate_sandbox::supervisor`]). This crate holds what is only the
+//! run's: the plan ([`RunPlan`]) and the judgement and questions built on
+//! it, the run's filter, the mount layer, the preload fast path,
+//! `sandbox.json` and the adoption of the program's orphans.
+//!
 //! Write-opens from dynamically linked programs skip that round trip when
 //! Landlock allows them: the [`preload`] library marks them for the filter,
 //! and retries a refused one unmarked, for the supervisor.

@@ -41,7 +41,7 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::notify::{self, Listener, Notif};
 pub use crate::supervisor::caller::own_fs_context;
-use crate::supervisor::decode::{decode, Syscall};
+use crate::supervisor::decode::Syscall;
 use crate::supervisor::perform::{self, Act, At, Done, LastName};
 
 /// Where names may be made, and which paths stay as they are.
@@ -426,13 +426,21 @@ fn in_setup(guard: &Guard, cache: &mut Cache, tid: u32) -> bool {
     exe.ok() == Some(setup) && filters.is_some()
 }
 
-/// Answers one notified call: performs it for the command or fails it.
-pub fn answer(listener: &Listener, guard: &Guard, cache: &mut Cache, n: &Notif) {
+/// Answers notified call `n`, decoded by the shared decoder as `call`
+/// (`None`: a call it does not know): performs it for the command or fails
+/// it.
+pub fn answer(
+    listener: &Listener,
+    guard: &Guard,
+    cache: &mut Cache,
+    n: &Notif,
+    call: Option<Syscall>,
+) {
     if in_setup(guard, cache, n.pid) && listener.id_valid(n.id) {
         listener.allow(n.id);
         return;
     }
-    match perform(listener, guard, cache, n) {
+    match perform(listener, guard, cache, n, call) {
         Ok(Some((fd, cloexec))) => {
             if listener.send_fd(n.id, fd.as_fd(), cloexec).is_err() {
                 listener.fail(n.id, libc::EMFILE);
@@ -483,13 +491,14 @@ fn perform(
     guard: &Guard,
     cache: &mut Cache,
     n: &Notif,
+    call: Option<Syscall>,
 ) -> Result<Option<(OwnedFd, bool)>, i32> {
     let umask = cache.umask(n.pid);
     let caller = Caller {
         tid: n.pid,
         root: cache.root(n.pid)?,
     };
-    let call = decode(n).ok_or(libc::ENOSYS)?;
+    let call = call.ok_or(libc::ENOSYS)?;
     let s = |addr: u64| notify::read_cstring(n.pid, addr).map_err(|_| libc::EFAULT);
     // Each arm reads the command's memory first; then `ready` checks that
     // the thread id still names the caller it named when its root was

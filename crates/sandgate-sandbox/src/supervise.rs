@@ -179,7 +179,8 @@ fn serve(listener: &Arc<Listener>, sockets: Option<&Arc<Sockets>>, guard: Option
             // The caller was interrupted or ended before the notification was read.
             continue;
         };
-        let (fd, addr, len) = match decode(&n) {
+        let call = decode(&n);
+        let (fd, addr, len) = match call {
             // `umask` (the only call of its kind notified here): an integer
             // argument only, nothing to read twice.
             Some(Syscall::Context) => {
@@ -191,7 +192,7 @@ fn serve(listener: &Arc<Listener>, sockets: Option<&Arc<Sockets>>, guard: Option
             _ => {
                 match guard {
                     Some(guard) if own_context => {
-                        protect::answer(listener, guard, &mut cache, &n);
+                        protect::answer(listener, guard, &mut cache, &n, call);
                     }
                     _ => listener.fail(n.id, libc::EACCES),
                 }
