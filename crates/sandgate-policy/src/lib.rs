@@ -41,7 +41,6 @@ pub mod remove;
 pub mod request;
 pub mod rules;
 pub mod selftest;
-pub mod shell;
 pub mod validate;
 
 pub use decision::{
@@ -53,3 +52,6 @@ pub use load::Sources;
 pub use pathwords::{brace_expand_within, component_matches};
 pub use policy::{Policy, Settings};
 pub use request::{Context, RequestError, ToolCall, ToolKind};
+/// The shell analysis (the `sandgate-shell` crate), which the command gate
+/// judges.
+pub use sandgate_shell as shell;

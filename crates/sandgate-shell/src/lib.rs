@@ -10,7 +10,7 @@
 //! be analysed, with the reason. The analysis is a pure function of the text.
 //!
 //! ```
-//! use sandgate_policy::shell::analyse;
+//! use sandgate_shell::analyse;
 //!
 //! let a = analyse("git status; timeout 5 r''m -rf / > out");
 //! let texts: Vec<&str> = a.commands.iter().map(|c| c.normalized.as_str()).collect();
@@ -19,6 +19,9 @@
 //! assert_eq!(a.redirects[0].target, "out");
 //! assert!(a.unanalysable.is_empty());
 //! ```
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod braces;
 pub mod grammar;
