@@ -122,19 +122,20 @@ const SUM_LONG: &str =
     "binary check help ignore-missing quiet status strict tag text version warn \
          zero";
 
-/// The short options of `git log`, `git show`, `git whatchanged` and
-/// `git diff` (one revision walker, one diff machinery).
-const LOG_SHORT: &str = "aBbC::DG:I:l:M::O:pRS:sU::uWwz";
+/// The short options of git's diff machinery (`git diff`; `git log`,
+/// `git show` and `git whatchanged` add the revision walker's).
+const LOG_SHORT: &str = "aB::bC::DG:I:l:M::O:pRS:sU::uWX::wz";
 
-/// Their long options, which `git diff` reads too (as a macro, so that
-/// `concat!` can put them after diff's own).
+/// The diff machinery's long options, which `git diff` and the log family
+/// read (as a macro, so that `concat!` can join them with each one's own).
 macro_rules! log_long {
     () => {
-        "abbrev=? anchored= binary check color-moved=? color-moved-ws= color-words=? \
-         compact-summary cumulative default-prefix diff-algorithm= exit-code ext-diff \
+        "abbrev=? anchored= binary break-rewrites=? check color=? color-moved=? color-moved-ws= color-words=? \
+         compact-summary cumulative default-prefix diff-algorithm= diff-filter= dirstat=? \
+         dirstat-by-file=? dst-prefix= exit-code ext-diff \
          find-copies=? find-copies-harder find-object= find-renames=? follow full-index \
          function-context histogram ignore-all-space ignore-blank-lines \
-         ignore-cr-at-eol ignore-matching-lines= ignore-space-change \
+         ignore-cr-at-eol ignore-matching-lines= ignore-space-at-eol ignore-space-change \
          ignore-submodules=? indent-heuristic inter-hunk-context= irreversible-delete \
          ita-invisible-in-index ita-visible-in-index line-prefix= minimal name-only \
          name-status no-abbrev no-color-moved no-color-moved-ws no-compact-summary \
@@ -144,14 +145,23 @@ macro_rules! log_long {
          numstat output= output-indicator-context= output-indicator-new= \
          output-indicator-old= patch patch-with-raw patch-with-stat patience \
          pickaxe-all pickaxe-regex quiet raw relative=? rename-empty rotate-to= \
-         shortstat skip-to= stat-count= stat-graph-width= stat-name-width= stat-width= \
+         shortstat skip-to= src-prefix= stat=? stat-count= stat-graph-width= stat-name-width= stat-width= \
          submodule=? summary text textconv unified=? word-diff=? word-diff-regex= \
          ws-error-highlight="
     };
 }
 
-/// Their long options.
-const LOG_LONG: &str = log_long!();
+/// The short options of `git log`, `git show` and `git whatchanged`: the
+/// diff machinery's and the revision walker's.
+const LOG_WALK_SHORT: &str = "aB::bC::DG:I:L:l:M::O:pqRS:sU::uWX::wz";
+
+/// Their long options: the diff machinery's and the revision walker's that
+/// `git log -h` lists.
+const LOG_WALK_LONG: &str = concat!(
+    "clear-decorations decorate=? decorate-refs= decorate-refs-exclude= mailmap \
+     source use-mailmap ",
+    log_long!()
+);
 
 /// Every program's option grammar.
 pub const GRAMMARS: &[Grammar] = &[
@@ -288,10 +298,10 @@ pub const GRAMMARS: &[Grammar] = &[
              check-device check-links checkpoint=? checkpoint-action= clamp-mtime compare \
              compress concatenate confirmation create delay-directory-restore delete \
              dereference diff directory= exclude= exclude-backups exclude-caches \
-             exclude-caches-all exclude-from= exclude-ignore= exclude-ignore-recursive= \
-             exclude-tag= exclude-tag-under= exclude-vcs exclude-vcs-ignores extract file= \
+             exclude-caches-all exclude-caches-under exclude-from= exclude-ignore= exclude-ignore-recursive= \
+             exclude-tag= exclude-tag-all= exclude-tag-under= exclude-vcs exclude-vcs-ignores extract file= \
              files-from= force-local format= full-time get group= group-map= gunzip gzip \
-             hard-dereference help hole-detection= ignore-case ignore-failed-read \
+             hard-dereference help hole-detection= ignore-case ignore-command-error ignore-failed-read \
              ignore-zeros incremental index-file= info-script= interactive \
              keep-directory-symlink keep-newer-files keep-old-files label= level= list \
              listed-incremental= lzip lzma lzop mode= mtime= multi-volume \
@@ -301,7 +311,7 @@ pub const GRAMMARS: &[Grammar] = &[
              no-same-owner no-same-permissions no-seek no-selinux no-unquote \
              no-verbatim-files-from no-wildcards no-wildcards-match-slash no-xattrs null \
              numeric-owner occurrence=? old-archive one-file-system one-top-level=? \
-             overwrite overwrite-dir owner= owner-map= portability posix preserve-order \
+             overwrite overwrite-dir owner= owner-map= pax-option= portability posix preserve-order \
              preserve-permissions quote-chars= quoting-style= read-full-records \
              record-size= recursion recursive-unlink remove-files restrict rmt-command= \
              rsh-command= same-order same-owner same-permissions seek selinux show-defaults \
@@ -765,14 +775,16 @@ pub const GRAMMARS: &[Grammar] = &[
          no-signature no-signature-file no-signoff no-start-number no-stat no-stdout \
          no-suffix no-thread no-to no-zero-commit numbered output-directory= progress \
          quiet range-diff= reroll-count= rfc=? signature= signature-file= signoff \
-         start-number= stdout subject-prefix= suffix= thread=? to= zero-commit",
+         start-number= stdout subject-prefix= suffix= thread=? to= zero-commit \
+         from=? inline=? numbered-files",
     ),
     git(
         "archive",
         "lo:v",
         "add-file= add-virtual-file= format= list mtime= no-add-file \
          no-add-virtual-file no-format no-list no-output no-prefix no-remote no-verbose \
-         no-worktree-attributes output= prefix= remote= verbose worktree-attributes",
+         no-worktree-attributes output= prefix= remote= verbose worktree-attributes \
+         exec=",
     ),
     git(
         "difftool",
@@ -823,7 +835,8 @@ pub const GRAMMARS: &[Grammar] = &[
          no-force-with-lease no-mirror no-porcelain no-progress no-prune no-push-option \
          no-quiet no-receive-pack no-repo no-set-upstream no-signed no-tags no-thin \
          no-verbose no-verify porcelain progress prune push-option= quiet receive-pack= \
-         repo= set-upstream signed=? tags thin verbose verify",
+         repo= set-upstream signed=? tags thin verbose verify \
+         recurse-submodules=",
     ),
     git(
         "reset",
@@ -885,7 +898,8 @@ pub const GRAMMARS: &[Grammar] = &[
          no-recurse-submodules no-recursive no-show-function no-text no-textconv \
          no-threads no-untracked no-word-regexp not null only-matching \
          open-files-in-pager=? or perl-regexp quiet recurse-submodules recursive \
-         show-function text textconv threads= untracked word-regexp",
+         show-function text textconv threads= untracked word-regexp \
+         color=?",
     ),
     git(
         "status",
@@ -902,7 +916,8 @@ pub const GRAMMARS: &[Grammar] = &[
          incremental minimal no-abbrev no-color-by-age no-color-lines no-contents \
          no-ignore-rev no-ignore-revs-file no-incremental no-minimal no-porcelain \
          no-progress no-root no-score-debug no-show-name no-show-number no-show-stats \
-         porcelain progress root score-debug show-name show-number show-stats",
+         porcelain progress root score-debug show-name show-number show-stats \
+         line-porcelain show-email",
     ),
     git(
         "shortlog",
@@ -915,7 +930,8 @@ pub const GRAMMARS: &[Grammar] = &[
         "",
         "abbrev=? all always broken=? contains debug exact-match exclude= first-parent \
          long match= no-abbrev no-all no-always no-broken no-contains no-debug \
-         no-exact-match no-exclude no-first-parent no-long no-match no-tags tags",
+         no-exact-match no-exclude no-first-parent no-long no-match no-tags tags \
+         candidates= dirty=?",
     ),
     git(
         "ls-files",
@@ -937,11 +953,12 @@ pub const GRAMMARS: &[Grammar] = &[
     ),
     git(
         "cat-file",
-        "epstZ",
+        "epstZz",
         "allow-unknown-type batch=? batch-all-objects batch-check=? batch-command=? \
          buffer filters follow-symlinks mailmap no-allow-unknown-type no-buffer \
          no-follow-symlinks no-mailmap no-unordered no-use-mailmap textconv unordered \
-         use-mailmap",
+         use-mailmap \
+         path=",
     ),
     git(
         "tag",
@@ -950,7 +967,8 @@ pub const GRAMMARS: &[Grammar] = &[
          ignore-case list local-user= merged= message= no-annotate no-column \
          no-contains= no-create-reflog no-edit no-file no-force no-format \
          no-ignore-case no-local-user no-merged= no-omit-empty no-points-at no-sign \
-         no-sort omit-empty points-at= sign sort= trailer= verify",
+         no-sort omit-empty points-at= sign sort= trailer= verify \
+         cleanup= color=?",
     ),
     git("remote", "v", "no-verbose verbose"),
     git(
@@ -967,11 +985,12 @@ pub const GRAMMARS: &[Grammar] = &[
          progress prune quiet recurse-submodules=? refetch refmap= server-option= \
          set-upstream shallow-exclude= shallow-since= show-forced-updates stdin tags \
          unshallow update-head-ok upload-pack= verbose write-commit-graph \
-         write-fetch-head",
+         write-fetch-head \
+         negotiate-only prune-tags update-shallow",
     ),
     git(
         "pull",
-        "46afjkno:pqr::S::s:tvX:",
+        "46afj::kno:pqr::S::s:tvX:",
         "all allow-unrelated-histories append autostash commit deepen= depth= dry-run \
          edit ff ff-only force gpg-sign=? ipv4 ipv6 keep log=? negotiation-tip= no-all \
          no-allow-unrelated-histories no-append no-autostash no-commit no-deepen \
@@ -983,7 +1002,8 @@ pub const GRAMMARS: &[Grammar] = &[
          no-verify-signatures progress prune quiet rebase=? recurse-submodules=? \
          refmap= server-option= set-upstream shallow-exclude= shallow-since= \
          show-forced-updates signoff=? squash stat strategy= strategy-option= tags \
-         unshallow upload-pack= verbose verify verify-signatures",
+         unshallow upload-pack= verbose verify verify-signatures \
+         cleanup= jobs=? update-shallow",
     ),
     git(
         "merge",
@@ -1004,14 +1024,16 @@ pub const GRAMMARS: &[Grammar] = &[
          no-dry-run no-edit no-force no-ignore-errors no-intent-to-add no-interactive \
          no-patch no-pathspec-file-nul no-pathspec-from-file no-refresh no-renormalize \
          no-sparse no-update no-verbose patch pathspec-file-nul pathspec-from-file= \
-         refresh renormalize sparse update verbose",
+         refresh renormalize sparse update verbose \
+         chmod= ignore-missing ignore-removal",
     ),
     git(
         "rm",
         "fnqr",
         "cached dry-run force no-cached no-dry-run no-force no-pathspec-file-nul \
          no-pathspec-from-file no-quiet no-sparse pathspec-file-nul pathspec-from-file= \
-         quiet sparse",
+         quiet sparse \
+         ignore-unmatch",
     ),
     git(
         "mv",
@@ -1048,7 +1070,8 @@ pub const GRAMMARS: &[Grammar] = &[
          no-ignore-whitespace no-index no-intent-to-add no-numstat no-quiet no-recount \
          no-reject no-reverse no-stat no-summary no-unidiff-zero no-unsafe-paths \
          no-verbose no-whitespace numstat ours quiet recount reject reverse stat \
-         summary theirs unidiff-zero union unsafe-paths verbose whitespace=",
+         summary theirs unidiff-zero union unsafe-paths verbose whitespace= \
+         inaccurate-eof",
     ),
     git(
         "am",
@@ -1069,7 +1092,8 @@ pub const GRAMMARS: &[Grammar] = &[
          keep-redundant-commits mainline= no-allow-empty no-allow-empty-message \
          no-commit no-edit no-ff no-gpg-sign no-keep-redundant-commits no-mainline \
          no-rerere-autoupdate no-signoff no-strategy no-strategy-option quit \
-         rerere-autoupdate signoff skip strategy= strategy-option=",
+         rerere-autoupdate signoff skip strategy= strategy-option= \
+         cleanup= empty=",
     ),
     git(
         "revert",
@@ -1077,7 +1101,8 @@ pub const GRAMMARS: &[Grammar] = &[
         "abort commit continue edit gpg-sign=? mainline= no-commit no-edit no-gpg-sign \
          no-mainline no-reference no-rerere-autoupdate no-signoff no-strategy \
          no-strategy-option quit reference rerere-autoupdate signoff skip strategy= \
-         strategy-option=",
+         strategy-option= \
+         cleanup=",
     ),
     git(
         "clone",
@@ -1094,12 +1119,13 @@ pub const GRAMMARS: &[Grammar] = &[
          recursive=? ref-format= reference= reference-if-able= remote-submodules \
          separate-git-dir= server-option= shallow-exclude= shallow-since= \
          shallow-submodules shared single-branch sparse tags template= upload-pack= \
-         verbose",
+         verbose \
+         reject-shallow",
     ),
     git("notes", "", "no-ref ref="),
-    git_exact("log", LOG_SHORT, LOG_LONG),
-    git_exact("show", LOG_SHORT, LOG_LONG),
-    git_exact("whatchanged", LOG_SHORT, LOG_LONG),
+    git_exact("log", LOG_WALK_SHORT, LOG_WALK_LONG),
+    git_exact("show", LOG_WALK_SHORT, LOG_WALK_LONG),
+    git_exact("whatchanged", LOG_WALK_SHORT, LOG_WALK_LONG),
     exact(
         "cargo",
         "C:hqVvZ:",
@@ -1432,9 +1458,9 @@ pub const GRAMMARS: &[Grammar] = &[
     ),
     gnu(
         "script",
-        "aB:c:eE:fI:m:O:qT:t::",
+        "aB:c:eE:fI:m:O:o:qT:t::",
         "append command= echo= flush force help log-in= log-io= log-out= log-timing= \
-         logging-format= quiet return timing=? version",
+         logging-format= output-limit= quiet return timing=? version",
     ),
     exact(
         "ssh",
@@ -1444,7 +1470,7 @@ pub const GRAMMARS: &[Grammar] = &[
     stop(
         "watch",
         "bcd::eghn:pq:tvwx",
-        "beep chgexit color differences=? errexit exec help interval= no-color \
+        "beep chgexit color differences=? equexit= errexit exec help interval= no-color \
          no-linewrap no-rerun no-title no-wrap precise version",
     ),
     argparse(
