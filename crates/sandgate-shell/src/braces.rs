@@ -13,8 +13,8 @@
 //! dialects and know no quoting.
 
 /// Why a word's braces were not expanded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum TooMany {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TooMany {
     /// The word would make more words than the limit.
     Words(usize),
     /// The word holds more brace characters than are looked at.

@@ -31,9 +31,11 @@ mod parse;
 mod plain;
 pub mod programs;
 pub mod reads;
+pub mod reason;
 mod words;
 mod wrappers;
 
+pub use reason::{Nesting, Reason};
 pub use wrappers::{
     Wrapper, HIJACKING_VARIABLES, OPAQUE_COMMANDS, SHELLS, UNREAD_SHELLS, WRAPPERS,
 };
@@ -181,8 +183,8 @@ pub struct Read {
 pub struct Unanalysable {
     /// The part of the command concerned.
     pub source: String,
-    /// Why it could not be analysed.
-    pub reason: String,
+    /// Why it could not be analysed (`Display` says it in words).
+    pub reason: Reason,
 }
 
 /// Analyses `command` as a bash command line. Never panics; what it cannot

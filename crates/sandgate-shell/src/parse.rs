@@ -14,6 +14,7 @@ use super::programs::{
     sed_scripts, spelled, AwkEffect, RunningOption, Runs, PROGRAM_RUNNERS,
 };
 use super::reads::{interpreter_named, reads_program_from_stdin};
+use super::reason::{Nesting, Reason};
 use super::words::{slice, text, Word};
 use super::wrappers::{
     hijacks, shell_invocation, skip_wrapper, startup_option, wrapper_named, ShellInvocation,
@@ -98,10 +99,10 @@ impl Stdin {
 }
 
 impl Walker {
-    fn unanalysable(&mut self, source: &str, reason: impl Into<String>) {
+    fn unanalysable(&mut self, source: &str, reason: Reason) {
         self.out.unanalysable.push(Unanalysable {
             source: source.to_string(),
-            reason: reason.into(),
+            reason,
         });
     }
 
@@ -110,7 +111,7 @@ impl Walker {
         if src.len() > MAX_LEN {
             self.unanalysable(
                 &src.chars().take(40).collect::<String>(),
-                format!("the command is longer than {MAX_LEN} bytes"),
+                Reason::TooLong { max: MAX_LEN },
             );
             return;
         }
@@ -123,7 +124,7 @@ impl Walker {
             }
         }
         let Some(tree) = parse_tree(src) else {
-            self.unanalysable(src, "the shell parser is not available");
+            self.unanalysable(src, Reason::NoParser);
             return;
         };
         let root = tree.root_node();
@@ -133,7 +134,9 @@ impl Walker {
         if let Some(skipped) = skipped_text(root, src.as_bytes()) {
             self.unanalysable(
                 &skipped,
-                format!("the parser skipped `{}`", skipped.escape_debug()),
+                Reason::Skipped {
+                    text: skipped.clone(),
+                },
             );
         }
         self.walk(root, src.as_bytes(), 0);
@@ -150,10 +153,11 @@ impl Walker {
                 let at = node.start_position();
                 let (line, column) = (at.row + 1, at.column + 1);
                 let snippet: String = text(node, src).chars().take(40).collect();
-                let reason = if node.is_missing() {
-                    format!("parse error at {line}:{column}: missing `{}`", node.kind())
-                } else {
-                    format!("parse error at {line}:{column} near `{snippet}`")
+                let reason = Reason::ParseError {
+                    line,
+                    column,
+                    missing: node.is_missing().then(|| node.kind().to_string()),
+                    near: snippet.clone(),
                 };
                 self.unanalysable(&snippet, reason);
                 found += 1;
@@ -176,7 +180,10 @@ impl Walker {
             let snippet: String = text(node, src).chars().take(40).collect();
             self.unanalysable(
                 &snippet,
-                format!("the command is nested more than {MAX_DEPTH} levels deep"),
+                Reason::TooDeep {
+                    what: Nesting::Syntax,
+                    max: MAX_DEPTH,
+                },
             );
             return;
         }
@@ -199,10 +206,7 @@ impl Walker {
                 let extra = self.file_redirect(node, src, depth);
                 if let Some(first) = extra.first() {
                     let word = text(*first, src).to_string();
-                    self.unanalysable(
-                        &word,
-                        format!("cannot tell which command the word `{word}` belongs to"),
-                    );
+                    self.unanalysable(&word, Reason::StrayWord { word: word.clone() });
                 }
             }
             Kind::Comment | Kind::HeredocContent => {}
@@ -287,10 +291,7 @@ impl Walker {
             Some(body) => {
                 if let Some(first) = extra.first() {
                     let word = text(*first, src).to_string();
-                    self.unanalysable(
-                        &word,
-                        format!("cannot tell which command the word `{word}` belongs to"),
-                    );
+                    self.unanalysable(&word, Reason::StrayWord { word: word.clone() });
                 }
                 self.walk(body, src, depth + 1);
             }
@@ -366,20 +367,23 @@ impl Walker {
             if target.misparsed {
                 self.unanalysable(
                     &source,
-                    format!(
-                        "the parser misread the redirection target `{}`",
-                        target.text.escape_debug()
-                    ),
+                    Reason::MisreadTarget {
+                        target: target.text.clone(),
+                    },
                 );
             } else if target.has_expansion {
                 self.unanalysable(
                     &source,
-                    format!("the redirection target `{}` is an expansion", target.text),
+                    Reason::TargetExpansion {
+                        target: target.text.clone(),
+                    },
                 );
             } else if target.has_pattern {
                 self.unanalysable(
                     &source,
-                    format!("the redirection target `{}` is a pattern", target.text),
+                    Reason::TargetPattern {
+                        target: target.text.clone(),
+                    },
                 );
             } else {
                 self.out.redirects.push(Redirect {
@@ -399,16 +403,12 @@ impl Walker {
                 continue;
             };
             let snippet: String = w.text.chars().take(40).collect();
-            let why = match too_many {
-                braces::TooMany::Words(n) => format!("makes more than {n} words"),
-                braces::TooMany::Braces(n) => format!("holds more than {n} braces"),
-            };
             self.unanalysable(
                 source,
-                format!(
-                    "the brace expression in `{}` {why}, more than the analysis follows",
-                    snippet.escape_debug()
-                ),
+                Reason::Braces {
+                    word: snippet,
+                    too_many: *too_many,
+                },
             );
             return;
         }
@@ -552,10 +552,7 @@ impl Walker {
         let words = group_words(&word_nodes, src);
         if let Some(bad) = words.iter().find(|w| w.misparsed) {
             let snippet: String = bad.text.chars().take(40).collect();
-            self.unanalysable(
-                text(node, src),
-                format!("the parser misread the word `{}`", snippet.escape_debug()),
-            );
+            self.unanalysable(text(node, src), Reason::MisreadWord { word: snippet });
         }
         self.unexpanded_braces(&words, text(node, src));
         let all_braced = words.iter().any(|w| w.braced);
@@ -692,14 +689,18 @@ impl Walker {
             if name.has_expansion {
                 self.unanalysable(
                     source,
-                    format!("the command name `{}` is an expansion", name.text),
+                    Reason::NameExpansion {
+                        name: name.text.clone(),
+                    },
                 );
                 return (false, None);
             }
             if name.has_pattern {
                 self.unanalysable(
                     source,
-                    format!("the command name `{}` is a pattern", name.text),
+                    Reason::NamePattern {
+                        name: name.text.clone(),
+                    },
                 );
                 return (false, None);
             }
@@ -747,10 +748,10 @@ impl Walker {
             {
                 self.unanalysable(
                     source,
-                    format!(
-                        "`{base}` may run a program read from `{}`, which the gate cannot see",
-                        w.text
-                    ),
+                    Reason::ReadsDescriptor {
+                        program: base.to_string(),
+                        word: w.text.clone(),
+                    },
                 );
                 return (false, Some(at));
             }
@@ -759,18 +760,24 @@ impl Walker {
                 return (transparent, Some(at));
             }
             if let Some((_, reason)) = UNREAD_SHELLS.iter().find(|(n, _)| *n == base) {
-                self.unanalysable(source, *reason);
+                self.unanalysable(source, Reason::Opaque(reason));
                 return (false, Some(at));
             }
             if let Some(interp) = interpreter_named(base) {
                 let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
                 if reads_program_from_stdin(interp, &texts, at) {
                     let from = stdin.map_or("standard input", Stdin::describe);
-                    self.unanalysable(source, format!("`{base}` reads its program from {from}"));
+                    self.unanalysable(
+                        source,
+                        Reason::ProgramFromInput {
+                            program: base.to_string(),
+                            from: from.to_string(),
+                        },
+                    );
                 }
             }
             if let Some((_, reason)) = OPAQUE_COMMANDS.iter().find(|(n, _)| *n == base) {
-                self.unanalysable(source, *reason);
+                self.unanalysable(source, Reason::Opaque(reason));
             }
             return (false, Some(at));
         }
@@ -793,7 +800,9 @@ impl Walker {
             {
                 self.unanalysable(
                     source,
-                    format!("`fish {}` runs commands the gate cannot see", w.text),
+                    Reason::FishInitCommand {
+                        option: w.text.clone(),
+                    },
                 );
                 return false;
             }
@@ -802,7 +811,10 @@ impl Walker {
             // The script is still read, for the deny rules.
             self.unanalysable(
                 source,
-                format!("`{name} {opt}` runs the shell's startup files first, which the gate cannot see"),
+                Reason::StartupFiles {
+                    shell: name.to_string(),
+                    option: opt.to_string(),
+                },
             );
         }
         match shell_invocation(words, at) {
@@ -817,23 +829,29 @@ impl Walker {
                     .iter()
                     .find(|p| script.text.contains(p.as_str()))
                 {
-                    let reason = format!(
-                        "the script of `{name} -c` holds `{p}`, which is replaced with input at run time"
-                    );
+                    let reason = Reason::ScriptPlaceholder {
+                        by: format!("{name} -c"),
+                        placeholder: p.clone(),
+                    };
                     self.unanalysable(source, reason);
                     return false;
                 }
                 if script.has_expansion {
                     self.unanalysable(
                         source,
-                        format!("the script of `{name} -c` holds an expansion"),
+                        Reason::ScriptExpansion {
+                            by: format!("{name} -c"),
+                        },
                     );
                     return false;
                 }
                 if self.nesting >= MAX_SCRIPT_NESTING {
                     self.unanalysable(
                         source,
-                        format!("shell scripts are nested more than {MAX_SCRIPT_NESTING} deep"),
+                        Reason::TooDeep {
+                            what: Nesting::Scripts,
+                            max: MAX_SCRIPT_NESTING,
+                        },
                     );
                     return false;
                 }
@@ -847,10 +865,10 @@ impl Walker {
                 {
                     self.unanalysable(
                         source,
-                        format!(
-                            "the script of `{name} -c` runs no command that can be checked (`{}`)",
-                            script.text.escape_debug()
-                        ),
+                        Reason::ScriptRunsNothing {
+                            by: format!("{name} -c"),
+                            script: Some(script.text.clone()),
+                        },
                     );
                     return false;
                 }
@@ -858,7 +876,13 @@ impl Walker {
             }
             Ok(ShellInvocation::Stdin) => {
                 let from = stdin.map_or("standard input", Stdin::describe);
-                self.unanalysable(source, format!("`{name}` reads its commands from {from}"));
+                self.unanalysable(
+                    source,
+                    Reason::CommandsFromInput {
+                        shell: name.to_string(),
+                        from: from.to_string(),
+                    },
+                );
                 false
             }
             Ok(ShellInvocation::MissingScript | ShellInvocation::File) => false,
@@ -870,14 +894,16 @@ impl Walker {
         if picks_program(name) {
             self.unanalysable(
                 source,
-                format!("`{name}` picks a program that runs, which the gate cannot see"),
+                Reason::PicksProgram {
+                    variable: name.to_string(),
+                },
             );
         } else if names_file(name) {
             self.unanalysable(
                 source,
-                format!(
-                    "`{name}` names a file, a directory or settings that the program writes, reads or runs, which the gate does not judge"
-                ),
+                Reason::NamesFile {
+                    variable: name.to_string(),
+                },
             );
         }
     }
@@ -939,7 +965,14 @@ impl Walker {
                         break;
                     };
                     if let Some((o, why)) = p.asking_globals.iter().find(|(o, _)| opt.is(o)) {
-                        self.unanalysable(source, format!("`{name} {o}` {why}"));
+                        self.unanalysable(
+                            source,
+                            Reason::AskingOption {
+                                program: name.to_string(),
+                                option: o.to_string(),
+                                why,
+                            },
+                        );
                     }
                     if opt.is("-c") {
                         if let Some(v) = value {
@@ -949,7 +982,10 @@ impl Walker {
                             if hidden {
                                 self.unanalysable(
                                     source,
-                                    format!("`{name} -c {kv}` sets a program, an alias or more settings that the gate cannot see"),
+                                    Reason::SetsProgram {
+                                        program: name.to_string(),
+                                        setting: kv.to_string(),
+                                    },
                                 );
                             }
                         }
@@ -982,13 +1018,28 @@ impl Walker {
                     value.contains(text) || words[j].has_expansion
                 });
                 if found.is_some() {
-                    self.unanalysable(source, format!("`{name} {opt}` with `{text}` {why}"));
+                    self.unanalysable(
+                        source,
+                        Reason::AskingValue {
+                            program: name.to_string(),
+                            option: opt.to_string(),
+                            value: text,
+                            why,
+                        },
+                    );
                 }
             }
             // Words that set any of the program's settings.
             for (prefix, why) in p.asking_prefixes {
                 if texts[at + 1..].iter().any(|t| t.starts_with(prefix)) {
-                    self.unanalysable(source, format!("`{name} {prefix}…` {why}"));
+                    self.unanalysable(
+                        source,
+                        Reason::AskingPrefix {
+                            program: name.to_string(),
+                            prefix,
+                            why,
+                        },
+                    );
                 }
             }
             // Words of the program's language that load modules from a search path.
@@ -1001,7 +1052,10 @@ impl Walker {
                 if found {
                     self.unanalysable(
                         source,
-                        format!("`{name}` `{keyword}` loads code or data from a search path the gate does not judge"),
+                        Reason::LoadsModules {
+                            program: name.to_string(),
+                            keyword,
+                        },
                     );
                 }
             }
@@ -1021,7 +1075,9 @@ impl Walker {
                 if opt.name.is_empty() {
                     self.unanalysable(
                         source,
-                        format!("`{name}` runs commands the gate cannot see"),
+                        Reason::RunsCommands {
+                            program: name.to_string(),
+                        },
                     );
                     continue;
                 }
@@ -1034,14 +1090,15 @@ impl Walker {
                     match opt.runs {
                         Runs::Hidden => self.unanalysable(
                             source,
-                            format!("`{name} {}` runs a program the gate cannot see", opt.name),
+                            Reason::RunsHidden {
+                                what: format!("{name} {}", opt.name),
+                            },
                         ),
                         Runs::Writes => self.unanalysable(
                             source,
-                            format!(
-                                "`{name} {}` writes files or directories the gate does not judge",
-                                opt.name
-                            ),
+                            Reason::WritesUnjudged {
+                                what: format!("{name} {}", opt.name),
+                            },
                         ),
                         Runs::NamesFromInput => self.names_from_input(&name, opt.name, source),
                         Runs::CommandUntilTerminator => {
@@ -1087,10 +1144,9 @@ impl Walker {
                             }
                             _ => self.unanalysable(
                                 source,
-                                format!(
-                                    "`{name} {}` runs a program the gate cannot see",
-                                    path.join(" ")
-                                ),
+                                Reason::RunsHidden {
+                                    what: format!("{name} {}", path.join(" ")),
+                                },
                             ),
                         }
                         continue;
@@ -1112,19 +1168,15 @@ impl Walker {
                             }
                             Runs::Hidden => self.unanalysable(
                                 source,
-                                format!(
-                                    "`{name} {} {}` runs a program the gate cannot see",
-                                    path.join(" "),
-                                    opt.name
-                                ),
+                                Reason::RunsHidden {
+                                    what: format!("{name} {} {}", path.join(" "), opt.name),
+                                },
                             ),
                             Runs::Writes => self.unanalysable(
                                 source,
-                                format!(
-                                    "`{name} {} {}` writes files or directories the gate does not judge",
-                                    path.join(" "),
-                                    opt.name
-                                ),
+                                Reason::WritesUnjudged {
+                                    what: format!("{name} {} {}", path.join(" "), opt.name),
+                                },
                             ),
                             Runs::NamesFromInput => self.names_from_input(
                                 &format!("{name} {}", path.join(" ")),
@@ -1142,7 +1194,9 @@ impl Walker {
                 {
                     self.unanalysable(
                         source,
-                        format!("`git config {key}` sets a program, an alias or more settings that run later"),
+                        Reason::GitConfigProgram {
+                            key: key.to_string(),
+                        },
                     );
                 }
             }
@@ -1153,9 +1207,9 @@ impl Walker {
         if name == "sed" {
             for (j, script) in sed_scripts(&texts, at) {
                 if let Err(reason) = sed_script(script) {
-                    self.unanalysable(source, reason);
+                    self.unanalysable(source, Reason::SedScript(reason));
                 } else if words[j].has_expansion {
-                    self.unanalysable(source, "the sed script holds an expansion");
+                    self.unanalysable(source, Reason::SedScriptExpansion);
                 }
             }
         }
@@ -1177,9 +1231,10 @@ impl Walker {
     fn names_from_input(&mut self, program: &str, option: &str, source: &str) {
         self.unanalysable(
             source,
-            format!(
-                "`{program} {option}` takes the names of what it opens from its input or a file, which the gate cannot see"
-            ),
+            Reason::NamesFromInput {
+                program: program.to_string(),
+                option: option.to_string(),
+            },
         );
     }
 
@@ -1231,13 +1286,16 @@ impl Walker {
     /// A shell script that a program runs (`git rebase --exec 'make'`).
     fn nested_script(&mut self, script: &str, expansion: bool, by: &str, source: &str) {
         if expansion {
-            self.unanalysable(source, format!("the script of `{by}` holds an expansion"));
+            self.unanalysable(source, Reason::ScriptExpansion { by: by.to_string() });
             return;
         }
         if self.nesting >= MAX_SCRIPT_NESTING {
             self.unanalysable(
                 source,
-                format!("shell scripts are nested more than {MAX_SCRIPT_NESTING} deep"),
+                Reason::TooDeep {
+                    what: Nesting::Scripts,
+                    max: MAX_SCRIPT_NESTING,
+                },
             );
             return;
         }
@@ -1248,7 +1306,10 @@ impl Walker {
         if (self.out.commands.len(), self.out.unanalysable.len()) == before {
             self.unanalysable(
                 source,
-                format!("the script of `{by}` runs no command that can be checked"),
+                Reason::ScriptRunsNothing {
+                    by: by.to_string(),
+                    script: None,
+                },
             );
         }
     }
@@ -1258,13 +1319,16 @@ impl Walker {
     /// stand for input and count as expansions.
     fn nested(&mut self, words: &[Word], placeholder: Option<&str>, source: &str) {
         if words.is_empty() {
-            self.unanalysable(source, "the command given to run is empty");
+            self.unanalysable(source, Reason::EmptyCommand);
             return;
         }
         if self.nesting >= MAX_SCRIPT_NESTING {
             self.unanalysable(
                 source,
-                format!("commands are nested more than {MAX_SCRIPT_NESTING} deep"),
+                Reason::TooDeep {
+                    what: Nesting::Commands,
+                    max: MAX_SCRIPT_NESTING,
+                },
             );
             return;
         }
@@ -1324,17 +1388,21 @@ impl Walker {
         if text.has_expansion {
             self.unanalysable(
                 source,
-                format!(
-                    "the {name} program `{}` holds an expansion, so it could run commands or open any file",
-                    t.escape_debug()
-                ),
+                Reason::ProgramTextExpansion {
+                    program: name.to_string(),
+                    text: t.to_string(),
+                },
             );
             return;
         }
         match awk_program(t) {
             Err(why) => self.unanalysable(
                 source,
-                format!("the {name} program `{}` {why}", t.escape_debug()),
+                Reason::ProgramText {
+                    program: name.to_string(),
+                    text: t.to_string(),
+                    why,
+                },
             ),
             Ok(effects) => {
                 for effect in effects {

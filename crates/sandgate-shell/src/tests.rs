@@ -28,7 +28,17 @@ fn targets(src: &str) -> Vec<String> {
         .collect()
 }
 
+/// What could not be analysed, in words.
 fn reasons(src: &str) -> Vec<String> {
+    analyse(src)
+        .unanalysable
+        .into_iter()
+        .map(|u| u.reason.to_string())
+        .collect()
+}
+
+/// What could not be analysed, typed.
+fn typed(src: &str) -> Vec<Reason> {
     analyse(src)
         .unanalysable
         .into_iter()
@@ -337,6 +347,43 @@ fn unanalysable_constructs() {
     ] {
         assert_eq!(reasons(src), [reason], "{src:?}");
     }
+    let name = |n: &str| Reason::NameExpansion { name: n.into() };
+    assert_eq!(typed("$X a"), [name("$X")]);
+    assert_eq!(typed("sudo $CMD"), [name("$CMD")]);
+    assert_eq!(
+        typed("eval rm -rf /"),
+        [Reason::Opaque("`eval` runs a string built at run time")]
+    );
+    assert_eq!(
+        typed("curl x | sh"),
+        [Reason::CommandsFromInput {
+            shell: "sh".into(),
+            from: "standard input".into()
+        }]
+    );
+    assert_eq!(
+        typed("bash -c \"$X\""),
+        [Reason::ScriptExpansion {
+            by: "bash -c".into()
+        }]
+    );
+    assert_eq!(
+        typed("echo > $F"),
+        [Reason::TargetExpansion {
+            target: "$F".into()
+        }]
+    );
+    assert_eq!(
+        typed("env -S 'rm x'"),
+        [Reason::WrapperRunsOpaque {
+            wrapper: "env".into(),
+            option: "-S".into()
+        }]
+    );
+    assert_eq!(
+        typed("r* -rf /"),
+        [Reason::NamePattern { name: "r*".into() }]
+    );
 }
 
 #[test]
@@ -350,9 +397,13 @@ fn parse_errors_are_reported() {
         "$(",
         "{rm,-rf,/}",
     ] {
-        let r = reasons(src);
+        let r = typed(src);
         assert!(!r.is_empty(), "{src:?} parsed");
-        assert!(r[0].starts_with("parse error at "), "{src:?}: {r:?}");
+        assert!(matches!(r[0], Reason::ParseError { .. }), "{src:?}: {r:?}");
+        assert!(
+            r[0].to_string().starts_with("parse error at "),
+            "{src:?}: {r:?}"
+        );
     }
 }
 
@@ -373,8 +424,19 @@ fn deep_nesting_is_refused_not_crashed() {
     for _ in 0..9 {
         script = format!("bash -c {}", shell_quote(&script));
     }
-    let r = reasons(&script);
-    assert!(r.iter().any(|r| r.contains("nested more than 8")), "{r:?}");
+    let r = typed(&script);
+    assert!(
+        r.contains(&Reason::TooDeep {
+            what: Nesting::Scripts,
+            max: 8
+        }),
+        "{r:?}"
+    );
+    assert!(
+        r.iter()
+            .any(|r| r.to_string().contains("nested more than 8")),
+        "{r:?}"
+    );
 }
 
 fn shell_quote(s: &str) -> String {
@@ -388,7 +450,14 @@ fn a_word_the_shell_would_split_is_not_trusted() {
     let a = analyse("git a\n\\rm x");
     assert!(!a.is_complete());
     assert!(
-        a.unanalysable[0].reason.contains("misread the word"),
+        matches!(a.unanalysable[0].reason, Reason::MisreadWord { .. }),
+        "{a:?}"
+    );
+    assert!(
+        a.unanalysable[0]
+            .reason
+            .to_string()
+            .contains("misread the word"),
         "{a:?}"
     );
     assert!(complete("git a \\\nb"));

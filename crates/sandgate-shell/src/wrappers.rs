@@ -4,6 +4,7 @@
 //! A wrapper's options are read by its grammar ([`super::grammar`]).
 
 use super::options::{grammar_of, parse, Arg, UNKNOWN};
+use super::reason::Reason;
 use super::words::Word;
 
 /// A command that runs the command given in its arguments (`timeout 5 rm x`).
@@ -194,7 +195,7 @@ pub(crate) fn skip_wrapper(
     wrapper: &Wrapper,
     words: &[Word],
     at: usize,
-) -> Result<Unwrapped, String> {
+) -> Result<Unwrapped, Reason> {
     let name = wrapper.name;
     let grammar = grammar_of(name, None).unwrap_or(&UNKNOWN);
     let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
@@ -205,7 +206,10 @@ pub(crate) fn skip_wrapper(
             break;
         }
         if word.has_expansion {
-            return Err(format!("option `{t}` of `{name}` is an expansion"));
+            return Err(Reason::WrapperOptionExpansion {
+                wrapper: name.to_string(),
+                option: t.to_string(),
+            });
         }
         if t == "--" {
             i += 1;
@@ -227,9 +231,10 @@ pub(crate) fn skip_wrapper(
                     ..
                 } if *word == i => {
                     if let Some(o) = wrapper.opaque.iter().find(|o| opt.is(o)) {
-                        return Err(format!(
-                            "`{name} {o}` runs a command that cannot be analysed"
-                        ));
+                        return Err(Reason::WrapperRunsOpaque {
+                            wrapper: name.to_string(),
+                            option: o.to_string(),
+                        });
                     }
                     if let Some(v) = value {
                         next = next.max(v.word + 1);
@@ -244,7 +249,10 @@ pub(crate) fn skip_wrapper(
                             .find(|c| grammar.short_kind(*c).is_none())
                             .map_or_else(|| t.to_string(), |c| format!("-{c}")),
                     };
-                    return Err(format!("unknown option `{unknown}` of `{name}`"));
+                    return Err(Reason::WrapperUnknownOption {
+                        wrapper: name.to_string(),
+                        option: unknown,
+                    });
                 }
                 _ => {}
             }
@@ -309,7 +317,7 @@ pub(crate) fn startup_option(words: &[Word], at: usize) -> Option<&str> {
     None
 }
 
-pub(crate) fn shell_invocation(words: &[Word], at: usize) -> Result<ShellInvocation, String> {
+pub(crate) fn shell_invocation(words: &[Word], at: usize) -> Result<ShellInvocation, Reason> {
     let mut i = at + 1;
     let mut command_mode = false;
     let mut stdin_mode = false;
@@ -326,7 +334,9 @@ pub(crate) fn shell_invocation(words: &[Word], at: usize) -> Result<ShellInvocat
             break;
         }
         if word.has_expansion {
-            return Err(format!("shell option `{t}` is an expansion"));
+            return Err(Reason::ShellOptionExpansion {
+                option: t.to_string(),
+            });
         }
         // fish's `--command SCRIPT` / `--command=SCRIPT`.
         if t == "--command" {
@@ -335,7 +345,9 @@ pub(crate) fn shell_invocation(words: &[Word], at: usize) -> Result<ShellInvocat
             continue;
         }
         if t.starts_with("--command=") {
-            return Err(format!("the script of `{t}` is attached to its option"));
+            return Err(Reason::ScriptAttached {
+                word: t.to_string(),
+            });
         }
         if first == '-' && t.starts_with("--") {
             i += if SHELL_LONG_WITH_ARG.contains(&t) {
@@ -382,7 +394,7 @@ mod tests {
             .collect()
     }
 
-    fn skip(line: &str) -> Result<Unwrapped, String> {
+    fn skip(line: &str) -> Result<Unwrapped, Reason> {
         let w = words(line);
         let wrapper = wrapper_named(&w[0].text).expect("a wrapper");
         skip_wrapper(wrapper, &w, 0)
@@ -416,6 +428,13 @@ mod tests {
     fn unknown_and_opaque_options_are_errors() {
         assert_eq!(
             skip("sudo -Z rm").unwrap_err(),
+            Reason::WrapperUnknownOption {
+                wrapper: "sudo".into(),
+                option: "-Z".into()
+            }
+        );
+        assert_eq!(
+            skip("sudo -Z rm").unwrap_err().to_string(),
             "unknown option `-Z` of `sudo`"
         );
         assert!(skip("env -S 'rm x'").is_err());
