@@ -2,9 +2,9 @@
 //! analysis knows (the presets' programs, the wrappers, the writers, the tree
 //! readers, the programs that run programs, the interpreters), which options
 //! it takes, whether each takes a value (required, optional-attached, none),
-//! and which parser reads them ([`ParserKind`]). [`super::options::parse`]
+//! and which parser reads them ([`ParserKind`]). The `options` module's `parse`
 //! reads a command's words with it; the tables of what options *do*
-//! ([`super::programs`], [`super::reads`], `super::wrappers`) name options in
+//! (the `programs`, `reads` and `wrappers` modules) name options in
 //! full and ask the parsed command.
 //!
 //! The lists of GNU coreutils, grep, diff, sed, tar, findutils' xargs, make,
@@ -18,7 +18,49 @@
 //!
 //! Adding a program or an option is one edit here.
 
-use super::options::ParserKind;
+/// How a program's own parser reads its options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParserKind {
+    /// GNU `getopt_long`: unique prefixes of long options, short clusters,
+    /// optional values only attached, `--`, options after operands.
+    Gnu,
+    /// `getopt_long` with `+` (or `POSIXLY_CORRECT` behaviour): as
+    /// [`ParserKind::Gnu`], but options end at the first operand (`env`,
+    /// `timeout`, `xargs`: the rest is the command they run).
+    GnuStop,
+    /// git's parse-options: as [`ParserKind::Gnu`], and `--no-NAME` turns an
+    /// option off.
+    Git,
+    /// Python's argparse (with `allow_abbrev`) and optparse: unique prefixes;
+    /// an optional value is attached or the next word when that word does not
+    /// start with `-`.
+    Argparse,
+    /// npm's nopt: unique prefixes; `--name VALUE` for an option that is not
+    /// a flag.
+    Nopt,
+    /// Only whole names (clap, Go's `flag`, ripgrep's and jq's own parsers);
+    /// short clusters and `--` as GNU.
+    Exact,
+}
+
+impl ParserKind {
+    /// Whether the parser takes unique prefixes of long options.
+    pub(crate) fn prefixes(self) -> bool {
+        !matches!(self, ParserKind::Exact)
+    }
+}
+
+/// Whether and how an option takes a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    /// A flag: `--force`, `-f`.
+    None,
+    /// Attached (`--output=F`, `-oF`) or the next word (`--output F`, `-o F`).
+    Required,
+    /// Only attached (`--backup=numbered`, `-i.bak`); a bare `--backup`
+    /// never takes the next word (but see [`ParserKind::Argparse`]).
+    Optional,
+}
 
 /// One program's option grammar.
 #[derive(Debug, Clone, Copy)]
@@ -1808,148 +1850,3 @@ pub const GRAMMARS: &[Grammar] = &[
     exact("printf", "v:", ""),
     exact("echo", "eEn", ""),
 ];
-
-#[cfg(test)]
-mod tests {
-    use super::super::options::{grammar_of, ValueKind};
-    use super::super::programs::{FLAG_SPELLINGS, PROGRAMS, TEXT_OPTIONS, WRITERS};
-    use super::super::reads::{Roots, FILE_VALUES, INTERPRETERS, RECURSIVE_READERS};
-    use super::super::wrappers::WRAPPERS;
-    use super::*;
-
-    /// Whether the grammar of `program` (`sub`) names `option`; `-uu` is `-u` twice.
-    fn knows(program: &str, sub: Option<&str>, option: &str) -> bool {
-        let option = option.split(' ').next().unwrap_or(option);
-        let Some(g) = grammar_of(program, sub) else {
-            return false;
-        };
-        let repeated = option.len() > 2
-            && !option.starts_with("--")
-            && option[1..]
-                .chars()
-                .all(|c| Some(c) == option.chars().nth(1));
-        g.knows(if repeated { &option[..2] } else { option })
-    }
-
-    #[test]
-    fn every_entry_is_well_formed() {
-        for g in GRAMMARS {
-            assert!(!g.program.is_empty(), "{g:?}");
-            let mut seen = Vec::new();
-            for (name, _) in g.longs() {
-                assert!(
-                    !name.is_empty() && !name.starts_with('-') && !seen.contains(&name),
-                    "`{}`: long option `{name}`",
-                    g.program
-                );
-                seen.push(name);
-            }
-            let letters: Vec<char> = g.short.chars().filter(|c| *c != ':').collect();
-            for (i, c) in letters.iter().enumerate() {
-                assert!(!letters[..i].contains(c), "`{}`: `-{c}` twice", g.program);
-            }
-            let same = GRAMMARS
-                .iter()
-                .filter(|h| h.program == g.program && h.subcommand == g.subcommand)
-                .count();
-            assert_eq!(
-                same, 1,
-                "`{}` {:?} has {same} entries",
-                g.program, g.subcommand
-            );
-        }
-    }
-
-    /// Every option a table says something about is in its program's grammar,
-    /// so the parser reads it (and its abbreviations) as the program does.
-    #[test]
-    fn every_option_the_tables_name_is_in_a_grammar() {
-        let mut missing = Vec::new();
-        let mut check = |program: &str, sub: Option<&str>, option: &str| {
-            if !knows(program, sub, option) {
-                missing.push(format!("{program} {} {option}", sub.unwrap_or("")));
-            }
-        };
-        for w in WRITERS {
-            assert!(grammar_of(w.name, None).is_some(), "{}", w.name);
-            for o in w.writes_value.iter().chain(w.recursive) {
-                check(w.name, None, o);
-            }
-        }
-        for r in RECURSIVE_READERS {
-            let sub = r.subcommand.filter(|_| r.name == "git");
-            let mut all: Vec<&str> = r.recursive.to_vec();
-            all.extend(r.hidden.unwrap_or_default());
-            all.extend(r.not_reading);
-            if let Roots::AfterPattern(p) = r.roots {
-                all.extend(p);
-            }
-            for o in all {
-                check(r.name, sub, o);
-            }
-        }
-        for p in PROGRAMS.iter().filter(|p| p.name != "find") {
-            for o in p.options.iter().filter(|o| !o.name.is_empty()) {
-                if p.subcommands.is_empty() {
-                    // Its own grammar's, or one of its subcommands'
-                    // (`ruff check --add-noqa`, `uv run --with`).
-                    let sub = GRAMMARS
-                        .iter()
-                        .filter(|g| g.program == alias_of(p.name))
-                        .find(|g| g.knows(o.name.split(' ').next().unwrap_or(o.name)));
-                    check(p.name, sub.and_then(|g| g.subcommand), o.name);
-                }
-            }
-            for (path, options) in p.subcommands {
-                for o in options.iter().filter(|o| !o.name.is_empty()) {
-                    check(p.name, Some(path[0]), o.name);
-                }
-            }
-            for o in p.text_operand.unwrap_or_default() {
-                check(p.name, None, o);
-            }
-        }
-        for i in INTERPRETERS {
-            for o in i.program_options.iter().chain(i.stops).chain(i.interactive) {
-                check(i.name, None, o);
-            }
-        }
-        for w in WRAPPERS {
-            for o in w.opaque {
-                check(w.name, None, o);
-            }
-        }
-        for (program, options) in FILE_VALUES {
-            for (o, _) in *options {
-                check(program, None, o);
-            }
-        }
-        for f in FLAG_SPELLINGS {
-            for (long, _) in f.long {
-                check(f.program, f.subcommand, long);
-            }
-        }
-        for (program, options) in TEXT_OPTIONS {
-            for o in *options {
-                check(program, Some("commit"), o);
-            }
-        }
-        assert!(missing.is_empty(), "not in a grammar: {missing:#?}");
-    }
-
-    #[test]
-    fn value_kinds_read_from_the_strings() {
-        let cp = grammar_of("cp", None).expect("cp");
-        assert_eq!(cp.short_kind('t'), Some(ValueKind::Required));
-        assert_eq!(cp.short_kind('r'), Some(ValueKind::None));
-        assert_eq!(cp.short_kind('y'), None);
-        let sed = grammar_of("/bin/sed", None).expect("sed");
-        assert_eq!(sed.short_kind('i'), Some(ValueKind::Optional));
-        assert_eq!(cp.resolve_long("pres"), [("preserve", ValueKind::Optional)]);
-        assert_eq!(grammar_of("egrep", None).map(|g| g.program), Some("grep"));
-        assert_eq!(
-            grammar_of("python3.12", None).map(|g| g.program),
-            Some("python")
-        );
-    }
-}

@@ -18,49 +18,7 @@
 //! through something the exact spelling would not.
 
 use super::grammar::{Grammar, GRAMMARS};
-
-/// How a program's own parser reads its options.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ParserKind {
-    /// GNU `getopt_long`: unique prefixes of long options, short clusters,
-    /// optional values only attached, `--`, options after operands.
-    Gnu,
-    /// `getopt_long` with `+` (or `POSIXLY_CORRECT` behaviour): as
-    /// [`ParserKind::Gnu`], but options end at the first operand (`env`,
-    /// `timeout`, `xargs`: the rest is the command they run).
-    GnuStop,
-    /// git's parse-options: as [`ParserKind::Gnu`], and `--no-NAME` turns an
-    /// option off.
-    Git,
-    /// Python's argparse (with `allow_abbrev`) and optparse: unique prefixes;
-    /// an optional value is attached or the next word when that word does not
-    /// start with `-`.
-    Argparse,
-    /// npm's nopt: unique prefixes; `--name VALUE` for an option that is not
-    /// a flag.
-    Nopt,
-    /// Only whole names (clap, Go's `flag`, ripgrep's and jq's own parsers);
-    /// short clusters and `--` as GNU.
-    Exact,
-}
-
-impl ParserKind {
-    fn prefixes(self) -> bool {
-        !matches!(self, ParserKind::Exact)
-    }
-}
-
-/// Whether and how an option takes a value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ValueKind {
-    /// A flag: `--force`, `-f`.
-    None,
-    /// Attached (`--output=F`, `-oF`) or the next word (`--output F`, `-o F`).
-    Required,
-    /// Only attached (`--backup=numbered`, `-i.bak`); a bare `--backup`
-    /// never takes the next word (but see [`ParserKind::Argparse`]).
-    Optional,
-}
+pub use super::grammar::{ParserKind, ValueKind};
 
 /// An option, by the name its grammar gives it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -548,3 +548,149 @@ fn quoted_lines_analyse_as_the_parser_does() {
         );
     }
 }
+
+/// The registry against the tables that name options: every option a table
+/// names is in its program's grammar.
+mod registry {
+    use crate::grammar::*;
+    use crate::options::{grammar_of, ValueKind};
+    use crate::programs::{FLAG_SPELLINGS, PROGRAMS, TEXT_OPTIONS, WRITERS};
+    use crate::reads::{Roots, FILE_VALUES, INTERPRETERS, RECURSIVE_READERS};
+    use crate::wrappers::WRAPPERS;
+
+    /// Whether the grammar of `program` (`sub`) names `option`; `-uu` is `-u` twice.
+    fn knows(program: &str, sub: Option<&str>, option: &str) -> bool {
+        let option = option.split(' ').next().unwrap_or(option);
+        let Some(g) = grammar_of(program, sub) else {
+            return false;
+        };
+        let repeated = option.len() > 2
+            && !option.starts_with("--")
+            && option[1..]
+                .chars()
+                .all(|c| Some(c) == option.chars().nth(1));
+        g.knows(if repeated { &option[..2] } else { option })
+    }
+
+    #[test]
+    fn every_entry_is_well_formed() {
+        for g in GRAMMARS {
+            assert!(!g.program.is_empty(), "{g:?}");
+            let mut seen = Vec::new();
+            for (name, _) in g.longs() {
+                assert!(
+                    !name.is_empty() && !name.starts_with('-') && !seen.contains(&name),
+                    "`{}`: long option `{name}`",
+                    g.program
+                );
+                seen.push(name);
+            }
+            let letters: Vec<char> = g.short.chars().filter(|c| *c != ':').collect();
+            for (i, c) in letters.iter().enumerate() {
+                assert!(!letters[..i].contains(c), "`{}`: `-{c}` twice", g.program);
+            }
+            let same = GRAMMARS
+                .iter()
+                .filter(|h| h.program == g.program && h.subcommand == g.subcommand)
+                .count();
+            assert_eq!(
+                same, 1,
+                "`{}` {:?} has {same} entries",
+                g.program, g.subcommand
+            );
+        }
+    }
+
+    /// Every option a table says something about is in its program's grammar,
+    /// so the parser reads it (and its abbreviations) as the program does.
+    #[test]
+    fn every_option_the_tables_name_is_in_a_grammar() {
+        let mut missing = Vec::new();
+        let mut check = |program: &str, sub: Option<&str>, option: &str| {
+            if !knows(program, sub, option) {
+                missing.push(format!("{program} {} {option}", sub.unwrap_or("")));
+            }
+        };
+        for w in WRITERS {
+            assert!(grammar_of(w.name, None).is_some(), "{}", w.name);
+            for o in w.writes_value.iter().chain(w.recursive) {
+                check(w.name, None, o);
+            }
+        }
+        for r in RECURSIVE_READERS {
+            let sub = r.subcommand.filter(|_| r.name == "git");
+            let mut all: Vec<&str> = r.recursive.to_vec();
+            all.extend(r.hidden.unwrap_or_default());
+            all.extend(r.not_reading);
+            if let Roots::AfterPattern(p) = r.roots {
+                all.extend(p);
+            }
+            for o in all {
+                check(r.name, sub, o);
+            }
+        }
+        for p in PROGRAMS.iter().filter(|p| p.name != "find") {
+            for o in p.options.iter().filter(|o| !o.name.is_empty()) {
+                if p.subcommands.is_empty() {
+                    // Its own grammar's, or one of its subcommands'
+                    // (`ruff check --add-noqa`, `uv run --with`).
+                    let sub = GRAMMARS
+                        .iter()
+                        .filter(|g| g.program == alias_of(p.name))
+                        .find(|g| g.knows(o.name.split(' ').next().unwrap_or(o.name)));
+                    check(p.name, sub.and_then(|g| g.subcommand), o.name);
+                }
+            }
+            for (path, options) in p.subcommands {
+                for o in options.iter().filter(|o| !o.name.is_empty()) {
+                    check(p.name, Some(path[0]), o.name);
+                }
+            }
+            for o in p.text_operand.unwrap_or_default() {
+                check(p.name, None, o);
+            }
+        }
+        for i in INTERPRETERS {
+            for o in i.program_options.iter().chain(i.stops).chain(i.interactive) {
+                check(i.name, None, o);
+            }
+        }
+        for w in WRAPPERS {
+            for o in w.opaque {
+                check(w.name, None, o);
+            }
+        }
+        for (program, options) in FILE_VALUES {
+            for (o, _) in *options {
+                check(program, None, o);
+            }
+        }
+        for f in FLAG_SPELLINGS {
+            for (long, _) in f.long {
+                check(f.program, f.subcommand, long);
+            }
+        }
+        for (program, options) in TEXT_OPTIONS {
+            for o in *options {
+                check(program, Some("commit"), o);
+            }
+        }
+        assert!(missing.is_empty(), "not in a grammar: {missing:#?}");
+    }
+
+    #[test]
+    fn value_kinds_read_from_the_strings() {
+        let cp = grammar_of("cp", None).expect("cp");
+        assert_eq!(cp.short_kind('t'), Some(ValueKind::Required));
+        assert_eq!(cp.short_kind('r'), Some(ValueKind::None));
+        assert_eq!(cp.short_kind('y'), None);
+        let sed = grammar_of("/bin/sed", None).expect("sed");
+        assert_eq!(sed.short_kind('i'), Some(ValueKind::Optional));
+        assert_eq!(cp.resolve_long("pres"), [("preserve", ValueKind::Optional)]);
+        assert_eq!(grammar_of("egrep", None).map(|g| g.program), Some("grep"));
+        assert_eq!(
+            grammar_of("python3.12", None).map(|g| g.program),
+            Some("python")
+        );
+    }
+}
