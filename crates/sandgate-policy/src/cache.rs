@@ -50,7 +50,7 @@ use crate::Verdict;
 const MAGIC: &str = "sandgate-policy-cache";
 /// Raised whenever what a file may say, or how files merge, changes: an entry
 /// keyed by the same text would otherwise skip the new checks.
-const FORMAT: &str = "10";
+const FORMAT: &str = "11";
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The one reason the merge gives for an ignored rule (see `Policy::merge`).
 const IGNORED_WHY: &str = "allow rules of a tighten-only file are ignored";
@@ -308,6 +308,8 @@ struct Entry {
     ignored: Vec<CachedIgnored>,
     tests: Vec<CachedTest>,
     no_policy_files: bool,
+    /// `permissions.network` (deny, allow), when any tier has it.
+    network: Option<(Vec<CachedRule>, Vec<CachedRule>)>,
     deny_literals: Vec<Option<Vec<Vec<u8>>>>,
     allow_literals: Vec<Option<Vec<Vec<u8>>>>,
 }
@@ -471,6 +473,10 @@ impl Entry {
         let path_allow = rules(&merged.path_allow);
         let command_deny = rules(&merged.command_deny);
         let command_allow = rules(&merged.command_allow);
+        let network = merged
+            .network
+            .as_ref()
+            .map(|n| (rules(&n.deny), rules(&n.allow)));
         // Exhaustive destructuring: a new setting fails to compile here until it is cached.
         let Settings {
             sandbox,
@@ -539,6 +545,7 @@ impl Entry {
         Entry {
             tests,
             no_policy_files: merged.no_policy_files,
+            network,
             settings: CachedSettings {
                 sandbox: *sandbox,
                 sandbox_reason: sandbox_reason.clone(),
@@ -658,9 +665,17 @@ impl Entry {
                 })
             })
             .collect::<Option<Vec<_>>>()?;
+        let network = match self.network {
+            None => None,
+            Some((deny, allow)) => Some(crate::network::MergedNetwork {
+                deny: rules(deny)?,
+                allow: rules(allow)?,
+            }),
+        };
         let merged = Merged {
             tests,
             no_policy_files: self.no_policy_files,
+            network,
             settings: Settings {
                 sandbox,
                 sandbox_reason,

@@ -85,6 +85,9 @@ pub struct Permissions {
     /// How allowed commands run.
     #[serde(default)]
     pub exec: ExecConfig,
+    /// The hosts contained programs may reach (see [`crate::network`]);
+    /// absent: the network is not filtered by host.
+    pub network: Option<RuleLists>,
 }
 
 /// A deny and an allow list of path globs.

@@ -32,6 +32,7 @@ pub mod error;
 pub mod floor;
 pub mod lint;
 pub mod load;
+pub mod network;
 mod pathwords;
 pub mod persist;
 pub mod policy;

@@ -185,6 +185,7 @@ pub fn lint(sources: &Sources, ctx: &Context) -> Result<Vec<Warning>, LoadError>
     warnings.extend(covered_paths(&lists.path_deny, &[], ctx));
     warnings.extend(covered_commands(&central_command_allow, &too_broad));
     warnings.extend(covered_commands(&command_deny_rules, &[]));
+    warnings.extend(network_warnings(&files));
     // A rule that is already shadowed, duplicated or too broad says enough.
     let named: Vec<(PathBuf, u32, String)> = warnings
         .iter()
@@ -752,6 +753,77 @@ fn leading_word(rule: &str) -> Option<&str> {
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
         .unwrap_or(rest.len());
     (end > 0).then(|| &rest[..end])
+}
+
+/// The warnings about `permissions.network` entries: allow entries of a
+/// tighten-only file (ignored), the same entry twice in a list (however
+/// spelt), an allow entry a deny entry decides entirely (shadowed) and one
+/// another allow entry already matches (covered). Entries that do not parse
+/// are load errors, not warnings.
+fn network_warnings(files: &[crate::load::LoadedFile]) -> Vec<Warning> {
+    use crate::network::Entry;
+    let mut deny: Vec<(SourceRule, Entry)> = Vec::new();
+    let mut allow: Vec<(SourceRule, Entry)> = Vec::new();
+    let mut out = Vec::new();
+    let parsed = |rules: Vec<SourceRule>| -> Vec<(SourceRule, Entry)> {
+        rules
+            .into_iter()
+            .filter_map(|r| Entry::parse(&r.text).ok().map(|e| (r, e)))
+            .collect()
+    };
+    for file in files {
+        let Some(lists) = &file.file.permissions.network else {
+            continue;
+        };
+        deny.extend(parsed(source_rules(&lists.deny, file)));
+        for (rule, entry) in parsed(source_rules(&lists.allow, file)) {
+            match ignored(&rule) {
+                Some(w) => out.push(w),
+                None => allow.push((rule, entry)),
+            }
+        }
+    }
+    for list in [&deny, &allow] {
+        for (i, (rule, entry)) in list.iter().enumerate() {
+            if let Some((first, _)) = list[..i].iter().find(|(_, e)| e == entry) {
+                out.push(warning(
+                    rule,
+                    WarningKind::Duplicate,
+                    format!("the same entry is already at {}", first.origin),
+                ));
+            }
+        }
+    }
+    for (i, (rule, entry)) in allow.iter().enumerate() {
+        if allow[..i].iter().any(|(_, e)| e == entry) {
+            continue;
+        }
+        if let Some((by, _)) = deny.iter().find(|(_, d)| entry.covered_by(d)) {
+            out.push(warning(
+                rule,
+                WarningKind::Shadowed,
+                format!(
+                    "the network deny entry `{}` ({}) refuses every host and port this allows; \
+                     the entry does nothing",
+                    by.text, by.origin
+                ),
+            ));
+        } else if let Some((by, _)) = allow
+            .iter()
+            .find(|(r, e)| e != entry && entry.covered_by(e) && r.origin != rule.origin)
+        {
+            out.push(warning(
+                rule,
+                WarningKind::Covered,
+                format!(
+                    "the network allow entry `{}` ({}) already allows every host and port this \
+                     does",
+                    by.text, by.origin
+                ),
+            ));
+        }
+    }
+    out
 }
 
 fn duplicates(list: &[SourceRule]) -> Vec<Warning> {

@@ -34,6 +34,8 @@ pub enum Section {
     PathsWrite,
     /// `permissions.commands` (regexes).
     Commands,
+    /// `permissions.network` (host entries, see [`crate::network`]).
+    Network,
 }
 
 impl Section {
@@ -44,6 +46,7 @@ impl Section {
             Section::PathsRead => "paths.read",
             Section::PathsWrite => "paths.write",
             Section::Commands => "commands",
+            Section::Network => "network",
         }
     }
 
@@ -54,6 +57,7 @@ impl Section {
             Section::PathsRead => &["paths", "read"],
             Section::PathsWrite => &["paths", "write"],
             Section::Commands => &["commands"],
+            Section::Network => &["network"],
         }
     }
 
@@ -82,6 +86,8 @@ impl Section {
             (Section::PathsWrite, Effect::Deny) => &p.paths.write.deny,
             (Section::Commands, Effect::Allow) => &p.commands.allow,
             (Section::Commands, Effect::Deny) => &p.commands.deny,
+            (Section::Network, Effect::Allow) => p.network.as_ref().map_or(&[], |n| &n.allow),
+            (Section::Network, Effect::Deny) => p.network.as_ref().map_or(&[], |n| &n.deny),
         }
     }
 }

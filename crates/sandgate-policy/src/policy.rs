@@ -13,6 +13,7 @@ use crate::error::{LoadError, Problem};
 use crate::floor;
 use crate::floor::FloorInodes;
 use crate::load::{read_policy_files, source_rules, source_rules_for, LoadedFile, Sources};
+use crate::network::{MergedNetwork, NetworkPolicy};
 use crate::request::{gated_tool, tool_kind, Context, ToolCall, ToolKind};
 use crate::rules::{CommandRules, PathRules, SourceRule};
 use crate::selftest::{PolicyTest, Tested};
@@ -70,6 +71,8 @@ pub struct Policy {
     floor_inodes: OnceLock<FloorInodes>,
     /// What the decisions read from the file system (see [`crate::disk`]).
     disk: Arc<dyn Disk>,
+    /// The network lists, when any tier has `permissions.network`.
+    network: Option<NetworkPolicy>,
 }
 
 /// Policy files merged tighten-only, not yet compiled (see [`Policy::merge`]).
@@ -92,6 +95,8 @@ pub struct Merged {
     pub tests: Vec<PolicyTest>,
     /// Whether no policy file was found at all.
     pub no_policy_files: bool,
+    /// `permissions.network` of every tier that has it (`None`: no tier does).
+    pub network: Option<MergedNetwork>,
 }
 
 /// What an ASK adds to its reason when no policy file exists.
@@ -162,6 +167,7 @@ impl Policy {
         let mut command_allow: Vec<SourceRule> = Vec::new();
         let mut ignored = Vec::new();
         let mut tests = Vec::new();
+        let mut network: Option<MergedNetwork> = None;
 
         // The central file may do everything, so its settings are the base that
         // the tighten-only tiers then tighten.
@@ -210,6 +216,7 @@ impl Policy {
                 path_deny.extend(source_rules_for(deny, file, access));
             }
             command_deny.extend(source_rules(&p.commands.deny, file));
+            merge_network(&mut network, &mut ignored, file);
             if file.tier == Tier::Central {
                 for (_, allow, access) in path_lists {
                     path_allow.extend(source_rules_for(allow, file, access));
@@ -273,6 +280,7 @@ impl Policy {
             ignored,
             tests,
             no_policy_files: files.is_empty(),
+            network,
         }
     }
 
@@ -310,9 +318,19 @@ impl Policy {
             ignored,
             tests,
             no_policy_files,
+            network,
         } = merged;
         let floor = floor::source_rules_for(&ctx.home);
         let mut problems: Vec<Problem> = Vec::new();
+        // Network entries are few and cheap to parse: checked on every load.
+        let network = match network.as_ref().map(NetworkPolicy::compile) {
+            None => None,
+            Some(Ok(n)) => Some(n),
+            Some(Err(mut p)) => {
+                problems.append(&mut p);
+                None
+            }
+        };
         let floor = collect(
             PathRules::compile(&floor, List::Floor, &ctx.cwd, &ctx.home),
             &mut problems,
@@ -378,6 +396,7 @@ impl Policy {
                 ignored,
                 tests,
                 no_policy_files,
+                network,
             }),
             _ => {
                 problems.sort_by(|a, b| (&a.file, a.position).cmp(&(&b.file, b.position)));
@@ -436,6 +455,12 @@ impl Policy {
     /// Command deny rules (all tiers), command allow rules (central only).
     pub fn command_rules(&self) -> (&[RuleRef], &[RuleRef]) {
         (self.command_deny.rules(), self.command_allow.rules())
+    }
+
+    /// The network lists (`permissions.network`), `None` when no tier has
+    /// them: the network is then not filtered by host.
+    pub fn network(&self) -> Option<&NetworkPolicy> {
+        self.network.as_ref()
     }
 
     /// Rules the tighten-only merge ignored.
@@ -641,6 +666,35 @@ fn collect<T>(result: Result<T, Vec<Problem>>, problems: &mut Vec<Problem>) -> O
             problems.append(&mut p);
             None
         }
+    }
+}
+
+/// Add `file`'s `permissions.network` to the merge: every tier's `deny`
+/// entries; the central file's `allow` entries, a tighten-only file's ignored.
+fn merge_network(
+    network: &mut Option<MergedNetwork>,
+    ignored: &mut Vec<IgnoredRule>,
+    file: &LoadedFile,
+) {
+    let Some(lists) = &file.file.permissions.network else {
+        return;
+    };
+    let merged = network.get_or_insert_with(MergedNetwork::default);
+    merged.deny.extend(source_rules(&lists.deny, file));
+    if file.tier == Tier::Central {
+        merged.allow.extend(source_rules(&lists.allow, file));
+        return;
+    }
+    for r in source_rules(&lists.allow, file) {
+        ignored.push(IgnoredRule {
+            rule: RuleRef {
+                pattern: r.text,
+                list: List::Allow,
+                access: None,
+                origin: r.origin,
+            },
+            why: "allow rules of a tighten-only file are ignored",
+        });
     }
 }
 

@@ -226,6 +226,18 @@ impl Walk<'_> {
                         });
                     }
                 }
+                if parent == "network" && matches!(key, "allow" | "deny") {
+                    if let Err(e) = crate::network::Entry::parse(text) {
+                        found.rules.push(Problem {
+                            rule: Some(text.clone()),
+                            ..self.problem(
+                                &node.at,
+                                format!("invalid network entry: {}", e.message),
+                                Some(e.hint),
+                            )
+                        });
+                    }
+                }
             }
             ("boolean", Kind::Scalar(s, ScalarStyle::Plain)) if is_bool(s) => {}
             ("integer", Kind::Scalar(s, ScalarStyle::Plain))
@@ -257,6 +269,7 @@ impl Walk<'_> {
                     _ if of_maps => "mappings",
                     "paths" | "read" | "write" => "globs",
                     "commands" => "regexes",
+                    "network" => "hosts",
                     _ => "strings",
                 };
                 let _ = key;

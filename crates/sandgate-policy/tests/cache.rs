@@ -65,6 +65,11 @@ fn assert_same_decisions(
             assert_eq!(plain.command_rules(), hit.command_rules());
             assert_eq!(plain.path_rules(), hit.path_rules());
             assert_eq!(plain.ignored_rules().len(), hit.ignored_rules().len());
+            assert_eq!(
+                plain.network().map(|n| n.rules()),
+                hit.network().map(|n| n.rules()),
+                "{what}: network entries differ"
+            );
             for call in calls {
                 let want: Decision = plain.evaluate(call, ctx);
                 assert_eq!(want, rebuilt.evaluate(call, ctx), "{what}: {call:?}");
@@ -176,6 +181,15 @@ fn big_policy(n: usize) -> String {
             2 => format!("      - '^{w}\\s+(-v\\s+)?{s}{i}\\b'\n"),
             3 => format!("      - '^(sudo\\s+)?{w} {s}-{i} [a-z0-9_./-]+$'\n"),
             _ => format!("      - '^(?i:{w})\\s.*\\b{s}$'\n"),
+        };
+    }
+    out += "  network:\n    deny: ['*.ngrok.io', 'bad.example.org']\n    allow:\n";
+    for i in 0..n {
+        out += &match i % 4 {
+            0 => format!("      - 'host{i}.example.org'\n"),
+            1 => format!("      - '*.sub{i}.example.net:22'\n"),
+            2 => format!("      - '10.0.{}.{}:8080'\n", i / 250, i % 250),
+            _ => format!("      - '[fd00::{i:x}]'\n"),
         };
     }
     out

@@ -78,6 +78,7 @@ impl Preset {
             .replace("@SUMMARY@", &summary)
             .replace("@DENY@\n", &part("deny"))
             .replace("@ALLOW@\n", &part("allow"))
+            .replace("@NETWORK@\n", &part("network"))
             .replace("@TESTS@\n", &part("tests"))
     }
 }
@@ -363,6 +364,7 @@ mod tests {
                 "@DENY@",
                 "@ALLOW@",
                 "@TESTS@",
+                "@NETWORK@",
                 "#@",
             ] {
                 assert!(!text.contains(marker), "{}: {marker} left", preset.name());

@@ -17,7 +17,12 @@ pub enum PolicyCommand {
     /// Every rule that matched a request, and which one won.
     Explain {
         /// The request as JSON; `-` or nothing reads stdin.
+        #[arg(conflicts_with = "domain")]
         request: Option<String>,
+        /// Explain a connection to `HOST[:PORT]` (`github.com:22`,
+        /// `[::1]:8080`; no port: 80 and 443) by `permissions.network`.
+        #[arg(long, value_name = "HOST[:PORT]")]
+        domain: Option<String>,
     },
     /// Add an allow rule to the central policy file (`--read`/`--write`: a
     /// path rule about that access only).
@@ -40,7 +45,11 @@ pub enum PolicyCommand {
 pub fn run(global: &GlobalArgs, command: PolicyCommand) -> ExitCode {
     match command {
         PolicyCommand::Show => show(global),
-        PolicyCommand::Explain { request } => explain(global, request),
+        PolicyCommand::Explain {
+            domain: Some(domain),
+            ..
+        } => explain_domain(global, &domain),
+        PolicyCommand::Explain { request, .. } => explain(global, request),
         PolicyCommand::Allow(args) => {
             crate::cmd::policy_edit::add(global, sandgate_policy::persist::Effect::Allow, args)
         }
@@ -194,6 +203,11 @@ fn show(global: &GlobalArgs) -> ExitCode {
             "paths": paths_json(path_deny, path_allow),
             "commands": {"deny": command_deny.iter().map(rule_json).collect::<Vec<_>>(),
                          "allow": command_allow.iter().map(rule_json).collect::<Vec<_>>()},
+            "network": policy.network().map(|n| {
+                let (deny, allow) = n.rules();
+                json!({"deny": deny.into_iter().map(rule_json).collect::<Vec<_>>(),
+                       "allow": allow.into_iter().map(rule_json).collect::<Vec<_>>()})
+            }),
             "tests": policy.tests().len(),
             "ignored": policy.ignored_rules().iter()
                 .map(|i| json!({"rule": rule_json(&i.rule), "why": i.why})).collect::<Vec<_>>(),
@@ -263,6 +277,14 @@ fn show(global: &GlobalArgs) -> ExitCode {
     let command_allow: Vec<&RuleRef> = command_allow.iter().collect();
     section("command deny", &command_deny, true);
     section("command allow", &command_allow, true);
+    match policy.network() {
+        Some(n) => {
+            let (deny, allow) = n.rules();
+            section("network deny (network.deny)", &deny, true);
+            section("network allow (network.allow)", &allow, true);
+        }
+        None => println!("network: not filtered by host (no `permissions.network`)"),
+    }
     println!(
         "self-tests: {} (`sandgate policy test` shows each result)",
         policy.tests().len()
@@ -325,6 +347,100 @@ fn explain(global: &GlobalArgs, request: Option<String>) -> ExitCode {
     }
     print_parts(&parts);
     println!("decision: {}: {}", decision.verdict, decision.reason);
+    ExitCode::SUCCESS
+}
+
+/// `sandgate policy explain --domain HOST[:PORT]`: the network entries that
+/// match a connection and the decision, for each port asked about.
+fn explain_domain(global: &GlobalArgs, text: &str) -> ExitCode {
+    let (target, port) = match sandgate_policy::network::parse_host_port(text) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("sandgate: cannot explain `{text}`: {e}");
+            return ExitCode::from(crate::EXIT_CANNOT_CHECK);
+        }
+    };
+    let loaded = match crate::load(global) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    let policy = &loaded.policy;
+    let ports = match port {
+        Some(p) => vec![p],
+        None => sandgate_policy::network::DEFAULT_PORTS.to_vec(),
+    };
+    let not_filtered = if !policy.settings().sandbox {
+        Some(format!(
+            "the sandbox is off ({}): the network is not filtered",
+            policy.settings().sandbox_reason
+        ))
+    } else if policy.network().is_none() {
+        Some(
+            "no policy file has `permissions.network`: the network is not filtered by host \
+             (`exec.isolation.network` alone decides whether isolated commands have one)"
+                .to_string(),
+        )
+    } else {
+        None
+    };
+    let mut results = Vec::new();
+    for port in ports {
+        let (decision, matched) = match policy.network() {
+            Some(n) => (Some(n.decide(&target, port)), n.matches(&target, port)),
+            None => (None, Vec::new()),
+        };
+        results.push((port, decision, matched));
+    }
+    if global.json {
+        let out: Vec<serde_json::Value> = results
+            .iter()
+            .map(|(port, decision, matched)| {
+                json!({
+                    "host": target.to_string(), "port": port,
+                    "decision": decision,
+                    "matched": matched.iter().map(|r| rule_json(r)).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        println!(
+            "{:#}",
+            json!({"filtered": not_filtered.is_none(), "why_not": not_filtered, "connections": out})
+        );
+        return ExitCode::SUCCESS;
+    }
+    if let Some(why) = &not_filtered {
+        println!("{why}");
+        return ExitCode::SUCCESS;
+    }
+    for (port, decision, matched) in &results {
+        println!(
+            "connection: {}",
+            sandgate_policy::network::host_port(&target, *port)
+        );
+        println!("entries that matched:");
+        if matched.is_empty() {
+            println!("  (none)");
+        }
+        if let Some(decision) = decision {
+            for r in matched {
+                let won = decision.rule.as_ref() == Some(*r);
+                println!(
+                    "  {} {:<11} {:<40} {}",
+                    if won { "→" } else { " " },
+                    r.list_words(),
+                    r.pattern,
+                    r.origin
+                );
+            }
+            println!("decision: {}: {}", decision.verdict, decision.reason);
+        }
+    }
+    if let sandgate_policy::network::Target::Name(_) = target {
+        println!(
+            "a name is then resolved: every address it resolves to that is loopback, \
+             link-local or private must be listed too"
+        );
+    }
     ExitCode::SUCCESS
 }
 

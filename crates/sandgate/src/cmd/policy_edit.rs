@@ -27,12 +27,15 @@ pub enum RuleKind {
     Path,
     /// A command regex (`^git( |$)`).
     Command,
+    /// A network entry (`github.com`, `*.githubusercontent.com`,
+    /// `github.com:22`, `127.0.0.1:8080`) of `permissions.network`.
+    Domain,
 }
 
 /// The rule `policy allow|deny|remove` is about, and the file it is in.
 #[derive(Debug, Args)]
 pub struct RuleArgs {
-    /// `path` (a glob) or `command` (a regex).
+    /// `path` (a glob), `command` (a regex) or `domain` (a host entry).
     pub kind: RuleKind,
     /// The rule, exactly as it stands (or should stand) in the file.
     pub rule: String,
@@ -67,6 +70,12 @@ impl RuleArgs {
             );
             return Err(ExitCode::from(EXIT_CANNOT_CHECK));
         }
+        if self.kind == RuleKind::Domain && self.access().is_some() {
+            eprintln!(
+                "sandgate: `--read` and `--write` are for path rules: a domain entry is about connecting to a host"
+            );
+            return Err(ExitCode::from(EXIT_CANNOT_CHECK));
+        }
         let (target, tier) = if self.local {
             (sources.local.clone(), Tier::Local)
         } else {
@@ -95,7 +104,17 @@ pub struct EditArgs {
 
 /// Add a rule by hand.
 pub fn add(global: &GlobalArgs, effect: Effect, args: EditArgs) -> ExitCode {
-    let EditArgs { rule: args, force } = args;
+    let EditArgs {
+        rule: mut args,
+        force,
+    } = args;
+    // A domain entry is written in its one spelling (lower case, no
+    // trailing dot), so that the same host is never listed twice.
+    if args.kind == RuleKind::Domain {
+        if let Ok(entry) = sandgate_policy::network::Entry::parse(&args.rule) {
+            args.rule = entry.to_string();
+        }
+    }
     if args.local && effect == Effect::Allow {
         eprintln!(
             "sandgate: `--local` is only for deny rules: a local policy file can only tighten, \
@@ -115,6 +134,7 @@ pub fn add(global: &GlobalArgs, effect: Effect, args: EditArgs) -> ExitCode {
     let section = match args.kind {
         RuleKind::Path => Section::paths_for(args.access()),
         RuleKind::Command => Section::Commands,
+        RuleKind::Domain => Section::Network,
     };
     let list = to_list(effect);
     if let Err(message) = check_rule(
@@ -134,11 +154,20 @@ pub fn add(global: &GlobalArgs, effect: Effect, args: EditArgs) -> ExitCode {
         return ExitCode::from(EXIT_CANNOT_CHECK);
     }
     if effect == Effect::Allow && !force {
-        let kind = match args.kind {
-            RuleKind::Path => SubjectKind::Path,
-            RuleKind::Command => SubjectKind::Command,
+        let refusal = match args.kind {
+            RuleKind::Path => {
+                lint::allow_refusal(&sources, &ctx, SubjectKind::Path, &args.rule, args.access())
+            }
+            RuleKind::Command => lint::allow_refusal(
+                &sources,
+                &ctx,
+                SubjectKind::Command,
+                &args.rule,
+                args.access(),
+            ),
+            RuleKind::Domain => domain_refusal(&sources, &ctx, &args.rule),
         };
-        match lint::allow_refusal(&sources, &ctx, kind, &args.rule, args.access()) {
+        match refusal {
             Ok(None) => {}
             Ok(Some(why)) => {
                 eprintln!(
@@ -233,6 +262,7 @@ pub fn remove(global: &GlobalArgs, args: RemoveArgs) -> ExitCode {
     };
     let sections: Vec<Section> = match (args.kind, args.read, args.write) {
         (RuleKind::Command, _, _) => vec![Section::Commands],
+        (RuleKind::Domain, _, _) => vec![Section::Network],
         (RuleKind::Path, true, _) => vec![Section::PathsRead],
         (RuleKind::Path, _, true) => vec![Section::PathsWrite],
         (RuleKind::Path, _, _) => vec![Section::Paths, Section::PathsRead, Section::PathsWrite],
@@ -243,15 +273,25 @@ pub fn remove(global: &GlobalArgs, args: RemoveArgs) -> ExitCode {
         None => vec![Effect::Allow, Effect::Deny],
     };
     let place = |s: Section, e: Effect| format!("permissions.{}.{}", s.key(), e.key());
-    let holding: Vec<(Section, Effect)> = sections
+    // A domain entry is found however it is spelt (`GitHub.com.` is `github.com`).
+    let same = |written: &str| match args.kind {
+        RuleKind::Domain => {
+            let parse = sandgate_policy::network::Entry::parse;
+            written == args.rule
+                || matches!((parse(written), parse(&args.rule)), (Ok(a), Ok(b)) if a == b)
+        }
+        _ => written == args.rule,
+    };
+    let holding: Vec<(Section, Effect, String)> = sections
         .iter()
         .flat_map(|&s| effects.iter().map(move |&e| (s, e)))
-        .filter(|&(s, e)| {
-            file.as_ref()
-                .is_some_and(|f| s.list(e, &f.file).iter().any(|r| r.value == args.rule))
+        .filter_map(|(s, e)| {
+            let f = file.as_ref()?;
+            let r = s.list(e, &f.file).iter().find(|r| same(&r.value))?;
+            Some((s, e, r.value.clone()))
         })
         .collect();
-    let (section, effect) = match holding.as_slice() {
+    let (section, effect, written) = match holding.as_slice() {
         [] => {
             let searched: Vec<String> = sections
                 .iter()
@@ -265,9 +305,9 @@ pub fn remove(global: &GlobalArgs, args: RemoveArgs) -> ExitCode {
             );
             return ExitCode::from(EXIT_FAILED);
         }
-        [one] => *one,
+        [one] => one.clone(),
         several => {
-            let lists: Vec<String> = several.iter().map(|&(s, e)| place(s, e)).collect();
+            let lists: Vec<String> = several.iter().map(|(s, e, _)| place(*s, *e)).collect();
             eprintln!(
                 "sandgate: `{}` is in {} of {}; say which with `--read`, `--write` or `--list allow|deny`",
                 args.rule,
@@ -277,7 +317,7 @@ pub fn remove(global: &GlobalArgs, args: RemoveArgs) -> ExitCode {
             return ExitCode::from(EXIT_CANNOT_CHECK);
         }
     };
-    let line = match remove_rule(&target, section, effect, &args.rule) {
+    let line = match remove_rule(&target, section, effect, &written) {
         Ok(line) => line,
         Err(e) => {
             eprintln!("sandgate: {e}");
@@ -288,12 +328,12 @@ pub fn remove(global: &GlobalArgs, args: RemoveArgs) -> ExitCode {
     if global.json {
         println!(
             "{}",
-            json!({"removed": true, "rule": args.rule, "list": list, "file": target, "line": line})
+            json!({"removed": true, "rule": written, "list": list, "file": target, "line": line})
         );
     } else {
         println!(
             "removed `{}` from {list} in {} (it was on line {line})",
-            args.rule,
+            written,
             target.display()
         );
     }
@@ -309,6 +349,7 @@ impl RuleKind {
         match self {
             RuleKind::Path => "path",
             RuleKind::Command => "command",
+            RuleKind::Domain => "domain",
         }
     }
 }
@@ -343,6 +384,9 @@ fn check_rule(
     let problems = match kind {
         RuleKind::Path => PathRules::compile(&[source], list, &ctx.cwd, &ctx.home).err(),
         RuleKind::Command => CommandRules::compile(&[source], list).err(),
+        RuleKind::Domain => sandgate_policy::network::Entry::parse(rule)
+            .err()
+            .map(|e| vec![sandgate_policy::network::entry_problem(&source, &e)]),
     };
     match problems.and_then(|p| p.into_iter().next()) {
         None => Ok(()),
@@ -351,6 +395,34 @@ fn check_rule(
             None => p.message,
         }),
     }
+}
+
+/// Why an allow entry for the network would do nothing: a deny entry of the
+/// policy refuses every host and port it names (`Ok(None)`: it would not).
+fn domain_refusal(
+    sources: &Sources,
+    ctx: &Context,
+    rule: &str,
+) -> Result<Option<String>, sandgate_policy::LoadError> {
+    let Ok(entry) = sandgate_policy::network::Entry::parse(rule) else {
+        return Ok(None);
+    };
+    let policy = Policy::load_untested(sources, ctx)?;
+    let Some(network) = policy.network() else {
+        return Ok(None);
+    };
+    let (deny, _) = network.entries();
+    let (rules, _) = network.rules();
+    Ok(deny
+        .iter()
+        .zip(rules)
+        .find(|(d, _)| entry.covered_by(d))
+        .map(|(_, r)| {
+            format!(
+                "the network deny entry `{}` ({}) refuses every host and port it allows",
+                r.pattern, r.origin
+            )
+        }))
 }
 
 /// `sandgate policy lint`: exit 0 when clean, 1 with warnings, 2 when the policy cannot be read.
