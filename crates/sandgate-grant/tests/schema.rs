@@ -5,6 +5,7 @@
 //! is installed (`.ci/run` installs `python3-jsonschema`), the schema must too.
 
 use std::io::Write;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use wait::{Bounded, DEADLINE};
@@ -116,6 +117,7 @@ fn the_schema_accepts_exactly_the_valid_cases() {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .process_group(0)
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();

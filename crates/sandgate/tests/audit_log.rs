@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use wait::{Bounded, DEADLINE};
@@ -148,6 +149,7 @@ fn a_hook_record_carries_the_agents_session_and_what_the_agent_was_told() {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
+            .process_group(0)
             .spawn()
             .unwrap();
         use std::io::Write;
@@ -306,6 +308,7 @@ fn concurrent_writers_lose_and_tear_nothing_across_a_rotation() {
                 .env("W", w.to_string())
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())
+                .process_group(0)
                 .spawn()
                 .unwrap()
         })

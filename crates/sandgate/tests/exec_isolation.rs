@@ -7,6 +7,7 @@
 use std::fs;
 use std::io::ErrorKind;
 use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
@@ -343,6 +344,7 @@ fn a_named_pipe_waiting_for_its_reader_holds_only_itself() {
             .args(["exec", "--", FIFO_SCRIPT])
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
+            .process_group(0)
             .spawn()
             .unwrap();
         let out = wait::finish(child, 20, mode);

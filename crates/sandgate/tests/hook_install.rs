@@ -8,6 +8,7 @@ mod hook_common;
 use hook_common::wait::{Bounded, DEADLINE};
 use hook_common::Env;
 use serde_json::{json, Value};
+use std::os::unix::process::CommandExt;
 
 fn run(env: &Env, args: &[&str]) -> std::process::Output {
     let mut cmd = env.command(args);
@@ -101,7 +102,7 @@ fn claude_install_is_additive_idempotent_and_uninstall_removes_only_ours() {
         .env("SANDGATE_MANAGED_CONFIG", env.root.join("none"))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped());
-    let mut child = child.spawn().unwrap();
+    let mut child = child.process_group(0).spawn().unwrap();
     use std::io::Write;
     child
         .stdin

@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use wait::{Bounded, BoundedChild, DEADLINE};
@@ -281,7 +282,7 @@ fn every_preset_loads_with_the_cwd_at_home_in_a_project_and_at_the_root() {
             hook.stdin(std::process::Stdio::piped())
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped());
-            let mut child = hook.spawn().unwrap();
+            let mut child = hook.process_group(0).spawn().unwrap();
             {
                 use std::io::Write;
                 let mut stdin = child.stdin.take().unwrap();
@@ -422,7 +423,7 @@ fn a_failing_self_test_fails_every_surface_closed_and_policy_test_names_it() {
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    let mut child = hook.spawn().unwrap();
+    let mut child = hook.process_group(0).spawn().unwrap();
     {
         use std::io::Write;
         let _ = child
@@ -559,7 +560,7 @@ fn claude_hook(e: &Env, payload: &serde_json::Value) -> String {
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    let mut child = hook.spawn().unwrap();
+    let mut child = hook.process_group(0).spawn().unwrap();
     let _ = child
         .stdin
         .take()

@@ -6,6 +6,7 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::fd::OwnedFd;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -94,6 +95,7 @@ fn a_closed_stdout_ends_every_command_quietly() {
             .stdin(Stdio::null())
             .stdout(Stdio::from(closed_pipe()))
             .stderr(Stdio::piped())
+            .process_group(0)
             .spawn()
             .unwrap();
         let out = finish(child, 20, &args.join(" "));
@@ -143,6 +145,7 @@ fn a_named_pipe_as_a_policy_file_is_an_error_not_a_hang() {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .process_group(0)
         .spawn()
         .unwrap();
     let out = finish(child, 20, "check with a FIFO central file");
@@ -158,6 +161,7 @@ fn a_named_pipe_as_a_policy_file_is_an_error_not_a_hang() {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .process_group(0)
         .spawn()
         .unwrap();
     let out = finish(child, 20, "policy allow with a FIFO central file");
@@ -181,6 +185,7 @@ fn a_named_pipe_as_sandbox_json_is_an_error_not_a_hang() {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
+            .process_group(0)
             .spawn()
             .unwrap();
         let out = finish(child, 20, "run with a FIFO sandbox.json");
@@ -238,6 +243,7 @@ fn a_named_pipe_as_the_audit_log_is_refused_and_the_decision_stands() {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .process_group(0)
         .spawn()
         .unwrap();
     let out = finish(child, 20, "check with a FIFO audit log");
@@ -384,6 +390,7 @@ fn a_path_longer_than_the_kernel_takes_is_denied_at_once() {
         .sandgate(&["check", &call.to_string()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .process_group(0)
         .spawn()
         .unwrap();
     let out = finish(child, 20, "check of a long path");

@@ -8,6 +8,7 @@
 
 use run_common::wait::{Bounded, DEADLINE};
 use std::fs;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -154,6 +155,7 @@ fn a_named_pipe_waiting_for_its_reader_holds_only_itself() {
             .args(["run", "--no-ui", "--", "sh", "-c", "mkfifo p; (exec 3>p; echo writer-opened) & sleep 1; echo before-touch; touch x; echo touched; exec 4<p; wait; echo done"])
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
+            .process_group(0)
             .spawn()
             .unwrap();
         let out = wait::finish(child, 20, protection);
