@@ -9,9 +9,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
+
 use std::collections::BTreeMap;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
+
+use wait::Bounded;
 
 use sandgate_shell::grammar::GRAMMARS;
 use sandgate_shell::options::{grammar_of, ParserKind, ValueKind};
@@ -25,33 +30,17 @@ enum Shown {
 }
 
 /// Runs `program args` and returns its standard output, or `None` when it
-/// is not installed. Killed after 10 s.
+/// is not installed. Killed (and the test failed) after 60 s.
 fn help_of(program: &str, args: &[&str]) -> Option<String> {
-    let mut child = Command::new(program)
+    let out = Command::new(program)
         .args(args)
         .env("LC_ALL", "C")
         .env("HOME", std::env::temp_dir())
         .env("GIT_PAGER", "cat")
         .env("PAGER", "cat")
         .current_dir(std::env::temp_dir())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
+        .output_within(Duration::from_secs(60))
         .ok()?;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        if child.try_wait().ok()?.is_some() {
-            break;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("`{program} {args:?}` did not finish within 10 s");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let out = child.wait_with_output().ok()?;
     Some(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
