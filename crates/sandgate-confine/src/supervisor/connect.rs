@@ -26,13 +26,21 @@ use crate::seccomp::Notif;
 
 pub(super) use sandgate_sandbox::supervisor::connect::Peers;
 
-/// Answers `connect` notification `notif`, on a thread of its own. Nothing
-/// is left to the kernel: it would look up the descriptor again, which
-/// another thread of the program can point at a UNIX socket meanwhile
-/// (`dup2`), and read the address again.
-pub(super) fn connect(shared: &Arc<Shared>, notif: Notif) {
-    // The descriptor is an `int`: the kernel ignores the upper half.
-    let sock = match take_fd(notif.pid, notif.args[0] as u32 as i32) {
+/// What a `connect` asked for, as the shared decoder read it: the caller's
+/// socket descriptor, and where and how long its address is.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Asked {
+    pub(super) fd: i32,
+    pub(super) addr: u64,
+    pub(super) len: u64,
+}
+
+/// Answers `connect` notification `notif` (decoded as `asked`), on a thread
+/// of its own. Nothing is left to the kernel: it would look up the
+/// descriptor again, which another thread of the program can point at a
+/// UNIX socket meanwhile (`dup2`), and read the address again.
+pub(super) fn connect(shared: &Arc<Shared>, notif: Notif, asked: Asked) {
+    let sock = match take_fd(notif.pid, asked.fd) {
         Ok(sock) => sock,
         Err(e) => {
             shared
@@ -54,14 +62,14 @@ pub(super) fn connect(shared: &Arc<Shared>, notif: Notif) {
     let spawned = std::thread::Builder::new()
         .name("sandgate-connect".into())
         .stack_size(128 * 1024)
-        .spawn(move || answer(&shared_for_thread, &notif, &sock));
+        .spawn(move || answer(&shared_for_thread, &notif, asked, &sock));
     if spawned.is_err() {
         shared.listener.fail(notif.id, libc::EAGAIN);
     }
 }
 
-fn answer(shared: &Shared, notif: &Notif, sock: &OwnedFd) {
-    match connect_for(shared, notif, sock) {
+fn answer(shared: &Shared, notif: &Notif, asked: Asked, sock: &OwnedFd) {
+    match connect_for(shared, notif, asked, sock) {
         Ok(()) => shared.listener.succeed(notif.id, 0),
         Err(Refusal::Errno(errno)) => shared.listener.fail(notif.id, errno),
         Err(Refusal::Outside(unreached)) => {
@@ -80,9 +88,14 @@ fn answer(shared: &Shared, notif: &Notif, sock: &OwnedFd) {
 }
 
 /// Connects `sock`, the caller's, as `notif` asks.
-fn connect_for(shared: &Shared, notif: &Notif, sock: &OwnedFd) -> Result<(), Refusal> {
+fn connect_for(
+    shared: &Shared,
+    notif: &Notif,
+    asked: Asked,
+    sock: &OwnedFd,
+) -> Result<(), Refusal> {
     let mut room = [0u8; connect::ADDRESS_ROOM];
-    let address = connect::copy_address(notif.pid, notif.args[1], notif.args[2], &mut room)
+    let address = connect::copy_address(notif.pid, asked.addr, asked.len, &mut room)
         .map_err(Refusal::Errno)?;
     let inside = |pid: u32| shared.peers.inside(pid);
     let reach = Reach {

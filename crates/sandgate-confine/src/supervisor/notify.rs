@@ -59,8 +59,8 @@ fn handle(shared: &Arc<Shared>, notif: Notif, asks: &Sender<Pending>) {
             listener.allow(notif.id);
             return;
         }
-        Some(Syscall::Connect { .. }) => {
-            super::connect::connect(shared, notif);
+        Some(Syscall::Connect { fd, addr, len }) => {
+            super::connect::connect(shared, notif, super::connect::Asked { fd, addr, len });
             return;
         }
         Some(Syscall::Meta(meta)) => match meta.acting_on(notif.pid) {
