@@ -1,12 +1,14 @@
 //! What the engine reads from the file system while it decides, behind one
 //! interface.
 //!
-//! A decision needs the disk in three places, all of them here and nowhere
-//! in the matchers: expanding a pattern a command names (`cat ~/.ss*/id_*`)
-//! by listing directories as bash's globbing does; the floor's inodes (every
-//! file beneath the floor directories, walked once per policy, so that a hard
-//! link to a floor file is refused under its other name); and whether a file
-//! a deny rule names exists, or is the file a path links to. The policy reads
+//! A decision needs the disk in four places, all of them here and nowhere
+//! in the matchers: what is at the path a file tool names (a file with
+//! several names may be a floor file under another one); expanding a pattern
+//! a command names (`cat ~/.ss*/id_*`) by listing directories as bash's
+//! globbing does; the floor's inodes (every file beneath the floor
+//! directories, walked once per policy, so that a hard link to a floor file
+//! is refused under its other name); and whether a file a deny rule names
+//! exists, or is the file a path links to. The policy reads
 //! them through the [`Disk`] it holds (`Policy::with_disk`): by
 //! default [`RealDisk`], the file system of this process; a test may give
 //! another.
@@ -47,7 +49,8 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// The entry of file metadata read without following a final symlink.
+    /// The entry of file metadata (read with or without following a final
+    /// symlink).
     pub fn of(meta: &std::fs::Metadata) -> Entry {
         let kind = meta.file_type();
         let kind = if kind.is_symlink() {
@@ -78,6 +81,10 @@ pub trait Disk: Debug + Send + Sync {
     /// What is at `path`, not following a final symlink; `None` when nothing
     /// can be seen there.
     fn entry(&self, path: &Path) -> Option<Entry>;
+
+    /// What `path` leads to, following symlinks; `None` when nothing can be
+    /// seen there.
+    fn stat(&self, path: &Path) -> Option<Entry>;
 }
 
 /// The file system of this process.
@@ -99,6 +106,10 @@ impl Disk for RealDisk {
 
     fn entry(&self, path: &Path) -> Option<Entry> {
         std::fs::symlink_metadata(path).ok().map(|m| Entry::of(&m))
+    }
+
+    fn stat(&self, path: &Path) -> Option<Entry> {
+        std::fs::metadata(path).ok().map(|m| Entry::of(&m))
     }
 }
 
@@ -132,7 +143,9 @@ mod tests {
         assert_eq!((f.kind, f.nlink), (Kind::File, 2));
         assert_eq!((f.dev, f.ino), (g.dev, g.ino));
         assert_eq!(RealDisk.entry(&dir.join("s")).unwrap().kind, Kind::Symlink);
+        assert_eq!(RealDisk.stat(&dir.join("s")), Some(f));
         assert_eq!(RealDisk.entry(dir).unwrap().kind, Kind::Dir);
         assert_eq!(RealDisk.entry(&dir.join("missing")), None);
+        assert_eq!(RealDisk.stat(&dir.join("missing")), None);
     }
 }

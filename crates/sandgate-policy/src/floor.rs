@@ -11,13 +11,12 @@
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use crate::decision::Origin;
-use crate::disk::{Disk, Kind, RealDisk};
+use crate::disk::{Disk, Entry, Kind, RealDisk};
 use crate::rules::SourceRule;
 
 /// One directory of the floor, relative to the home directory.
@@ -307,11 +306,11 @@ impl FloorInodes {
 
     /// The floor file `meta` is another name of, if it is one. `Err` when
     /// that cannot be ruled out.
-    pub fn lookup(&self, meta: &std::fs::Metadata) -> Result<Option<&Path>, Undecided> {
-        if !meta.is_file() || meta.nlink() < 2 {
+    pub fn lookup(&self, meta: &Entry) -> Result<Option<&Path>, Undecided> {
+        if meta.kind != Kind::File || meta.nlink < 2 {
             return Ok(None);
         }
-        match self.linked.get(&(meta.dev(), meta.ino())) {
+        match self.linked.get(&(meta.dev, meta.ino)) {
             Some(file) => Ok(file.names.first().map(PathBuf::as_path)),
             None if self.incomplete => Err(Undecided),
             None => Ok(None),

@@ -15,8 +15,8 @@
 //!
 //! The engine does no IO beyond reading policy files and resolving paths, and
 //! starts no async runtime. What a decision reads from the file system besides
-//! resolving paths (patterns expanded, the floor's inodes, the files deny
-//! rules name) goes through one [`disk::Disk`], which the policy holds
+//! resolving paths (what is at a file tool's path, patterns expanded, the
+//! floor's inodes, the files deny rules name) goes through one [`disk::Disk`], which the policy holds
 //! ([`Policy::with_disk`]).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]

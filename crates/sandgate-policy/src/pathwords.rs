@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 use crate::canon::{self, Tilde};
 use crate::decision::{Access, Part, PartKind, RuleRef, Verdict};
-use crate::disk::{Disk, Kind};
+use crate::disk::{Disk, Entry, Kind};
 use crate::policy::Policy;
 use crate::request::Context;
 use crate::shell::reads::file_url_path;
@@ -295,7 +295,7 @@ impl Policy {
     pub(crate) fn protected(
         &self,
         canonical: &Path,
-        meta: Option<&std::fs::Metadata>,
+        meta: Option<&Entry>,
         access: Access,
     ) -> Option<(Option<RuleRef>, String)> {
         let subject = canonical.to_string_lossy();
@@ -355,13 +355,8 @@ impl Policy {
 
     /// The deny rule for `access` that names one file exactly (`~/.netrc`)
     /// of which `meta` is another name (a hard link), with that file.
-    fn linked_deny_file(
-        &self,
-        meta: &std::fs::Metadata,
-        access: Access,
-    ) -> Option<(&RuleRef, PathBuf)> {
-        use std::os::unix::fs::MetadataExt;
-        if !meta.is_file() || meta.nlink() < 2 {
+    fn linked_deny_file(&self, meta: &Entry, access: Access) -> Option<(&RuleRef, PathBuf)> {
+        if meta.kind != Kind::File || meta.nlink < 2 {
             return None;
         }
         let rules = self.path_deny.rules();
@@ -372,7 +367,7 @@ impl Policy {
                 return None;
             }
             let named = self.disk().entry(Path::new(glob))?;
-            (named.kind == Kind::File && named.dev == meta.dev() && named.ino == meta.ino())
+            (named.kind == Kind::File && named.dev == meta.dev && named.ino == meta.ino)
                 .then(|| (rule, PathBuf::from(glob)))
         })
     }
@@ -623,9 +618,11 @@ impl Policy {
         for base in bases {
             match canon::canonicalize_in(base, text) {
                 Ok(r) => {
-                    if let Some((rule, why)) =
-                        self.protected(&r.path, r.meta.as_ref(), Access::Read)
-                    {
+                    if let Some((rule, why)) = self.protected(
+                        &r.path,
+                        r.meta.as_ref().map(Entry::of).as_ref(),
+                        Access::Read,
+                    ) {
                         parts.push(path_part(word, &r.path, Verdict::Deny, rule, why));
                         return;
                     }
@@ -1015,7 +1012,11 @@ impl Policy {
                         return;
                     }
                 };
-                if let Some((rule, why)) = self.protected(&r.path, r.meta.as_ref(), Access::Write) {
+                if let Some((rule, why)) = self.protected(
+                    &r.path,
+                    r.meta.as_ref().map(Entry::of).as_ref(),
+                    Access::Write,
+                ) {
                     parts.push(write_part(
                         c,
                         word,

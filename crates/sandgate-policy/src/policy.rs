@@ -577,7 +577,7 @@ impl Policy {
     /// floor file under another name is the floor file.
     pub fn decide_canonical_path(&self, canonical: &Path, access: Access) -> Decision {
         let subject = canonical.to_string_lossy().into_owned();
-        let meta = std::fs::metadata(canonical).ok();
+        let meta = self.disk().stat(canonical);
         if let Some((rule, reason)) = self.protected(canonical, meta.as_ref(), access) {
             return Decision {
                 verdict: Verdict::Deny,

@@ -1,5 +1,6 @@
 //! What a decision reads from the file system goes through the policy's
-//! `Disk` (patterns expanded, the floor's inodes, the files deny rules name),
+//! `Disk` (what is at a file tool's path, patterns expanded, the floor's
+//! inodes, the files deny rules name),
 //! so a policy given another disk decides from what that disk says: each case
 //! here is decided one way on the real file system and the other way on a
 //! made-up one.
@@ -59,6 +60,10 @@ impl Disk for FakeDisk {
     }
 
     fn entry(&self, path: &Path) -> Option<Entry> {
+        self.entries.get(path).copied()
+    }
+
+    fn stat(&self, path: &Path) -> Option<Entry> {
         self.entries.get(path).copied()
     }
 }
@@ -130,17 +135,16 @@ fn the_floor_inodes_are_walked_on_the_policys_disk() {
     std::fs::write(&notes, "x\n").unwrap();
     std::fs::hard_link(&notes, home.ctx.cwd.join("again.txt")).unwrap();
     let meta = std::fs::metadata(&notes).unwrap();
+    let file = Entry {
+        kind: Kind::File,
+        dev: meta.dev(),
+        ino: meta.ino(),
+        nlink: meta.nlink(),
+    };
     let mut disk = FakeDisk::default();
     disk.dir(&h.join(".ssh"), &["id_rsa"], 12);
-    disk.entries.insert(
-        h.join(".ssh/id_rsa"),
-        Entry {
-            kind: Kind::File,
-            dev: meta.dev(),
-            ino: meta.ino(),
-            nlink: meta.nlink(),
-        },
-    );
+    disk.entries.insert(h.join(".ssh/id_rsa"), file);
+    disk.entries.insert(notes.clone(), file);
     let (real, fake) = both(&home, disk);
     let read = ToolCall::new("file_read", serde_json::json!({ "path": "notes.txt" }));
     let d = real.evaluate(&read, &home.ctx);
