@@ -200,3 +200,19 @@ sub.output()"#;
     let (ok, said) = check(dir.path(), "fine.rs", fine);
     assert!(ok, "{said}");
 }
+
+/// The suite itself: no test file waits without a deadline (what `.ci/run`
+/// checks, here too so that `cargo test` says it).
+#[test]
+fn no_test_of_the_workspace_waits_without_a_deadline() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/bounded-waits");
+    let out = Command::new("python3")
+        .arg(script)
+        .output_within(DEADLINE)
+        .expect("python3 runs .ci/bounded-waits");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
