@@ -63,7 +63,7 @@ pub use spawn::{
     adopt_orphans, clear_umask, forward_signals, hold_forwarded, reap_orphans, Confined,
     AROUND_CONFINEMENT, FORWARDED,
 };
-pub use supervisor::{Attempt, DenyReason, Event, Reporter, Supervisor};
+pub use supervisor::{Attempt, DenyReason, Event, Grants, Reporter, Supervisor};
 pub use unasked::Unasked;
 
 use std::io;

@@ -33,9 +33,10 @@ for line in sys.stdin.buffer:
 """
 
 
-def session(command, messages, env):
+def session(command, messages, env, cwd):
     proc = subprocess.Popen(
         command,
+        cwd=cwd,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -83,10 +84,10 @@ def main():
         }
         direct, relayed = [], []
         for _ in range(runs):
-            direct.append(statistics.median(session(["python3", agent], messages, env)))
+            direct.append(statistics.median(session(["python3", agent], messages, env, tmp)))
             relayed.append(
                 statistics.median(
-                    session([sandgate, "acp", "--", "python3", agent], messages, env)
+                    session([sandgate, "acp", "--", "python3", agent], messages, env, tmp)
                 )
             )
     d = statistics.median(direct) * 1e6

@@ -473,3 +473,56 @@ fn without_the_editors_dialog_a_write_outside_is_refused_and_logged() {
     let logged = t.audit_for(&path(&target));
     assert!(logged.iter().any(|r| r["verdict"] == "deny"), "{logged:#?}");
 }
+
+/// A session whose `cwd` lies outside every workspace: sandgate asks about
+/// the directory once, through the editor; allowed, the agent's writes
+/// beneath it land without another question.
+#[test]
+fn a_session_outside_the_workspace_is_asked_about_once() {
+    let Some(t) = confined_tree() else { return };
+    let project = t.outside.join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let a = project.join("a.txt");
+    let b = project.join("sub/b.txt");
+    t.set_script(&Script::new(vec![
+        Step::shell(Agent::Gemini, &format!("echo a > {}", path(&a))),
+        Step::shell(
+            Agent::Gemini,
+            &format!(
+                "mkdir -p {} && echo b > {}",
+                path(&project.join("sub")),
+                path(&b)
+            ),
+        ),
+    ]));
+    let seen = converse(
+        &t,
+        &[],
+        &["--yolo", "--skip-trust"],
+        json!({"env": {"SANDGATE_SANDBOX": "1"}, "session_cwd": project, "answers": ["allow_once"]}),
+    );
+    let asked: Vec<String> = seen
+        .permissions()
+        .iter()
+        .map(|p| {
+            p["toolCall"]["locations"][0]["path"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(asked, [path(&project)], "{}", seen.describe());
+    assert_eq!(
+        std::fs::read_to_string(&a).ok().as_deref(),
+        Some("a\n"),
+        "{}",
+        seen.describe()
+    );
+    assert_eq!(
+        std::fs::read_to_string(&b).ok().as_deref(),
+        Some("b\n"),
+        "{}",
+        seen.describe()
+    );
+    assert_ended(&seen);
+}

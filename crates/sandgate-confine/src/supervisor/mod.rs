@@ -58,7 +58,7 @@ use sandgate_sandbox::supervisor::perform::{Anchors, Op};
 
 struct Shared {
     plan: RunPlan,
-    answers: Mutex<RunAnswers>,
+    answers: Arc<Mutex<RunAnswers>>,
     hinted: Mutex<HashSet<PathBuf>>,
     repositories: Mutex<HashSet<PathBuf>>,
     callers: Callers,
@@ -76,8 +76,22 @@ struct Pending {
     outside: Vec<PathBuf>,
 }
 
+/// A running supervisor's answers for the run, from outside it: a path
+/// granted here is allowed, with everything beneath, for the rest of the
+/// run, as after an "allow" answer kept for the run.
+#[derive(Clone)]
+pub struct Grants(Arc<Mutex<RunAnswers>>);
+
+impl Grants {
+    /// Allows writes beneath `path` for the rest of the run.
+    pub fn allow(&self, path: &Path) {
+        lock(&self.0).allow.push(path.to_path_buf());
+    }
+}
+
 /// A running supervisor; stop it with [`Supervisor::stop`].
 pub struct Supervisor {
+    answers: Arc<Mutex<RunAnswers>>,
     stop: Arc<AtomicBool>,
     loop_thread: Option<JoinHandle<()>>,
     ask_thread: Option<JoinHandle<()>>,
@@ -98,9 +112,10 @@ impl Supervisor {
     ) -> Supervisor {
         let anchors = Anchors::open(plan.carved().map(Path::to_path_buf).collect::<Vec<_>>());
         let plan_sockets = plan.unix_sockets.clone();
+        let answers = Arc::new(Mutex::new(RunAnswers::default()));
         let shared = Arc::new(Shared {
             plan,
-            answers: Mutex::new(RunAnswers::default()),
+            answers: Arc::clone(&answers),
             hinted: Mutex::new(HashSet::new()),
             repositories: Mutex::new(HashSet::new()),
             callers: Callers::default(),
@@ -119,10 +134,16 @@ impl Supervisor {
         let loop_stop = Arc::clone(&stop);
         let loop_thread = thread::spawn(move || notify::notify_loop(&shared, &tx, &loop_stop));
         Supervisor {
+            answers,
             stop,
             loop_thread: Some(loop_thread),
             ask_thread: Some(ask_thread),
         }
+    }
+
+    /// Its answers for the run, to grant more from outside.
+    pub fn grants(&self) -> Grants {
+        Grants(Arc::clone(&self.answers))
     }
 
     /// Stops both threads (pending questions are abandoned; their callers get

@@ -95,6 +95,10 @@ pub fn run(global: &GlobalArgs, args: AcpArgs) -> ExitCode {
     let no_ui = args.no_ui || crate::prompt::no_ui_by_env();
     let mut workspaces = vec![ctx.cwd.clone()];
     workspaces.extend(args.workspaces);
+    let canonical = workspaces
+        .iter()
+        .map(|w| std::fs::canonicalize(ctx.cwd.join(w)).unwrap_or_else(|_| w.clone()))
+        .collect();
     let run_args = RunArgs {
         workspaces,
         no_ui,
@@ -105,6 +109,8 @@ pub fn run(global: &GlobalArgs, args: AcpArgs) -> ExitCode {
         global: global.clone(),
         cwd: ctx.cwd.clone(),
         no_ui,
+        workspaces: canonical,
+        relay: None,
         closed: None,
         agent_reader: None,
     };
@@ -116,6 +122,9 @@ struct Editorial {
     global: GlobalArgs,
     cwd: PathBuf,
     no_ui: bool,
+    /// The workspaces, canonical.
+    workspaces: Vec<PathBuf>,
+    relay: Option<Arc<Relay>>,
     /// Told when the editor closes the connection.
     closed: Option<mpsc::Receiver<()>>,
     agent_reader: Option<std::thread::JoinHandle<()>>,
@@ -146,6 +155,7 @@ impl Host for Editorial {
             editor,
             self.global.clone(),
             self.cwd.clone(),
+            self.workspaces.clone(),
         ));
         let max = frame::max_message();
         let (closed_tx, closed_rx) = mpsc::channel::<()>();
@@ -174,7 +184,14 @@ impl Host for Editorial {
             }
         }));
         self.closed = Some(closed_rx);
+        self.relay = Some(Arc::clone(&relay));
         Arc::new(Asker { relay })
+    }
+
+    fn supervising(&mut self, grants: sandgate_confine::Grants) {
+        if let Some(relay) = &self.relay {
+            relay.confined(grants);
+        }
     }
 
     fn wait(&mut self, child: &mut Child) -> std::io::Result<ExitStatus> {

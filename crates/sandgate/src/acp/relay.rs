@@ -44,6 +44,10 @@ pub const SURFACE: &str = "acp";
 /// The JSON-RPC error code of a method sandgate refused.
 pub const REFUSED: i64 = -32001;
 
+/// How long the person has to answer about a session directory outside
+/// the workspace.
+const SESSION_DIR_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// The JSON-RPC error code of a message over the size limit.
 pub const TOO_LARGE: i64 = -32600;
 
@@ -110,6 +114,11 @@ pub struct Relay {
     /// Judging and its audit records, one at a time (the audit log's session
     /// and tool call are process-wide).
     judging: Mutex<()>,
+    /// The run's workspaces (canonical), and its answers once it is confined.
+    workspaces: Vec<PathBuf>,
+    grants: Mutex<Option<sandgate_confine::Grants>>,
+    /// The session directories outside every workspace already asked about.
+    asked_dirs: Mutex<Vec<PathBuf>>,
 }
 
 fn key(id: &Value) -> String {
@@ -128,6 +137,7 @@ impl Relay {
         editor: Arc<Editor>,
         global: GlobalArgs,
         cwd: PathBuf,
+        workspaces: Vec<PathBuf>,
     ) -> Relay {
         Relay {
             to_agent,
@@ -137,7 +147,87 @@ impl Relay {
             cwd: cwd.to_string_lossy().into_owned(),
             sessions: Mutex::new(Sessions::default()),
             judging: Mutex::new(()),
+            workspaces,
+            grants: Mutex::new(None),
+            asked_dirs: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The confined run's answers: a session directory outside every
+    /// workspace can then be granted.
+    pub fn confined(&self, grants: sandgate_confine::Grants) {
+        *lock(&self.grants) = Some(grants);
+    }
+
+    /// A session in `cwd` began: a directory outside every workspace of a
+    /// confined run is asked about once, through the editor, in a thread of
+    /// its own; allowed, the agent may write beneath it for the rest of the
+    /// run ("always": and in later runs, from the workspace's `sandbox.json`).
+    fn session_dir(self: &Arc<Self>, session: &str, cwd: &str) {
+        let Some(grants) = lock(&self.grants).clone() else {
+            return;
+        };
+        let dir = std::fs::canonicalize(cwd).unwrap_or_else(|_| PathBuf::from(cwd));
+        if self.workspaces.iter().any(|w| dir.starts_with(w)) {
+            return;
+        }
+        {
+            let mut asked = lock(&self.asked_dirs);
+            if asked.iter().any(|a| dir.starts_with(a)) {
+                return;
+            }
+            asked.push(dir.clone());
+        }
+        let relay = Arc::clone(self);
+        let session = session.to_string();
+        std::thread::spawn(move || {
+            let subject = dir.to_string_lossy().into_owned();
+            let question = Question {
+                tool: "session directory".into(),
+                kind: SubjectKind::Path,
+                subject: subject.clone(),
+                reason: format!(
+                    "the session's working directory is outside the workspace ({}); \
+                     allow the agent to write beneath it?",
+                    relay
+                        .workspaces
+                        .iter()
+                        .map(|w| w.to_string_lossy().into_owned())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                timeout: SESSION_DIR_TIMEOUT,
+            };
+            let about = About {
+                session,
+                tool_call: None,
+                kind: "edit",
+                paths: vec![subject.clone()],
+            };
+            let resolution = relay.editor.ask(&question, &about);
+            match resolution.answer() {
+                Some(answer) if answer.verdict() == Verdict::Allow => {
+                    grants.allow(&dir);
+                    if answer.persists().is_some() {
+                        if let Some(ws) = relay.workspaces.first() {
+                            let file = sandgate_confine::SandboxFile::of(ws);
+                            if let Err(e) =
+                                file.persist(sandgate_confine::ListKind::Allow, &subject)
+                            {
+                                eprintln!(
+                                    "sandgate: the answer about `{subject}` was not kept: {e}"
+                                );
+                            }
+                        }
+                    }
+                    eprintln!("sandgate: the session directory `{subject}` is writable ({answer})");
+                }
+                _ => eprintln!(
+                    "sandgate: the session directory `{subject}` stays outside the workspace: \
+                     its writes are asked about one by one"
+                ),
+            }
+        });
     }
 
     fn out(&self, to: Side) -> &Out {
@@ -598,7 +688,7 @@ impl Relay {
 
     /// A response of the agent to the editor: the sessions it makes, the
     /// turns it ends.
-    fn agent_response(&self, id: &Value, message: &Map<String, Value>) {
+    fn agent_response(self: &Arc<Self>, id: &Value, message: &Map<String, Value>) {
         let mut sessions = lock(&self.sessions);
         match sessions.followed.remove(&key(id)) {
             Some(Followed::New { cwd }) => {
@@ -607,8 +697,10 @@ impl Relay {
                     .and_then(|r| r.get("sessionId"))
                     .and_then(Value::as_str)
                 {
-                    sessions.cwd.insert(s.to_string(), cwd);
+                    sessions.cwd.insert(s.to_string(), cwd.clone());
                     sessions.latest = Some(s.to_string());
+                    drop(sessions);
+                    self.session_dir(s, &cwd);
                 }
             }
             Some(Followed::Prompt { session }) => {

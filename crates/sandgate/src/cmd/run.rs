@@ -61,6 +61,8 @@ pub trait Host {
     fn start(&mut self, child: &mut std::process::Child) -> Arc<dyn Resolver>;
     /// Waits for the program to end.
     fn wait(&mut self, child: &mut std::process::Child) -> std::io::Result<ExitStatus>;
+    /// Once the run is confined: its answers, to grant writes from outside.
+    fn supervising(&mut self, _grants: confine::Grants) {}
 }
 
 /// Whether `SANDGATE_SANDBOX` arms every workspace.
@@ -399,6 +401,9 @@ pub fn run_hosted(global: &GlobalArgs, args: RunArgs, mut host: Option<&mut dyn 
         timeout,
         Arc::clone(&log) as Arc<dyn Reporter>,
     );
+    if let Some(host) = host.as_mut() {
+        host.supervising(supervisor.grants());
+    }
     let status = match host {
         Some(host) => host.wait(&mut child),
         None => child.wait(),
