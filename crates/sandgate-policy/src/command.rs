@@ -15,10 +15,14 @@
 //! 6. otherwise ALLOW.
 //!
 //! The reason names every part that decided, the strictest first.
+//!
+//! The gate reads the policy only through [`crate::gate::Rules`] (a
+//! [`Gate`] over it); `Policy::evaluate_command` and
+//! `Policy::explain_command` call it.
 
 use crate::decision::{Access, CommandExplanation, Decision, Part, PartKind, RuleRef, Verdict};
+use crate::gate::Gate;
 use crate::pathwords::Places;
-use crate::policy::Policy;
 use crate::request::Context;
 use crate::shell::{self, Analysis, SimpleCommand};
 
@@ -48,10 +52,10 @@ fn every_reason(decider: &Part, parts: &[Part], verdict: Verdict) -> String {
     reason
 }
 
-impl Policy {
+impl Gate<'_> {
     /// The command gate alone, in the mode `commands.shell` selects.
-    pub fn evaluate_command(&self, command: &str, ctx: &Context) -> Decision {
-        if self.settings().shell {
+    pub(crate) fn evaluate_command(&self, command: &str, ctx: &Context) -> Decision {
+        if self.rules.shell() {
             self.explain_command(command, ctx).decision
         } else {
             self.evaluate_command_raw(command)
@@ -59,15 +63,15 @@ impl Policy {
     }
 
     /// Raw mode (`commands.shell: false`): one regex over the whole string.
-    pub fn evaluate_command_raw(&self, command: &str) -> Decision {
-        if let Some(rule) = self.command_deny.first_match(command) {
+    pub(crate) fn evaluate_command_raw(&self, command: &str) -> Decision {
+        if let Some(rule) = self.rules.command_deny().first_match(command) {
             let reason = format!(
                 "the command matches the deny rule `{}` ({})",
                 rule.pattern, rule.origin
             );
             return Decision::by_rule(Verdict::Deny, command, rule.clone(), reason);
         }
-        if let Some(rule) = self.command_allow.first_match(command) {
+        if let Some(rule) = self.rules.command_allow().first_match(command) {
             let reason = format!(
                 "the command matches the allow rule `{}` ({})",
                 rule.pattern, rule.origin
@@ -80,8 +84,8 @@ impl Policy {
     /// The command gate with its parts: in shell mode the verdict of every
     /// simple command, redirection and unanalysable construct; in raw mode only
     /// the decision.
-    pub fn explain_command(&self, command: &str, ctx: &Context) -> CommandExplanation {
-        if !self.settings().shell {
+    pub(crate) fn explain_command(&self, command: &str, ctx: &Context) -> CommandExplanation {
+        if !self.rules.shell() {
             return CommandExplanation {
                 shell: false,
                 decision: self.evaluate_command_raw(command),
@@ -101,7 +105,7 @@ impl Policy {
     /// Decides every part on its own.
     fn judge_parts(&self, command: &str, analysis: &Analysis, ctx: &Context) -> Vec<Part> {
         let mut parts = Vec::with_capacity(analysis.commands.len() + 2);
-        if let Some(rule) = self.command_deny.first_match(command) {
+        if let Some(rule) = self.rules.command_deny().first_match(command) {
             parts.push(Part {
                 kind: PartKind::Line,
                 source: command.to_string(),
@@ -117,7 +121,7 @@ impl Policy {
         let places = Places::of(analysis, ctx);
         // The command runs in a directory it may not read: every relative
         // name in it is a protected path. (Writes are judged one by one.)
-        let here = self.decide_canonical_path(&ctx.cwd, Access::Read);
+        let here = self.rules.decide_canonical_path(&ctx.cwd, Access::Read);
         if here.verdict == Verdict::Deny {
             parts.push(Part {
                 kind: PartKind::Path,
@@ -222,7 +226,7 @@ impl Policy {
                 cwd: dir.clone(),
                 ..ctx.clone()
             };
-            let d = self.evaluate_path(target, Access::Write, &here);
+            let d = self.rules.evaluate_path(target, Access::Write, &here);
             if worst.as_ref().is_none_or(|w| d.verdict > w.verdict) {
                 worst = Some(d);
             }
@@ -247,7 +251,7 @@ impl Policy {
             reason,
         };
         for form in &c.forms {
-            if let Some(rule) = self.command_deny.first_match(&form.text) {
+            if let Some(rule) = self.rules.command_deny().first_match(&form.text) {
                 let via = if form.text == c.normalized || form.text == c.source {
                     String::new()
                 } else {
@@ -268,7 +272,7 @@ impl Policy {
             return part(Verdict::Allow, None, reason);
         }
         for form in c.allow_forms() {
-            if let Some(rule) = self.command_allow.first_match(&form.text) {
+            if let Some(rule) = self.rules.command_allow().first_match(&form.text) {
                 let via = if form.text == c.normalized || form.text == c.source {
                     String::new()
                 } else {
@@ -294,7 +298,8 @@ impl Policy {
     /// protected redirection targets still win, because they are checked first.
     fn exact_allow(&self, command: &str) -> Option<&RuleRef> {
         let exact = format!("^{}$", regex::escape(command));
-        self.command_allow
+        self.rules
+            .command_allow()
             .all_matches(command)
             .into_iter()
             .find(|r| r.pattern == exact)

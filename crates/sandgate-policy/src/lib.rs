@@ -33,6 +33,7 @@ pub mod decision;
 pub mod disk;
 pub mod error;
 pub mod floor;
+mod gate;
 pub mod lint;
 pub mod load;
 pub mod network;

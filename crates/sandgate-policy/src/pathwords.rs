@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use crate::canon::{self, Tilde};
 use crate::decision::{Access, Part, PartKind, RuleRef, Verdict};
 use crate::disk::{Disk, Entry, Kind};
-use crate::policy::Policy;
+use crate::gate::Gate;
 use crate::request::Context;
 use crate::shell::reads::file_url_path;
 use crate::shell::{self, Analysis, ShellWord, SimpleCommand};
@@ -288,7 +288,7 @@ fn basename(name: &str) -> &str {
     name.rsplit('/').next().unwrap_or(name)
 }
 
-impl Policy {
+impl Gate<'_> {
     /// The verdict of the floor and the path deny rules on a canonical path
     /// a command names (`meta`: what is there, if it exists). `None` when
     /// neither protects it.
@@ -299,7 +299,7 @@ impl Policy {
         access: Access,
     ) -> Option<(Option<RuleRef>, String)> {
         let subject = canonical.to_string_lossy();
-        if let Some(rule) = self.floor.first_match(canonical) {
+        if let Some(rule) = self.rules.floor().first_match(canonical) {
             let reason = format!(
                 "`{subject}` is protected by the built-in floor `{}`; no rule can allow it",
                 rule.pattern
@@ -307,14 +307,14 @@ impl Policy {
             return Some((Some(rule.clone()), reason));
         }
         if let Some(meta) = meta {
-            match self.floor_inodes().lookup(meta) {
+            match self.rules.floor_inodes().lookup(meta) {
                 Ok(None) => {}
                 Ok(Some(file)) => {
                     let reason = format!(
                         "`{subject}` is a hard link to the floor file `{}`; no rule can allow it",
                         file.display()
                     );
-                    return Some((self.floor.first_match(file).cloned(), reason));
+                    return Some((self.rules.floor().first_match(file).cloned(), reason));
                 }
                 Err(crate::floor::Undecided) => {
                     let reason = format!(
@@ -325,7 +325,7 @@ impl Policy {
                 }
             }
         }
-        if let Some(rule) = self.path_deny.first_match_for(canonical, access) {
+        if let Some(rule) = self.rules.path_deny().first_match_for(canonical, access) {
             let store = crate::credentials::store_of_rule(&rule.pattern)
                 .map(|s| format!(": a credential store: {}", s.why))
                 .unwrap_or_default();
@@ -359,14 +359,14 @@ impl Policy {
         if meta.kind != Kind::File || meta.nlink < 2 {
             return None;
         }
-        let rules = self.path_deny.rules();
-        let globs = self.path_deny.compiled_globs();
+        let rules = self.rules.path_deny().rules();
+        let globs = self.rules.path_deny().compiled_globs();
         rules.iter().zip(globs).find_map(|(rule, glob)| {
             if !rule.applies_to(access) || glob.is_empty() || has_meta(glob) || glob.contains('\\')
             {
                 return None;
             }
-            let named = self.disk().entry(Path::new(glob))?;
+            let named = self.rules.disk().entry(Path::new(glob))?;
             (named.kind == Kind::File && named.dev == meta.dev && named.ino == meta.ino)
                 .then(|| (rule, PathBuf::from(glob)))
         })
@@ -688,11 +688,12 @@ impl Policy {
                 let comps = lexical_components(&absolute);
                 let wide = places.wide.is_some();
                 if let Some(dir) = self
-                    .floor_dirs
+                    .rules
+                    .floor_dirs()
                     .iter()
                     .find(|d| pattern_reaches(&comps, d, wide))
                 {
-                    let rule = self.floor.first_match(dir).cloned();
+                    let rule = self.rules.floor().first_match(dir).cloned();
                     let reason = format!(
                         "the pattern `{}` could match the floor directory `{}` or a file in it{}; no rule can allow it",
                         word.text,
@@ -721,7 +722,7 @@ impl Policy {
                     self.judge_known(word, alt, Candidate::Whole, places, parts);
                     continue;
                 }
-                match glob_disk(self.disk(), &comps, wide) {
+                match glob_disk(self.rules.disk(), &comps, wide) {
                     Some(matches) => {
                         for m in matches {
                             let text = m.to_string_lossy();
@@ -770,7 +771,7 @@ pub const DIRECTORY_OPTIONS: &[(&str, &[&str])] = &[
     ("sudo", &["-D", "--chdir"]),
 ];
 
-impl Policy {
+impl Gate<'_> {
     /// The places of `c` when a directory option moves it: relative words
     /// land below that directory as well.
     fn directory_option(&self, c: &SimpleCommand, places: &Places) -> Option<Places> {
@@ -945,7 +946,7 @@ impl Policy {
                             format!("{base}/{alt}")
                         };
                         match glob_disk(
-                            self.disk(),
+                            self.rules.disk(),
                             &lexical_components(&absolute),
                             places.wide.is_some(),
                         ) {
@@ -1028,8 +1029,13 @@ impl Policy {
                     return;
                 }
                 if recursive {
-                    if let Some(dir) = self.floor_dirs.iter().find(|d| d.starts_with(&r.path)) {
-                        let rule = self.floor.first_match(dir).cloned();
+                    if let Some(dir) = self
+                        .rules
+                        .floor_dirs()
+                        .iter()
+                        .find(|d| d.starts_with(&r.path))
+                    {
+                        let rule = self.rules.floor().first_match(dir).cloned();
                         parts.push(write_part(c, word, Some(&r.path), Verdict::Deny, rule, format!(
                             "`{}` writes everything below `{}`, which holds the floor directory `{}`; no rule can allow it",
                             c.normalized,
@@ -1040,7 +1046,8 @@ impl Policy {
                     }
                 }
                 if self
-                    .path_allow
+                    .rules
+                    .path_allow()
                     .first_match_for(&r.path, Access::Write)
                     .is_none()
                 {

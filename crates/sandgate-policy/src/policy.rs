@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use crate::canon;
 use crate::config::{AskFallback, ClaudeAsk, IsolationConfig, IsolationMode};
-use crate::decision::{Access, Decision, List, RuleRef, Tier, Verdict};
+use crate::decision::{Access, CommandExplanation, Decision, List, RuleRef, Tier, Verdict};
 use crate::disk::{Disk, RealDisk};
 use crate::error::{LoadError, Problem};
 use crate::floor;
 use crate::floor::FloorInodes;
+use crate::gate::{self, Gate};
 use crate::load::{read_policy_files, source_rules, source_rules_for, LoadedFile, Sources};
 use crate::network::{MergedNetwork, NetworkPolicy};
 use crate::request::{gated_tool, tool_kind, Context, ToolCall, ToolKind};
@@ -578,7 +579,7 @@ impl Policy {
     pub fn decide_canonical_path(&self, canonical: &Path, access: Access) -> Decision {
         let subject = canonical.to_string_lossy().into_owned();
         let meta = self.disk().stat(canonical);
-        if let Some((rule, reason)) = self.protected(canonical, meta.as_ref(), access) {
+        if let Some((rule, reason)) = Gate::new(self).protected(canonical, meta.as_ref(), access) {
             return Decision {
                 verdict: Verdict::Deny,
                 subject,
@@ -723,4 +724,71 @@ fn merge_isolation(files: &[&LoadedFile]) -> Option<(IsolationConfig, Tier)> {
         .or_else(|| files.iter().filter(defined).find(|f| f.tier == Tier::Local))?;
     let iso = pick.file.permissions.exec.isolation.clone()?;
     Some((iso, pick.tier))
+}
+
+/// The command gate's view of this policy (`gate::Rules`): its rules, the
+/// floor, the disk and the path gate, read through methods.
+impl gate::Rules for Policy {
+    fn shell(&self) -> bool {
+        self.settings.shell
+    }
+    fn command_deny(&self) -> &CommandRules {
+        &self.command_deny
+    }
+    fn command_allow(&self) -> &CommandRules {
+        &self.command_allow
+    }
+    fn floor(&self) -> &PathRules {
+        &self.floor
+    }
+    fn path_deny(&self) -> &PathRules {
+        &self.path_deny
+    }
+    fn path_allow(&self) -> &PathRules {
+        &self.path_allow
+    }
+    fn floor_dirs(&self) -> &[PathBuf] {
+        &self.floor_dirs
+    }
+    fn floor_inodes(&self) -> &FloorInodes {
+        Policy::floor_inodes(self)
+    }
+    fn disk(&self) -> &dyn Disk {
+        Policy::disk(self)
+    }
+    fn evaluate_path(&self, path: &str, access: Access, ctx: &Context) -> Decision {
+        Policy::evaluate_path(self, path, access, ctx)
+    }
+    fn decide_canonical_path(&self, canonical: &Path, access: Access) -> Decision {
+        Policy::decide_canonical_path(self, canonical, access)
+    }
+}
+
+/// The command gate (`command`, `pathwords`), on this policy.
+impl Policy {
+    /// The command gate alone, in the mode `commands.shell` selects.
+    pub fn evaluate_command(&self, command: &str, ctx: &Context) -> Decision {
+        Gate::new(self).evaluate_command(command, ctx)
+    }
+
+    /// Raw mode (`commands.shell: false`): one regex over the whole string.
+    pub fn evaluate_command_raw(&self, command: &str) -> Decision {
+        Gate::new(self).evaluate_command_raw(command)
+    }
+
+    /// The command gate with its parts: in shell mode the verdict of every
+    /// simple command, redirection and unanalysable construct; in raw mode
+    /// only the decision.
+    pub fn explain_command(&self, command: &str, ctx: &Context) -> CommandExplanation {
+        Gate::new(self).explain_command(command, ctx)
+    }
+
+    /// The first read deny rule that names, exactly (`~/.netrc`,
+    /// `~/.config/gh/hosts.yml`) or as a directory (`~/.kube/**`), a path
+    /// that exists strictly below `root`, with that path: a read of every
+    /// file below `root` reads it. Rules with other patterns (`**/*.pem`)
+    /// are not looked for. `root` is canonical.
+    pub fn read_deny_below(&self, root: &Path) -> Option<(&RuleRef, PathBuf)> {
+        Gate::new(self).read_deny_below(root)
+    }
 }

@@ -11,7 +11,7 @@ use super::{
     Candidate, Expansion, Places,
 };
 use crate::decision::{Part, PartKind, RuleRef, Verdict};
-use crate::policy::Policy;
+use crate::gate::Gate;
 use crate::request::Context;
 use crate::shell::reads::{
     file_values, glob_widening, recursive_reads, symlinks_made, Reach, GLOB_VARIABLES,
@@ -238,7 +238,7 @@ impl Places {
     }
 }
 
-impl Policy {
+impl<'a> Gate<'a> {
     /// A program that reads whole trees (`grep -r`, `tar c`, `cp -r`,
     /// `find`): a tree that holds a floor directory is a read of the floor
     /// (DENY), or an ASK when the program may skip dot-files or reads only
@@ -326,7 +326,8 @@ impl Policy {
                     let tree = if has_meta(&text) {
                         // A pattern naming a directory above the floor: compare it component by component.
                         let comps = lexical_components(&lexical(base, &text).to_string_lossy());
-                        self.floor_dirs
+                        self.rules
+                            .floor_dirs()
                             .iter()
                             .find(|d| {
                                 let n = d.components().count().saturating_sub(1);
@@ -340,7 +341,8 @@ impl Policy {
                     } else {
                         match crate::canon::canonicalize_in(base, &text) {
                             Ok(r) => self
-                                .floor_dirs
+                                .rules
+                                .floor_dirs()
                                 .iter()
                                 .find(|d| d.starts_with(&r.path))
                                 .map(|d| (r.path, d)),
@@ -359,7 +361,7 @@ impl Policy {
                     }
                     if let Some((path, dir)) = tree {
                         let rule = (verdict == Verdict::Deny)
-                            .then(|| self.floor.first_match(dir).cloned())
+                            .then(|| self.rules.floor().first_match(dir).cloned())
                             .flatten();
                         let tail = if verdict == Verdict::Deny {
                             "; no rule can allow it"
@@ -390,9 +392,9 @@ impl Policy {
     /// that exists strictly below `root`, with that path: a read of every
     /// file below `root` reads it. Rules with other patterns (`**/*.pem`)
     /// are not looked for. `root` is canonical.
-    pub fn read_deny_below(&self, root: &Path) -> Option<(&RuleRef, PathBuf)> {
-        let rules = self.path_deny.rules();
-        let globs = self.path_deny.compiled_globs();
+    pub(crate) fn read_deny_below(&self, root: &Path) -> Option<(&'a RuleRef, PathBuf)> {
+        let rules = self.rules.path_deny().rules();
+        let globs = self.rules.path_deny().compiled_globs();
         for (rule, glob) in rules.iter().zip(globs) {
             if !rule.applies_to(crate::decision::Access::Read) {
                 continue;
@@ -408,7 +410,7 @@ impl Policy {
             let Ok(rel) = path.strip_prefix(root) else {
                 continue;
             };
-            if rel.as_os_str().is_empty() || self.disk().entry(path).is_none() {
+            if rel.as_os_str().is_empty() || self.rules.disk().entry(path).is_none() {
                 continue;
             }
             return Some((rule, path.to_path_buf()));
@@ -417,7 +419,7 @@ impl Policy {
     }
 
     /// A tree read of `root` that holds a path a read deny rule names
-    /// ([`Policy::read_deny_below`]): `grep -r KEY ~/.config` reads
+    /// ([`Gate::read_deny_below`]): `grep -r KEY ~/.config` reads
     /// `~/.config/gh/hosts.yml`. A DENY by that rule, unless the program
     /// skips dot-files and the way there holds one (then `floor`, the
     /// verdict the floor would get), or reads only names.
@@ -523,12 +525,12 @@ impl Policy {
             };
             for base in bases {
                 let comps = lexical_components(&lexical(base, alt).to_string_lossy());
-                let inside = self.floor_dirs.iter().find(|d| {
+                let inside = self.rules.floor_dirs().iter().find(|d| {
                     comps.len() > d.components().count().saturating_sub(1)
                         && pattern_reaches(&comps, d, wide)
                 });
                 if let Some(dir) = inside {
-                    let rule = self.floor.first_match(dir).cloned();
+                    let rule = self.rules.floor().first_match(dir).cloned();
                     let reason = format!(
                         "the pattern `{}` lists the floor directory `{}`{}; no rule can allow it",
                         word.text,
@@ -538,7 +540,7 @@ impl Policy {
                     parts.push(path_part(word, dir, Verdict::Deny, rule, reason));
                     return;
                 }
-                let Some(matches) = glob_disk(self.disk(), &comps, wide) else {
+                let Some(matches) = glob_disk(self.rules.disk(), &comps, wide) else {
                     continue;
                 };
                 let mut seen: Vec<PathBuf> = Vec::new();
