@@ -33,8 +33,6 @@ use crate::shell::{self, Analysis, ShellWord, SimpleCommand};
 
 mod lines;
 
-/// Commands that change the working directory for the commands after them.
-const DIRECTORY_CHANGERS: &[&str] = &["cd", "pushd", "popd"];
 /// At most this many working directories are tracked for one line.
 const MAX_DIRS: usize = 16;
 /// A brace expression may make at most this many words.
@@ -754,22 +752,9 @@ impl Gate<'_> {
 
 use crate::shell::options::{grammar_of, parse, Arg, UNKNOWN};
 use crate::shell::programs::{
-    program_named, sed_script, sed_scripts, text_only, text_option, text_values, written, SedEffect,
+    program_named, sed_script, sed_scripts, text_only, text_option, text_values, written,
+    SedEffect, DIRECTORY_CHANGERS, DIRECTORY_OPTIONS, WRAPPER_OUTPUTS,
 };
-
-/// Wrappers that write a file of their own, and the options naming it.
-pub const WRAPPER_OUTPUTS: &[(&str, &[&str])] = &[("time", &["-o", "--output"])];
-
-/// Options that make a program work in another directory, per program,
-/// named in full (the program's grammar reads how they are spelled); for a
-/// wrapper (`env -C DIR cmd`, `sudo -D DIR cmd`), the command it runs.
-pub const DIRECTORY_OPTIONS: &[(&str, &[&str])] = &[
-    ("git", &["-C"]),
-    ("make", &["-C", "--directory"]),
-    ("tar", &["-C", "--directory"]),
-    ("env", &["-C", "--chdir"]),
-    ("sudo", &["-D", "--chdir"]),
-];
 
 impl Gate<'_> {
     /// The places of `c` when a directory option moves it: relative words

@@ -29,6 +29,23 @@ pub const TEXT_ONLY_PROGRAMS: &[&str] = &[
 /// or as the next word.
 pub const TEXT_OPTIONS: &[(&str, &[&str])] = &[("git", &["-m", "--message"])];
 
+/// Commands that change the working directory for the commands after them.
+pub const DIRECTORY_CHANGERS: &[&str] = &["cd", "pushd", "popd"];
+
+/// Options that make a program work in another directory, per program,
+/// named in full (the program's grammar reads how they are spelled); for a
+/// wrapper (`env -C DIR cmd`, `sudo -D DIR cmd`), the command it runs.
+pub const DIRECTORY_OPTIONS: &[(&str, &[&str])] = &[
+    ("git", &["-C"]),
+    ("make", &["-C", "--directory"]),
+    ("tar", &["-C", "--directory"]),
+    ("env", &["-C", "--chdir"]),
+    ("sudo", &["-D", "--chdir"]),
+];
+
+/// Wrappers that write a file of their own, and the options naming it.
+pub const WRAPPER_OUTPUTS: &[(&str, &[&str])] = &[("time", &["-o", "--output"])];
+
 /// Whether `program` only prints or compares its words.
 pub fn text_only(program: &str) -> bool {
     TEXT_ONLY_PROGRAMS.contains(&program)

@@ -554,7 +554,9 @@ fn quoted_lines_analyse_as_the_parser_does() {
 mod registry {
     use crate::grammar::*;
     use crate::options::{grammar_of, ValueKind};
-    use crate::programs::{FLAG_SPELLINGS, PROGRAMS, TEXT_OPTIONS, WRITERS};
+    use crate::programs::{
+        DIRECTORY_OPTIONS, FLAG_SPELLINGS, PROGRAMS, TEXT_OPTIONS, WRAPPER_OUTPUTS, WRITERS,
+    };
     use crate::reads::{Roots, FILE_VALUES, INTERPRETERS, RECURSIVE_READERS};
     use crate::wrappers::WRAPPERS;
 
@@ -662,6 +664,11 @@ mod registry {
         }
         for (program, options) in FILE_VALUES {
             for (o, _) in *options {
+                check(program, None, o);
+            }
+        }
+        for (program, options) in DIRECTORY_OPTIONS.iter().chain(WRAPPER_OUTPUTS) {
+            for o in *options {
                 check(program, None, o);
             }
         }
