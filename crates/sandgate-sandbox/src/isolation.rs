@@ -126,6 +126,9 @@ pub enum IsolationError {
     /// The supervisor of `unix_sockets` could not be prepared.
     #[error("cannot prepare the supervisor of `unix_sockets`: {0}")]
     Supervise(std::io::Error),
+    /// The network namespace of a filtered network could not be prepared.
+    #[error("cannot prepare the network namespace for `permissions.network`: {0}")]
+    Network(std::io::Error),
 }
 
 /// A command ready to spawn, and the supervisor that must start beside it.
@@ -136,6 +139,11 @@ pub struct Prepared {
     /// With `unix_sockets` listed (`landlock` and `bwrap`): attach it right
     /// after a successful spawn, or every `connect()` of the command fails.
     pub supervision: Option<Supervision>,
+    /// With the network filtered by host ([`Isolation::filter_network`]):
+    /// where the proxy socket of the command's network namespace arrives;
+    /// take it right after a successful spawn and serve it, or the command
+    /// reaches no host at all.
+    pub network: Option<crate::netns::Outside>,
 }
 
 #[derive(Debug, Clone)]
@@ -163,6 +171,8 @@ pub struct Isolation {
     enforcement: Enforcement,
     notices: Vec<Notice>,
     cwd: PathBuf,
+    /// The command's network is filtered by host ([`crate::netns`]).
+    network_filtered: bool,
 }
 
 /// What would run, for `--dry-run`.
@@ -216,6 +226,7 @@ impl Isolation {
             enforcement: Enforcement::new(EnforcementLevel::NotEnforced),
             notices: Vec::new(),
             cwd: env.cwd.clone(),
+            network_filtered: false,
         };
         if !sandbox_on || configured == IsolationMode::None {
             return Ok(isolation);
@@ -466,6 +477,24 @@ impl Isolation {
         }
     }
 
+    /// Filter the command's network by host: under `landlock` and `bwrap`
+    /// with the network on, the command starts in a network namespace with
+    /// only loopback, whose one way out is the proxy socket handed to the
+    /// caller ([`Prepared::network`]). Returns whether it will (other modes,
+    /// and the network off, are left as they are).
+    pub fn filter_network(&mut self) -> bool {
+        self.network_filtered = matches!(
+            self.mechanism,
+            Mechanism::Landlock { .. } | Mechanism::Bwrap(_)
+        ) && self.plan.as_ref().is_some_and(|p| p.network);
+        self.network_filtered
+    }
+
+    /// Whether the command's network is filtered by host.
+    pub fn network_filtered(&self) -> bool {
+        self.network_filtered
+    }
+
     /// Everything `--dry-run` shows about running `command`.
     pub fn report(&self, command: &str) -> IsolationReport<'_> {
         IsolationReport {
@@ -552,6 +581,12 @@ impl Isolation {
         let program = argv.next().unwrap_or_else(|| SHELL.to_string());
         let mut cmd = Command::new(program);
         cmd.args(argv).current_dir(&self.cwd);
+        // First of the child's hooks: it needs the capabilities the others drop.
+        let network = if self.network_filtered {
+            Some(crate::netns::enter(&mut cmd).map_err(IsolationError::Network)?)
+        } else {
+            None
+        };
         if !fds.is_empty() {
             sys::inherit_fds(&mut cmd, fds);
         }
@@ -609,6 +644,7 @@ impl Isolation {
         Ok(Prepared {
             command: cmd,
             supervision,
+            network,
         })
     }
 }

@@ -64,6 +64,7 @@ pub mod harden;
 mod isolation;
 pub mod landlock;
 pub mod mount;
+pub mod netns;
 pub mod notify;
 pub mod plan;
 pub mod protect;

@@ -13,6 +13,7 @@ mod cmd;
 mod hook;
 mod import;
 mod mcp;
+mod network;
 mod prompt;
 mod runlink;
 mod setup;

@@ -175,7 +175,23 @@ pub fn isolation(policy: &Policy, ctx: &Context) -> Result<Isolation, IsolationE
     let deny: Vec<String> = deny.iter().map(|r| r.pattern.clone()).collect();
     let env = Environment::new(ctx.cwd.clone(), ctx.home.clone());
     let config = settings.isolation.as_ref().map(|(config, _tier)| config);
-    Isolation::new(config, settings.sandbox, &deny, &env)
+    // `permissions.network` turns the network on, filtered by host, unless
+    // the isolation says `network: false` (no network at all).
+    // Only `landlock` and `bwrap` filter: any other mode keeps its own
+    // `network` setting (turning it on there would not be filtered).
+    let filtered = policy.network().is_some()
+        && config.is_some_and(|c| {
+            c.network != Some(false)
+                && matches!(c.mode, Some(IsolationMode::Landlock | IsolationMode::Bwrap))
+        });
+    if !filtered {
+        return Isolation::new(config, settings.sandbox, &deny, &env);
+    }
+    let mut with_network = config.cloned().unwrap_or_default();
+    with_network.network = Some(true);
+    let mut isolation = Isolation::new(Some(&with_network), settings.sandbox, &deny, &env)?;
+    isolation.filter_network();
+    Ok(isolation)
 }
 
 /// Why an allowed command did not start.
@@ -213,6 +229,11 @@ pub fn spawn(policy: &Policy, command: &str, ctx: &Context) -> Result<ExitStatus
     }
     let prepared = isolation.command(command).map_err(SpawnError::Isolation)?;
     let mut child = prepared.command;
+    if let Some(outside) = prepared.network {
+        // The proxy runs in this process: the command is spawned, not become.
+        let network = policy.network().cloned().unwrap_or_default();
+        return spawn_filtered(child, prepared.supervision, outside, network, command);
+    }
     let Some(supervision) = prepared.supervision else {
         if isolation.mode() == IsolationMode::Landlock {
             use std::os::unix::process::CommandExt;
@@ -252,6 +273,51 @@ pub fn spawn(policy: &Policy, command: &str, ctx: &Context) -> Result<ExitStatus
             return Err(SpawnError::Io(std::io::Error::other(format!(
                 "sandgate's supervisor did not start, so the command was stopped: {e}"
             ))));
+        }
+    }
+    running.wait().map_err(SpawnError::Io)
+}
+
+/// Run a command whose network is filtered by host: spawn it, serve its
+/// proxy socket, supervise it if it has a supervisor, and wait.
+fn spawn_filtered(
+    mut child: std::process::Command,
+    supervision: Option<sandgate_sandbox::Supervision>,
+    outside: sandgate_sandbox::netns::Outside,
+    network: sandgate_policy::network::NetworkPolicy,
+    command: &str,
+) -> Result<ExitStatus, SpawnError> {
+    notify::hold_forwarded(&mut child).map_err(SpawnError::Io)?;
+    let mut running = child.spawn().map_err(|e| {
+        SpawnError::Io(std::io::Error::new(
+            e.kind(),
+            format!("{e} (while making the command's network namespace for `permissions.network`)"),
+        ))
+    })?;
+    if let Err(e) = crate::network::serve(outside, network, command, "exec") {
+        // Without its proxy the command reaches no host: say so, and stop it.
+        let _ = running.kill();
+        let _ = running.wait();
+        return Err(SpawnError::Io(std::io::Error::other(format!(
+            "the network proxy did not start, so the command was stopped: {e}"
+        ))));
+    }
+    if let Err(e) = notify::forward_signals(&running) {
+        eprintln!(
+            "sandgate: warning: signals sent to sandgate are not passed on to the command: {e}"
+        );
+    }
+    if let Some(supervision) = supervision {
+        match supervision.attach() {
+            Ok(Attached::Supervising) => {}
+            Ok(Attached::Outer) => eprintln!("sandgate: {OUTER_NOTE}"),
+            Err(e) => {
+                let _ = running.kill();
+                let _ = running.wait();
+                return Err(SpawnError::Io(std::io::Error::other(format!(
+                    "sandgate's supervisor did not start, so the command was stopped: {e}"
+                ))));
+            }
         }
     }
     running.wait().map_err(SpawnError::Io)

@@ -1,0 +1,489 @@
+//! The network allow-list (`permissions.network`) where it is enforced: a
+//! filtering proxy that contained programs reach from a network namespace of
+//! their own.
+//!
+//! # Design, and why
+//!
+//! A contained program runs in a network namespace that holds only a
+//! loopback interface: no route leads out of it, so nothing the program does
+//! (a raw `connect()`, a UDP packet to port 53, `dig @8.8.8.8`, DNS over TCP,
+//! a raw socket, IPv6) reaches another machine by itself. DNS cannot leak
+//! because no packet can. The only way out is a listening socket that
+//! sandgate creates *inside* that namespace (a socket belongs to the
+//! namespace it was made in) and then serves from *outside*, with this
+//! crate: the program connects to `127.0.0.1:PORT`, sandgate accepts, reads
+//! what the program asks for, decides it against the policy, resolves the
+//! name itself and connects from its own namespace. This is the namespace
+//! design of srt and Codex, without their bridge process: the listening
+//! socket is handed out of the namespace once, over a socket pair, before
+//! the program starts. It fails closed: if sandgate dies, the listening
+//! socket dies with it and the namespace has no way out at all.
+//!
+//! The one port speaks three protocols, told apart by the first byte:
+//!
+//! - **HTTP `CONNECT host:port`** (what `HTTPS_PROXY` makes clients send):
+//!   checked by its host and port. When the program then starts TLS, its
+//!   ClientHello is read before a byte goes out: a server name (SNI) other
+//!   than the `CONNECT` host is refused (domain fronting); to an address, a
+//!   server name must be allowed itself.
+//! - **Plain HTTP** (`GET http://host/path`, what `HTTP_PROXY` makes
+//!   clients send): checked by the URL's host, and a `Host` header naming
+//!   another host is refused. The request goes out with `Connection: close`,
+//!   so every request on a connection is checked.
+//! - **SOCKS5** (`ALL_PROXY=socks5h://…`), `CONNECT` only, by name or
+//!   address; `BIND` and `UDP ASSOCIATE` are refused.
+//!
+//! A name is resolved by sandgate (never by the program), and every address
+//! it resolves to must pass [`NetworkPolicy::decide_address`]: a listed name
+//! resolving to a loopback or private address is refused unless the address
+//! is listed. A refusal is a `403` whose body names the host and the command
+//! that would allow it (HTTP), or SOCKS5 reply 2, "not allowed by ruleset";
+//! every decision goes to [`Gate::record`].
+//!
+//! What the proxy leaves to its caller: asking a person ([`Gate::ask`]),
+//! the audit log ([`Gate::record`]) and name resolution ([`Gate::resolve`],
+//! the system resolver by default).
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod http;
+mod socks;
+pub mod tls;
+
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use sandgate_policy::network::{NetworkPolicy, Target};
+use sandgate_policy::{Decision, Verdict};
+
+/// How long a program has to send its request (or its TLS ClientHello).
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a connection to a host may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+/// How many connections are served at once; more wait in the backlog.
+const MAX_CONNECTIONS: usize = 512;
+
+/// How a program asked for a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// HTTP `CONNECT`.
+    Connect,
+    /// A plain HTTP request through the proxy.
+    Http,
+    /// SOCKS5 `CONNECT`.
+    Socks,
+}
+
+impl Via {
+    /// `connect`, `http` or `socks5`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Via::Connect => "connect",
+            Via::Http => "http",
+            Via::Socks => "socks5",
+        }
+    }
+}
+
+/// One decision, for the audit log.
+#[derive(Debug, Clone)]
+pub struct Record {
+    /// The host as the program named it.
+    pub host: String,
+    /// The port.
+    pub port: u16,
+    /// How the program asked.
+    pub via: Via,
+    /// Who asked: the program's peer address on the proxy port.
+    pub peer: Option<SocketAddr>,
+    /// The decision (its rule, if one decided, and why).
+    pub decision: Decision,
+}
+
+/// What the proxy needs from its caller.
+pub trait Gate: Send + Sync + 'static {
+    /// The network lists.
+    fn policy(&self) -> &NetworkPolicy;
+
+    /// Ask a person about a host the lists do not decide. `None`: nobody
+    /// can answer here (the connection is refused). An answer of `Allow`
+    /// or `Deny` is final for this connection (writing an "always" answer
+    /// to the policy is the caller's business).
+    fn ask(&self, _target: &Target, _port: u16, _decision: &Decision) -> Option<Verdict> {
+        None
+    }
+
+    /// Record a decision (the audit log).
+    fn record(&self, _record: &Record) {}
+
+    /// The addresses of `name`. The default is the system resolver of
+    /// sandgate's own process (never the contained program's).
+    fn resolve(&self, name: &str, port: u16) -> io::Result<Vec<IpAddr>> {
+        Ok((name, port).to_socket_addrs()?.map(|a| a.ip()).collect())
+    }
+}
+
+/// A refused connection, in words for the program and the person.
+#[derive(Debug, Clone)]
+pub struct Refused {
+    /// The host as the program named it, and the port.
+    pub host_port: String,
+    /// Why.
+    pub reason: String,
+    /// The command that would allow it, when an entry would.
+    pub allow_with: Option<String>,
+}
+
+impl Refused {
+    /// The body of the `403` a refused HTTP client gets.
+    pub fn body(&self) -> String {
+        let mut body = format!(
+            "sandgate refused the connection to {}: {}\n",
+            self.host_port, self.reason
+        );
+        if let Some(command) = &self.allow_with {
+            body.push_str(&format!("To allow it: {command}\n"));
+        }
+        body
+    }
+}
+
+/// Serve `listener` until it fails: each connection on a thread of its own.
+/// Returns when `accept` fails for good (the listener was closed).
+pub fn serve<G: Gate>(listener: TcpListener, gate: Arc<G>) -> io::Result<()> {
+    let active = Arc::new(AtomicUsize::new(0));
+    loop {
+        let (stream, peer) = match listener.accept() {
+            Ok(s) => s,
+            Err(e) if retry_accept(&e) => continue,
+            Err(e) => return Err(e),
+        };
+        if active.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
+            drop(stream);
+            continue;
+        }
+        active.fetch_add(1, Ordering::SeqCst);
+        let gate = Arc::clone(&gate);
+        let active_thread = Arc::clone(&active);
+        let spawned = std::thread::Builder::new()
+            .name("sandgate-proxy".into())
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                let _ = handle(stream, Some(peer), &*gate);
+                active_thread.fetch_sub(1, Ordering::SeqCst);
+            });
+        if spawned.is_err() {
+            active.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+fn retry_accept(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted | io::ErrorKind::WouldBlock
+    ) || e.raw_os_error() == Some(24) // EMFILE: wait for a descriptor
+}
+
+/// Serve one connection from a contained program.
+pub fn handle<G: Gate + ?Sized>(
+    client: TcpStream,
+    peer: Option<SocketAddr>,
+    gate: &G,
+) -> io::Result<()> {
+    client.set_read_timeout(Some(REQUEST_TIMEOUT))?;
+    let mut first = [0u8; 1];
+    let n = client.peek(&mut first)?;
+    if n == 0 {
+        return Ok(());
+    }
+    if first[0] == 5 {
+        socks::serve(client, peer, gate)
+    } else {
+        http::serve(client, peer, gate)
+    }
+}
+
+/// Decide a connection to `host:port` asked for `via`, ask where the lists
+/// do not decide, resolve a name, check each address and connect. Every
+/// decision is recorded.
+pub(crate) fn open<G: Gate + ?Sized>(
+    gate: &G,
+    host: &str,
+    port: u16,
+    via: Via,
+    peer: Option<SocketAddr>,
+) -> Result<(TcpStream, Target), Refused> {
+    let record = |decision: &Decision| {
+        gate.record(&Record {
+            host: host.to_string(),
+            port,
+            via,
+            peer,
+            decision: decision.clone(),
+        })
+    };
+    let Some(target) = Target::parse(host) else {
+        let decision = Decision::new(
+            Verdict::Deny,
+            format!("{host}:{port}"),
+            format!("`{host}` is not a host name or address"),
+        );
+        record(&decision);
+        return Err(Refused {
+            host_port: format!("{host}:{port}"),
+            reason: decision.reason,
+            allow_with: None,
+        });
+    };
+    let decision = decide(gate, &target, port);
+    if decision.verdict != Verdict::Allow {
+        record(&decision);
+        return Err(refused(&target, port, &decision));
+    }
+    let addrs = match &target {
+        Target::Addr(a) => vec![*a],
+        Target::Name(n) => match gate.resolve(n, port) {
+            Ok(a) if !a.is_empty() => a,
+            Ok(_) | Err(_) => {
+                let d = Decision::new(
+                    Verdict::Deny,
+                    decision.subject.clone(),
+                    format!("`{n}` does not resolve"),
+                );
+                record(&d);
+                return Err(Refused {
+                    host_port: d.subject.clone(),
+                    reason: d.reason,
+                    allow_with: None,
+                });
+            }
+        },
+    };
+    let mut last_refusal = None;
+    let mut last_error = None;
+    for addr in addrs {
+        let checked = match &target {
+            Target::Addr(_) => decision.clone(),
+            Target::Name(_) => gate.policy().decide_address(&target, addr, port),
+        };
+        if checked.verdict != Verdict::Allow {
+            last_refusal = Some(checked);
+            continue;
+        }
+        match TcpStream::connect_timeout(&SocketAddr::new(addr, port), CONNECT_TIMEOUT) {
+            Ok(stream) => {
+                let mut allowed = decision.clone();
+                if checked.rule.is_some() && !matches!(target, Target::Addr(_)) {
+                    allowed.reason = format!("{}; {}", decision.reason, checked.reason);
+                }
+                record(&allowed);
+                return Ok((stream, target));
+            }
+            Err(e) => last_error = Some(e),
+        }
+    }
+    let d = match (last_error, last_refusal) {
+        (Some(e), _) => Decision::new(
+            Verdict::Allow,
+            decision.subject.clone(),
+            format!("allowed, but the connection failed: {e}"),
+        ),
+        (None, Some(refusal)) => refusal,
+        (None, None) => Decision::new(Verdict::Deny, decision.subject.clone(), "no address"),
+    };
+    record(&d);
+    Err(Refused {
+        host_port: d.subject.clone(),
+        reason: d.reason.clone(),
+        allow_with: (d.verdict == Verdict::Deny && d.rule.is_none()).then(|| {
+            format!(
+                "sandgate policy allow domain {}",
+                sandgate_policy::network::entry_for(&target, port)
+            )
+        }),
+    })
+}
+
+/// The lists' decision, with a person's answer where they ask.
+fn decide<G: Gate + ?Sized>(gate: &G, target: &Target, port: u16) -> Decision {
+    let decision = gate.policy().decide(target, port);
+    if decision.verdict != Verdict::Ask {
+        return decision;
+    }
+    match gate.ask(target, port, &decision) {
+        Some(Verdict::Allow) => Decision {
+            verdict: Verdict::Allow,
+            reason: format!("{}; allowed when asked", decision.reason),
+            ..decision
+        },
+        Some(_) => Decision {
+            verdict: Verdict::Deny,
+            reason: format!("{}; refused when asked", decision.reason),
+            ..decision
+        },
+        None => Decision {
+            verdict: Verdict::Deny,
+            reason: format!(
+                "{}; nobody can answer here, so it is refused",
+                decision.reason
+            ),
+            ..decision
+        },
+    }
+}
+
+fn refused(target: &Target, port: u16, decision: &Decision) -> Refused {
+    // A deny entry's refusal is not undone by an allow entry.
+    let allow_with = decision.rule.is_none().then(|| {
+        format!(
+            "sandgate policy allow domain {}",
+            sandgate_policy::network::entry_for(target, port)
+        )
+    });
+    Refused {
+        host_port: sandgate_policy::network::host_port(target, port),
+        reason: decision.reason.clone(),
+        allow_with,
+    }
+}
+
+/// After a tunnel is allowed: when the program starts TLS, its server name
+/// must be the host it asked for (or, to an address, a host that is
+/// allowed itself). `sent` is what the program sent already; the result
+/// holds that and the rest of its first TLS record, which then goes to the
+/// host before the two connections are joined. A ClientHello that does not
+/// fit one record, or a record too large to hold, is refused: its name
+/// cannot be read.
+pub(crate) fn check_server_name<G: Gate + ?Sized>(
+    gate: &G,
+    sent: Vec<u8>,
+    client: &mut TcpStream,
+    target: &Target,
+    port: u16,
+    via: Via,
+    peer: Option<SocketAddr>,
+) -> Result<Vec<u8>, Refused> {
+    let start = match tls::read_first_record(sent, client) {
+        Ok(bytes) => bytes,
+        Err(_) => return Ok(Vec::new()),
+    };
+    let name = match tls::server_name(&start) {
+        Some(name) => name,
+        None if tls::is_unreadable_hello(&start) => "(a ClientHello that cannot be read)".into(),
+        None => return Ok(start),
+    };
+    let ok = match target {
+        Target::Name(host) => Target::parse(&name).is_some_and(|t| t == Target::Name(host.clone())),
+        Target::Addr(_) => Target::parse(&name)
+            .is_some_and(|t| gate.policy().decide(&t, port).verdict == Verdict::Allow),
+    };
+    if ok {
+        return Ok(start);
+    }
+    let subject = sandgate_policy::network::host_port(target, port);
+    let decision = Decision::new(
+        Verdict::Deny,
+        subject.clone(),
+        format!(
+            "the TLS server name `{name}` is not the host `{target}` the tunnel was allowed for \
+             (domain fronting)"
+        ),
+    );
+    gate.record(&Record {
+        host: target.to_string(),
+        port,
+        via,
+        peer,
+        decision: decision.clone(),
+    });
+    Err(Refused {
+        host_port: subject,
+        reason: decision.reason,
+        allow_with: None,
+    })
+}
+
+/// Join a tunnel's two connections until both directions end. What the
+/// host sends reaches the program at once (a server may speak first); what
+/// the program sends goes out only after its first TLS record, if it starts
+/// TLS, passed [`check_server_name`]. A refusal closes both connections.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn join_checked<G: Gate + ?Sized>(
+    gate: &G,
+    client: TcpStream,
+    upstream: TcpStream,
+    sent: Vec<u8>,
+    target: &Target,
+    port: u16,
+    via: Via,
+    peer: Option<SocketAddr>,
+) -> io::Result<()> {
+    let (mut up_r, mut client_w) = (upstream.try_clone()?, client.try_clone()?);
+    let down = std::thread::Builder::new()
+        .name("sandgate-proxy-down".into())
+        .stack_size(64 * 1024)
+        .spawn(move || {
+            let _ = copy(&mut up_r, &mut client_w);
+            let _ = client_w.shutdown(Shutdown::Write);
+        })?;
+    let mut client_r = client;
+    let mut up_w = upstream;
+    // The program may wait for the host to speak first, for as long as it likes.
+    client_r.set_read_timeout(None)?;
+    match check_server_name(gate, sent, &mut client_r, target, port, via, peer) {
+        Ok(start) => {
+            if up_w.write_all(&start).is_ok() && !start.is_empty() {
+                let _ = copy(&mut client_r, &mut up_w);
+            }
+            let _ = up_w.shutdown(Shutdown::Write);
+        }
+        Err(_) => {
+            let _ = up_w.shutdown(Shutdown::Both);
+            let _ = client_r.shutdown(Shutdown::Both);
+        }
+    }
+    let _ = down.join();
+    Ok(())
+}
+
+/// Join a plain request's two connections, `start` sent to the host first.
+pub(crate) fn join(client: TcpStream, upstream: TcpStream, start: &[u8]) -> io::Result<()> {
+    client.set_read_timeout(None)?;
+    let mut up = upstream;
+    if !start.is_empty() {
+        up.write_all(start)?;
+    }
+    let (mut client_r, mut up_w) = (client.try_clone()?, up.try_clone()?);
+    let forward = std::thread::Builder::new()
+        .name("sandgate-proxy-up".into())
+        .stack_size(64 * 1024)
+        .spawn(move || {
+            let _ = copy(&mut client_r, &mut up_w);
+            let _ = up_w.shutdown(Shutdown::Write);
+        })?;
+    let mut client_w = client;
+    let _ = copy(&mut up, &mut client_w);
+    let _ = client_w.shutdown(Shutdown::Write);
+    let _ = forward.join();
+    Ok(())
+}
+
+fn copy(from: &mut TcpStream, to: &mut TcpStream) -> io::Result<u64> {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut total = 0;
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) => return Ok(total),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        to.write_all(&buf[..n])?;
+        total += n as u64;
+    }
+}
