@@ -35,8 +35,22 @@ use crate::shell::{self, Analysis, SimpleCommand};
 fn every_reason(decider: &Part, parts: &[Part], verdict: Verdict) -> String {
     let mut reason = decider.reason.clone();
     let mut named: Vec<&RuleRef> = decider.rule.iter().collect();
+    let mut listed = 1;
+    let mut unlisted: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for p in parts {
-        if p.verdict != verdict || std::ptr::eq(p, decider) || reason.contains(&p.reason) {
+        if p.verdict != verdict || std::ptr::eq(p, decider) {
+            continue;
+        }
+        // Past the bound the rest are only counted: looking each up in an
+        // ever longer reason is quadratic (a brace word that makes hundreds
+        // of long words would take seconds), and no one reads such a list.
+        if listed >= MAX_LISTED_PARTS {
+            if p.reason != decider.reason {
+                unlisted.insert(&p.reason);
+            }
+            continue;
+        }
+        if reason.contains(&p.reason) {
             continue;
         }
         if let Some(rule) = &p.rule {
@@ -48,9 +62,20 @@ fn every_reason(decider: &Part, parts: &[Part], verdict: Verdict) -> String {
         }
         reason.push_str("; ");
         reason.push_str(&p.reason);
+        listed += 1;
+    }
+    if !unlisted.is_empty() {
+        reason.push_str(&format!(
+            "; and {} more part{} of the command with the same verdict",
+            unlisted.len(),
+            if unlisted.len() == 1 { "" } else { "s" }
+        ));
     }
     reason
 }
+
+/// The most parts a reason lists by name ([`every_reason`]).
+const MAX_LISTED_PARTS: usize = 32;
 
 impl Gate<'_> {
     /// The command gate alone, in the mode `commands.shell` selects.

@@ -330,3 +330,25 @@ fn many_directory_changes_are_bounded() {
         .expect("the line is judged within 20 s");
     assert_ne!(d.verdict, Allow, "{}", d.reason);
 }
+
+/// A reason names at most 32 parts and counts the rest: looking each part
+/// up in an ever longer reason was quadratic (a line of hundreds of long
+/// parts took 1.4 s in a release build; found by the fuzz target, whose
+/// input is the `hook_gemini` seed `many-long-parts`).
+#[test]
+fn a_reason_lists_a_bounded_number_of_parts() {
+    let home = setup();
+    let policy = home.policy(POLICY, None);
+    let command: Vec<String> = (0..100).map(|i| format!("unknown{i}")).collect();
+    let d = policy.evaluate_command(&command.join("; "), &home.ctx);
+    assert_eq!(d.verdict, Ask, "{}", d.reason);
+    assert!(d.reason.contains("`unknown0`"), "{}", d.reason);
+    assert!(d.reason.contains("`unknown31`"), "{}", d.reason);
+    assert!(!d.reason.contains("`unknown32`"), "{}", d.reason);
+    assert!(
+        d.reason
+            .ends_with("; and 68 more parts of the command with the same verdict"),
+        "{}",
+        d.reason
+    );
+}
