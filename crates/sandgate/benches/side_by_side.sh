@@ -20,33 +20,9 @@ work=$(mktemp -d -p "${TMPDIR:-/tmp}")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/home/.sandgate" "$work/project/sub" "$work/cache-old" "$work/cache-new"
 
-# The hook benchmark's 1,000-rule policy (hook_vs_jq.sh), plus the rules the
-# other rows need.
-python3 - "$work/home/.sandgate/permissions.yaml" <<'PY'
-import sys
-words = ["git","cargo","npm","make","docker","kubectl","python3","ls","cat","sed","grep","rm","curl","wget","tar","ssh","scp","chmod","chown","find"]
-subs = ["status","build","test","run","install","push","pull","log","diff","exec","apply","get","delete","list","show"]
-n = 250
-out = ["permissions:", "  paths:", "    deny:"]
-for i in range(n):
-    out.append(["      - '/srv/data%d/secrets/**'", "      - '~/private/p%d/*.key'", "      - '/var/lib/app%d/**/*.db'", "      - './vendor/pkg%d/**'"][i % 4] % i)
-out.append("    allow:")
-for i in range(n):
-    out.append(["      - '~/projects/proj%d/**'", "      - '/tmp/work%d/*.txt'", "      - './src/mod%d/**/*.rs'", "      - '/opt/tools%d/bin/*'"][i % 4] % i)
-out += ["  commands:", "    deny:"]
-for i in range(n):
-    w, s = words[i % len(words)], subs[i % len(subs)]
-    out.append(["      - '^\\s*{w}\\s+{s}\\s+--danger{i}'", "      - '\\|\\s*{w}{i}\\b'", "      - '^{w} {s} (-f|--force) target{i}'",
-                "      - '(?i)^{w}\\s+{s}{i}$'", "      - '{w}[0-9]+\\.{s}{i}'"][i % 5].format(w=w, s=s, i=i))
-out.append("    allow:")
-out.append("      - '^true$'")
-for i in range(n - 1):
-    w, s = words[i % len(words)], subs[i % len(subs)]
-    out.append(["      - '^{w} {s}( |$)'", "      - '^{w} {s} --project p{i}( |$)'", "      - '^{w}\\s+(-v\\s+)?{s}{i}\\b'",
-                "      - '^(sudo\\s+)?{w} {s}-{i} [a-z0-9_./-]+$'"][i % 4].format(w=w, s=s, i=i))
-out += ["  exec:", "    isolation:", "      mode: landlock"]
-open(sys.argv[1], "w").write("\n".join(out) + "\n")
-PY
+# The hook benchmark's 1,000-rule policy, with `^true$` allowed and Landlock
+# isolation for the `exec` row.
+python3 "$(dirname "$0")/thousand_rules.py" "$work/home/.sandgate/permissions.yaml" --exec
 
 cat > "$work/bash.json" <<JSON
 {"session_id":"s","transcript_path":"/tmp/t.jsonl","cwd":"$work/project","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git status"},"tool_use_id":"t1"}
