@@ -411,7 +411,7 @@ mod tests {
     fn a_quick_command_finishes_with_its_output() {
         let job = Job::spawn(sh("echo out; echo err >&2; exit 3"), "x", "/").unwrap();
         assert_eq!(job.wait(Duration::from_secs(5)), JobState::Exited(3));
-        let (out, dropped) = job.output();
+        let (out, dropped) = job.output(); // not a wait: what the job captured so far
         assert!(out.contains("out\n") && out.contains("err\n"), "{out}");
         assert_eq!(dropped, 0);
     }

@@ -201,7 +201,33 @@ sub.output()"#;
     assert!(ok, "{said}");
 }
 
-/// The suite itself: no test file waits without a deadline (what `.ci/run`
+/// Inside a crate's sources only the test code is checked: a
+/// `#[cfg(test)]` module, or a file named `tests.rs`.
+#[test]
+fn the_ci_check_reads_the_test_modules_of_a_crates_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    let lib = "pub fn run(child: &mut Child) {\n    child.wait().unwrap();\n}\n\n\
+               #[cfg(test)]\nmod tests {\n    fn helper() {\n        let x = { 1 };\n    }\n\n\
+               #[test]\n    fn t() {\n        child.wait().unwrap();\n    }\n}\n\n\
+               pub fn after(child: &mut Child) {\n    child.wait().unwrap();\n}\n";
+    let (ok, said) = check(&src, "lib.rs", lib);
+    assert!(!ok, "the test module's wait: not found");
+    assert!(said.contains("lib.rs:13:"), "{said}");
+    assert!(
+        !said.contains("lib.rs:2:") && !said.contains("lib.rs:18:"),
+        "code outside the test module was checked: {said}"
+    );
+    let (ok, said) = check(
+        &src,
+        "tests.rs",
+        "fn t() {\n    handle.join().unwrap();\n}\n",
+    );
+    assert!(!ok && said.contains("tests.rs:2:"), "{said}");
+}
+
+/// The suite itself: no test waits without a deadline (what `.ci/run`
 /// checks, here too so that `cargo test` says it).
 #[test]
 fn no_test_of_the_workspace_waits_without_a_deadline() {

@@ -14,7 +14,7 @@ use wait::{Bounded, DEADLINE};
 
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -59,12 +59,20 @@ fn find_program(candidates: &[&str]) -> Option<PathBuf> {
     None
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+/// The port in chromedriver's "ChromeDriver was started successfully on
+/// port 44227." line.
+fn started_on(line: &str) -> Option<u16> {
+    let rest = line.split("started successfully on port ").nth(1)?;
+    rest.trim_end().trim_end_matches('.').parse().ok()
+}
+
+#[test]
+fn chromedrivers_start_line_names_its_port() {
+    assert_eq!(
+        started_on("ChromeDriver was started successfully on port 44227."),
+        Some(44227)
+    );
+    assert_eq!(started_on("Starting ChromeDriver 156.0 on port 0"), None);
 }
 
 /// One HTTP/1.1 request with `Connection: close`; returns the JSON body.
@@ -134,17 +142,32 @@ struct Driver {
 
 impl Driver {
     fn start(chromedriver: &Path, chromium: &Path) -> Driver {
-        let port = free_port();
+        // Port 0: chromedriver binds a free port itself and prints it, so no
+        // other process can take the port between a choice and the bind.
         // Its own process group: the chromium it starts dies with it.
         let mut process = std::os::unix::process::CommandExt::process_group(
             Command::new(chromedriver)
-                .arg(format!("--port={port}"))
-                .stdout(Stdio::null())
+                .arg("--port=0")
+                .stdout(Stdio::piped())
                 .stderr(Stdio::null()),
             0,
         )
         .spawn()
         .unwrap();
+        let (tx, rx) = mpsc::channel();
+        let stdout = process.stdout.take().unwrap();
+        thread::spawn(move || {
+            // Read to the end, so chromedriver never blocks on a full pipe.
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(port) = started_on(&line) {
+                    let _ = tx.send(port);
+                }
+            }
+        });
+        let Ok(port) = rx.recv_timeout(Duration::from_secs(30)) else {
+            wait::reap(&mut process);
+            panic!("chromedriver did not say which port it listens on within 30 s");
+        };
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             if let Ok(status) = http(port, "GET", "/status", None) {

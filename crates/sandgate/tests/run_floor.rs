@@ -14,10 +14,13 @@ mod run_common;
 
 use run_common::wait::{Bounded, DEADLINE};
 use std::fs;
-use std::net::TcpStream;
+use std::net::TcpListener;
+use std::os::fd::OwnedFd;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use run_common::{supported, text, Tree};
@@ -57,12 +60,85 @@ fn must(cmd: &mut Command) -> Output {
 }
 
 /// Kills the processes this test started when it ends.
-struct Started(Vec<Child>);
+struct Started(Vec<Child>, Option<Server>);
 
 impl Drop for Started {
     fn drop(&mut self) {
+        if let Some(server) = self.1.take() {
+            server.stop();
+        }
         for child in &mut self.0 {
             run_common::wait::reap(child);
+        }
+    }
+}
+
+/// An SSH server on 127.0.0.1 that cannot lose its port: the test binds
+/// the listening socket itself (port 0) and runs `sshd -i` (inetd mode) on
+/// each connection it accepts, so no other process can take the port
+/// between its choice and a daemon's `bind`.
+struct Server {
+    port: u16,
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+    sessions: Arc<Mutex<Vec<run_common::wait::Guard>>>,
+}
+
+impl Server {
+    fn start(config: &Path) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        listener.set_nonblocking(true).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let sessions = Arc::new(Mutex::new(Vec::new()));
+        let (config, flag, list) = (config.to_path_buf(), stop.clone(), sessions.clone());
+        let thread = std::thread::spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        stream.set_nonblocking(false).unwrap();
+                        let input = stream.try_clone().unwrap();
+                        let session = Command::new(SSHD)
+                            .args(["-i", "-e", "-f"])
+                            .arg(&config)
+                            .stdin(Stdio::from(OwnedFd::from(input)))
+                            .stdout(Stdio::from(OwnedFd::from(stream)))
+                            .stderr(Stdio::null())
+                            .spawn_guarded();
+                        match session {
+                            Ok(session) => list.lock().unwrap().push(session),
+                            Err(e) => eprintln!("cannot start `{SSHD} -i`: {e}"),
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                    Err(e) => {
+                        eprintln!("accepting an SSH connection: {e}");
+                        return;
+                    }
+                }
+            }
+        });
+        Server {
+            port,
+            stop,
+            thread,
+            sessions,
+        }
+    }
+
+    /// Stops accepting and kills every session (their `Guard`s do). Called
+    /// from `Drop`, so it never panics: the accepting thread sees the flag
+    /// within 20 ms, and is left to the process's end if it does not.
+    fn stop(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !self.thread.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if let Ok(mut sessions) = self.sessions.lock() {
+            sessions.clear();
         }
     }
 }
@@ -76,14 +152,6 @@ fn wait_for(what: &str, ready: impl Fn() -> bool) {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 struct Setup {
@@ -118,33 +186,23 @@ impl Setup {
         let user = text(&must(Command::new("id").arg("-un")).stdout)
             .trim()
             .to_string();
-        let port = free_port();
         let config = server.join("sshd_config");
         fs::write(
             &config,
             format!(
-                "Port {port}\nListenAddress 127.0.0.1\nHostKey {host}\nPidFile {pid}\n\
+                "HostKey {host}\n\
                  AuthorizedKeysFile {keys}\nUsePAM no\nStrictModes no\nPasswordAuthentication no\n\
                  KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n",
                 host = server.join("host").display(),
-                pid = server.join("sshd.pid").display(),
                 keys = server.join("authorized_keys").display(),
             ),
         )
         .unwrap();
         // sshd's privilege separation directory.
         fs::create_dir_all("/run/sshd").unwrap();
-        let mut started = Started(Vec::new());
-        started.0.push(
-            Command::new(SSHD)
-                .args(["-D", "-e", "-f"])
-                .arg(&config)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap(),
-        );
-        wait_for("sshd", || TcpStream::connect(("127.0.0.1", port)).is_ok());
+        let sshd = Server::start(&config);
+        let port = sshd.port;
+        let mut started = Started(Vec::new(), Some(sshd));
         let host_pub = fs::read_to_string(server.join("host.pub")).unwrap();
         fs::write(
             ssh.join("known_hosts"),

@@ -217,7 +217,7 @@ mod tests {
             let _guard = held.lock().unwrap();
             panic!("poison the lock");
         })
-        .join();
+        .join(); // not a wait: the thread panics at once
         assert!(panicked.is_err());
         assert!(mutex.is_poisoned());
         lock(&mutex).push(2);

@@ -326,7 +326,7 @@ mod tests {
         let pid = child.id();
         assert!(callers.creds(pid).is_some());
         child.kill().unwrap();
-        child.wait().unwrap();
+        child.wait().unwrap(); // not a wait: the child was just killed
         assert!(callers.lock().callers.get(&pid).unwrap().exited());
         assert!(callers.creds(pid).is_none());
         assert!(!callers.lock().callers.contains_key(&pid));

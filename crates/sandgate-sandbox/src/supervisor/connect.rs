@@ -513,7 +513,7 @@ mod tests {
         assert!(!peers.inside(std::process::id()), "sandgate itself");
         assert!(!peers.inside(1));
         child.kill().unwrap();
-        child.wait().unwrap();
+        child.wait().unwrap(); // not a wait: the child was just killed
     }
 
     #[test]
