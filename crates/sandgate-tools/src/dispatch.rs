@@ -36,6 +36,19 @@ pub const MAX_EXEC_OUTPUT: usize = 64 * 1024;
 /// The binary appends it to the audit log.
 pub type DecisionSink = Box<dyn Fn(&str, &Decision, Option<&Resolution>) + Send + Sync>;
 
+/// Serves the filtering proxy of a command whose network is filtered by
+/// host (`permissions.network`): given where its proxy socket arrives, the
+/// lists and the command, it starts serving, and returns what stops it.
+pub type NetworkServe = Box<
+    dyn Fn(
+            sandgate_sandbox::netns::Outside,
+            sandgate_policy::network::NetworkPolicy,
+            &str,
+        ) -> std::io::Result<Box<dyn FnOnce() + Send>>
+        + Send
+        + Sync,
+>;
+
 /// Runs tool calls behind the gate.
 pub struct Dispatcher {
     policy: RwLock<Arc<Policy>>,
@@ -43,6 +56,7 @@ pub struct Dispatcher {
     resolver: Arc<dyn Resolver>,
     jobs: JobTable,
     record: DecisionSink,
+    network: Option<NetworkServe>,
 }
 
 impl Dispatcher {
@@ -60,7 +74,15 @@ impl Dispatcher {
             resolver,
             jobs: JobTable::new(),
             record,
+            network: None,
         }
+    }
+
+    /// Who serves the proxy of a command whose network is filtered by host;
+    /// without one, such a command is not run.
+    pub fn with_network(mut self, serve: NetworkServe) -> Self {
+        self.network = Some(serve);
+        self
     }
 
     /// The policy in force (it changes when an "always" answer adds a rule).
@@ -358,8 +380,12 @@ impl Dispatcher {
             c
         });
         let env = Environment::new(cwd.clone(), self.ctx.home.clone());
-        let isolation = Isolation::new(config.as_ref(), settings.sandbox, &deny, &env)
+        let (config, filtered) = crate::network::isolation_config(&policy, config.as_ref());
+        let mut isolation = Isolation::new(config.as_ref(), settings.sandbox, &deny, &env)
             .map_err(|e| ToolError::failed(format!("cannot isolate the command: {e}")))?;
+        if filtered {
+            isolation.filter_network();
+        }
         let mut notes = String::new();
         for n in isolation.notices() {
             notes.push_str(&format!("[sandgate: isolation {n}]\n"));
@@ -369,6 +395,31 @@ impl Dispatcher {
             .map_err(|e| ToolError::failed(format!("cannot isolate the command: {e}")))?;
         let cwd_text = cwd.display().to_string();
         let job = Job::spawn(prepared.command, command, &cwd_text)?;
+        if let Some(outside) = prepared.network {
+            let lists = policy.network().cloned().unwrap_or_default();
+            let served = match &self.network {
+                Some(serve) => serve(outside, lists, command),
+                None => Err(std::io::Error::other("this server has no network proxy")),
+            };
+            match served {
+                // The proxy ends with the command (a daemon it left behind
+                // has no network from then on).
+                Ok(stop) => {
+                    let watched = Arc::clone(&job);
+                    std::thread::spawn(move || {
+                        while watched.wait(Duration::from_secs(3600)) == JobState::Running {}
+                        stop();
+                    });
+                }
+                Err(e) => {
+                    // Without its proxy the command reaches no host: stop it.
+                    let _ = job.kill();
+                    return Err(ToolError::failed(format!(
+                        "the network proxy did not start, so the command was stopped: {e}"
+                    )));
+                }
+            }
+        }
         if let Some(supervision) = prepared.supervision {
             match supervision.attach() {
                 Ok(Attached::Supervising) => {}

@@ -27,6 +27,7 @@ pub mod file;
 pub mod grep;
 pub mod jobs;
 pub mod judged;
+pub mod network;
 pub mod output;
 pub mod params;
 pub mod resolver;

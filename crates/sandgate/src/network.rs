@@ -1,6 +1,7 @@
 //! The network allow-list on a contained command: the gate that
 //! `sandgate-net`'s proxy asks, with the audit log and the command's
-//! stderr, for `sandgate exec` (see `sandgate_net` for the design).
+//! stderr, for `sandgate exec` and `sandgate run` (see `sandgate_net` for
+//! the design).
 
 use std::sync::Arc;
 
@@ -13,9 +14,14 @@ struct CommandGate {
     policy: NetworkPolicy,
     /// The command, named in every record and refusal.
     command: String,
-    /// The surface in the audit log (`exec`).
+    /// The surface in the audit log (`exec`, `run`).
     surface: &'static str,
+    /// Where a refusal is told to the person (stderr when `None`).
+    tell: Option<Tell>,
 }
+
+/// Tells the person of a refusal, in one line.
+pub type Tell = Arc<dyn Fn(String) + Send + Sync>;
 
 impl Gate for CommandGate {
     fn policy(&self) -> &NetworkPolicy {
@@ -32,10 +38,14 @@ impl Gate for CommandGate {
         );
         crate::audit::record(self.surface, "network", &decision);
         if decision.verdict != Verdict::Allow {
-            eprintln!(
+            let line = format!(
                 "sandgate: network: refused {}: {}",
                 record.decision.subject, record.decision.reason
             );
+            match &self.tell {
+                Some(tell) => tell(line),
+                None => eprintln!("{line}"),
+            }
         }
     }
 }
@@ -49,11 +59,53 @@ pub fn serve(
     command: &str,
     surface: &'static str,
 ) -> std::io::Result<()> {
+    serve_telling(outside, policy, command, surface, None)
+}
+
+/// [`serve`], with refusals told through `tell` (`sandgate run`, whose
+/// program may draw on the terminal) instead of stderr.
+pub fn serve_telling(
+    outside: Outside,
+    policy: NetworkPolicy,
+    command: &str,
+    surface: &'static str,
+    tell: Option<Tell>,
+) -> std::io::Result<()> {
+    serve_listener(outside.listener()?, policy, command, surface, tell)
+}
+
+/// [`serve`], until the returned function is called (MCP `exec_run`: the
+/// proxy of a command ends with it, not with the server).
+pub fn serve_stoppable(
+    outside: Outside,
+    policy: NetworkPolicy,
+    command: &str,
+    surface: &'static str,
+) -> std::io::Result<Box<dyn FnOnce() + Send>> {
     let listener = outside.listener()?;
+    let held = listener.try_clone()?;
+    serve_listener(listener, policy, command, surface, None)?;
+    Ok(Box::new(move || {
+        // The serving thread's `accept` fails, and it ends, closing the socket.
+        let _ = nix::sys::socket::shutdown(
+            std::os::fd::AsRawFd::as_raw_fd(&held),
+            nix::sys::socket::Shutdown::Both,
+        );
+    }))
+}
+
+fn serve_listener(
+    listener: std::net::TcpListener,
+    policy: NetworkPolicy,
+    command: &str,
+    surface: &'static str,
+    tell: Option<Tell>,
+) -> std::io::Result<()> {
     let gate = Arc::new(CommandGate {
         policy,
         command: command.to_string(),
         surface,
+        tell,
     });
     std::thread::Builder::new()
         .name("sandgate-network".into())

@@ -175,22 +175,11 @@ pub fn isolation(policy: &Policy, ctx: &Context) -> Result<Isolation, IsolationE
     let deny: Vec<String> = deny.iter().map(|r| r.pattern.clone()).collect();
     let env = Environment::new(ctx.cwd.clone(), ctx.home.clone());
     let config = settings.isolation.as_ref().map(|(config, _tier)| config);
-    // `permissions.network` turns the network on, filtered by host, unless
-    // the isolation says `network: false` (no network at all).
-    // Only `landlock` and `bwrap` filter: any other mode keeps its own
-    // `network` setting (turning it on there would not be filtered).
-    let filtered = policy.network().is_some()
-        && config.is_some_and(|c| {
-            c.network != Some(false)
-                && matches!(c.mode, Some(IsolationMode::Landlock | IsolationMode::Bwrap))
-        });
-    if !filtered {
-        return Isolation::new(config, settings.sandbox, &deny, &env);
+    let (config, filtered) = sandgate_tools::network::isolation_config(policy, config);
+    let mut isolation = Isolation::new(config.as_ref(), settings.sandbox, &deny, &env)?;
+    if filtered {
+        isolation.filter_network();
     }
-    let mut with_network = config.cloned().unwrap_or_default();
-    with_network.network = Some(true);
-    let mut isolation = Isolation::new(Some(&with_network), settings.sandbox, &deny, &env)?;
-    isolation.filter_network();
     Ok(isolation)
 }
 

@@ -73,7 +73,10 @@ pub fn run(global: &GlobalArgs, args: McpArgs) -> ExitCode {
                 crate::audit::ask_outcome(resolution),
             )
         }),
-    );
+    )
+    .with_network(Box::new(|outside, lists, command| {
+        crate::network::serve_stoppable(outside, lists, command, "mcp")
+    }));
     let shared = Arc::new(Shared { tools, fallback });
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -226,6 +226,9 @@ pub fn run_hosted(global: &GlobalArgs, args: RunArgs, mut host: Option<&mut dyn 
         policy_cache,
         credentials: stores.iter().map(|s| s.path(&ctx.home)).collect(),
     };
+    // `permissions.network`: the program's whole tree in a network namespace
+    // whose one way out is the filtering proxy (see `crate::network`).
+    let network = network_of(&loaded);
     let mut plan = RunPlan::build_with(&inputs, requested.first_choice());
     if requested == Requested::Mount && plan.protection != Protection::Mount {
         return fail(
@@ -243,7 +246,14 @@ pub fn run_hosted(global: &GlobalArgs, args: RunArgs, mut host: Option<&mut dyn 
                 plan = RunPlan::build_with(&inputs, Protection::Carve);
             }
         }
-        return dry_run(global.json, armed, armed_by, &plan, &primary);
+        return dry_run(
+            global.json,
+            armed,
+            armed_by,
+            &plan,
+            &primary,
+            network.as_ref().filter(|_| armed),
+        );
     }
     let Some((program, program_args)) = args.program.split_first() else {
         return fail(
@@ -275,6 +285,11 @@ pub fn run_hosted(global: &GlobalArgs, args: RunArgs, mut host: Option<&mut dyn 
             "sandgate run is not armed: set \"enabled\": true in {} or SANDGATE_SANDBOX=1",
             primary.path().display()
         ));
+        if network.is_some() {
+            eprintln!(
+                "sandgate: warning: the network is not filtered by `permissions.network`: the run is not armed"
+            );
+        }
         hold_signals(&mut command);
         let mut child = match command.spawn() {
             Ok(child) => child,
@@ -322,6 +337,12 @@ pub fn run_hosted(global: &GlobalArgs, args: RunArgs, mut host: Option<&mut dyn 
     if let Err(e) = &adopting {
         eprintln!("sandgate: daemons the program starts will not count as its own: {e}");
     }
+    // The network namespace comes first: its hook must run while the
+    // child still has its capabilities.
+    let mut outside = match enter_network(&mut command, network.as_ref()) {
+        Ok(outside) => outside,
+        Err(e) => return fail(e),
+    };
     hold_signals(&mut command);
     let confined = match confine::spawn(&mut command, &plan) {
         // No namespace here (user namespaces disabled or restricted, an old
@@ -332,6 +353,10 @@ pub fn run_hosted(global: &GlobalArgs, args: RunArgs, mut host: Option<&mut dyn 
             if let Some(host) = host.as_mut() {
                 host.prepare(&mut command);
             }
+            outside = match enter_network(&mut command, network.as_ref()) {
+                Ok(outside) => outside,
+                Err(e) => return fail(e),
+            };
             hold_signals(&mut command);
             confine::spawn(&mut command, &plan)
         }
@@ -339,6 +364,12 @@ pub fn run_hosted(global: &GlobalArgs, args: RunArgs, mut host: Option<&mut dyn 
     };
     let confined = match confined {
         Ok(confined) => confined,
+        Err(ConfineError::Spawn { program, source }) if outside.is_some() => {
+            return fail(format!(
+                "cannot start `{program}`: {source} (while making its network namespace for \
+                 `permissions.network`)"
+            ))
+        }
         Err(e) => return fail(e),
     };
     confine::clear_umask();
@@ -392,6 +423,25 @@ pub fn run_hosted(global: &GlobalArgs, args: RunArgs, mut host: Option<&mut dyn 
     };
     let socket = link.as_ref().and(plan.unix_sockets.last().cloned());
     let log = Arc::new(Log::new(link, primary.path().to_path_buf()));
+    if let (Some(outside), Some(network)) = (outside, network) {
+        let told = Arc::clone(&log);
+        let tell: crate::network::Tell = Arc::new(move |line| told.refusal(line));
+        let command = args
+            .program
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" ");
+        if let Err(e) = crate::network::serve_telling(outside, network, &command, "run", Some(tell))
+        {
+            // Without its proxy the program reaches no host: say so, and stop it.
+            let _ = child.kill();
+            let _ = child.wait();
+            return fail(format!(
+                "the network proxy did not start, so the program was stopped: {e}"
+            ));
+        }
+    }
     let supervisor = Supervisor::start(
         child.id(),
         listener,
@@ -429,6 +479,39 @@ pub fn run_hosted(global: &GlobalArgs, args: RunArgs, mut host: Option<&mut dyn 
             ExitCode::from(EXIT_FAILED)
         }
     }
+}
+
+/// The network lists `sandgate run` enforces: `permissions.network` of the
+/// policy; none when it has none. A policy that does not load cannot say,
+/// so the network is filtered with nothing listed (every host refused).
+fn network_of(
+    loaded: &Result<sandgate_policy::Policy, sandgate_policy::LoadError>,
+) -> Option<sandgate_policy::network::NetworkPolicy> {
+    match loaded {
+        Ok(policy) => policy.network().cloned(),
+        Err(e) => {
+            eprintln!(
+                "sandgate: warning: the policy does not load ({e}), so the program's network is \
+                 filtered with no host allowed"
+            );
+            Some(sandgate_policy::network::NetworkPolicy::default())
+        }
+    }
+}
+
+/// Has `command` start in a network namespace of its own whose one way
+/// out is the proxy, when `network` filters the run; the end where its
+/// proxy socket arrives.
+fn enter_network(
+    command: &mut Command,
+    network: Option<&sandgate_policy::network::NetworkPolicy>,
+) -> Result<Option<sandgate_sandbox::netns::Outside>, String> {
+    if network.is_none() {
+        return Ok(None);
+    }
+    sandgate_sandbox::netns::enter(command)
+        .map(Some)
+        .map_err(|e| format!("cannot prepare the network namespace for `permissions.network`: {e}"))
 }
 
 /// The socket the hooks inside the run speak to (`~/.sandgate/run/PID.sock`,
@@ -519,8 +602,16 @@ fn dry_run(
     armed_by: &str,
     plan: &RunPlan,
     file: &SandboxFile,
+    network: Option<&sandgate_policy::network::NetworkPolicy>,
 ) -> ExitCode {
     let mechanism = Mechanism::probe_for(plan.protection);
+    let lists = network.map(|n| {
+        let (deny, allow) = n.entries();
+        let words = |v: Vec<&sandgate_policy::network::Entry>| {
+            v.iter().map(|e| e.to_string()).collect::<Vec<_>>()
+        };
+        (words(allow), words(deny))
+    });
     if json {
         let out = json!({
             "armed": armed,
@@ -543,6 +634,11 @@ fn dry_run(
             "unixSockets": sandgate_sandbox::supervise::states(&plan.unix_sockets),
             "landlockRules": plan.rules.len(),
             "landlockReadRules": plan.read_rules.len(),
+            "network": lists.as_ref().map(|(allow, deny)| json!({
+                "proxy": format!("127.0.0.1:{}", sandgate_sandbox::netns::PROXY_PORT),
+                "allow": allow,
+                "deny": deny,
+            })),
         });
         println!("{out:#}");
         return ExitCode::from(EXIT_OK);
@@ -635,6 +731,33 @@ fn dry_run(
     }
     for socket in sandgate_sandbox::supervise::states(&plan.unix_sockets) {
         println!("  {}  ({})", socket.path.display(), socket.state);
+    }
+    match &lists {
+        Some((allow, deny)) => {
+            println!(
+                "network: filtered by `permissions.network`: only through the proxy on 127.0.0.1:{}",
+                sandgate_sandbox::netns::PROXY_PORT
+            );
+            println!(
+                "  allow: {}",
+                if allow.is_empty() {
+                    "none".into()
+                } else {
+                    allow.join(", ")
+                }
+            );
+            println!(
+                "  deny:  {}",
+                if deny.is_empty() {
+                    "none".into()
+                } else {
+                    deny.join(", ")
+                }
+            );
+        }
+        None => {
+            println!("network: not filtered (no `permissions.network`, or the run is not armed)")
+        }
     }
     ExitCode::from(EXIT_OK)
 }
@@ -766,6 +889,21 @@ impl Log {
         } else {
             eprintln!("{line}");
         }
+    }
+
+    /// A refusal that is not the supervisor's (the network proxy's): printed
+    /// now, or counted and kept for [`Log::finish`] while the program draws
+    /// on the terminal.
+    fn refusal(&self, line: String) {
+        if !self.on_screen {
+            eprintln!("{line}");
+            return;
+        }
+        self.refused.fetch_add(1, Ordering::Relaxed);
+        self.first_refusal
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get_or_insert_with(|| line.trim_start_matches("sandgate: ").to_string());
     }
 
     /// After the program ended: the notes kept, and one line for the

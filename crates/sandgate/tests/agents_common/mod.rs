@@ -281,6 +281,9 @@ pub struct RunOpts {
     pub model: Option<String>,
     /// Start the agent under `sandgate run --no-ui`, armed.
     pub confined: bool,
+    /// Words put before the command (e.g. a mount namespace with the test's
+    /// own `/etc/hosts`, which then execs the command).
+    pub wrap: Vec<String>,
 }
 
 impl RunOpts {
@@ -291,7 +294,14 @@ impl RunOpts {
             env: Vec::new(),
             model: None,
             confined: false,
+            wrap: Vec::new(),
         }
+    }
+
+    /// Start the command through `words` (which exec it).
+    pub fn wrapped(mut self, words: Vec<String>) -> RunOpts {
+        self.wrap = words;
+        self
     }
 
     /// Start the agent under `sandgate run --no-ui`, armed.
@@ -787,12 +797,23 @@ impl Tree {
         .unwrap();
         std::fs::write(&self.server.record, "").unwrap();
         let prompt = "Do the task.";
-        let mut cmd = if opts.confined {
-            let mut c = Command::new(env!("CARGO_BIN_EXE_sandgate"));
-            c.args(["run", "--no-ui", "--"]).arg(&self.bin);
-            c
-        } else {
-            Command::new(&self.bin)
+        let mut cmd = match (opts.wrap.split_first(), opts.confined) {
+            (Some((first, rest)), confined) => {
+                let mut c = Command::new(first);
+                c.args(rest);
+                if confined {
+                    c.arg(env!("CARGO_BIN_EXE_sandgate"))
+                        .args(["run", "--no-ui", "--"]);
+                }
+                c.arg(&self.bin);
+                c
+            }
+            (None, true) => {
+                let mut c = Command::new(env!("CARGO_BIN_EXE_sandgate"));
+                c.args(["run", "--no-ui", "--"]).arg(&self.bin);
+                c
+            }
+            (None, false) => Command::new(&self.bin),
         };
         self.clean_env(&mut cmd);
         if opts.confined {
