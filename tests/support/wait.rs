@@ -336,6 +336,12 @@ impl Lines {
         }
     }
 
+    /// The lines that have come so far, each followed by a newline, without
+    /// waiting: for a failure's message.
+    pub fn so_far(&self) -> String {
+        self.0.try_iter().map(|line| line + "\n").collect()
+    }
+
     /// Every line up to the end of the pipe, each followed by a newline,
     /// waiting at most `secs` seconds in all.
     pub fn rest_within(&self, secs: u64, what: &str) -> String {

@@ -2,6 +2,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../../../tests/support/ci.rs"]
+mod ci;
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
+
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -339,7 +344,7 @@ fn the_isolation_workdir_stays_with_the_server_whatever_the_cwd() {
 fn exec_run_keeps_the_floor_under_other_names_and_the_credential_stores() {
     let landlock = sandgate_sandbox::landlock_abi() >= 1;
     let bwrap = std::path::Path::new("/usr/bin/bwrap").exists();
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
+    if ci::under_ci() {
         assert!(
             landlock && bwrap,
             "needs Landlock and bubblewrap (apt-get install bubblewrap)"

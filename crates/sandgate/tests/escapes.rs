@@ -30,37 +30,13 @@ use sandgate_confine::preload::MARKER;
 #[path = "../../../tests/support/exe.rs"]
 mod exe;
 
-/// The unprivileged test user.
-const TEST_USER: &str = "sandgate-test";
+#[path = "../../../tests/support/ci.rs"]
+mod ci;
 
-/// A `PATH` every user can use (no per-user shims).
-const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+use ci::{has, is_root, skip as missing, PATH, TEST_USER};
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn under_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
-}
-
-/// Skips (outside CI) or fails (under CI) with `why`.
-fn missing(why: &str) {
-    assert!(!under_ci(), "{why}");
-    eprintln!("skipping: {why}");
-}
-
-fn is_root() -> bool {
-    // `/proc/self` belongs to the effective uid of the process that looks.
-    fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
-}
-
-fn has(program: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .env("PATH", PATH)
-        .output_within(DEADLINE)
-        .is_ok_and(|o| o.status.success())
 }
 
 /// Who runs an attempt.

@@ -17,6 +17,8 @@ use std::process::Command;
 
 #[path = "../../../tests/support/account.rs"]
 mod account;
+#[path = "../../../tests/support/ci.rs"]
+mod ci;
 #[path = "../../../tests/support/wait.rs"]
 mod wait;
 
@@ -96,15 +98,7 @@ fn has_bwrap() -> bool {
     sandgate_sandbox::bwrap::find().found.is_some()
 }
 
-/// Skips with `why` printed; under `CI=true` fails instead, so that CI never
-/// passes a test it did not run.
-fn skip(why: &str) {
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "CI must run this: {why}"
-    );
-    eprintln!("skipping {why}");
-}
+use ci::skip;
 
 /// The modes that can run here, with the reason printed for each one skipped.
 fn modes() -> Vec<&'static str> {

@@ -56,9 +56,7 @@ const PRESETS: [&str; 4] = ["readonly", "rust", "node", "python"];
 /// the generated order (the issue's own forms come first).
 const HEAVY_BUDGET: usize = 8;
 
-fn ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
-}
+use ci::under_ci as ci;
 
 /// The preset's policy text, as `sandgate init --print` writes it.
 fn preset_text(preset: &str) -> String {
@@ -177,6 +175,8 @@ fn hook_answer(template: &Template, command: &str) -> String {
         .to_string()
 }
 
+#[path = "../../../tests/support/ci.rs"]
+mod ci;
 #[path = "../../../tests/support/wait.rs"]
 mod wait;
 use wait::finish;

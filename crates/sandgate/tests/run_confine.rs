@@ -342,17 +342,46 @@ echo done"#;
 }
 
 /// Waits up to 20 s for `child`; kills it and fails when it does not end.
-fn wait_briefly(child: &mut std::process::Child) -> std::process::ExitStatus {
+fn wait_briefly(child: &mut std::process::Child) -> Option<std::process::ExitStatus> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
         if let Some(status) = child.try_wait().unwrap() {
-            return status;
+            return Some(status);
         }
         if std::time::Instant::now() > deadline {
-            panic!("sandgate did not end after the signal");
+            return None;
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+}
+
+/// Every process below `pid`, with its state, what it waits in and its
+/// command line: for the message of a test whose program did not end.
+fn tree_below(pid: u32) -> String {
+    let mut text = String::new();
+    let mut queue = vec![(pid, 0)];
+    while let Some((pid, depth)) = queue.pop() {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat.rsplit_once(") ").map_or("?", |(_, rest)| &rest[..1]);
+        let wchan = std::fs::read_to_string(format!("/proc/{pid}/wchan")).unwrap_or_default();
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .unwrap_or_default();
+        let threads = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .map(|d| d.count())
+            .unwrap_or(0);
+        text.push_str(&format!(
+            "{:indent$}{pid} {state} wchan={wchan} threads={threads} {cmdline}\n",
+            "",
+            indent = depth * 2
+        ));
+        let children =
+            std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+        for child in children.split_whitespace().filter_map(|c| c.parse().ok()) {
+            queue.push((child, depth + 1));
+        }
+    }
+    text
 }
 
 #[test]
@@ -383,7 +412,15 @@ fn signals_sent_to_sandgate_reach_the_program_and_its_status_comes_back() {
             .status_within(DEADLINE)
             .unwrap();
         assert!(sent.success());
-        let status = wait_briefly(&mut child);
+        let Some(status) = wait_briefly(&mut child) else {
+            panic!(
+                "SIG{signal}: sandgate did not end within 20 s of the signal\n\
+                 processes:\n{}stdout so far:\n{}stderr so far:\n{}",
+                tree_below(child.id()),
+                stdout.so_far(),
+                stderr.so_far()
+            );
+        };
         let rest = stdout.rest_within(20, "the program's stdout");
         let stderr = stderr.rest_within(20, "sandgate's stderr");
         assert_eq!(status.code(), Some(code), "SIG{signal}: {rest} {stderr}");
@@ -414,7 +451,13 @@ fn signals_sent_to_sandgate_reach_the_program_and_its_status_comes_back() {
         .arg(child.id().to_string())
         .status_within(DEADLINE)
         .unwrap();
-    assert_eq!(wait_briefly(&mut child).code(), Some(143));
+    let status = wait_briefly(&mut child).unwrap_or_else(|| {
+        panic!(
+            "SIGTERM to `exec sleep 30`: sandgate did not end within 20 s\nprocesses:\n{}",
+            tree_below(child.id())
+        )
+    });
+    assert_eq!(status.code(), Some(143));
 }
 
 #[test]

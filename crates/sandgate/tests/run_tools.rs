@@ -17,28 +17,16 @@ use std::process::{Command, Output};
 
 mod run_common;
 
+use run_common::ci::PATH;
 use run_common::{supported, text, wait, Tree};
-
-/// A `PATH` without per-user shims.
-const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-
-fn under_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
-}
 
 /// Whether `program` is installed; under CI a missing one fails the test.
 fn has(program: &str, package: &str) -> bool {
-    let found = Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .env("PATH", PATH)
-        .output_within(DEADLINE)
-        .is_ok_and(|o| o.status.success());
+    let found = run_common::ci::has(program);
     if !found {
-        assert!(
-            !under_ci(),
+        run_common::skip(&format!(
             "`{program}` is not installed (package `{package}`)"
-        );
-        eprintln!("skipping: `{program}` is not installed (package `{package}`)");
+        ));
     }
     found
 }

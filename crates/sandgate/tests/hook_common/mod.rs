@@ -8,6 +8,8 @@ use std::process::Output;
 
 use serde_json::{json, Value};
 
+#[path = "../../../../tests/support/ci.rs"]
+pub mod ci;
 #[path = "../../../../tests/support/wait.rs"]
 pub mod wait;
 

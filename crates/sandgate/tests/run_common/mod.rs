@@ -21,15 +21,9 @@ pub mod exe;
 #[path = "../../../../tests/support/wait.rs"]
 pub mod wait;
 
-/// Skips with `why` printed; under `CI=true` fails instead, so that CI never
-/// passes a test it did not run.
-pub fn skip(why: &str) {
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "CI must run this: {why}"
-    );
-    eprintln!("skipping: {why}");
-}
+#[path = "../../../../tests/support/ci.rs"]
+pub mod ci;
+pub use ci::skip;
 
 /// Whether this kernel can run the confinement (Landlock present); prints why
 /// not (under `CI=true` fails instead).
