@@ -18,11 +18,12 @@
 //! One seccomp user-notification supervisor serves both scopes, one command
 //! (exec isolation, MCP `exec_run`) and a whole agent (`sandgate run`, in
 //! `sandgate-confine`): [`notify`] (installing the filter, the listener,
-//! reading the caller's memory) and [`supervisor`] (the one decoder of the
-//! notified calls, the one performer of calls on a caller's behalf, and the
-//! one place a caller's `connect` is made) are shared; [`supervise`]
-//! (exec isolation's filter and listener hand-over) and [`protect`] (the
-//! protected paths missing at start) are exec isolation's. Each of these
+//! reading the caller's memory) and [`supervisor`] (the one notification
+//! loop, the one decoder of the notified calls, the one performer of calls
+//! on a caller's behalf, and the one place a caller's `connect` is made) are
+//! shared; [`supervise`] (exec isolation's filter, listener hand-over and
+//! scope of the loop) and [`protect`] (the protected paths missing at
+//! start) are exec isolation's. Each of these
 //! holds its own `unsafe` code. [`beneath`] (opening a judged path without
 //! following a symlink, shared by `sandgate run` and the MCP file tools)
 //! holds its own raw system calls, and [`mount`] the mount namespace calls

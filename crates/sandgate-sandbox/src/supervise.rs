@@ -1,4 +1,4 @@
-//! Exec isolation's use of the shared supervisor ([`crate::supervisor`]).
+//! Exec isolation's scope of the one supervisor ([`crate::supervisor`]).
 //! It has two jobs, on one seccomp listener (a process can have only one):
 //! the listed UNIX sockets (`exec.isolation.unix_sockets`) are the only ones
 //! an isolated command can `connect()` to by path, and the protected paths,
@@ -7,15 +7,17 @@
 //!
 //! This module holds exec isolation's filter ([`program`]), the hand-over of
 //! the listener from the started command ([`prepare`], [`Supervision`]) and
-//! the thread that answers its calls: each `connect` is made by
-//! [`crate::supervisor::connect::connect_copied`] with the listed sockets
-//! only (an unlisted socket file is `EACCES`, an abstract address `EPERM`,
-//! another family, with `network: true`, connected as copied), each call
-//! that makes a name is [`crate::protect`]'s. The child's half of the
-//! listener hand-over is in [`crate::notify`].
+//! what exec isolation plugs into the one notification loop
+//! ([`crate::supervisor::serve`]), run on a thread of its own: each
+//! `connect` is made by [`crate::supervisor::connect::connect_copied`] with
+//! the listed sockets only (an unlisted socket file is `EACCES`, an abstract
+//! address `EPERM`, another family, with `network: true`, connected as
+//! copied), each call that makes a name is [`crate::protect`]'s. The
+//! child's half of the listener hand-over is in [`crate::notify`].
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use crate::bpf::{
@@ -23,12 +25,13 @@ use crate::bpf::{
     RET_USER_NOTIF,
 };
 pub use crate::notify::ChildHalf;
-use crate::notify::{self, Listener, Notif, Ready, OUTER_SUPERVISOR};
+use crate::notify::{self, Listener, Notif, OUTER_SUPERVISOR};
 use crate::protect::{self, Guard};
 use crate::supervisor::caller::{pidfd_getfd, pidfd_open};
 use crate::supervisor::connect::{self, Reach, Refusal, Sockets};
 pub use crate::supervisor::connect::{states, SocketState};
-use crate::supervisor::decode::{decode, Syscall};
+use crate::supervisor::decode::Syscall;
+use crate::supervisor::serve::{self, Scope};
 
 /// The filter: with `sockets`, every `connect` goes to the supervisor; with
 /// `protect`, every call that makes or moves a name, and `openat2` fails with
@@ -158,61 +161,72 @@ impl Supervision {
         let (sockets, guard) = (self.sockets, self.guard);
         std::thread::Builder::new()
             .name("sandgate-supervisor".into())
-            .spawn(move || serve(&listener, sockets.as_ref(), guard.as_ref()))?;
+            .spawn(move || run(&listener, sockets.as_ref(), guard.as_ref()))?;
         Ok(Attached::Supervising)
     }
 }
 
-fn serve(listener: &Arc<Listener>, sockets: Option<&Arc<Sockets>>, guard: Option<&Arc<Guard>>) {
-    // This thread takes on the command's umask for the calls it performs,
-    // and has no more capabilities than the command.
-    let own_context =
-        protect::own_fs_context().is_ok() && protect::drop_effective_capabilities().is_ok();
-    let mut cache = protect::Cache::default();
-    loop {
-        match listener.wait(-1) {
-            Ok(Ready::Notification) => {}
-            Ok(Ready::Idle) => continue,
-            Ok(Ready::Gone) | Err(_) => return,
-        }
-        let Ok(n) = listener.recv() else {
-            // The caller was interrupted or ended before the notification was read.
-            continue;
-        };
-        let call = decode(&n);
-        let (fd, addr, len) = match call {
-            // `umask` (the only call of its kind notified here): an integer
-            // argument only, nothing to read twice.
-            Some(Syscall::Context) => {
-                cache.umask_changes();
-                listener.allow(n.id);
-                continue;
-            }
-            Some(Syscall::Connect { fd, addr, len }) => (fd, addr, len),
-            _ => {
-                match guard {
-                    Some(guard) if own_context => {
-                        protect::answer(listener, guard, &mut cache, &n, call);
-                    }
-                    _ => listener.fail(n.id, libc::EACCES),
-                }
-                continue;
-            }
-        };
-        let Some(sockets) = sockets else {
-            listener.fail(n.id, libc::EACCES);
-            continue;
+/// Exec isolation's scope of the one loop ([`serve::serve`]).
+struct Exec<'a> {
+    listener: &'a Arc<Listener>,
+    sockets: Option<&'a Arc<Sockets>>,
+    guard: Option<&'a Arc<Guard>>,
+    /// Whether this thread took on its own file-system context and dropped
+    /// its effective capabilities (else names are never made for the command).
+    own_context: bool,
+    cache: protect::Cache,
+}
+
+impl Scope for Exec<'_> {
+    // `umask` (the only call of its kind notified here): an integer
+    // argument only, nothing to read twice.
+    fn context_changes(&mut self, _pid: u32) {
+        self.cache.umask_changes();
+    }
+
+    // Not notified here.
+    fn creds_change(&mut self) {}
+
+    fn connect(&mut self, n: Notif, asked: serve::Connect) {
+        let Some(sockets) = self.sockets else {
+            self.listener.fail(n.id, libc::EACCES);
+            return;
         };
         // A connect can block (a full backlog, a slow TCP peer): each gets a
         // thread, so one never holds up another.
-        let (l, s) = (Arc::clone(listener), Arc::clone(sockets));
+        let (l, s) = (Arc::clone(self.listener), Arc::clone(sockets));
+        let serve::Connect { fd, addr, len } = asked;
         let spawned = std::thread::Builder::new()
             .name("sandgate-connect".into())
             .spawn(move || answer(&l, &s, &n, fd, addr, len));
         if spawned.is_err() {
-            listener.fail(n.id, libc::EAGAIN);
+            self.listener.fail(n.id, libc::EAGAIN);
         }
     }
+
+    fn judge(&mut self, n: Notif, call: Option<Syscall>) {
+        match self.guard {
+            Some(guard) if self.own_context => {
+                protect::answer(self.listener, guard, &mut self.cache, &n, call);
+            }
+            _ => self.listener.fail(n.id, libc::EACCES),
+        }
+    }
+}
+
+fn run(listener: &Arc<Listener>, sockets: Option<&Arc<Sockets>>, guard: Option<&Arc<Guard>>) {
+    // This thread takes on the command's umask for the calls it performs,
+    // and has no more capabilities than the command.
+    let own_context =
+        protect::own_fs_context().is_ok() && protect::drop_effective_capabilities().is_ok();
+    let mut scope = Exec {
+        listener,
+        sockets,
+        guard,
+        own_context,
+        cache: protect::Cache::default(),
+    };
+    serve::serve(listener, &mut scope, &AtomicBool::new(false));
 }
 
 fn answer(listener: &Listener, sockets: &Sockets, n: &Notif, fd: i32, addr: u64, len: u64) {

@@ -19,21 +19,13 @@ use std::sync::Arc;
 
 use sandgate_sandbox::supervisor::caller::take_fd;
 use sandgate_sandbox::supervisor::connect::{self, Reach, Refusal, Unreached};
+use sandgate_sandbox::supervisor::serve::Connect as Asked;
 
 use super::report::describe;
 use super::{Attempt, DenyReason, Event, Shared};
 use crate::seccomp::Notif;
 
 pub(super) use sandgate_sandbox::supervisor::connect::Peers;
-
-/// What a `connect` asked for, as the shared decoder read it: the caller's
-/// socket descriptor, and where and how long its address is.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Asked {
-    pub(super) fd: i32,
-    pub(super) addr: u64,
-    pub(super) len: u64,
-}
 
 /// Answers `connect` notification `notif` (decoded as `asked`), on a thread
 /// of its own. Nothing is left to the kernel: it would look up the

@@ -10,14 +10,17 @@
 //! asking thread, so the human sees one question at a time while writes
 //! that need no question keep flowing.
 //!
-//! What a notification is ([`sandgate_sandbox::supervisor::decode`]), how
+//! The loop that receives the notifications
+//! ([`sandgate_sandbox::supervisor::serve`]), what a notification is
+//! ([`sandgate_sandbox::supervisor::decode`]), how
 //! its paths are read from the caller
 //! ([`sandgate_sandbox::supervisor::resolve`]), how a call is made for it
 //! and how a socket is connected for it
 //! ([`sandgate_sandbox::supervisor::connect`]) are the shared supervisor's;
 //! what is only the run's is here, one module per job:
 //!
-//! - [`notify`]: the notification loop, routing each decoded call;
+//! - [`scope`]: what the run plugs into the one notification loop
+//!   ([`sandgate_sandbox::supervisor::serve`]), routing each decoded call;
 //! - [`judge`]: deciding a write from its paths and the plan (the lexical
 //!   fast path first, then the canonical one);
 //! - [`ask`]: the asking thread, the answers it keeps and what each
@@ -35,8 +38,8 @@ mod access;
 mod ask;
 mod connect;
 mod judge;
-mod notify;
 mod report;
+mod scope;
 
 pub use report::{Attempt, DenyReason, Event, Reporter};
 
@@ -55,6 +58,7 @@ use super::seccomp::{Listener, Notif};
 use super::settings::SandboxFile;
 use sandgate_sandbox::supervisor::callers::Callers;
 use sandgate_sandbox::supervisor::perform::{Anchors, Op};
+use sandgate_sandbox::supervisor::serve;
 
 struct Shared {
     plan: RunPlan,
@@ -132,7 +136,13 @@ impl Supervisor {
         let ask_thread =
             thread::spawn(move || ask::ask_loop(&ask_shared, &*resolver, timeout, &rx));
         let loop_stop = Arc::clone(&stop);
-        let loop_thread = thread::spawn(move || notify::notify_loop(&shared, &tx, &loop_stop));
+        let loop_thread = thread::spawn(move || {
+            let mut scope = scope::Run {
+                shared: Arc::clone(&shared),
+                asks: tx,
+            };
+            serve::serve(&shared.listener, &mut scope, &loop_stop);
+        });
         Supervisor {
             answers,
             stop,
@@ -150,8 +160,9 @@ impl Supervisor {
     /// `ENOSYS` from the kernel once the listener closes).
     pub fn stop(mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        // The loop thread blocks in the kernel until the next notification;
-        // it is not waited for (it ends with the process).
+        // The loop thread waits in the kernel for the next notification (it
+        // sees the flag then, or ends when no process uses the filter); it
+        // is not waited for (it ends with the process at the latest).
         drop(self.loop_thread.take());
         // The ask thread ends when the loop thread drops its sender; a question
         // still on screen is not waited for.

@@ -33,3 +33,4 @@ pub mod decode;
 pub mod metadata;
 pub mod perform;
 pub mod resolve;
+pub mod serve;

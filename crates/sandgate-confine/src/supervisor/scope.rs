@@ -1,68 +1,56 @@
-//! The notification loop: receives each notification from the listener,
-//! decodes it with the shared decoder
-//! ([`sandgate_sandbox::supervisor::decode`]) and routes it. Calls that only
-//! change what is known about the caller (its working directory, umask or
-//! credentials) update the callers' cache and continue; `connect` goes to
-//! [`super::connect`]; metadata changes and write-class calls are read from
-//! the caller ([`sandgate_sandbox::supervisor::resolve`],
+//! `sandgate run`'s scope of the one notification loop
+//! ([`sandgate_sandbox::supervisor::serve`]): what the loop hands it, and
+//! where each goes. Calls that only change what is known about the caller
+//! (its working directory, umask or credentials) update the callers' cache
+//! (the loop then continues them); `connect` goes to [`super::connect`];
+//! metadata changes and write-class calls are read from the caller
+//! ([`sandgate_sandbox::supervisor::resolve`],
 //! [`sandgate_sandbox::supervisor::metadata`]) and judged
 //! ([`super::judge`]).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
 
-use sandgate_sandbox::supervisor::decode::{decode, Syscall};
+use sandgate_sandbox::supervisor::decode::Syscall;
 use sandgate_sandbox::supervisor::metadata::Acting;
 use sandgate_sandbox::supervisor::perform::Op;
+use sandgate_sandbox::supervisor::serve::{Connect, Scope};
 
 use super::judge::{decide, fast};
 use super::{Pending, Shared};
-use crate::seccomp::{Notif, Ready};
+use crate::seccomp::Notif;
 use crate::supervisor::{DenyReason, Event};
 
-pub(super) fn notify_loop(shared: &Arc<Shared>, asks: &Sender<Pending>, stop: &AtomicBool) {
-    while !stop.load(Ordering::SeqCst) {
-        match shared.listener.recv() {
-            Ok(notif) => handle(shared, notif, asks),
-            // ENOENT: the caller went away before we received it, or no
-            // process uses the filter any more (then the kernel says so at
-            // once, again and again: stop rather than spin).
-            Err(err) if err.raw_os_error() == Some(libc::ENOENT) => {
-                if shared.listener.wait(0).unwrap_or(Ready::Gone) == Ready::Gone {
-                    break;
-                }
-            }
-            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
-            // No process uses the filter any more, or the listener broke.
-            Err(_) => match shared.listener.wait(100) {
-                Ok(Ready::Gone) | Err(_) => break,
-                Ok(_) => continue,
-            },
-        }
+/// The run's scope: the supervisor's shared state, and the queue of the
+/// asking thread.
+pub(super) struct Run {
+    pub(super) shared: Arc<Shared>,
+    pub(super) asks: Sender<Pending>,
+}
+
+impl Scope for Run {
+    fn context_changes(&mut self, pid: u32) {
+        self.shared.callers.context_changes(pid);
+    }
+
+    fn creds_change(&mut self) {
+        self.shared.callers.creds_change();
+    }
+
+    fn connect(&mut self, notif: Notif, asked: Connect) {
+        super::connect::connect(&self.shared, notif, asked);
+    }
+
+    fn judge(&mut self, notif: Notif, call: Option<Syscall>) {
+        judge(&self.shared, notif, call, &self.asks);
     }
 }
 
-/// Decides one notification.
-fn handle(shared: &Arc<Shared>, notif: Notif, asks: &Sender<Pending>) {
+/// Decides one write-class or metadata call (`None`: not ours to judge).
+fn judge(shared: &Arc<Shared>, notif: Notif, call: Option<Syscall>, asks: &Sender<Pending>) {
     let listener = &shared.listener;
-    let call = decode(&notif);
     let op = match call {
-        Some(Syscall::Context) => {
-            shared.callers.context_changes(notif.pid);
-            listener.allow(notif.id);
-            return;
-        }
-        Some(Syscall::Creds) => {
-            shared.callers.creds_change();
-            listener.allow(notif.id);
-            return;
-        }
-        Some(Syscall::Connect { fd, addr, len }) => {
-            super::connect::connect(shared, notif, super::connect::Asked { fd, addr, len });
-            return;
-        }
         Some(Syscall::Meta(meta)) => match meta.acting_on(notif.pid) {
             Acting::On(path) => Op::Meta {
                 path,
