@@ -1,25 +1,28 @@
 //! The network allow-list (`permissions.network`) where it is enforced: a
-//! filtering proxy that contained programs reach from a network namespace of
-//! their own.
+//! filtering proxy, a resolver and a route for direct connects, which
+//! contained programs reach from a network namespace of their own.
 //!
 //! # Design, and why
 //!
 //! A contained program runs in a network namespace that holds only a
 //! loopback interface: no route leads out of it, so nothing the program does
-//! (a raw `connect()`, a UDP packet to port 53, `dig @8.8.8.8`, DNS over TCP,
-//! a raw socket, IPv6) reaches another machine by itself. DNS cannot leak
-//! because no packet can. The only way out is a listening socket that
-//! sandgate creates *inside* that namespace (a socket belongs to the
-//! namespace it was made in) and then serves from *outside*, with this
-//! crate: the program connects to `127.0.0.1:PORT`, sandgate accepts, reads
-//! what the program asks for, decides it against the policy, resolves the
-//! name itself and connects from its own namespace. This is the namespace
-//! design of srt and Codex, without their bridge process: the listening
-//! socket is handed out of the namespace once, over a socket pair, before
-//! the program starts. It fails closed: if sandgate dies, the listening
-//! socket dies with it and the namespace has no way out at all.
+//! by itself (a UDP packet to port 53, `dig @8.8.8.8`, a raw socket, IPv6)
+//! reaches another machine. The ways out are sockets that sandgate creates
+//! *inside* that namespace (a socket belongs to the namespace it was made
+//! in) and then serves from *outside*, with this crate, and the program's
+//! own TCP connects, which sandgate's seccomp supervisor holds. Whatever
+//! the program does, sandgate decides where it goes, resolves names itself
+//! and connects from its own namespace. This is the namespace design of
+//! srt and Codex, without their bridge process: the sockets are handed out
+//! of the namespace once, over a socket pair, before the program starts.
+//! It fails closed: if sandgate dies, the sockets and the supervisor die
+//! with it and the namespace has no way out at all.
 //!
-//! The one port speaks three protocols, told apart by the first byte:
+//! ## The proxy
+//!
+//! The program connects to `127.0.0.1:3128` (the proxy variables say so),
+//! sandgate accepts, reads what the program asks for and decides it. The
+//! one port speaks three protocols, told apart by the first byte:
 //!
 //! - **HTTP `CONNECT host:port`** (what `HTTPS_PROXY` makes clients send):
 //!   checked by its host and port. When the program then starts TLS, its
@@ -33,20 +36,74 @@
 //! - **SOCKS5** (`ALL_PROXY=socks5h://…`), `CONNECT` only, by name or
 //!   address; `BIND` and `UDP ASSOCIATE` are refused.
 //!
+//! ## Direct connects ([`direct`])
+//!
+//! A program that ignores the proxy variables (`curl --noproxy '*'`,
+//! Python's `socket.create_connection`, `ssh`) resolves a name and
+//! `connect()`s to an address. Two designs were open: a bridge (a virtual
+//! interface and a user-space TCP/IP stack or a relay process in the
+//! namespace, as srt and Codex route traffic), or routing the `connect`
+//! the seccomp supervisor already intercepts. We route the `connect`:
+//! every `connect` of the command goes to the supervisor
+//! (`sandgate_sandbox::supervisor::direct`), which hands a TCP connect to
+//! an IPv4 or IPv6 address to [`direct::connect`]. Allowed, sandgate
+//! connects a socket of its own from its namespace and the supervisor puts
+//! it in the program's place (`SECCOMP_IOCTL_NOTIF_ADDFD` with
+//! `SECCOMP_ADDFD_FLAG_SETFD`, at the program's descriptor number, with its
+//! `O_NONBLOCK`, close-on-exec, `TCP_NODELAY` and `SO_KEEPALIVE`): the
+//! program then holds a real TCP socket to the host, so every later call
+//! (`getpeername`, `setsockopt`, `sendfile`, `splice`) behaves as outside,
+//! at no cost per byte. No packet is copied and no extra process or
+//! interface exists, and nothing in the namespace can route around it.
+//! Refused, the call fails with `EACCES` (as a local firewall rule fails
+//! it), the audit log records it, and sandgate's stderr names the host and
+//! the command that would allow it.
+//!
+//! An address is allowed when it is listed itself with its port, or when
+//! it maps back to a listed name that sandgate resolved to it (through its
+//! resolver, or the exact listed names resolved again at most every
+//! [`direct::RELOOK`]); the name's address must pass
+//! [`NetworkPolicy::decide_address`] as through the proxy. A loopback or
+//! unspecified address that no entry names is the namespace's own (the
+//! proxy, the resolver, a server the program started): connected there.
+//! UDP, raw and other sockets are not routed: they stay in the namespace,
+//! where nothing leads out. IPv6 is decided exactly as IPv4 (an
+//! IPv4-mapped address as its IPv4 address).
+//!
+//! What a direct connect does not check that the proxy does: the TLS server
+//! name. A direct connect is decided by address, so a program may reach,
+//! at a listed host's address, another name served from the same address
+//! (a shared CDN address): that is the limit of any address filter, and
+//! why clients that honour the proxy variables get the name checked too.
+//!
+//! ## The resolver ([`dns`])
+//!
+//! So that programs which resolve names themselves work, the namespace's
+//! `/etc/resolv.conf` names `127.0.0.1`, where sandgate answers DNS over
+//! UDP and TCP (sockets made inside, served outside, as the proxy's). A
+//! name that the allow list lets through is resolved by sandgate and
+//! answered; any other is refused (`NXDOMAIN`) before anything is
+//! resolved, so no query for an unlisted name leaves the machine.
+//!
+//! ## Decisions
+//!
 //! A name is resolved by sandgate (never by the program), and every address
 //! it resolves to must pass [`NetworkPolicy::decide_address`]: a listed name
 //! resolving to a loopback or private address is refused unless the address
 //! is listed. A refusal is a `403` whose body names the host and the command
-//! that would allow it (HTTP), or SOCKS5 reply 2, "not allowed by ruleset";
-//! every decision goes to [`Gate::record`].
+//! that would allow it (HTTP), SOCKS5 reply 2, "not allowed by ruleset",
+//! `EACCES` for a direct connect, or `NXDOMAIN` for a name; every decision
+//! goes to [`Gate::record`].
 //!
-//! What the proxy leaves to its caller: asking a person ([`Gate::ask`]),
+//! What this crate leaves to its caller: asking a person ([`Gate::ask`]),
 //! the audit log ([`Gate::record`]) and name resolution ([`Gate::resolve`],
 //! the system resolver by default).
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod direct;
+pub mod dns;
 mod http;
 mod socks;
 pub mod tls;
@@ -76,6 +133,10 @@ pub enum Via {
     Http,
     /// SOCKS5 `CONNECT`.
     Socks,
+    /// The program's own `connect()` to an address ([`direct`]).
+    Direct,
+    /// A name the program asked the namespace's resolver for ([`dns`]).
+    Dns,
 }
 
 impl Via {
@@ -85,6 +146,8 @@ impl Via {
             Via::Connect => "connect",
             Via::Http => "http",
             Via::Socks => "socks5",
+            Via::Direct => "direct connect",
+            Via::Dns => "resolver",
         }
     }
 }
@@ -98,7 +161,8 @@ pub struct Record {
     pub port: u16,
     /// How the program asked.
     pub via: Via,
-    /// Who asked: the program's peer address on the proxy port.
+    /// Who asked: the program's peer address on the proxy port (none for a
+    /// direct connect).
     pub peer: Option<SocketAddr>,
     /// The decision (its rule, if one decided, and why).
     pub decision: Decision,

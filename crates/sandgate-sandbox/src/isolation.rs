@@ -545,7 +545,11 @@ impl Isolation {
                 .map_err(|e| IsolationError::Plan(e.into()))?;
         }
         let (mut child_half, supervision) = match &self.plan {
-            Some(plan) if self.supervises_sockets() || self.supervises_names() => {
+            Some(plan)
+                if self.supervises_sockets()
+                    || self.supervises_names()
+                    || self.network_filtered =>
+            {
                 let sockets = self
                     .supervises_sockets()
                     .then(|| Sockets::open(&plan.unix_sockets));
@@ -561,8 +565,8 @@ impl Isolation {
                         _ => None,
                     },
                 });
-                let (child, parent) =
-                    supervise::prepare(sockets, guard).map_err(IsolationError::Supervise)?;
+                let (child, parent) = supervise::prepare(sockets, guard, self.network_filtered)
+                    .map_err(IsolationError::Supervise)?;
                 (Some(child), Some(parent))
             }
             _ => (None, None),

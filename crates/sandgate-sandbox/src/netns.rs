@@ -1,24 +1,33 @@
 //! A network namespace with only loopback for a contained command, and the
-//! one way out of it: a listening socket made inside and handed to sandgate
-//! outside, which serves it as a filtering proxy (`sandgate-net`).
+//! ways out of it: sockets made inside and handed to sandgate outside,
+//! which serves them (`sandgate-net`) as a filtering proxy and as a
+//! resolver that answers only listed names.
 //!
 //! The command's child, before anything else of its `pre_exec` hooks,
-//! enters a new network namespace (root with `CAP_SYS_ADMIN` directly;
-//! anyone else inside a new user namespace that maps only the caller's uid
-//! and gid), brings its loopback interface up, makes a TCP socket
-//! listening on `127.0.0.1:`[`PROXY_PORT`] there, and sends it to the parent
-//! over a socket pair made before the fork. The socket stays in the
-//! namespace it was made in, so sandgate accepts the command's connections
-//! from outside. Nothing else in the namespace routes anywhere: if sandgate
-//! goes away, so does the only way out (fail closed).
+//! enters a new network namespace and a new mount namespace (root with
+//! `CAP_SYS_ADMIN` directly; anyone else inside a new user namespace that
+//! maps only the caller's uid and gid), brings its loopback interface up,
+//! makes a TCP socket listening on `127.0.0.1:`[`PROXY_PORT`], a UDP socket
+//! and a TCP socket listening on `127.0.0.1:`[`DNS_PORT`] there, and sends
+//! the three to the parent over a socket pair made before the fork. The
+//! sockets stay in the namespace they were made in, so sandgate serves the
+//! command from outside. In its mount namespace (its mounts made slaves
+//! first, so nothing propagates back), the child mounts a file that names
+//! `127.0.0.1` as the only name server over `/etc/resolv.conf` (when that
+//! exists; without it, the C library asks `127.0.0.1` anyway), so the
+//! command's own lookups reach sandgate's resolver; both isolation modes
+//! see it (`bwrap` binds the root it sees, and Landlock mode's read-only
+//! mounts are made in a namespace copied from this one). Nothing else in
+//! the namespace routes anywhere: if sandgate goes away, so do the only
+//! ways out (fail closed).
 //!
-//! This module contains `unsafe` code: `unshare`, the interface `ioctl`,
-//! and the socket calls of the `pre_exec` hook.
+//! This module contains `unsafe` code: `unshare`, `mount`, the interface
+//! `ioctl`, and the socket calls of the `pre_exec` hook.
 
 #![allow(unsafe_code)]
 
 use std::io;
-use std::net::TcpListener;
+use std::net::{TcpListener, UdpSocket};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
@@ -28,23 +37,91 @@ use crate::notify::{recv_fd_or_tag, send_fd, socketpair};
 /// The port the proxy listens on inside the namespace (the namespace is
 /// the command's own, so nothing else holds it).
 pub const PROXY_PORT: u16 = 3128;
+/// The port the resolver answers on inside the namespace (UDP and TCP).
+pub const DNS_PORT: u16 = 53;
+/// What the command's `/etc/resolv.conf` says.
+pub const RESOLV_CONF: &str =
+    "# sandgate: names are resolved by sandgate, and only listed ones\nnameserver 127.0.0.1\n";
 
-/// The parent's end: where the listening socket arrives.
+/// The parent's end: where the sockets arrive.
 #[derive(Debug)]
 pub struct Outside {
     sock: OwnedFd,
+    /// The file mounted over the command's `/etc/resolv.conf`, removed once
+    /// the command has started (the mount holds it).
+    _resolv: Option<TempFile>,
+}
+
+/// The sockets a command's namespace hands out.
+#[derive(Debug)]
+pub struct Handed {
+    /// Listening on `127.0.0.1:PROXY_PORT`.
+    pub proxy: TcpListener,
+    /// Bound to `127.0.0.1:DNS_PORT`.
+    pub dns_udp: UdpSocket,
+    /// Listening on `127.0.0.1:DNS_PORT`.
+    pub dns_tcp: TcpListener,
 }
 
 impl Outside {
-    /// The listening socket the child made in its namespace; call after the
-    /// command has started (the child sent it before `exec`).
+    /// The proxy's listening socket the child made in its namespace; call
+    /// after the command has started (the child sent it before `exec`).
+    /// The resolver's sockets are closed: names do not resolve.
     pub fn listener(self) -> io::Result<TcpListener> {
-        match recv_fd_or_tag(self.sock.as_raw_fd())? {
-            Ok(fd) => Ok(TcpListener::from(fd)),
-            Err(_) => Err(io::Error::other(
-                "the command did not hand over its proxy socket",
-            )),
-        }
+        Ok(self.take()?.proxy)
+    }
+
+    /// The sockets the child made in its namespace; call after the
+    /// command has started (the child sent them before `exec`).
+    pub fn take(self) -> io::Result<Handed> {
+        let next = |what: &str| match recv_fd_or_tag(self.sock.as_raw_fd())? {
+            Ok(fd) => Ok(fd),
+            Err(_) => Err(io::Error::other(format!(
+                "the command did not hand over its {what}"
+            ))),
+        };
+        Ok(Handed {
+            proxy: TcpListener::from(next("proxy socket")?),
+            dns_udp: UdpSocket::from(next("resolver's UDP socket")?),
+            dns_tcp: TcpListener::from(next("resolver's TCP socket")?),
+        })
+    }
+}
+
+/// A file in a directory of its own, both removed on drop.
+#[derive(Debug)]
+struct TempFile {
+    dir: std::path::PathBuf,
+    path: std::ffi::CString,
+}
+
+impl TempFile {
+    fn new(name: &str, text: &str) -> io::Result<TempFile> {
+        use std::os::unix::ffi::OsStrExt;
+        use std::os::unix::fs::PermissionsExt;
+        let unique = format!(
+            "sandgate-netns-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        );
+        let dir = std::env::temp_dir().join(unique);
+        std::fs::create_dir(&dir)?;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))?;
+        let file = dir.join(name);
+        std::fs::write(&file, text)?;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644))?;
+        let path = std::ffi::CString::new(file.as_os_str().as_bytes())
+            .map_err(|_| io::Error::other("a temporary path with a NUL byte"))?;
+        Ok(TempFile { dir, path })
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -68,15 +145,24 @@ pub fn proxy_environment() -> Vec<(&'static str, Option<String>)> {
 }
 
 /// Have `command` start in a network namespace of its own with only
-/// loopback, and hand its proxy socket out. Call before any other
-/// `pre_exec` hook is registered (this one must run first, while the child
-/// still has its capabilities). Root with `CAP_SYS_ADMIN` gets a plain
-/// network namespace; anyone else a user namespace first.
+/// loopback (and a mount namespace whose `/etc/resolv.conf` names the
+/// resolver), and hand its proxy and resolver sockets out. Call before any
+/// other `pre_exec` hook is registered (this one must run first, while the
+/// child still has its capabilities). Root with `CAP_SYS_ADMIN` gets plain
+/// namespaces; anyone else a user namespace first.
 pub fn enter(command: &mut Command) -> io::Result<Outside> {
     // SAFETY: geteuid takes no arguments and cannot fail.
     let as_root =
         unsafe { libc::geteuid() } == 0 && crate::sys::has_capability(crate::sys::CAP_SYS_ADMIN);
     let (outside, inside) = socketpair()?;
+    // Only when there is one to cover: without it the C library asks
+    // 127.0.0.1 anyway. A symbolic link is followed to the file it names.
+    let resolv = if std::path::Path::new("/etc/resolv.conf").exists() {
+        Some(TempFile::new("resolv.conf", RESOLV_CONF)?)
+    } else {
+        None
+    };
+    let resolv_source = resolv.as_ref().map(|f| f.path.clone());
     for (name, value) in proxy_environment() {
         match value {
             Some(v) => command.env(name, v),
@@ -91,9 +177,9 @@ pub fn enter(command: &mut Command) -> io::Result<Outside> {
         .map_err(|_| io::Error::other("gid map"))?;
     let hook = move || -> io::Result<()> {
         let flags = if as_root {
-            libc::CLONE_NEWNET
+            libc::CLONE_NEWNET | libc::CLONE_NEWNS
         } else {
-            libc::CLONE_NEWUSER | libc::CLONE_NEWNET
+            libc::CLONE_NEWUSER | libc::CLONE_NEWNET | libc::CLONE_NEWNS
         };
         // SAFETY: integer arguments only.
         if unsafe { libc::unshare(flags) } != 0 {
@@ -104,22 +190,61 @@ pub fn enter(command: &mut Command) -> io::Result<Outside> {
             crate::mount::write_file(c"/proc/self/uid_map", uid_map.as_bytes())?;
             crate::mount::write_file(c"/proc/self/gid_map", gid_map.as_bytes())?;
         }
+        // Nothing mounted here reaches the namespace it was copied from.
+        // SAFETY: NUL-terminated literals; null source, type and data are
+        // allowed for a propagation change.
+        let rc = unsafe {
+            libc::mount(
+                std::ptr::null(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_SLAVE,
+                std::ptr::null(),
+            )
+        };
+        crate::mount::check(rc.into())?;
+        if let Some(source) = &resolv_source {
+            // SAFETY: NUL-terminated strings made before the fork; null
+            // type and data are allowed for a bind.
+            let rc = unsafe {
+                libc::mount(
+                    source.as_ptr(),
+                    c"/etc/resolv.conf".as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_BIND,
+                    std::ptr::null(),
+                )
+            };
+            crate::mount::check(rc.into())?;
+        }
         loopback_up()?;
-        let listener = listen_on_loopback()?;
-        let sent = send_fd(inside.as_raw_fd(), listener);
-        // SAFETY: `listener` was made above and is closed once.
-        unsafe { libc::close(listener) };
-        sent
+        local_addresses()?;
+        for (kind, port) in [
+            (libc::SOCK_STREAM, PROXY_PORT),
+            (libc::SOCK_DGRAM, DNS_PORT),
+            (libc::SOCK_STREAM, DNS_PORT),
+        ] {
+            let socket = bound_on_loopback(kind, port)?;
+            let sent = send_fd(inside.as_raw_fd(), socket);
+            // SAFETY: `socket` was made above and is closed once.
+            unsafe { libc::close(socket) };
+            sent?;
+        }
+        Ok(())
     };
     // SAFETY: the hook runs in the forked child before `exec`. It only calls
-    // `unshare`, `open`/`write`/`close` of `/proc/self` files, `socket`,
-    // `ioctl`, `setsockopt`, `bind`, `listen`, `sendmsg` and `close`, on
-    // memory owned by the closure (the id maps, made before the fork) or on
-    // its stack, and allocates nothing; errors are built from errno.
+    // `unshare`, `open`/`write`/`close` of `/proc/self` files, `mount`,
+    // `socket`, `ioctl`, `setsockopt`, `bind`, `listen`, `sendmsg` and
+    // `close`, on memory owned by the closure (the id maps and the path,
+    // made before the fork) or on its stack, and allocates nothing; errors
+    // are built from errno.
     unsafe {
         command.pre_exec(hook);
     }
-    Ok(Outside { sock: outside })
+    Ok(Outside {
+        sock: outside,
+        _resolv: resolv,
+    })
 }
 
 /// Brings `lo` up in the current network namespace.
@@ -148,16 +273,85 @@ fn loopback_up() -> io::Result<()> {
     Ok(())
 }
 
-/// A socket listening on `127.0.0.1:PROXY_PORT`; its raw descriptor.
-fn listen_on_loopback() -> io::Result<libc::c_int> {
+/// The addresses [`local_addresses`] gives `lo` besides its own.
+pub const LOCAL_V4: [u8; 4] = [127, 0, 0, 2];
+/// See [`LOCAL_V4`]: from the discard-only prefix (RFC 6666).
+pub const LOCAL_V6: [u8; 16] = [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x53];
+
+/// Gives `lo` a second IPv4 address ([`LOCAL_V4`], as the alias `lo:1`)
+/// and an IPv6 one ([`LOCAL_V6`]). The C library's `getaddrinfo` with
+/// `AI_ADDRCONFIG` (`getent ahostsv4`, many clients) returns nothing for a
+/// family of which only loopback's own address (`127.0.0.1`, `::1`) is
+/// configured; with these it resolves as it would outside. Both are local:
+/// a connection to them stays in the namespace, unless an allow entry
+/// names them (then it goes out, see the direct connects).
+fn local_addresses() -> io::Result<()> {
     // SAFETY: a plain socket call with integer arguments.
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: an all-zero ifreq is valid; the name fits its 16 bytes with
+    // the NUL, and the union is written as the sockaddr_in SIOCSIFADDR reads.
+    let rc = unsafe {
+        let mut req: libc::ifreq = std::mem::zeroed();
+        for (i, b) in b"lo:1\0".iter().enumerate() {
+            req.ifr_name[i] = *b as libc::c_char;
+        }
+        let sin = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: 0,
+            sin_addr: libc::in_addr {
+                s_addr: u32::from_be_bytes(LOCAL_V4).to_be(),
+            },
+            sin_zero: [0; 8],
+        };
+        std::ptr::write_unaligned(
+            std::ptr::addr_of_mut!(req.ifr_ifru).cast::<libc::sockaddr_in>(),
+            sin,
+        );
+        libc::ioctl(fd, libc::SIOCSIFADDR, &req)
+    };
+    let error = io::Error::last_os_error();
+    // SAFETY: `fd` was made above and is closed once.
+    unsafe { libc::close(fd) };
+    if rc != 0 {
+        return Err(error);
+    }
+    // SAFETY: a plain socket call with integer arguments.
+    let fd = unsafe { libc::socket(libc::AF_INET6, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        // No IPv6 here at all: nothing to configure.
+        return Ok(());
+    }
+    let req = libc::in6_ifreq {
+        ifr6_addr: libc::in6_addr { s6_addr: LOCAL_V6 },
+        ifr6_prefixlen: 128,
+        // `lo` is the first interface of a new namespace.
+        ifr6_ifindex: 1,
+    };
+    // SAFETY: a live in6_ifreq, as SIOCSIFADDR reads it on an IPv6 socket.
+    let rc = unsafe { libc::ioctl(fd, libc::SIOCSIFADDR, &req) };
+    let error = io::Error::last_os_error();
+    // SAFETY: `fd` was made above and is closed once.
+    unsafe { libc::close(fd) };
+    if rc != 0 {
+        return Err(error);
+    }
+    Ok(())
+}
+
+/// A socket of `kind` bound to `127.0.0.1:port` (and listening, for a
+/// stream socket); its raw descriptor.
+fn bound_on_loopback(kind: libc::c_int, port: u16) -> io::Result<libc::c_int> {
+    // SAFETY: a plain socket call with integer arguments.
+    let fd = unsafe { libc::socket(libc::AF_INET, kind | libc::SOCK_CLOEXEC, 0) };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
     let addr = libc::sockaddr_in {
         sin_family: libc::AF_INET as libc::sa_family_t,
-        sin_port: PROXY_PORT.to_be(),
+        sin_port: port.to_be(),
         sin_addr: libc::in_addr {
             s_addr: u32::from_be_bytes([127, 0, 0, 1]).to_be(),
         },
@@ -170,7 +364,7 @@ fn listen_on_loopback() -> io::Result<libc::c_int> {
             (&addr as *const libc::sockaddr_in).cast(),
             std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
         );
-        if bound == 0 {
+        if bound == 0 && kind == libc::SOCK_STREAM {
             libc::listen(fd, 512)
         } else {
             bound

@@ -24,6 +24,7 @@ pub const FILTER_FLAG_NEW_LISTENER: libc::c_ulong = 1 << 3;
 /// has received a call, only a fatal signal interrupts the caller's wait.
 pub const FILTER_FLAG_WAIT_KILLABLE_RECV: libc::c_ulong = 1 << 5;
 const USER_NOTIF_FLAG_CONTINUE: u32 = 1;
+const ADDFD_FLAG_SETFD: u32 = 1;
 const ADDFD_FLAG_SEND: u32 = 1 << 1;
 
 const IOCTL_NOTIF_RECV: libc::c_ulong = 0xc050_2100;
@@ -300,6 +301,31 @@ impl Listener {
             flags: ADDFD_FLAG_SEND,
             srcfd: fd.as_raw_fd() as u32,
             newfd: 0,
+            newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
+        };
+        // SAFETY: the kernel reads a live seccomp_notif_addfd.
+        let rc = unsafe { libc::ioctl(self.fd.as_raw_fd(), IOCTL_NOTIF_ADDFD, &mut addfd) };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Installs `fd` in the caller at descriptor number `at`, replacing what
+    /// was there as `dup2` would (`SECCOMP_ADDFD_FLAG_SETFD`); the system
+    /// call is still to be answered.
+    pub fn replace_fd(
+        &self,
+        id: u64,
+        fd: BorrowedFd<'_>,
+        at: i32,
+        cloexec: bool,
+    ) -> io::Result<()> {
+        let mut addfd = libc::seccomp_notif_addfd {
+            id,
+            flags: ADDFD_FLAG_SETFD,
+            srcfd: fd.as_raw_fd() as u32,
+            newfd: at as u32,
             newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
         };
         // SAFETY: the kernel reads a live seccomp_notif_addfd.

@@ -12,11 +12,14 @@
 //! `connect` is made by [`crate::supervisor::connect::connect_copied`] with
 //! the listed sockets only (an unlisted socket file is `EACCES`, an abstract
 //! address `EPERM`, another family, with `network: true`, connected as
-//! copied), each call that makes a name is [`crate::protect`]'s. The
+//! copied; under a network allow-list, a TCP connect to an address is the
+//! allow-list's [`Route`] to decide first, see
+//! [`crate::supervisor::direct`]), each call that makes a name is
+//! [`crate::protect`]'s. The
 //! child's half of the listener hand-over is in [`crate::notify`].
 
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -31,6 +34,7 @@ use crate::supervisor::caller::{pidfd_getfd, pidfd_open};
 use crate::supervisor::connect::{self, Reach, Refusal, Sockets};
 pub use crate::supervisor::connect::{states, SocketState};
 use crate::supervisor::decode::Syscall;
+use crate::supervisor::direct::Route;
 use crate::supervisor::serve::{self, Scope};
 
 /// The filter: with `sockets`, every `connect` goes to the supervisor; with
@@ -100,6 +104,9 @@ pub struct Supervision {
     sock: OwnedFd,
     sockets: Option<Arc<Sockets>>,
     guard: Option<Arc<Guard>>,
+    /// Every `connect` is notified for a network allow-list.
+    network: bool,
+    route: Option<Arc<dyn Route>>,
 }
 
 /// What to tell the user when the command runs under another supervisor.
@@ -119,15 +126,17 @@ pub enum Attached {
 /// Prepares the supervisor: of the listed `sockets` (with `unix_sockets`),
 /// of the protected paths (`guard`, when there are any). The child's half
 /// goes into the command's `pre_exec` hook, the parent's is attached after
-/// the spawn.
+/// the spawn. With `network` (a network allow-list), every `connect` is
+/// notified, for the [`Route`] given to [`Supervision::route_network`].
 pub fn prepare(
     sockets: Option<Sockets>,
     guard: Option<Guard>,
+    network: bool,
 ) -> io::Result<(ChildHalf, Supervision)> {
     let (parent, child) = notify::socketpair()?;
     Ok((
         ChildHalf::new(
-            program(sockets.is_some(), guard.is_some()),
+            program(sockets.is_some() || network, guard.is_some()),
             child,
             // Unsupervised, a listed socket would be reachable and every
             // other too: only protection may give way to an outer supervisor.
@@ -137,11 +146,21 @@ pub fn prepare(
             sock: parent,
             sockets: sockets.map(Arc::new),
             guard: guard.map(Arc::new),
+            network,
+            route: None,
         },
     ))
 }
 
 impl Supervision {
+    /// Has a network allow-list's `route` decide the command's TCP
+    /// connects to addresses ([`crate::supervisor::direct`]). Call before
+    /// [`Supervision::attach`]; without it, such a connect is made as
+    /// copied, in the command's namespace.
+    pub fn route_network(&mut self, route: Arc<dyn Route>) {
+        self.route = Some(route);
+    }
+
     /// Takes the listener the started child sent and answers its calls on
     /// a thread of its own, which ends when the last process under the
     /// filter has ended. Call right after a successful spawn; dropped
@@ -158,10 +177,16 @@ impl Supervision {
             }
         };
         let listener = Arc::new(Listener::new(fd));
-        let (sockets, guard) = (self.sockets, self.guard);
+        // With the network filtered, every `connect` is notified: the
+        // UNIX socket rules then hold with the sockets listed, none or some.
+        let sockets = match (self.sockets, self.network) {
+            (None, true) => Some(Arc::new(Sockets::open(&[]))),
+            (sockets, _) => sockets,
+        };
+        let (guard, route) = (self.guard, self.route);
         std::thread::Builder::new()
             .name("sandgate-supervisor".into())
-            .spawn(move || run(&listener, sockets.as_ref(), guard.as_ref()))?;
+            .spawn(move || run(&listener, sockets.as_ref(), guard.as_ref(), route))?;
         Ok(Attached::Supervising)
     }
 }
@@ -171,6 +196,7 @@ struct Exec<'a> {
     listener: &'a Arc<Listener>,
     sockets: Option<&'a Arc<Sockets>>,
     guard: Option<&'a Arc<Guard>>,
+    route: Option<Arc<dyn Route>>,
     /// Whether this thread took on its own file-system context and dropped
     /// its effective capabilities (else names are never made for the command).
     own_context: bool,
@@ -194,11 +220,15 @@ impl Scope for Exec<'_> {
         };
         // A connect can block (a full backlog, a slow TCP peer): each gets a
         // thread, so one never holds up another.
-        let (l, s) = (Arc::clone(self.listener), Arc::clone(sockets));
+        let (l, s, r) = (
+            Arc::clone(self.listener),
+            Arc::clone(sockets),
+            self.route.clone(),
+        );
         let serve::Connect { fd, addr, len } = asked;
         let spawned = std::thread::Builder::new()
             .name("sandgate-connect".into())
-            .spawn(move || answer(&l, &s, &n, fd, addr, len));
+            .spawn(move || answer(&l, &s, r.as_deref(), &n, fd, addr, len));
         if spawned.is_err() {
             self.listener.fail(n.id, libc::EAGAIN);
         }
@@ -214,7 +244,12 @@ impl Scope for Exec<'_> {
     }
 }
 
-fn run(listener: &Arc<Listener>, sockets: Option<&Arc<Sockets>>, guard: Option<&Arc<Guard>>) {
+fn run(
+    listener: &Arc<Listener>,
+    sockets: Option<&Arc<Sockets>>,
+    guard: Option<&Arc<Guard>>,
+    route: Option<Arc<dyn Route>>,
+) {
     // This thread takes on the command's umask for the calls it performs,
     // and has no more capabilities than the command.
     let own_context =
@@ -223,15 +258,32 @@ fn run(listener: &Arc<Listener>, sockets: Option<&Arc<Sockets>>, guard: Option<&
         listener,
         sockets,
         guard,
+        route,
         own_context,
         cache: protect::Cache::default(),
     };
     serve::serve(listener, &mut scope, &AtomicBool::new(false));
 }
 
-fn answer(listener: &Listener, sockets: &Sockets, n: &Notif, fd: i32, addr: u64, len: u64) {
-    match connect_for(listener, sockets, n, fd, addr, len) {
-        Ok(()) => listener.succeed(n.id, 0),
+fn answer(
+    listener: &Listener,
+    sockets: &Sockets,
+    route: Option<&dyn Route>,
+    n: &Notif,
+    fd: i32,
+    addr: u64,
+    len: u64,
+) {
+    match connect_for(listener, sockets, route, n, fd, addr, len) {
+        Ok(None) => listener.succeed(n.id, 0),
+        // A socket connected from outside takes the caller's socket's place.
+        Ok(Some(socket)) => {
+            let cloexec = crate::supervisor::direct::is_cloexec(n.pid, fd);
+            match listener.replace_fd(n.id, socket.as_fd(), fd, cloexec) {
+                Ok(()) => listener.succeed(n.id, 0),
+                Err(e) => listener.fail(n.id, e.raw_os_error().unwrap_or(libc::EBADF)),
+            }
+        }
         Err(errno) => listener.fail(n.id, errno),
     }
 }
@@ -242,11 +294,12 @@ fn answer(listener: &Listener, sockets: &Sockets, n: &Notif, fd: i32, addr: u64,
 fn connect_for(
     listener: &Listener,
     sockets: &Sockets,
+    route: Option<&dyn Route>,
     n: &Notif,
     fd: i32,
     addr: u64,
     len: u64,
-) -> Result<(), i32> {
+) -> Result<Option<OwnedFd>, i32> {
     let pidfd = pidfd_open(n.pid).map_err(|_| libc::ESRCH)?;
     // The thread id named the caller when the pidfd was made: from here on
     // the pidfd cannot name another process.
@@ -260,8 +313,8 @@ fn connect_for(
         listed: sockets,
         inside: None,
     };
-    match connect::connect_copied(&sock, n.pid, address, reach) {
-        Ok(()) => Ok(()),
+    match connect::connect_routed(&sock, n.pid, address, reach, route) {
+        Ok(socket) => Ok(socket),
         Err(Refusal::Errno(errno)) => Err(errno),
         Err(Refusal::Outside(_)) => Err(libc::EACCES),
     }

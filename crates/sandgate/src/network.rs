@@ -1,13 +1,18 @@
 //! The network allow-list on a contained command: the gate that
 //! `sandgate-net`'s proxy asks, with the audit log and the command's
 //! stderr, for `sandgate exec` and `sandgate run` (see `sandgate_net` for
-//! the design).
+//! the design); the resolver of the command's namespace; and the route of
+//! the command's direct connects (`sandgate_net::direct`), which its
+//! supervisor hands every TCP connect to an address.
 
 use std::sync::Arc;
 
+use sandgate_net::direct::{Names, Outcome};
+use sandgate_net::dns::{self, Resolver};
 use sandgate_net::{Gate, NetworkPolicy, Record};
 use sandgate_policy::{Decision, Verdict};
-use sandgate_sandbox::netns::Outside;
+use sandgate_sandbox::netns::{Handed, Outside};
+use sandgate_sandbox::supervisor::direct::{Direct, Route};
 
 /// The gate of one contained command.
 struct CommandGate {
@@ -31,10 +36,14 @@ impl Gate for CommandGate {
     fn record(&self, record: &Record) {
         let mut decision: Decision = record.decision.clone();
         decision.reason = format!(
-            "{} (by the command `{}`, through the proxy's {})",
+            "{} (by the command `{}`, {})",
             decision.reason,
             self.command,
-            record.via.as_str()
+            match record.via {
+                sandgate_net::Via::Direct => "by a direct connect".to_string(),
+                sandgate_net::Via::Dns => "asking the resolver".to_string(),
+                via => format!("through the proxy's {}", via.as_str()),
+            }
         );
         crate::audit::record(self.surface, "network", &decision);
         if decision.verdict != Verdict::Allow {
@@ -50,15 +59,33 @@ impl Gate for CommandGate {
     }
 }
 
-/// Serve the proxy socket of a command's network namespace (handed over
-/// through `outside` once the command has started) on a thread of its own,
-/// for as long as this process lives.
+/// The direct connects of one command: decided by its gate, with the
+/// names sandgate resolved for it.
+struct CommandRoute {
+    gate: Arc<CommandGate>,
+    names: Arc<Names>,
+}
+
+impl Route for CommandRoute {
+    fn connect(&self, to: std::net::SocketAddr, _pid: u32) -> Direct {
+        match sandgate_net::direct::connect(&*self.gate, &self.names, to) {
+            Outcome::Connected(stream) => Direct::Outside(stream.into()),
+            Outcome::Inside => Direct::Inside,
+            Outcome::Refused(errno, _) => Direct::Refused(errno),
+        }
+    }
+}
+
+/// Serve the proxy and resolver sockets of a command's network namespace
+/// (handed over through `outside` once the command has started), each on a
+/// thread of its own, for as long as this process lives. Returns the route
+/// of the command's direct connects, for its supervisor.
 pub fn serve(
     outside: Outside,
     policy: NetworkPolicy,
     command: &str,
     surface: &'static str,
-) -> std::io::Result<()> {
+) -> std::io::Result<Arc<dyn Route>> {
     serve_telling(outside, policy, command, surface, None)
 }
 
@@ -70,45 +97,70 @@ pub fn serve_telling(
     command: &str,
     surface: &'static str,
     tell: Option<Tell>,
-) -> std::io::Result<()> {
-    serve_listener(outside.listener()?, policy, command, surface, tell)
+) -> std::io::Result<Arc<dyn Route>> {
+    let (route, _) = serve_handed(outside.take()?, policy, command, surface, tell)?;
+    Ok(route)
 }
 
 /// [`serve`], until the returned function is called (MCP `exec_run`: the
-/// proxy of a command ends with it, not with the server).
+/// proxy and resolver of a command end with it, not with the server).
 pub fn serve_stoppable(
     outside: Outside,
     policy: NetworkPolicy,
     command: &str,
     surface: &'static str,
 ) -> std::io::Result<Box<dyn FnOnce() + Send>> {
-    let listener = outside.listener()?;
-    let held = listener.try_clone()?;
-    serve_listener(listener, policy, command, surface, None)?;
+    let handed = outside.take()?;
+    let held = (
+        handed.proxy.try_clone()?,
+        handed.dns_udp.try_clone()?,
+        handed.dns_tcp.try_clone()?,
+    );
+    let (_, resolver) = serve_handed(handed, policy, command, surface, None)?;
     Ok(Box::new(move || {
-        // The serving thread's `accept` fails, and it ends, closing the socket.
-        let _ = nix::sys::socket::shutdown(
-            std::os::fd::AsRawFd::as_raw_fd(&held),
-            nix::sys::socket::Shutdown::Both,
-        );
+        resolver.stop();
+        // Each serving thread's `accept` or `recv` fails or returns, and it
+        // ends, closing its socket.
+        for fd in [
+            std::os::fd::AsRawFd::as_raw_fd(&held.0),
+            std::os::fd::AsRawFd::as_raw_fd(&held.1),
+            std::os::fd::AsRawFd::as_raw_fd(&held.2),
+        ] {
+            let _ = nix::sys::socket::shutdown(fd, nix::sys::socket::Shutdown::Both);
+        }
     }))
 }
 
-fn serve_listener(
-    listener: std::net::TcpListener,
+fn serve_handed(
+    handed: Handed,
     policy: NetworkPolicy,
     command: &str,
     surface: &'static str,
     tell: Option<Tell>,
-) -> std::io::Result<()> {
+) -> std::io::Result<(Arc<dyn Route>, Arc<Resolver<CommandGate>>)> {
     let gate = Arc::new(CommandGate {
         policy,
         command: command.to_string(),
         surface,
         tell,
     });
+    let names = Arc::new(Names::new());
+    let route = Arc::new(CommandRoute {
+        gate: Arc::clone(&gate),
+        names: Arc::clone(&names),
+    });
+    let resolver = Arc::new(Resolver::new(Arc::clone(&gate), names));
+    let (udp, tcp) = (handed.dns_udp, handed.dns_tcp);
+    let (over_udp, over_tcp) = (Arc::clone(&resolver), Arc::clone(&resolver));
+    std::thread::Builder::new()
+        .name("sandgate-dns".into())
+        .spawn(move || dns::serve_udp(udp, over_udp))?;
+    std::thread::Builder::new()
+        .name("sandgate-dns-tcp".into())
+        .spawn(move || dns::serve_tcp(tcp, over_tcp))?;
+    let listener = handed.proxy;
     std::thread::Builder::new()
         .name("sandgate-network".into())
         .spawn(move || sandgate_net::serve(listener, gate))?;
-    Ok(())
+    Ok((route, resolver))
 }

@@ -1,8 +1,12 @@
 //! `permissions.network` under `sandgate exec` (`landlock` and `bwrap`),
 //! as root and as `sandgate-test`, with real servers on loopback that the
-//! test starts (an HTTP server, and a UDP "DNS" server and a TCP server that
-//! record every packet and connection they get) and real clients (`curl`,
-//! Python's `socket`).
+//! test starts (an HTTP server on IPv4 and IPv6, a UDP "DNS" server and a
+//! TCP server that record every packet and connection they get, and a DNS
+//! server on `127.53.0.1:53` that records the name of every query) and real
+//! clients (`curl`, `getent`, Python's `socket`): through the proxy, by a
+//! direct connect, and names through the namespace's resolver, with test
+//! host names in a mount namespace the test makes (its own `/etc/hosts` and
+//! `/etc/resolv.conf`; the machine's files are never changed).
 //!
 //! Every escape row runs first unconfined, as the same user, where it must
 //! reach the recording server, so that a row that cannot fail fails.
@@ -89,7 +93,12 @@ fn users() -> Vec<Who> {
 
 /// An HTTP server on loopback that answers every request with its path.
 fn http_server() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    http_server_on("127.0.0.1:0")
+}
+
+/// [`http_server`] on `at` (`[::1]:0` for IPv6).
+fn http_server_on(at: &str) -> u16 {
+    let listener = TcpListener::bind(at).unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
@@ -172,7 +181,7 @@ fn tree(who: Who, mode: &str, allow: &[String]) -> Tree {
     exe::copy_executable(Path::new(env!("CARGO_BIN_EXE_sandgate")), &bin);
     let allow: Vec<String> = allow.iter().map(|a| format!("\"{a}\"")).collect();
     let policy = format!(
-        "permissions:\n  commands:\n    shell: false\n    allow: ['^(curl|python3) ']\n  \
+        "permissions:\n  commands:\n    shell: false\n    allow: ['^(curl|python3|getent|git|ssh) ']\n  \
          exec:\n    isolation:\n      mode: {mode}\n  \
          network:\n    allow: [{}]\n",
         allow.join(", ")
@@ -231,6 +240,17 @@ impl Tree {
     fn exec(&self, argv: &[&str]) -> Output {
         let mut cmd = self.command(&self.bin);
         cmd.arg("exec").arg("--").args(argv);
+        run_with_deadline(cmd)
+    }
+
+    /// [`Tree::exec`], with the audit log written to `log`.
+    fn exec_audited(&self, log: &Path, argv: &[&str]) -> Output {
+        let mut cmd = self.command(&self.bin);
+        cmd.env_remove("SANDGATE_AUDIT")
+            .env("SANDGATE_AUDIT_LOG", log)
+            .arg("exec")
+            .arg("--")
+            .args(argv);
         run_with_deadline(cmd)
     }
 }
@@ -378,4 +398,505 @@ fn network_false_still_means_no_network() {
         &format!("http://127.0.0.1:{web}/hi"),
     ]);
     assert!(!text(&out).contains("served"), "{}", text(&out));
+}
+
+/// A raw HTTP/1.0 request over a socket of the address's family, connected
+/// by the program itself (no proxy): `argv[1]` host, `argv[2]` port,
+/// `argv[3]` `timeout` (a non-blocking socket, as `settimeout` makes it) or
+/// `blocking`.
+const DIRECT_GET: &str = "import socket,sys\n\
+fam = socket.AF_INET6 if ':' in sys.argv[1] else socket.AF_INET\n\
+s = socket.socket(fam, socket.SOCK_STREAM)\n\
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)\n\
+if sys.argv[3] == 'timeout': s.settimeout(20)\n\
+try:\n    s.connect((sys.argv[1], int(sys.argv[2])))\n\
+except OSError as e:\n    print('connect failed: errno', e.errno, e.strerror); sys.exit(3)\n\
+assert s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0, 'TCP_NODELAY lost'\n\
+assert s.family == fam, 'family changed'\n\
+assert (s.gettimeout() is None) == (sys.argv[3] == 'blocking'), 'blocking mode changed'\n\
+s.sendall(b'GET /direct HTTP/1.0\\r\\nHost: x\\r\\n\\r\\n')\n\
+print(s.makefile('rb').read().decode())\n";
+
+#[test]
+fn a_program_that_ignores_the_proxy_reaches_a_listed_address_directly_and_nothing_else() {
+    if !has("curl") || !has("python3") {
+        missing("`curl` and `python3` are needed");
+        return;
+    }
+    let web = http_server();
+    let web6 = http_server_on("[::1]:0");
+    let (_, _, tcp, connections) = recorders();
+    for who in users() {
+        for mode in modes() {
+            let case = format!("{who:?} {mode}");
+            let t = tree(
+                who,
+                mode,
+                &[format!("127.0.0.1:{web}"), format!("[::1]:{web6}")],
+            );
+            let log = t.home.join("audit.jsonl");
+            // Python's own connect, blocking and not, over IPv4 and IPv6:
+            // the listed address is reached from sandgate's namespace.
+            for (host, port) in [("127.0.0.1", web), ("::1", web6)] {
+                for how in ["blocking", "timeout"] {
+                    let out = t.exec_audited(
+                        &log,
+                        &["python3", "-c", DIRECT_GET, host, &port.to_string(), how],
+                    );
+                    assert!(
+                        text(&out).contains("served /direct"),
+                        "{case} {host} {how}: {}",
+                        text(&out)
+                    );
+                }
+            }
+            // curl told to ignore every proxy.
+            let out = t.exec(&[
+                "curl",
+                "-sS",
+                "--noproxy",
+                "*",
+                "--max-time",
+                "20",
+                &format!("http://127.0.0.1:{web}/curl"),
+            ]);
+            assert!(
+                text(&out).contains("served /curl"),
+                "{case}: {}",
+                text(&out)
+            );
+            let audit = fs::read_to_string(&log).unwrap_or_default();
+            assert!(
+                audit.contains("by a direct connect")
+                    && audit.contains(&format!("127.0.0.1:{web}")),
+                "{case}: {audit}"
+            );
+            // An unlisted port of a listed address: unconfined it connects…
+            let before = connections.load(Ordering::SeqCst);
+            let plain = t.plain(&[
+                "python3",
+                "-c",
+                DIRECT_GET,
+                "127.0.0.1",
+                &tcp.to_string(),
+                "blocking",
+            ]);
+            assert!(
+                !text(&plain).contains("connect failed"),
+                "{case}: {}",
+                text(&plain)
+            );
+            assert!(
+                wait_for(&connections, before + 1),
+                "{case}: unconfined connect not seen"
+            );
+            // …confined it stays in the namespace, where nothing listens.
+            let before = connections.load(Ordering::SeqCst);
+            let out = t.exec(&[
+                "python3",
+                "-c",
+                DIRECT_GET,
+                "127.0.0.1",
+                &tcp.to_string(),
+                "blocking",
+            ]);
+            assert!(
+                text(&out).contains("connect failed: errno 111"),
+                "{case}: {}",
+                text(&out)
+            );
+            // A public address that is not listed: refused before any packet,
+            // EACCES for the program, the command that would allow it on stderr.
+            for (host, entry) in [
+                ("192.0.2.1", "192.0.2.1:9"),
+                ("2001:db8::1", "[2001:db8::1]:9"),
+            ] {
+                let out =
+                    t.exec_audited(&log, &["python3", "-c", DIRECT_GET, host, "9", "timeout"]);
+                assert!(
+                    text(&out).contains("connect failed: errno 13"),
+                    "{case} {host}: {}",
+                    text(&out)
+                );
+                assert!(
+                    String::from_utf8_lossy(&out.stderr)
+                        .contains(&format!("sandgate policy allow domain {entry}")),
+                    "{case} {host}: {}",
+                    text(&out)
+                );
+            }
+            let audit = fs::read_to_string(&log).unwrap_or_default();
+            assert!(audit.contains("192.0.2.1:9"), "{case}: {audit}");
+            std::thread::sleep(Duration::from_millis(300));
+            assert_eq!(
+                connections.load(Ordering::SeqCst),
+                before,
+                "{case}: a connection leaked"
+            );
+            drop(t);
+        }
+    }
+}
+
+/// The question's name of a DNS query (no compression: a test's own
+/// clients never use it).
+fn query_name(q: &[u8]) -> Option<String> {
+    let mut at = 12;
+    let mut labels = Vec::new();
+    loop {
+        let len = usize::from(*q.get(at)?);
+        at += 1;
+        if len == 0 {
+            return Some(labels.join(".").to_ascii_lowercase());
+        }
+        labels.push(String::from_utf8_lossy(q.get(at..at + len)?).into_owned());
+        at += len;
+    }
+}
+
+/// A DNS answer to `q`: `A 127.0.0.1` for `known` names, NXDOMAIN for others.
+fn dns_answer(q: &[u8], known: &[&str]) -> Vec<u8> {
+    let name = query_name(q).unwrap_or_default();
+    let mut end = 12;
+    while end < q.len() && q[end] != 0 {
+        end += 1 + usize::from(q[end]);
+    }
+    let end = (end + 5).min(q.len());
+    let qtype = q
+        .get(end - 4..end - 2)
+        .map_or(0, |t| u16::from_be_bytes([t[0], t[1]]));
+    let found = known.contains(&name.as_str());
+    let a = found && qtype == 1;
+    let mut r = q[..2].to_vec();
+    r.extend_from_slice(&[
+        0x81,
+        if found { 0x80 } else { 0x83 },
+        0,
+        1,
+        0,
+        u8::from(a),
+        0,
+        0,
+        0,
+        0,
+    ]);
+    r.extend_from_slice(&q[12..end]);
+    if a {
+        r.extend_from_slice(&[0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 30, 0, 4, 127, 0, 0, 1]);
+    }
+    r
+}
+
+/// A DNS server on `127.53.0.1:53` (UDP and TCP) that records the name of
+/// every query it gets, and answers `known` names with 127.0.0.1.
+fn dns_recorder(known: &'static [&'static str]) -> Option<Arc<std::sync::Mutex<Vec<String>>>> {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let udp = UdpSocket::bind("127.53.0.1:53").ok()?;
+    let tcp = TcpListener::bind("127.53.0.1:53").ok()?;
+    let s = Arc::clone(&seen);
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 1500];
+        while let Ok((n, from)) = udp.recv_from(&mut buf) {
+            s.lock()
+                .unwrap()
+                .push(query_name(&buf[..n]).unwrap_or_default());
+            let _ = udp.send_to(&dns_answer(&buf[..n], known), from);
+        }
+    });
+    let s = Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for stream in tcp.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            stream.set_read_timeout(Some(Duration::from_secs(5))).ok();
+            let mut len = [0u8; 2];
+            if std::io::Read::read_exact(&mut stream, &mut len).is_err() {
+                continue;
+            }
+            let mut q = vec![0u8; usize::from(u16::from_be_bytes(len))];
+            if std::io::Read::read_exact(&mut stream, &mut q).is_err() {
+                continue;
+            }
+            s.lock().unwrap().push(query_name(&q).unwrap_or_default());
+            let r = dns_answer(&q, known);
+            let _ = stream.write_all(&(r.len() as u16).to_be_bytes());
+            let _ = stream.write_all(&r);
+        }
+    });
+    Some(seen)
+}
+
+/// A DNS query by hand: `argv[1]` name, `argv[2]` server, `argv[3]` port,
+/// `argv[4]` `udp` or `tcp`. Prints the response code, the number of
+/// answers and the last four bytes (the address of an `A` answer).
+const DNS_QUERY: &str = r#"import socket,struct,sys
+name, server, port, proto = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+q = struct.pack('>HHHHHH', 0x1234, 0x0100, 1, 0, 0, 0) + b''.join(bytes([len(l)]) + l.encode() for l in name.split('.')) + b'\0' + struct.pack('>HH', 1, 1)
+try:
+    if proto == 'udp':
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(5)
+        s.sendto(q, (server, port)); r = s.recv(4096)
+    else:
+        s = socket.create_connection((server, port), timeout=5)
+        s.sendall(struct.pack('>H', len(q)) + q)
+        n = struct.unpack('>H', s.recv(2))[0]; r = b''
+        while len(r) < n: r += s.recv(n - len(r))
+except OSError as e:
+    print('failed: errno', e.errno, e); sys.exit(3)
+print('rcode', r[3] & 15, 'answers', struct.unpack('>H', r[6:8])[0], 'last', '.'.join(str(b) for b in r[-4:]))
+"#;
+
+/// `getaddrinfo` as a program that resolves by itself calls it.
+const GETADDRINFO: &str = r#"import socket,sys
+try:
+    print(sorted({a[4][0] for a in socket.getaddrinfo(sys.argv[1], 80, proto=socket.IPPROTO_TCP)}))
+except OSError as e:
+    print('failed:', e); sys.exit(3)
+"#;
+
+/// The files of a mount namespace the test makes: its own `/etc/hosts`
+/// and an `/etc/resolv.conf` naming the recording server.
+struct Names {
+    _dir: tempfile::TempDir,
+    hosts: PathBuf,
+    resolv: PathBuf,
+}
+
+fn names(hosts: &str) -> Names {
+    let dir = tempfile::Builder::new()
+        .prefix("sandgate-names-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let (h, r) = (dir.path().join("hosts"), dir.path().join("resolv.conf"));
+    fs::write(&h, format!("127.0.0.1 localhost\n{hosts}")).unwrap();
+    fs::write(&r, "nameserver 127.53.0.1\noptions timeout:2 attempts:1\n").unwrap();
+    for f in [&h, &r] {
+        fs::set_permissions(f, fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    Names {
+        _dir: dir,
+        hosts: h,
+        resolv: r,
+    }
+}
+
+impl Tree {
+    /// `program args` as this tree's user, in a mount namespace with the
+    /// test's `/etc/hosts` and `/etc/resolv.conf` (made as root, before
+    /// the user is taken on): the machine's own files are never changed.
+    fn with_names(&self, names: &Names, program: &Path, args: &[&str]) -> Output {
+        let inner = self.command(program);
+        let mut cmd = Command::new("unshare");
+        cmd.args(["--mount", "--propagation", "private", "--", "sh", "-c"])
+            .arg("mount --bind \"$1\" /etc/hosts && mount --bind \"$2\" /etc/resolv.conf && shift 2 && exec \"$@\"")
+            .arg("sh")
+            .arg(&names.hosts)
+            .arg(&names.resolv)
+            .arg(inner.get_program())
+            .args(inner.get_args())
+            .args(args);
+        cmd.env_clear();
+        for (k, v) in inner.get_envs() {
+            if let Some(v) = v {
+                cmd.env(k, v);
+            }
+        }
+        cmd.current_dir(&self.work).stdin(Stdio::null());
+        run_with_deadline(cmd)
+    }
+
+    /// `argv` unconfined, with the test's names.
+    fn plain_named(&self, names: &Names, argv: &[&str]) -> Output {
+        self.with_names(names, Path::new(argv[0]), &argv[1..])
+    }
+
+    /// `sandgate exec -- argv`, with the test's names.
+    fn exec_named(&self, names: &Names, argv: &[&str]) -> Output {
+        let mut args = vec!["exec", "--"];
+        args.extend_from_slice(argv);
+        self.with_names(names, &self.bin.clone(), &args)
+    }
+}
+
+#[test]
+fn names_resolve_for_listed_hosts_only_and_no_other_query_leaves() {
+    if !is_root() {
+        missing(
+            "the test's own /etc/hosts and /etc/resolv.conf need a mount namespace made as root",
+        );
+        return;
+    }
+    if !has("python3") || !has("getent") || !has("unshare") {
+        missing("`python3`, `getent` and `unshare` are needed");
+        return;
+    }
+    let Some(seen) = dns_recorder(&["dnsonly.test", "leak.test"]) else {
+        missing("cannot listen on 127.53.0.1:53 (UDP and TCP)");
+        return;
+    };
+    let queried = |name: &str| seen.lock().unwrap().iter().any(|n| n == name);
+    let web = http_server();
+    let n = names("127.0.0.1 web.test\n");
+    for who in users() {
+        for mode in modes() {
+            let case = format!("{who:?} {mode}");
+            let tag = format!("{}-{mode}", matches!(who, Who::Root));
+            let t = tree(
+                who,
+                mode,
+                &[
+                    format!("web.test:{web}"),
+                    format!("127.0.0.1:{web}"),
+                    "dnsonly.test".to_string(),
+                ],
+            );
+            // Unconfined, a lookup of any name reaches the name server…
+            let leak = format!("leak-{tag}.test");
+            let out = t.plain_named(&n, &["getent", "hosts", &leak]);
+            assert_eq!(out.status.code(), Some(2), "{case}: {}", text(&out));
+            assert!(queried(&leak), "{case}: the unconfined lookup was not seen");
+            // …confined, an unlisted name is refused and never asked about.
+            let unlisted = format!("unlisted-{tag}.test");
+            let out = t.exec_named(&n, &["getent", "hosts", &unlisted]);
+            assert_eq!(out.status.code(), Some(2), "{case}: {}", text(&out));
+            let out = t.exec_named(&n, &["python3", "-c", GETADDRINFO, &unlisted]);
+            assert!(text(&out).contains("failed"), "{case}: {}", text(&out));
+            // By hand over UDP and TCP to the namespace's resolver: NXDOMAIN.
+            for proto in ["udp", "tcp"] {
+                let out = t.exec_named(
+                    &n,
+                    &[
+                        "python3",
+                        "-c",
+                        DNS_QUERY,
+                        &unlisted,
+                        "127.0.0.1",
+                        "53",
+                        proto,
+                    ],
+                );
+                assert!(
+                    text(&out).contains("rcode 3 answers 0"),
+                    "{case} {proto}: {}",
+                    text(&out)
+                );
+            }
+            // Straight to the name server, UDP and TCP: unconfined it answers…
+            let direct = format!("direct-{tag}.test");
+            for proto in ["udp", "tcp"] {
+                let out = t.plain_named(
+                    &n,
+                    &[
+                        "python3",
+                        "-c",
+                        DNS_QUERY,
+                        &direct,
+                        "127.53.0.1",
+                        "53",
+                        proto,
+                    ],
+                );
+                assert!(
+                    text(&out).contains("rcode 3"),
+                    "{case} {proto}: {}",
+                    text(&out)
+                );
+            }
+            assert!(
+                queried(&direct),
+                "{case}: the unconfined query was not seen"
+            );
+            // …confined it is not reached (the namespace's own loopback).
+            let hidden = format!("hidden-{tag}.test");
+            for proto in ["udp", "tcp"] {
+                let out = t.exec_named(
+                    &n,
+                    &[
+                        "python3",
+                        "-c",
+                        DNS_QUERY,
+                        &hidden,
+                        "127.53.0.1",
+                        "53",
+                        proto,
+                    ],
+                );
+                assert!(
+                    text(&out).contains("failed"),
+                    "{case} {proto}: {}",
+                    text(&out)
+                );
+            }
+            // A public name server: no route.
+            let out = t.exec_named(
+                &n,
+                &["python3", "-c", DNS_QUERY, &hidden, "8.8.8.8", "53", "udp"],
+            );
+            assert!(
+                text(&out).contains("failed: errno 101"),
+                "{case}: {}",
+                text(&out)
+            );
+            std::thread::sleep(Duration::from_millis(300));
+            assert!(
+                !queried(&unlisted) && !queried(&hidden),
+                "{case}: a query leaked: {:?}",
+                seen.lock().unwrap()
+            );
+            // Listed names resolve: from the hosts file and from the name server,
+            // by getent, getaddrinfo and a query over TCP.
+            let out = t.exec_named(&n, &["getent", "hosts", "web.test"]);
+            assert!(text(&out).contains("127.0.0.1"), "{case}: {}", text(&out));
+            let out = t.exec_named(&n, &["getent", "ahostsv4", "dnsonly.test"]);
+            assert!(
+                text(&out).contains("127.0.0.1"),
+                "{case}: {:?} {} {:?}",
+                out.status,
+                text(&out),
+                seen.lock().unwrap()
+            );
+            let out = t.exec_named(&n, &["python3", "-c", GETADDRINFO, "dnsonly.test"]);
+            assert!(
+                text(&out).contains("['127.0.0.1']"),
+                "{case}: {}",
+                text(&out)
+            );
+            let out = t.exec_named(
+                &n,
+                &[
+                    "python3",
+                    "-c",
+                    DNS_QUERY,
+                    "dnsonly.test",
+                    "127.0.0.1",
+                    "53",
+                    "tcp",
+                ],
+            );
+            assert!(
+                text(&out).contains("rcode 0 answers 1 last 127.0.0.1"),
+                "{case}: {}",
+                text(&out)
+            );
+            // A program that resolves a listed name itself and connects to
+            // what it got, ignoring the proxy.
+            let out = t.exec_named(
+                &n,
+                &[
+                    "python3",
+                    "-c",
+                    DIRECT_GET,
+                    "web.test",
+                    &web.to_string(),
+                    "timeout",
+                ],
+            );
+            assert!(
+                text(&out).contains("served /direct"),
+                "{case}: {}",
+                text(&out)
+            );
+            drop(t);
+        }
+    }
 }

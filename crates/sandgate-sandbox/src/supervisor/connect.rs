@@ -17,10 +17,11 @@
 //!
 //! - an address of another family (or none past the family) is connected
 //!   exactly as copied: the network is decided elsewhere (by exec
-//!   isolation's `network` filter; not at all by `sandgate run`).
-//!   **This is where a network allow-list hooks in**: [`connect_copied`]'s
-//!   `Named::Other` arm is the only place a supervised caller's
-//!   non-UNIX `connect` is made;
+//!   isolation's `network` filter; not at all by `sandgate run`). Under a
+//!   network allow-list, [`connect_routed`] first hands a TCP connect to
+//!   an address to the allow-list's [`Route`] ([`super::direct`]), which
+//!   may connect a socket of its own from sandgate's namespace to take the
+//!   place of the caller's;
 //! - a socket path is resolved in the caller's view (its root and working
 //!   directory) to a descriptor of the socket file, and the connection made
 //!   through that descriptor (`/proc/self/fd/N`), never to a path the caller
@@ -49,6 +50,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::caller::{open_path, raw_connect, RESOLVE_IN_ROOT, RESOLVE_NO_MAGICLINKS};
+use super::direct::{self, Direct, Route};
 use crate::beneath;
 use crate::notify;
 
@@ -413,6 +415,38 @@ pub fn connect_copied(
             || Unreached::Path(PathBuf::from(std::ffi::OsStr::from_bytes(path))),
         ),
     }
+}
+
+/// [`connect_copied`], with a network allow-list's `route` first: a TCP
+/// connect to an IPv4 or IPv6 address is the route's to decide
+/// ([`super::direct`]). `Ok(Some(socket))`: the route connected `socket`
+/// from sandgate's namespace, to be put in the caller's place of `sock`
+/// (with what the caller had set on `sock` carried over); `Ok(None)`:
+/// `sock` itself is connected.
+pub fn connect_routed(
+    sock: &OwnedFd,
+    tid: u32,
+    address: &[u8],
+    reach: Reach<'_>,
+    route: Option<&dyn Route>,
+) -> Result<Option<OwnedFd>, Refusal> {
+    if let (Named::Other, Some(route)) = (named(address), route) {
+        if let Some(to) = direct::inet_address(address) {
+            if direct::is_tcp(sock) {
+                return match route.connect(to, tid) {
+                    Direct::Outside(socket) => {
+                        direct::carry_over(sock, &socket);
+                        Ok(Some(socket))
+                    }
+                    Direct::Inside => raw_connect(sock.as_raw_fd(), address)
+                        .map(|()| None)
+                        .map_err(Refusal::Errno),
+                    Direct::Refused(errno) => Err(Refusal::Errno(errno)),
+                };
+            }
+        }
+    }
+    connect_copied(sock, tid, address, reach).map(|()| None)
 }
 
 /// The call's result for `outcome`; a refusal names the socket as `shown`

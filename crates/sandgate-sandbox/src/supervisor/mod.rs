@@ -16,7 +16,8 @@
 //! - [`perform`]: the one performer of calls on a caller's behalf
 //!   ([`perform::act`]);
 //! - [`connect`]: the one place a caller's `connect` is made, and where a
-//!   network allow-list hooks in;
+//!   network allow-list hooks in ([`direct`]: a TCP connect to an address
+//!   decided by the allow-list and made from sandgate's namespace);
 //! - [`caller`]: the system calls that act for a caller (a copy of one of
 //!   its descriptors, a path opened beneath a directory, a socket bound or
 //!   connected with the address bytes as copied, a thread's own file-system
@@ -30,6 +31,7 @@ pub mod callerpath;
 pub mod callers;
 pub mod connect;
 pub mod decode;
+pub mod direct;
 pub mod metadata;
 pub mod perform;
 pub mod resolve;

@@ -283,20 +283,25 @@ fn spawn_filtered(
             format!("{e} (while making the command's network namespace for `permissions.network`)"),
         ))
     })?;
-    if let Err(e) = crate::network::serve(outside, network, command, "exec") {
-        // Without its proxy the command reaches no host: say so, and stop it.
-        let _ = running.kill();
-        let _ = running.wait();
-        return Err(SpawnError::Io(std::io::Error::other(format!(
-            "the network proxy did not start, so the command was stopped: {e}"
-        ))));
-    }
+    let route = match crate::network::serve(outside, network, command, "exec") {
+        Ok(route) => route,
+        Err(e) => {
+            // Without its proxy the command reaches no host: say so, and stop it.
+            let _ = running.kill();
+            let _ = running.wait();
+            return Err(SpawnError::Io(std::io::Error::other(format!(
+                "the network proxy did not start, so the command was stopped: {e}"
+            ))));
+        }
+    };
     if let Err(e) = notify::forward_signals(&running) {
         eprintln!(
             "sandgate: warning: signals sent to sandgate are not passed on to the command: {e}"
         );
     }
-    if let Some(supervision) = supervision {
+    if let Some(mut supervision) = supervision {
+        // The command's own connects to addresses are decided by the lists.
+        supervision.route_network(route);
         match supervision.attach() {
             Ok(Attached::Supervising) => {}
             Ok(Attached::Outer) => eprintln!("sandgate: {OUTER_NOTE}"),
