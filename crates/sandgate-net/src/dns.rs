@@ -261,6 +261,20 @@ impl<G: Gate + ?Sized> Resolver<G> {
             decision
         };
         let name = target.to_string();
+        // A name serves every port: say how to allow another one too.
+        let reason = match &decision.rule {
+            Some(_) => format!("the name `{name}` was not resolved: {}", decision.reason),
+            None => format!(
+                "the name `{name}` was not resolved: no network allow entry names it \
+                 (`sandgate policy allow domain {name}` would allow it for ports 80 and 443, \
+                 `sandgate policy allow domain {name}:PORT` for another port){}",
+                decision
+                    .reason
+                    .rsplit_once("; ")
+                    .map(|(_, why)| format!("; {why}"))
+                    .unwrap_or_default()
+            ),
+        };
         let first = self
             .refused
             .lock()
@@ -275,7 +289,7 @@ impl<G: Gate + ?Sized> Resolver<G> {
                 peer: None,
                 decision: Decision {
                     subject,
-                    reason: format!("the name `{name}` was not resolved: {}", decision.reason),
+                    reason,
                     ..decision
                 },
             });

@@ -164,6 +164,8 @@ struct Tree {
     work: PathBuf,
     bin: PathBuf,
     who: Who,
+    /// More environment for every command.
+    env: Vec<(String, String)>,
 }
 
 fn tree(who: Who, mode: &str, allow: &[String]) -> Tree {
@@ -202,6 +204,7 @@ fn tree(who: Who, mode: &str, allow: &[String]) -> Tree {
         work,
         bin,
         who,
+        env: Vec::new(),
     }
 }
 
@@ -226,6 +229,9 @@ impl Tree {
             .env("SANDGATE_AUDIT", "off")
             .current_dir(&self.work)
             .stdin(Stdio::null());
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
         cmd
     }
 
@@ -899,4 +905,209 @@ fn names_resolve_for_listed_hosts_only_and_no_other_query_leaves() {
             drop(t);
         }
     }
+}
+
+/// An SSH server on 127.0.0.1 that cannot lose its port: the test binds
+/// the listening socket (port 0) and runs `sshd -i` on each connection.
+/// Its sessions are killed when the returned list is dropped.
+fn ssh_server(config: &Path) -> (u16, Arc<std::sync::Mutex<Vec<wait::Guard>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let sessions = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (config, list) = (config.to_path_buf(), Arc::clone(&sessions));
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let input = stream.try_clone().unwrap();
+            let session = Command::new("/usr/sbin/sshd")
+                .args(["-i", "-e", "-f"])
+                .arg(&config)
+                .stdin(Stdio::from(std::os::fd::OwnedFd::from(input)))
+                .stdout(Stdio::from(std::os::fd::OwnedFd::from(stream)))
+                .stderr(Stdio::null())
+                .spawn_guarded();
+            if let Ok(session) = session {
+                list.lock().unwrap().push(session);
+            }
+        }
+    });
+    (port, sessions)
+}
+
+fn must(cmd: &mut Command) -> Output {
+    let out = cmd.output_within(DEADLINE).unwrap();
+    assert!(out.status.success(), "{cmd:?}: {}", text(&out));
+    out
+}
+
+#[test]
+fn git_over_ssh_reaches_a_listed_host_port_and_no_other() {
+    if !is_root() {
+        missing(
+            "the test's own /etc/hosts needs a mount namespace made as root, and sshd runs as root",
+        );
+        return;
+    }
+    for tool in [
+        "/usr/sbin/sshd",
+        "ssh",
+        "ssh-agent",
+        "ssh-add",
+        "ssh-keygen",
+        "git",
+        "unshare",
+    ] {
+        if !has(tool) && !Path::new(tool).exists() {
+            missing(&format!(
+                "`{tool}` is needed (packages openssh-server, openssh-client, git, util-linux)"
+            ));
+            return;
+        }
+    }
+    // The server: its host key, the client's key as its only authorized
+    // key (for root, whoever the client runs as), and a bare repository.
+    let server = tempfile::Builder::new()
+        .prefix("sandgate-sshd-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let srv = server.path().canonicalize().unwrap();
+    fs::set_permissions(&srv, fs::Permissions::from_mode(0o755)).unwrap();
+    for (file, comment) in [("host", "host"), ("client", "client")] {
+        must(
+            Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-C", comment, "-f"])
+                .arg(srv.join(file)),
+        );
+    }
+    fs::copy(srv.join("client.pub"), srv.join("authorized_keys")).unwrap();
+    let config = srv.join("sshd_config");
+    fs::write(
+        &config,
+        format!(
+            "HostKey {}\nAuthorizedKeysFile {}\nUsePAM no\nStrictModes no\nPasswordAuthentication no\n\
+             KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n",
+            srv.join("host").display(),
+            srv.join("authorized_keys").display()
+        ),
+    )
+    .unwrap();
+    fs::create_dir_all("/run/sshd").unwrap();
+    let remote = srv.join("remote.git");
+    must(
+        Command::new("git")
+            .args(["init", "-q", "--bare", "-b", "main"])
+            .arg(&remote),
+    );
+    let src = srv.join("src");
+    must(
+        Command::new("git")
+            .args(["init", "-q", "-b", "main"])
+            .arg(&src),
+    );
+    fs::write(src.join("file.txt"), "cloned over ssh\n").unwrap();
+    let git = |args: &[&str]| {
+        must(
+            Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+                .args(args)
+                .current_dir(&src),
+        )
+    };
+    git(&["add", "file.txt"]);
+    git(&["commit", "-q", "-m", "first"]);
+    git(&["push", "-q", remote.to_str().unwrap(), "main"]);
+    let (port, sessions) = ssh_server(&config);
+    let host_pub = fs::read_to_string(srv.join("host.pub")).unwrap();
+    let n = names("127.0.0.1 git.test\n");
+    for who in users() {
+        for mode in modes() {
+            let case = format!("{who:?} {mode}");
+            let listed = [format!("git.test:{port}"), format!("127.0.0.1:{port}")];
+            for (allowed, allow) in [(true, &listed[..]), (false, &[][..])] {
+                // The agent socket is listed as today; it lives in the user's HOME.
+                let mut t = tree(who, mode, allow);
+                let agent = t.home.join("agent.sock");
+                let policy = t.home.join(".sandgate/permissions.yaml");
+                let before = fs::read_to_string(&policy).unwrap();
+                fs::write(
+                    &policy,
+                    before.replace(
+                        &format!("mode: {mode}\n"),
+                        &format!(
+                            "mode: {mode}\n      unix_sockets: [\"{}\"]\n",
+                            agent.display()
+                        ),
+                    ),
+                )
+                .unwrap();
+                let key = t.home.join("client");
+                fs::copy(srv.join("client"), &key).unwrap();
+                fs::set_permissions(&key, fs::Permissions::from_mode(0o600)).unwrap();
+                let (known, ssh_config) = (t.home.join("known_hosts"), t.home.join("ssh_config"));
+                fs::write(&known, format!("[git.test]:{port} {host_pub}")).unwrap();
+                fs::write(
+                    &ssh_config,
+                    format!(
+                        "Host git.test\n  Port {port}\n  User root\n  UserKnownHostsFile {}\n  \
+                         GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n  BatchMode yes\n",
+                        known.display()
+                    ),
+                )
+                .unwrap();
+                if let Who::User { uid, gid } = who {
+                    for f in [&key, &known, &ssh_config] {
+                        must(Command::new("chown").arg(format!("{uid}:{gid}")).arg(f));
+                    }
+                }
+                let mut agent_cmd = t.command(Path::new("ssh-agent"));
+                agent_cmd
+                    .args(["-D", "-a"])
+                    .arg(&agent)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null());
+                let _agent = agent_cmd.spawn_guarded().unwrap();
+                wait::until(20, "ssh-agent", || {
+                    std::os::unix::net::UnixStream::connect(&agent).is_ok()
+                });
+                t.env
+                    .push(("SSH_AUTH_SOCK".into(), agent.display().to_string()));
+                t.env.push((
+                    "GIT_SSH_COMMAND".into(),
+                    format!("ssh -F {}", ssh_config.display()),
+                ));
+                must(t.command(Path::new("ssh-add")).arg("-q").arg(&key));
+                // The private key is in the agent only.
+                fs::remove_file(&key).unwrap();
+                let url = format!("git.test:{}", remote.display());
+                // Unconfined, the clone works either way.
+                let out = t.plain_named(&n, &["git", "ls-remote", &url]);
+                assert!(
+                    text(&out).contains("refs/heads/main"),
+                    "{case}: {}",
+                    text(&out)
+                );
+                let reached = sessions.lock().unwrap().len();
+                let out = t.exec_named(&n, &["git", "clone", "-q", &url, "copy"]);
+                let cloned = fs::read_to_string(t.work.join("copy/file.txt")).unwrap_or_default();
+                if allowed {
+                    assert_eq!(cloned, "cloned over ssh\n", "{case}: {}", text(&out));
+                } else {
+                    // A loopback address no entry names is the namespace's
+                    // own: the connection stays inside, and nothing reaches
+                    // the server.
+                    assert!(
+                        !out.status.success() && cloned.is_empty(),
+                        "{case}: {}",
+                        text(&out)
+                    );
+                    assert_eq!(
+                        sessions.lock().unwrap().len(),
+                        reached,
+                        "{case}: sshd was reached"
+                    );
+                }
+            }
+        }
+    }
+    sessions.lock().unwrap().clear();
 }
