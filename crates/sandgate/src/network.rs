@@ -131,13 +131,17 @@ pub fn serve_stoppable(
     }))
 }
 
+/// What [`serve_handed`] started: the route of direct connects, and the
+/// resolver (to stop).
+type Served = (Arc<dyn Route>, Arc<Resolver<CommandGate>>);
+
 fn serve_handed(
     handed: Handed,
     policy: NetworkPolicy,
     command: &str,
     surface: &'static str,
     tell: Option<Tell>,
-) -> std::io::Result<(Arc<dyn Route>, Arc<Resolver<CommandGate>>)> {
+) -> std::io::Result<Served> {
     let gate = Arc::new(CommandGate {
         policy,
         command: command.to_string(),
