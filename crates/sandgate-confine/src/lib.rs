@@ -56,6 +56,7 @@ pub use plan::{
     Protection, Rule, RunAnswers, RunPlan, RunPlanInputs, Standing, DEFAULT_STATE_DIRS,
 };
 pub use sandgate_sandbox::supervisor::decode::Change;
+pub use sandgate_sandbox::supervisor::lineage::{pass_credentials, read_line_with_sender};
 pub use sandgate_sandbox::supervisor::perform::Op;
 pub use seccomp::{Listener, Notif, Ready};
 pub use settings::{ListKind, SandboxFile, SandboxSettings, SettingsError, FILE_NAME, STATE_DIR};
@@ -63,7 +64,7 @@ pub use spawn::{
     adopt_orphans, clear_umask, forward_signals, hold_forwarded, reap_orphans, Confined,
     AROUND_CONFINEMENT, FORWARDED,
 };
-pub use supervisor::{Attempt, DenyReason, Event, Grants, Reporter, Supervisor};
+pub use supervisor::{Attempt, DenyReason, Event, Grants, Lineage, Reporter, Supervisor};
 pub use unasked::Unasked;
 
 use std::io;

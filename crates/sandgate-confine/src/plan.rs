@@ -1464,6 +1464,16 @@ mod tests {
                     true,
                     Standing::Unasked(Unasked::Desktop),
                 ),
+                (
+                    PathBuf::from("/proc/4242/mem"),
+                    false,
+                    Standing::Unasked(Unasked::Memory),
+                ),
+                (
+                    PathBuf::from("/proc/4242/task/4243/mem"),
+                    false,
+                    Standing::Unasked(Unasked::Memory),
+                ),
                 (h(".local/share/other"), true, Standing::Outside),
             ],
         );

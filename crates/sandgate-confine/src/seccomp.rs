@@ -51,6 +51,10 @@ pub const NOTIFIED: &[libc::c_long] = &[
     // Made by the supervisor, and kept only to the program's own UNIX
     // listeners and the listed sockets (see `supervisor::connect`).
     libc::SYS_connect,
+    // Recorded by the exec tracking, then continued
+    // (`sandgate_sandbox::supervisor::lineage`).
+    libc::SYS_execve,
+    libc::SYS_execveat,
 ];
 
 /// System calls that change what the supervisor caches about a thread (see
@@ -247,6 +251,78 @@ pub fn unjudged_filter() -> Vec<libc::sock_filter> {
     prog.push(stmt(RET_K, RET_ALLOW));
     debug_assert_eq!(prog.len(), deny);
     prog.push(stmt(RET_K, RET_ERRNO | libc::EPERM as u32));
+    prog
+}
+
+/// The lineage filter, which keeps "a fresh child of the top process at its
+/// first `exec`" meaning Claude Code's own spawn (assumptions 2 to 4 of
+/// `sandgate_sandbox::supervisor::lineage`), in both ABIs: `clone` with
+/// `CLONE_PARENT`, `ptrace` `PTRACE_ATTACH` and `PTRACE_SEIZE`,
+/// `process_vm_writev` and `prctl(PR_SET_CHILD_SUBREAPER)` fail with
+/// `EPERM`; `clone3` fails with `ENOSYS` (its flags are in memory, where no
+/// filter reads them; the C library then falls back to `clone`). Everything
+/// else passes.
+pub fn lineage_filter() -> Vec<libc::sock_filter> {
+    use sandgate_sandbox::bpf::{ARCH, AUDIT_ARCH_I386, AUDIT_ARCH_X86_64, NR, RET_ERRNO};
+    use sandgate_sandbox::supervisor::lineage::{PR_SET_CHILD_SUBREAPER, PTRACE_SEIZE};
+    // The calls, as (x86-64 number, i386 number), in this order: clone,
+    // clone3, ptrace, process_vm_writev, prctl.
+    const CALLS: [(u32, u32); 5] = [(56, 120), (435, 435), (101, 26), (311, 348), (157, 172)];
+    // Layout: 0 ld arch; 1 jeq x86_64 -> NATIVE; 2 jeq i386 -> I386;
+    // 3 ret allow; NATIVE: ld nr, 5 jeq, ret allow; I386: the same;
+    // CLONE: ld a0, jset CLONE_PARENT -> deny, ret allow;
+    // PTRACE: ld a0, jeq ATTACH -> deny, jeq SEIZE -> deny, ret allow;
+    // PRCTL: ld a0, jeq SUBREAPER -> deny, ret allow; DENY; ENOSYS.
+    let native = 4;
+    let i386 = native + 7;
+    let clone = i386 + 7;
+    let ptrace = clone + 3;
+    let prctl = ptrace + 4;
+    let deny = prctl + 3;
+    let enosys = deny + 1;
+    let to = |from: usize, target: usize| target - from - 1;
+    let mut prog = vec![
+        stmt(LD_W_ABS, ARCH),
+        jump(JEQ_K, AUDIT_ARCH_X86_64, to(1, native), 0),
+        jump(JEQ_K, AUDIT_ARCH_I386, to(2, i386), 0),
+        stmt(RET_K, RET_ALLOW),
+    ];
+    for abi in [0, 1] {
+        prog.push(stmt(LD_W_ABS, NR));
+        let targets = [clone, enosys, ptrace, deny, prctl];
+        for (call, target) in CALLS.iter().zip(targets) {
+            let nr = if abi == 0 { call.0 } else { call.1 };
+            let here = prog.len();
+            prog.push(jump(JEQ_K, nr, to(here, target), 0));
+        }
+        prog.push(stmt(RET_K, RET_ALLOW));
+    }
+    debug_assert_eq!(prog.len(), clone);
+    prog.push(stmt(LD_W_ABS, arg_low(0)));
+    prog.push(jump(
+        JSET_K,
+        libc::CLONE_PARENT as u32,
+        to(clone + 1, deny),
+        0,
+    ));
+    prog.push(stmt(RET_K, RET_ALLOW));
+    debug_assert_eq!(prog.len(), ptrace);
+    prog.push(stmt(LD_W_ABS, arg_low(0)));
+    prog.push(jump(
+        JEQ_K,
+        libc::PTRACE_ATTACH as u32,
+        to(ptrace + 1, deny),
+        0,
+    ));
+    prog.push(jump(JEQ_K, PTRACE_SEIZE, to(ptrace + 2, deny), 0));
+    prog.push(stmt(RET_K, RET_ALLOW));
+    debug_assert_eq!(prog.len(), prctl);
+    prog.push(stmt(LD_W_ABS, arg_low(0)));
+    prog.push(jump(JEQ_K, PR_SET_CHILD_SUBREAPER, to(prctl + 1, deny), 0));
+    prog.push(stmt(RET_K, RET_ALLOW));
+    debug_assert_eq!(prog.len(), deny);
+    prog.push(stmt(RET_K, RET_ERRNO | libc::EPERM as u32));
+    prog.push(stmt(RET_K, RET_ERRNO | libc::ENOSYS as u32));
     prog
 }
 
@@ -456,6 +532,158 @@ mod tests {
                 0x4000_0003,
                 5,
                 [0, wr, 0, 0, 0, 0],
+                RET_ALLOW,
+            ),
+        ];
+        for (name, arch, nr, args, want) in table {
+            assert_eq!(verdict(&prog, *arch, *nr, *args), *want, "{name}");
+        }
+    }
+
+    #[test]
+    fn the_lineage_filter_refuses_what_would_forge_a_spawn_of_the_agent() {
+        use sandgate_sandbox::bpf::{AUDIT_ARCH_I386, RET_ERRNO};
+        let prog = lineage_filter();
+        let eperm = RET_ERRNO | libc::EPERM as u32;
+        let enosys = RET_ERRNO | libc::ENOSYS as u32;
+        let parent = libc::CLONE_PARENT as u64;
+        let fork = libc::SIGCHLD as u64;
+        let thread = (libc::CLONE_VM | libc::CLONE_THREAD | libc::CLONE_SIGHAND) as u64;
+        let attach = libc::PTRACE_ATTACH as u64;
+        let table: &[(&str, u32, i64, [u64; 6], u32)] = &[
+            (
+                "clone(CLONE_PARENT)",
+                AUDIT_ARCH_X86_64,
+                libc::SYS_clone,
+                [parent | fork, 0, 0, 0, 0, 0],
+                eperm,
+            ),
+            (
+                "fork by clone",
+                AUDIT_ARCH_X86_64,
+                libc::SYS_clone,
+                [fork, 0, 0, 0, 0, 0],
+                RET_ALLOW,
+            ),
+            (
+                "a thread",
+                AUDIT_ARCH_X86_64,
+                libc::SYS_clone,
+                [thread, 0, 0, 0, 0, 0],
+                RET_ALLOW,
+            ),
+            (
+                "clone3",
+                AUDIT_ARCH_X86_64,
+                libc::SYS_clone3,
+                [0; 6],
+                enosys,
+            ),
+            (
+                "PTRACE_ATTACH",
+                AUDIT_ARCH_X86_64,
+                libc::SYS_ptrace,
+                [attach, 1, 0, 0, 0, 0],
+                eperm,
+            ),
+            (
+                "PTRACE_SEIZE",
+                AUDIT_ARCH_X86_64,
+                libc::SYS_ptrace,
+                [0x4206, 1, 0, 0, 0, 0],
+                eperm,
+            ),
+            (
+                "PTRACE_TRACEME",
+                AUDIT_ARCH_X86_64,
+                libc::SYS_ptrace,
+                [0, 0, 0, 0, 0, 0],
+                RET_ALLOW,
+            ),
+            (
+                "PTRACE_PEEKDATA",
+                AUDIT_ARCH_X86_64,
+                libc::SYS_ptrace,
+                [2, 1, 0, 0, 0, 0],
+                RET_ALLOW,
+            ),
+            (
+                "process_vm_writev",
+                AUDIT_ARCH_X86_64,
+                libc::SYS_process_vm_writev,
+                [1, 0, 0, 0, 0, 0],
+                eperm,
+            ),
+            (
+                "process_vm_readv",
+                AUDIT_ARCH_X86_64,
+                libc::SYS_process_vm_readv,
+                [1, 0, 0, 0, 0, 0],
+                RET_ALLOW,
+            ),
+            (
+                "PR_SET_CHILD_SUBREAPER",
+                AUDIT_ARCH_X86_64,
+                libc::SYS_prctl,
+                [36, 1, 0, 0, 0, 0],
+                eperm,
+            ),
+            (
+                "PR_SET_NAME",
+                AUDIT_ARCH_X86_64,
+                libc::SYS_prctl,
+                [15, 0, 0, 0, 0, 0],
+                RET_ALLOW,
+            ),
+            (
+                "execve",
+                AUDIT_ARCH_X86_64,
+                libc::SYS_execve,
+                [0; 6],
+                RET_ALLOW,
+            ),
+            (
+                "i386 clone(CLONE_PARENT)",
+                AUDIT_ARCH_I386,
+                120,
+                [parent | fork, 0, 0, 0, 0, 0],
+                eperm,
+            ),
+            (
+                "i386 clone",
+                AUDIT_ARCH_I386,
+                120,
+                [fork, 0, 0, 0, 0, 0],
+                RET_ALLOW,
+            ),
+            ("i386 clone3", AUDIT_ARCH_I386, 435, [0; 6], enosys),
+            (
+                "i386 PTRACE_ATTACH",
+                AUDIT_ARCH_I386,
+                26,
+                [attach, 1, 0, 0, 0, 0],
+                eperm,
+            ),
+            (
+                "i386 process_vm_writev",
+                AUDIT_ARCH_I386,
+                348,
+                [1, 0, 0, 0, 0, 0],
+                eperm,
+            ),
+            (
+                "i386 PR_SET_CHILD_SUBREAPER",
+                AUDIT_ARCH_I386,
+                172,
+                [36, 1, 0, 0, 0, 0],
+                eperm,
+            ),
+            ("i386 write", AUDIT_ARCH_I386, 4, [0; 6], RET_ALLOW),
+            (
+                "foreign arch",
+                0xc000_00b7,
+                56,
+                [parent, 0, 0, 0, 0, 0],
                 RET_ALLOW,
             ),
         ];

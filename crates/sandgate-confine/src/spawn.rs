@@ -21,7 +21,7 @@ use super::seccomp::{self, Listener};
 pub use sandgate_sandbox::notify::{
     adopt_orphans, forward_signals, hold_forwarded, reap_orphans, FORWARDED,
 };
-use sandgate_sandbox::notify::{recv_fd, send_fd, socketpair};
+use sandgate_sandbox::notify::{send_fd, socketpair};
 
 /// What the child sends instead of a listener when it could not make the
 /// mount layer.
@@ -82,6 +82,7 @@ pub fn spawn(
     let child_fd = child_sock.as_raw_fd();
     let prog = seccomp::program();
     let unjudged = seccomp::unjudged_filter();
+    let lineage = seccomp::lineage_filter();
     // SAFETY: the closure runs between fork and exec. It only makes raw
     // system calls (unshare, open, write, mount, openat2, open_tree,
     // mount_setattr, move_mount, chdir, prctl, landlock_restrict_self,
@@ -101,40 +102,105 @@ pub fn spawn(
                 mounts::install_filter(setup)?;
             }
             seccomp::load(&unjudged, 0)?;
+            seccomp::load(&lineage, 0)?;
             let listener = seccomp::install(&prog)?;
             let sent = send_fd(child_fd, listener);
             libc::close(listener);
             sent
         });
     }
-    let child = match cmd.spawn() {
+    // `spawn` returns once the program's `exec` has run, and the filter
+    // hands that `exec` to the supervisor: it is answered here, on a thread
+    // of its own, until then (see `program_exec`).
+    let sock = parent_sock.as_raw_fd();
+    let spawned = std::sync::atomic::AtomicBool::new(false);
+    let (child, got) = std::thread::scope(|scope| {
+        let helper = scope.spawn(|| program_exec(sock, &spawned));
+        let child = cmd.spawn();
+        spawned.store(true, std::sync::atomic::Ordering::SeqCst);
+        let got = helper
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the exec helper panicked")));
+        (child, got)
+    });
+    drop(child_sock);
+    let child = match child {
         Ok(child) => child,
         Err(e) => {
-            // The child reported its failure before it ended: the message
-            // is queued already.
-            let mut tag = [0u8; 1];
-            // SAFETY: `tag` has room for the one byte asked for.
-            let got = unsafe {
-                libc::recv(
-                    parent_sock.as_raw_fd(),
-                    tag.as_mut_ptr().cast(),
-                    1,
-                    libc::MSG_DONTWAIT,
-                )
-            };
-            return Err(if got == 1 && tag[0] == NO_MOUNTS {
-                SpawnError::Mounts(e)
-            } else {
-                SpawnError::Start(e)
+            // The child reported its failure before it ended.
+            return Err(match got {
+                Ok(Some(Err(NO_MOUNTS))) => SpawnError::Mounts(e),
+                _ => SpawnError::Start(e),
             });
         }
     };
-    drop(child_sock);
-    let listener = recv_fd(parent_sock.as_raw_fd())?;
-    Ok(Confined {
-        child,
-        listener: Listener::new(listener),
-    })
+    let listener = match got? {
+        Some(Ok(listener)) => listener,
+        _ => {
+            return Err(SpawnError::Start(io::Error::other(
+                "the program did not hand over its seccomp listener",
+            )))
+        }
+    };
+    Ok(Confined { child, listener })
+}
+
+/// Receives the program's listener on `sock` (or the tag it sent instead)
+/// and answers the `execve`s of the program itself (the process `spawn`
+/// started, whose parent is this one: its own `exec`, and the failed tries
+/// of a `PATH` search) until `spawned` says `spawn` has returned. Those are
+/// not the exec tracking's business (see
+/// `sandgate_sandbox::supervisor::lineage`: the program's parent is not the
+/// program). Any other notification is handed back to the listener,
+/// unanswered, for the supervisor. `None` when nothing came before
+/// `spawn` returned.
+fn program_exec(
+    sock: std::os::fd::RawFd,
+    spawned: &std::sync::atomic::AtomicBool,
+) -> io::Result<Option<Result<Listener, u8>>> {
+    use sandgate_sandbox::notify::recv_fd_or_tag;
+    use std::sync::atomic::Ordering;
+    loop {
+        let mut pfd = libc::pollfd {
+            fd: sock,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one live pollfd, count 1.
+        let rc = unsafe { libc::poll(&mut pfd, 1, 20) };
+        if rc > 0 {
+            break;
+        }
+        if spawned.load(Ordering::SeqCst) {
+            return Ok(None);
+        }
+    }
+    let listener = match recv_fd_or_tag(sock)? {
+        Ok(fd) => Listener::new(fd),
+        Err(tag) => return Ok(Some(Err(tag))),
+    };
+    let me = std::process::id();
+    loop {
+        match listener.wait(20)? {
+            seccomp::Ready::Notification => {
+                let Ok(notif) = listener.recv() else {
+                    continue;
+                };
+                let exec = notif.nr == libc::SYS_execve || notif.nr == libc::SYS_execveat;
+                let parent = sandgate_sandbox::supervisor::lineage::tgid(notif.pid)
+                    .and_then(sandgate_sandbox::supervisor::lineage::stat)
+                    .map(|s| s.ppid);
+                if exec && parent == Some(me) {
+                    listener.allow(notif.id);
+                    continue;
+                }
+                listener.hold(notif);
+                return Ok(Some(Ok(listener)));
+            }
+            seccomp::Ready::Idle if !spawned.load(Ordering::SeqCst) => {}
+            _ => return Ok(Some(Ok(listener))),
+        }
+    }
 }
 
 /// Sets this process's umask to 0, so that files the supervisor creates for

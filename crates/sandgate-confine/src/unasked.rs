@@ -25,6 +25,13 @@
 //!   person clicks or at the next login. Refused without a question
 //!   ([`Unasked::Desktop`]).
 //!
+//! - **Another process's memory** (`/proc/PID/mem`,
+//!   `/proc/PID/task/TID/mem`, `self` and `thread-self` too): writing there
+//!   changes what another process of the tree runs, the agent itself
+//!   included, which the exec tracking of the run relies on not happening
+//!   (see `sandgate_sandbox::supervisor::lineage`). Refused without a
+//!   question ([`Unasked::Memory`]).
+//!
 //! A refusal without a question is still reported (the audit log), only
 //! never as a question or a line over the agent's screen.
 
@@ -38,6 +45,8 @@ pub enum Unasked {
     Kernel,
     /// A desktop-integration path (application entries, autostart, MIME).
     Desktop,
+    /// A process's memory (`/proc/PID/mem`).
+    Memory,
 }
 
 /// Desktop-integration paths, relative to the home directory: an entry in
@@ -57,11 +66,36 @@ pub fn unasked(path: &Path, home: &Path) -> Option<Unasked> {
     if is_pressure_file(path) {
         return Some(Unasked::Kernel);
     }
+    if is_process_memory(path) {
+        return Some(Unasked::Memory);
+    }
     let rest = path.strip_prefix(home).ok()?;
     DESKTOP
         .iter()
         .any(|d| rest.starts_with(d))
         .then_some(Unasked::Desktop)
+}
+
+/// Whether `path` is a process's memory: `/proc/P/mem` or
+/// `/proc/P/task/T/mem`, `P` a number, `self` or `thread-self`.
+fn is_process_memory(path: &Path) -> bool {
+    let Ok(rest) = path.strip_prefix("/proc") else {
+        return false;
+    };
+    let parts: Vec<&str> = rest
+        .components()
+        .filter_map(|c| c.as_os_str().to_str())
+        .collect();
+    let process = |p: &str| {
+        p == "self"
+            || p == "thread-self"
+            || (!p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    };
+    match parts.as_slice() {
+        [p, "mem"] => process(p),
+        [p, "task", t, "mem"] => process(p) && process(t),
+        _ => false,
+    }
 }
 
 /// Whether `path` is a kernel pressure file: `/proc/pressure/*`, or a

@@ -97,6 +97,9 @@ pub struct Notif {
 #[derive(Debug)]
 pub struct Listener {
     fd: OwnedFd,
+    /// A notification received and handed back ([`Listener::hold`]), which
+    /// [`Listener::recv`] returns first.
+    held: std::sync::Mutex<Option<Notif>>,
 }
 
 /// What [`Listener::wait`] saw.
@@ -157,6 +160,7 @@ pub fn fifo_that_waits(
 pub fn open_fifo_later(listener: &Listener, id: u64, fifo: OwnedFd, flags: i32) -> io::Result<()> {
     let listener = Listener {
         fd: listener.fd.try_clone()?,
+        held: std::sync::Mutex::new(None),
     };
     let again = std::ffi::CString::new(format!("/proc/self/fd/{}", fifo.as_raw_fd()))
         .map_err(io::Error::other)?;
@@ -189,9 +193,28 @@ impl Listener {
     /// Wraps a listener descriptor received from the child, and asks the
     /// kernel for synchronous wake-ups (see [`Listener::sync_wake_up`]).
     pub fn new(fd: OwnedFd) -> Listener {
-        let listener = Listener { fd };
+        let listener = Listener {
+            fd,
+            held: std::sync::Mutex::new(None),
+        };
         listener.sync_wake_up();
         listener
+    }
+
+    /// Hands back `notif`, received but not answered: the next
+    /// [`Listener::recv`] returns it (and [`Listener::wait`] sees it).
+    pub fn hold(&self, notif: Notif) {
+        *self
+            .held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(notif);
+    }
+
+    fn take_held(&self) -> Option<Notif> {
+        self.held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
     }
 
     /// Asks the kernel to hand each notification to the supervisor, and
@@ -215,6 +238,14 @@ impl Listener {
 
     /// Waits up to `timeout_ms` for a notification.
     pub fn wait(&self, timeout_ms: i32) -> io::Result<Ready> {
+        if self
+            .held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_some()
+        {
+            return Ok(Ready::Notification);
+        }
         let mut pfd = libc::pollfd {
             fd: self.fd.as_raw_fd(),
             events: libc::POLLIN,
@@ -241,6 +272,9 @@ impl Listener {
 
     /// Receives one notification (blocks until one arrives).
     pub fn recv(&self) -> io::Result<Notif> {
+        if let Some(notif) = self.take_held() {
+            return Ok(notif);
+        }
         // SAFETY: an all-zero seccomp_notif is valid, and the kernel requires
         // the buffer to be zeroed.
         let mut raw: libc::seccomp_notif = unsafe { std::mem::zeroed() };

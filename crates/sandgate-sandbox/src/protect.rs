@@ -685,7 +685,8 @@ fn perform(
         | Syscall::Connect { .. }
         | Syscall::Meta(_)
         | Syscall::Context
-        | Syscall::Creds => Err(libc::ENOSYS),
+        | Syscall::Creds
+        | Syscall::Exec { .. } => Err(libc::ENOSYS),
     }
 }
 

@@ -8,11 +8,28 @@
 //!
 //! - **before** a call: the run works out itself, from the payload and the
 //!   policy, which writes the call will make outside the run's allowed set.
-//!   If there are any, it asks the person once, through the run's own
-//!   question route, naming the command and the paths, and answers the hook.
-//!   "Allow once" lets those paths be written until that session's call has
-//!   ended (at most [`GRANT_WINDOW`]); "always" writes them to `sandbox.json`.
-//!   The supervisor then does not ask again about those writes.
+//!   If there are any, the person is asked once. For a Claude Code `Bash`
+//!   call reported by Claude Code's own hook, in Claude Code's dialog: the
+//!   run registers a pending grant (the exact command, its paths, a
+//!   deadline of [`GRANT_WINDOW`]) with its exec tracking
+//!   ([`sandgate_confine::Lineage`]) and replies [`Reply::ask_in_agent`],
+//!   and the hook answers Claude Code `"permissionDecision": "ask"` with
+//!   sandgate's reason. After a "Yes", Claude Code spawns its wrapper around
+//!   exactly that command as its direct child; the supervisor recognises
+//!   that spawn at its first `exec`, binds the grant to it, and its writes
+//!   of those paths (and its descendants') pass without a question, once.
+//!   After a "No" nothing is spawned and the grant expires unused. Claude
+//!   Code's dialog for a hook's question has no "always"; the run's own
+//!   question and `sandbox.json` make a grant lasting. For any other call
+//!   (Gemini CLI, whose shell calls run under a second `node` in a
+//!   session and pseudo-terminal of its own, so that no spawn of a call is
+//!   the direct child of the program; Codex CLI, which runs a call its hook
+//!   asks about; Claude Code's `Write` and `Edit`, performed by Claude Code
+//!   itself), the run asks the person through its own question route,
+//!   naming the command and the paths, and answers the hook. "Allow once"
+//!   lets those paths be written until that session's call has ended (at
+//!   most [`GRANT_WINDOW`]); "always" writes them to `sandbox.json`. The
+//!   supervisor then does not ask again about those writes.
 //! - once a hook has spoken, a write no one foresaw is refused without a
 //!   question (the hook is installed, so the agent's calls are seen before
 //!   they run), and **after** a call the hook asks what was refused during
@@ -21,56 +38,43 @@
 //!   (sandgate's own files are read-only to the program), are handed to the
 //!   run, which writes them.
 //!
-//! **Why the question is not the agent's own dialog.** Claude Code and
-//! Gemini CLI can both be made to show their own dialog by the hook
-//! (`"permissionDecision": "ask"`; Gemini CLI 0.61 asks "Allow execution
-//! of [Shell]?" with the hook's `systemMessage` for a `"decision": "ask"`,
-//! even in `--yolo`), but the person's answer there
-//! never reaches sandgate: the agent runs the call or does not. The run
-//! would have to recognise the call's process when it writes, and that
-//! cannot be done from what the run can see:
+//! **Nothing that comes over this socket is an answer.** Anything the agent
+//! runs can connect to it and send any request. So:
 //!
-//! - Claude Code 2.1.332 runs a `Bash` call as a direct child of its own
-//!   process (the one `sandgate run` started), as `/bin/bash -c 'source
-//!   <snapshot> … && eval '<command>' < /dev/null && pwd -P >| <tmp>/claude-<hex>-cwd'`;
-//!   its hooks as `/bin/sh -c '<hook command>'`, direct children too.
-//!   Gemini CLI 0.61 runs under a second `node` its first one starts, and
-//!   a shell call as `bash -c 'shopt -u …; ( trap … EXIT <command> ) …'` in a
-//!   session and pseudo-terminal of its own.
-//! - So a write could be matched to "the process the agent started with
-//!   exactly that command" (its parent, its argv). But every command the
-//!   agent may run (one the policy allows, or one the person approved) is
-//!   such a direct child, and can `exec` itself into `/bin/bash -c '<the
-//!   same wrapper around any other command>'`: same pid, same parent, same
-//!   argv (and environment, if it likes) as the agent's own spawn of that
-//!   other command (the test
-//!   `a_bash_call_can_pass_for_claude_codes_spawn_of_another_command` in
-//!   `tests/agent_interactive.rs` shows it with the real Claude Code). With
-//!   a request for that other command sent over this socket first (anything
-//!   the agent runs can send one), the writes it implies would pass without
-//!   the person. Linux shows no count of a process's `exec`s nor the argv of
-//!   its first; telling the two apart needs the run to see each `execve` of
-//!   the agent's children, which it does not. Nor would the hook learn of
-//!   an "always" chosen in the agent's dialog.
-//!
-//! So nothing that comes over this socket can be an answer. The link
-//! carries requests and facts only (a command to look at, records, "what
-//! was refused?"); the run recomputes what a request implies and asks the
-//! person itself, through the same route as the kernel's questions, and
-//! only the person's answer there grants anything. A forged request can at
-//! most make the run ask the person a question the agent could have caused
-//! by writing the file, or refuse writes of its own program. The hook then
-//! answers the agent's dialog with the person's answer, so the person is
-//! asked once.
+//! - each request arrives with the process id of its sender, attached by
+//!   the kernel (`SO_PASSCRED`, read with
+//!   [`sandgate_confine::read_line_with_sender`]); it counts as Claude
+//!   Code's hook only when that process, or its parent, is Claude Code's own
+//!   spawn of `sandgate hook claude`, seen at its first `exec` as a direct
+//!   child of the program ([`sandgate_confine::Lineage::from_claude_hook`]).
+//!   Any command the agent runs has run `exec` already, and the run's
+//!   filters keep anything else from becoming such a child (see
+//!   `sandgate_sandbox::supervisor::lineage`). So a forged request never
+//!   makes a pending grant: the run asks the person itself, as for any other
+//!   agent, and a forged request can at most make the run ask the person a
+//!   question the agent could have caused by writing the file, or refuse
+//!   writes of its own program;
+//! - a pending grant, made by the hook's request, lets nothing through by
+//!   itself: only Claude Code's own spawn of exactly that command uses it,
+//!   and Claude Code spawns it only after the person said "Yes" in its
+//!   dialog (Claude Code 2.1.332 shows a hook's `ask` in every permission
+//!   mode, bypass included). A process that `exec`s itself into Claude
+//!   Code's wrapper of that command (same process id, parent and arguments,
+//!   see the test
+//!   `a_bash_call_that_passes_for_claude_codes_spawn_of_another_command_gets_nothing`
+//!   in `tests/agent_interactive.rs`) is not at its first `exec`, and gets
+//!   nothing; a write of a pending grant's path by any process the grant is
+//!   not bound to is asked about by the run itself.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::AsFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use sandgate_confine::{ListKind, RunAnswers, RunPlan, SandboxFile, Standing};
+use sandgate_confine::{Lineage, ListKind, RunAnswers, RunPlan, SandboxFile, Standing};
 use sandgate_policy::ask::{Answer, Question, Resolution, Resolver, SubjectKind};
 use sandgate_policy::persist::Effect;
 use sandgate_policy::{Access, Context, PartKind, ToolKind};
@@ -143,6 +147,10 @@ pub struct Reply {
     /// What was refused during the session's last call, in words.
     #[serde(default)]
     pub refusals: Vec<String>,
+    /// The person is to be asked in the agent's own dialog, with `reason`:
+    /// a grant waits for the agent's spawn of exactly this command.
+    #[serde(default)]
+    pub ask_in_agent: bool,
 }
 
 /// The run's socket, when this process runs inside `sandgate run`.
@@ -199,6 +207,7 @@ struct State {
 /// The run's side of the link.
 pub struct Link {
     state: Mutex<State>,
+    lineage: Arc<Lineage>,
     resolver: Arc<dyn Resolver>,
     plan: RunPlan,
     file: SandboxFile,
@@ -208,8 +217,11 @@ pub struct Link {
 }
 
 impl Link {
-    /// The link of a run with `plan`, asking through `resolver`.
+    /// The link of a run with `plan`, asking through `resolver`; `lineage`
+    /// is the run's exec tracking, where grants given in Claude Code's own
+    /// dialog wait for its spawn.
     pub fn new(
+        lineage: Arc<Lineage>,
         resolver: Arc<dyn Resolver>,
         plan: RunPlan,
         file: SandboxFile,
@@ -219,6 +231,7 @@ impl Link {
     ) -> Link {
         Link {
             state: Mutex::new(State::default()),
+            lineage,
             resolver,
             plan,
             file,
@@ -232,8 +245,13 @@ impl Link {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Serves the hooks on `listener`, one thread per connection.
+    /// Serves the hooks on `listener`, one thread per connection. Each
+    /// request arrives with the process id of its sender, which the kernel
+    /// attaches (`SO_PASSCRED`).
     pub fn serve(self: &Arc<Self>, listener: UnixListener) {
+        if let Err(e) = sandgate_confine::pass_credentials(listener.as_fd()) {
+            eprintln!("sandgate: the run cannot tell its agent's hook from other programs ({e}); it asks every question itself");
+        }
         let link = Arc::clone(self);
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
@@ -244,17 +262,15 @@ impl Link {
     }
 
     fn handle(&self, stream: UnixStream) {
-        let Ok(reader) = stream.try_clone() else {
+        let Ok((line, sender)) =
+            sandgate_confine::read_line_with_sender(stream.as_fd(), MAX_REQUEST as usize)
+        else {
             return;
         };
-        let mut line = String::new();
-        if BufReader::new(reader.take(MAX_REQUEST))
-            .read_line(&mut line)
-            .is_err()
-        {
-            return;
-        }
-        let reply = match serde_json::from_str::<Request>(&line) {
+        // Claude Code's own spawn of its hook (see `supervisor::lineage`),
+        // not anything else the program runs.
+        let from_hook = sender.is_some_and(|pid| self.lineage.from_claude_hook(pid));
+        let reply = match serde_json::from_slice::<Request>(&line) {
             Ok(Request::Record { line }) => {
                 record(line);
                 Reply::default()
@@ -269,7 +285,7 @@ impl Link {
                 input,
                 cwd,
                 session,
-            }) => self.before(&agent, &tool, &input, &cwd, session),
+            }) => self.before(&agent, &tool, &input, &cwd, session, from_hook),
             Ok(Request::After { session }) => self.after(session),
             Err(_) => return,
         };
@@ -306,6 +322,7 @@ impl Link {
         input: &Map<String, Value>,
         cwd: &str,
         session: Option<String>,
+        from_hook: bool,
     ) -> Reply {
         {
             let mut state = self.state();
@@ -339,8 +356,25 @@ impl Link {
                 asked: true,
                 allowed: false,
                 reason: format!("the person refused writes to `{}` always", p.display()),
-                refusals: Vec::new(),
+                ..Reply::default()
             };
+        }
+        // Claude Code's own hook, about its `Bash`: the person is asked in
+        // Claude Code's dialog, and the grant waits for its spawn of exactly
+        // this command (see the module documentation).
+        if from_hook && agent == "claude" && tool == "Bash" {
+            if let Some(command) = input.get("command").and_then(Value::as_str) {
+                self.lineage
+                    .register(command.to_string(), paths.clone(), GRANT_WINDOW);
+                return Reply {
+                    ask_in_agent: true,
+                    reason: format!(
+                        "sandgate: this command will write outside the sandbox of `sandgate run`: {listed}. \
+                         Yes lets these writes through for this one call; No refuses it"
+                    ),
+                    ..Reply::default()
+                };
+            }
         }
         let question = Question {
             tool: format!("run ({tool})"),
@@ -388,7 +422,7 @@ impl Link {
                 "the person was asked in sandgate run about writing {listed} and answered {}",
                 answer.label()
             ),
-            refusals: Vec::new(),
+            ..Reply::default()
         }
     }
 
@@ -489,7 +523,7 @@ fn refused(reason: String) -> Reply {
         asked: true,
         allowed: false,
         reason,
-        refusals: Vec::new(),
+        ..Reply::default()
     }
 }
 
@@ -546,6 +580,13 @@ impl Resolver for Gatekeeper {
             }
             if state.never.iter().any(|n| path.starts_with(n)) {
                 return Resolution::Answered(Answer::DenyOnce);
+            }
+            // A write a grant still waits for in the agent's dialog, by a
+            // process it was not bound to (a spawn the run could not match,
+            // or another process): only the person can say.
+            if self.link.lineage.pending_covers(path) {
+                drop(state);
+                return self.link.resolver.resolve(question);
             }
             if state.hooked {
                 return Resolution::Declined {

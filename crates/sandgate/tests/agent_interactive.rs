@@ -663,7 +663,7 @@ fn foreseen_question(tool: &str, target: &Path) -> Vec<String> {
 
 /// After a hook case: the write no one foresaw was refused without a
 /// question, and the model was told why, with how the person can allow it.
-fn unforeseen_refused_and_told(tree: &Tree, unforeseen: &Path, screens: &[String]) {
+fn unforeseen_refused(tree: &Tree, unforeseen: &Path) {
     assert!(!unforeseen.exists(), "the unforeseen write landed");
     // What the model received: the refusal's reason, from the post-tool
     // hook, and the call's failure.
@@ -682,6 +682,12 @@ fn unforeseen_refused_and_told(tree: &Tree, unforeseen: &Path, screens: &[String
         Agent::Claude | Agent::Codex => record.contains("py-refused 13"),
     };
     assert!(failed_with_eacces, "the call did not fail with EACCES");
+}
+
+/// [`unforeseen_refused`], and the person was asked exactly once, by the
+/// run, and answered there.
+fn unforeseen_refused_and_told(tree: &Tree, unforeseen: &Path, screens: &[String]) {
+    unforeseen_refused(tree, unforeseen);
     // One question in all: the screens show one stretch of question text.
     let stretches = screens
         .windows(2)
@@ -707,14 +713,77 @@ fn claude_default_ready(s: &str) -> bool {
     s.contains("for shortcuts") && prompt_is_empty(s)
 }
 
-/// With sandgate's hook installed, in Claude Code's default mode (where it
-/// would show its own dialog for a command it does not know): the write the
-/// gate foresees is asked about once, before the call, and the hook answers
-/// Claude Code with the person's answer, so neither Claude Code's dialog nor
-/// the supervisor asks again; the write no one foresaw is refused without a
+/// Claude Code's own dialog asks about a hook's `ask`, with sandgate's
+/// reason naming `target`.
+fn claude_dialog(screen: &str, target: &Path) -> bool {
+    screen.contains("Do you want to proceed?")
+        && screen.contains("will write outside the sandbox of `sandgate run`")
+        && screen.contains(&*target.to_string_lossy())
+}
+
+/// The open questions of every run of the tree's home, as `sandgate answer
+/// --list --json` shows them.
+fn open_questions(tree: &Tree) -> usize {
+    let out = tree.sandgate(&["answer", "--list", "--json"]);
+    let runs: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    runs.as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| r["questions"].as_array().map_or(0, Vec::len))
+        .sum()
+}
+
+/// Asks Claude Code (default mode, sandgate's hook installed) to do the task
+/// and waits for its own dialog about `target`; checks that sandgate asked
+/// nothing meanwhile (no question on screen, none open for `sandgate
+/// answer`). Returns every screen seen.
+fn claude_asks_in_its_own_dialog(tmux: &Tmux, tree: &Tree, target: &Path) -> Vec<String> {
+    tmux.wait_for(
+        "the agent's prompt",
+        Duration::from_secs(90),
+        claude_default_ready,
+    );
+    tmux.submit("Do the task.", &|s| {
+        claude_default_ready(s) || s.contains("Do you want to proceed?")
+    });
+    let seen = std::cell::RefCell::new(Vec::new());
+    let dialog = tmux.wait_for("Claude Code's own dialog", Duration::from_secs(60), |s| {
+        seen.borrow_mut().push(s.to_string());
+        claude_dialog(s, target)
+    });
+    show("Claude Code's dialog", &dialog);
+    // Whole for as long as it waits, and sandgate asks nothing itself.
+    let mut seen = seen.into_inner();
+    for _ in 0..4 {
+        std::thread::sleep(Duration::from_millis(300));
+        let screen = tmux.screen();
+        assert!(
+            claude_dialog(&screen, target),
+            "the dialog went away:\n{screen}"
+        );
+        seen.push(screen);
+    }
+    assert_eq!(open_questions(tree), 0, "sandgate asked too");
+    assert!(!target.exists(), "written before the answer");
+    seen
+}
+
+/// No screen shows a question of sandgate's own.
+fn sandgate_asked_nothing(screens: &[String]) {
+    for screen in screens {
+        assert!(!question_text(screen), "sandgate asked:\n{screen}");
+    }
+}
+
+/// With sandgate's hook installed, in Claude Code's default mode: the write
+/// the gate foresees is asked about once, in Claude Code's own dialog, with
+/// sandgate's reason; "1" there (Yes) lets Claude Code spawn the command,
+/// which the run recognises at its first `exec` (see
+/// `sandgate_sandbox::supervisor::lineage`), so the write lands without a
+/// question of sandgate's; the write no one foresaw is refused without a
 /// question and the model is told why.
 #[test]
-fn claude_code_interactive_with_the_hook_asks_once() {
+fn claude_code_interactive_with_the_hook_asks_once_in_its_own_dialog() {
     if !tmux_present() {
         return;
     }
@@ -730,31 +799,60 @@ fn claude_code_interactive_with_the_hook_asks_once() {
         &["--permission-mode", "default"],
     );
     let tmux = Tmux::start(&tree.root, "claude-hook", &launch);
-    let screens = the_question_is_whole_and_answered_on_purpose(
-        &tmux,
-        &tree,
-        &Case {
-            target: &target,
-            needles: foreseen_question("Bash", &target),
-            ready: &claude_default_ready,
-            done: &|s| s.contains("all done") && claude_default_ready(s) && claude_intact(s),
+    let mut seen = claude_asks_in_its_own_dialog(&tmux, &tree, &target);
+    std::thread::sleep(Duration::from_millis(500));
+    tmux.keys(&["1"]);
+    let after = std::cell::RefCell::new(Vec::new());
+    tmux.wait_for(
+        "the agent going on after the answer",
+        Duration::from_secs(90),
+        |s| {
+            after.borrow_mut().push(s.to_string());
+            target.exists() && s.contains("all done") && claude_default_ready(s) && claude_intact(s)
         },
     );
-    for screen in &screens {
-        assert!(
-            !screen.contains("Do you want to proceed"),
-            "Claude Code asked too:\n{screen}"
-        );
+    seen.extend(after.into_inner());
+    if let Some(last) = seen.last() {
+        show("after the answer", last);
     }
-    unforeseen_refused_and_told(&tree, &unforeseen, &screens);
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "hello\n");
+    assert!(
+        first_call_succeeded(&tree),
+        "the model's tool result does not say the write succeeded"
+    );
+    sandgate_asked_nothing(&seen);
+    // Claude Code's dialog came once.
+    let dialogs = seen
+        .windows(2)
+        .filter(|w| {
+            !w[0].contains("Do you want to proceed?") && w[1].contains("Do you want to proceed?")
+        })
+        .count();
+    assert_eq!(dialogs, 1, "Claude Code asked {dialogs} times");
+    unforeseen_refused(&tree, &unforeseen);
+    let audit = tree.audit();
+    assert!(
+        audit
+            .iter()
+            .any(|r| r["became"] == "asked in the agent's own dialog for sandgate run"),
+        "the hook's ask is not in the audit log: {audit:#?}"
+    );
+    assert!(
+        !audit.iter().any(|r| r["answered_by"] == "human"),
+        "sandgate asked the person itself: {audit:#?}"
+    );
+    let written = tree.audit_for(&target.to_string_lossy());
+    assert!(
+        written.iter().any(|r| r["verdict"] == "allow"),
+        "the run's allowed write is not in the audit log: {written:#?}"
+    );
 }
 
-/// With the hook installed, "deny once" is final: the hook refuses the call
-/// to Claude Code with the person's answer (its own dialog never shows), the
-/// write never happens, the model is told who refused it, and nothing is
-/// asked again.
+/// With the hook installed, "No" in Claude Code's own dialog is final:
+/// nothing is spawned, the write never happens, and sandgate asks nothing
+/// (the grant waiting for the spawn expires unused).
 #[test]
-fn claude_code_interactive_with_the_hook_a_refusal_is_final() {
+fn claude_code_interactive_with_the_hook_a_refusal_in_its_dialog_is_final() {
     if !tmux_present() {
         return;
     }
@@ -773,60 +871,33 @@ fn claude_code_interactive_with_the_hook_a_refusal_is_final() {
         &["--permission-mode", "default"],
     );
     let tmux = Tmux::start(&tree.root, "claude-hook-deny", &launch);
+    let mut seen = claude_asks_in_its_own_dialog(&tmux, &tree, &target);
+    std::thread::sleep(Duration::from_millis(500));
+    tmux.keys(&["2"]);
+    let after = std::cell::RefCell::new(Vec::new());
     tmux.wait_for(
-        "the agent's prompt",
-        Duration::from_secs(90),
-        claude_default_ready,
-    );
-    tmux.submit("Do the task.", &claude_default_ready);
-    let needles = foreseen_question("Bash", &target);
-    let seen = std::cell::RefCell::new(Vec::new());
-    let question = tmux.wait_for("the question", Duration::from_secs(60), |s| {
-        seen.borrow_mut().push(s.to_string());
-        question_whole(s, &needles)
-    });
-    show("the question", &question);
-    // Past the arming delay, a deliberate key.
-    std::thread::sleep(Duration::from_millis(800));
-    tmux.keys(&["3"]);
-    tmux.wait_for(
-        "the agent going on after the refusal",
+        "the agent's prompt after the refusal",
         Duration::from_secs(90),
         |s| {
-            seen.borrow_mut().push(s.to_string());
-            s.contains("all done") && claude_default_ready(s) && claude_intact(s)
+            after.borrow_mut().push(s.to_string());
+            !s.contains("Do you want to proceed?") && prompt_is_empty(s) && claude_intact(s)
         },
     );
-    let seen = seen.into_inner();
+    // A while longer: nothing is spawned, nothing written, nothing asked.
+    std::thread::sleep(Duration::from_secs(3));
+    after.borrow_mut().push(tmux.screen());
+    seen.extend(after.into_inner());
     if let Some(last) = seen.last() {
         show("after the refusal", last);
     }
     assert!(!target.exists(), "the refused write happened");
-    let record = std::fs::read_to_string(tree.root.join("model/record.jsonl")).unwrap_or_default();
+    sandgate_asked_nothing(&seen);
+    assert_eq!(open_questions(&tree), 0, "sandgate asked");
     assert!(
-        record.contains("sandgate blocked") && record.contains("answered deny once"),
-        "the model is not told that the person refused it"
+        !tree.audit().iter().any(|r| r["answered_by"] == "human"),
+        "{:#?}",
+        tree.audit()
     );
-    for screen in &seen {
-        assert!(
-            !screen.contains("Do you want to proceed"),
-            "Claude Code asked too:\n{screen}"
-        );
-    }
-    let late: Vec<&String> = seen
-        .iter()
-        .skip_while(|s| !question_text(s))
-        .skip_while(|s| question_text(s))
-        .filter(|s| question_text(s))
-        .collect();
-    assert!(late.is_empty(), "asked again:\n{}", late[0]);
-    let answers: Vec<Value> = tree
-        .audit()
-        .into_iter()
-        .filter(|r| r["answered_by"] == "human")
-        .collect();
-    assert_eq!(answers.len(), 1, "one answer: {:#?}", tree.audit());
-    assert_eq!(answers[0]["outcome"], "deny", "{answers:#?}");
 }
 
 /// The same with Gemini CLI.
@@ -936,66 +1007,55 @@ fn inside_tmux_the_question_is_a_popup_with_a_notification() {
 
 /// Rewrites the `Bash` wrapper of the Claude Code process `argv[1]` (its
 /// `/proc` command line) around the command in `c.txt`, as Claude Code
-/// itself would have spawned it.
-const FORGE_PY: &str = r#"import sys
+/// itself would have spawned it, and sends the run a `before` request for
+/// that command as Claude Code's hook would (anything the agent runs can
+/// reach the run's socket).
+const FORGE_PY: &str = r#"import json, os, socket, sys
 args = open('/proc/%s/cmdline' % sys.argv[1], 'rb').read().split(b'\0')[:-1]
 script = args[2].decode()
 command = open('c.txt').read()
 head, rest = script.split(" && eval '", 1)
 tail = rest[rest.index("' < /dev/null && pwd -P") + 1:]
+request = {"op": "before", "agent": "claude", "tool": "Bash",
+           "input": {"command": command}, "cwd": os.getcwd(), "session": None}
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(os.environ["SANDGATE_RUN_SOCKET"])
+s.sendall((json.dumps(request) + "\n").encode())
 sys.stdout.write(head + " && eval '" + command.replace("'", "'\"'\"'") + "'" + tail)
 "#;
 
-/// The process of a write the kernel asks about: its id (from the question
-/// on `screen`), its parent and its arguments, the random name of Claude
-/// Code's working-directory file made constant.
-fn writer(screen: &str) -> (u32, u32, Vec<String>) {
-    let at = screen
-        .find("[pid ")
-        .expect("the question names the process");
-    let pid: u32 = screen[at + 5..]
-        .split(']')
-        .next()
-        .and_then(|p| p.parse().ok())
-        .expect("a process id");
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let parent: u32 = stat[stat.rfind(')').unwrap() + 1..]
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap();
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
-    let args = String::from_utf8_lossy(&cmdline)
-        .split('\0')
-        .filter(|a| !a.is_empty())
-        .map(|a| {
-            let Some(at) = a.find("/claude-") else {
-                return a.to_string();
-            };
-            let end = a[at..].find("-cwd").map_or(a.len(), |e| at + e);
-            format!("{}/claude-X{}", &a[..at], &a[end..])
-        })
-        .collect();
-    (pid, parent, args)
-}
+/// The policy of the forgery case: the gate lets both calls run.
+const FORGE_POLICY: &str = r#"permissions:
+  paths:
+    allow: ["{work}/**", "{outside}/**"]
+  commands:
+    allow: ["^exec /bin/bash -c ", "^echo "]
+"#;
 
-/// Why the hook's question is not asked in Claude Code's own dialog (see
-/// the module doc of `runlink.rs` and docs/run.md): a `Bash` call can make
-/// its own process indistinguishable from Claude Code's spawn of another
-/// command. The model runs `exec /bin/bash -c "$(python3 forge.py $$)"`,
-/// then the command itself; both writes are asked about by the kernel's
-/// question and refused, and the two writers have the same parent (the
-/// process `sandgate run` started) and the same arguments.
+/// A `Bash` call cannot pass for Claude Code's spawn of another command.
+/// The model runs `exec /bin/bash -c "$(python3 forge.py $$)"`: a request
+/// for `echo hello > x.txt` is sent to the run as if from the hook, and the
+/// call's own process (a direct child of Claude Code, with the same
+/// arguments as Claude Code's spawn of that command would have) becomes
+/// that spawn. It gets nothing: the request is not the hook's, so the run
+/// asks the person itself (refused here), and the write, by a process that
+/// had run `exec` before, is refused. Then the model asks for the command
+/// itself: Claude Code's own dialog asks, "1" lets exactly that spawn write.
 #[test]
-fn a_bash_call_can_pass_for_claude_codes_spawn_of_another_command() {
+fn a_bash_call_that_passes_for_claude_codes_spawn_of_another_command_gets_nothing() {
     if !tmux_present() {
         return;
     }
     let Some((tree, env)) = claude_tree() else {
         return;
     };
+    tree.install_hook(&[]);
+    tree.write_policy(FORGE_POLICY);
     let target = tree.outside.join("x.txt");
-    let command = format!("echo hello > {}", quote(&target.to_string_lossy()));
+    let command = format!(
+        "echo hello > {}; echo rc=$?",
+        quote(&target.to_string_lossy())
+    );
     std::fs::write(tree.work.join("forge.py"), FORGE_PY).unwrap();
     std::fs::write(tree.work.join("c.txt"), &command).unwrap();
     tree.set_script(&Script::new(vec![
@@ -1010,45 +1070,67 @@ fn a_bash_call_can_pass_for_claude_codes_spawn_of_another_command() {
         "launch",
         &env,
         &[],
-        &["--permission-mode", "bypassPermissions"],
+        &["--permission-mode", "default"],
     );
     let tmux = Tmux::start(&tree.root, "claude-forge", &launch);
-    accept_bypass_warning(&tmux);
     tmux.wait_for(
         "the agent's prompt",
         Duration::from_secs(90),
-        claude_bypass_ready,
+        claude_default_ready,
     );
-    tmux.submit("Do the task.", &claude_bypass_ready);
-    let needles = kernel_question(&target);
-    let first = tmux.wait_for("the forger's question", Duration::from_secs(60), |s| {
-        question_whole(s, &needles)
+    tmux.submit("Do the task.", &|s| {
+        claude_default_ready(s) || s.contains("Do you want to proceed?") || question_text(s)
     });
-    let forged = writer(&first);
-    std::thread::sleep(Duration::from_millis(800));
-    tmux.keys(&["3"]);
-    let second = tmux.wait_for(
-        "the question of the command itself",
-        Duration::from_secs(90),
-        |s| question_whole(s, &needles) && !s.contains(&format!("[pid {}]", forged.0)),
-    );
-    let genuine = writer(&second);
-    std::thread::sleep(Duration::from_millis(800));
-    tmux.keys(&["3"]);
-    tmux.wait_for("the agent done", Duration::from_secs(90), |s| {
-        s.contains("all done") && claude_bypass_ready(s)
-    });
-    assert!(!target.exists(), "a refused write happened");
-    assert_ne!(forged.0, genuine.0, "one process wrote twice");
-    let agent = std::fs::read(format!("/proc/{}/cmdline", genuine.1)).unwrap_or_default();
+    // The forged request's question (the run's own), answered "deny once";
+    // a dialog of Claude Code's about the first call, if the gate asks,
+    // answered "Yes"; until Claude Code's dialog about the command itself.
+    let forged = foreseen_question("Bash", &target);
+    let until = Instant::now() + Duration::from_secs(120);
+    let mut refused_forged = false;
+    let dialog = loop {
+        let screen = tmux.screen();
+        if claude_dialog(&screen, &target) {
+            break screen;
+        }
+        assert!(
+            Instant::now() < until,
+            "no dialog for the command; the screen:\n{screen}"
+        );
+        if !refused_forged && question_whole(&screen, &forged) {
+            show("the forged request's question", &screen);
+            std::thread::sleep(Duration::from_millis(800));
+            tmux.keys(&["3"]);
+            refused_forged = true;
+        } else if screen.contains("Do you want to proceed?") && !question_text(&screen) {
+            std::thread::sleep(Duration::from_millis(500));
+            tmux.keys(&["1"]);
+            std::thread::sleep(Duration::from_millis(1000));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    show("Claude Code's dialog", &dialog);
     assert!(
-        String::from_utf8_lossy(&agent).contains("claude"),
-        "the writer's parent is not Claude Code"
+        refused_forged,
+        "the run did not ask about the forged request"
     );
-    assert_eq!(forged.1, genuine.1, "the two writers' parents differ");
-    assert_eq!(
-        forged.2, genuine.2,
-        "the forged process's arguments differ from Claude Code's own spawn"
+    assert!(!target.exists(), "the forged spawn wrote");
+    let record = std::fs::read_to_string(tree.root.join("model/record.jsonl")).unwrap_or_default();
+    assert!(
+        record.contains("rc=1"),
+        "the forged spawn's write did not fail"
     );
-    assert_eq!(genuine.2.first().map(String::as_str), Some("/bin/bash"));
+    let refusals = tree.audit_for(&target.to_string_lossy());
+    assert!(
+        refusals.iter().any(|r| r["verdict"] == "deny"),
+        "the forged write's refusal is not in the audit log: {refusals:#?}"
+    );
+    // The genuine spawn, after "Yes" in Claude Code's dialog, writes.
+    std::thread::sleep(Duration::from_millis(500));
+    tmux.keys(&["1"]);
+    tmux.wait_for("the agent done", Duration::from_secs(90), |s| {
+        target.exists() && s.contains("all done") && claude_default_ready(s)
+    });
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "hello\n");
+    let record = std::fs::read_to_string(tree.root.join("model/record.jsonl")).unwrap_or_default();
+    assert!(record.contains("rc=0"), "the genuine spawn's write failed");
 }

@@ -55,6 +55,15 @@ pub(super) fn ask_loop(
                 break;
             }
             let attempt = attempt(notif.pid, &op, path);
+            // A grant the person gave in the agent's own dialog, bound to
+            // this process or an ancestor (see `supervisor::lineage`).
+            if shared.lineage.granted(notif.pid, path) {
+                shared.reporter.report(&Event::Allowed {
+                    attempt,
+                    always: false,
+                });
+                continue;
+            }
             let resolution = resolver.resolve(&attempt.question(timeout));
             let (list, denied) = outcome(&resolution);
             if let Some(list) = list {

@@ -57,6 +57,7 @@ use super::plan::{RunAnswers, RunPlan};
 use super::seccomp::{Listener, Notif};
 use super::settings::SandboxFile;
 use sandgate_sandbox::supervisor::callers::Callers;
+pub use sandgate_sandbox::supervisor::lineage::Lineage;
 use sandgate_sandbox::supervisor::perform::{Anchors, Op};
 use sandgate_sandbox::supervisor::serve;
 
@@ -72,6 +73,7 @@ struct Shared {
     reporter: Arc<dyn Reporter>,
     peers: connect::Peers,
     sockets: sandgate_sandbox::supervisor::connect::Sockets,
+    lineage: Arc<Lineage>,
 }
 
 struct Pending {
@@ -104,9 +106,13 @@ pub struct Supervisor {
 impl Supervisor {
     /// Starts supervising `listener` with `plan`. Writes outside the allowed
     /// set are put to `resolver`, one at a time, each with `timeout`; "always"
-    /// answers go to `file`.
+    /// answers go to `file`. `lineage` tracks the program's `exec`s (made
+    /// with [`Lineage::new`] for `program`): a write a grant bound there
+    /// covers passes without a question.
+    #[allow(clippy::too_many_arguments)]
     pub fn start(
         program: u32,
+        lineage: Arc<Lineage>,
         listener: Listener,
         plan: RunPlan,
         file: SandboxFile,
@@ -129,6 +135,7 @@ impl Supervisor {
             reporter,
             peers: connect::Peers::new(program),
             sockets: sandgate_sandbox::supervisor::connect::Sockets::open(&plan_sockets),
+            lineage,
         });
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::channel();

@@ -147,6 +147,9 @@ impl DenyReason {
             DenyReason::Unasked(Unasked::Kernel) => {
                 "a kernel pressure file: the program may watch memory pressure only by reading; refused without a question".into()
             }
+            DenyReason::Unasked(Unasked::Memory) => {
+                "another process's memory: writing there would change what it runs; refused without a question".into()
+            }
             DenyReason::Unasked(Unasked::Desktop) => {
                 "a desktop-integration path: an entry there would be run by the desktop outside the run; refused without a question".into()
             }

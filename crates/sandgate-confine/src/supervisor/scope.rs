@@ -51,6 +51,12 @@ impl Scope for Run {
 fn judge(shared: &Arc<Shared>, notif: Notif, call: Option<Syscall>, asks: &Sender<Pending>) {
     let listener = &shared.listener;
     let op = match call {
+        Some(Syscall::Exec { argv }) => {
+            // Recorded before it runs (see `supervisor::lineage`).
+            shared.lineage.exec(&notif, argv);
+            listener.allow(notif.id);
+            return;
+        }
         Some(Syscall::Meta(meta)) => match meta.acting_on(notif.pid) {
             Acting::On(path) => Op::Meta {
                 path,

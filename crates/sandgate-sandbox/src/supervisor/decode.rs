@@ -144,6 +144,12 @@ pub enum Syscall {
     /// A change of the credentials (the `set*id` family, `setgroups`,
     /// `capset`): only what is known about the caller changes.
     Creds,
+    /// `execve`, `execveat`: recorded by the exec tracking of `sandgate run`
+    /// (the `lineage` module), then continued.
+    Exec {
+        /// Where the argument vector is in the caller's memory.
+        argv: u64,
+    },
 }
 
 /// What a metadata system call changes.
@@ -335,6 +341,8 @@ pub fn decode(n: &Notif) -> Option<Syscall> {
         | libc::SYS_setfsgid
         | libc::SYS_setgroups
         | libc::SYS_capset => Syscall::Creds,
+        libc::SYS_execve => Syscall::Exec { argv: a[1] },
+        libc::SYS_execveat => Syscall::Exec { argv: a[2] },
         _ => Syscall::Meta(decode_meta(n)?),
     })
 }
@@ -523,7 +531,7 @@ mod tests {
     #[test]
     fn calls_that_are_not_ours_decode_to_nothing() {
         assert!(decode(&notif(libc::SYS_read, [0; 6])).is_none());
-        assert!(decode(&notif(libc::SYS_execve, [0; 6])).is_none());
+        assert!(decode(&notif(libc::SYS_getpid, [0; 6])).is_none());
         // An `ioctl` that changes no inode.
         assert!(decode(&notif(libc::SYS_ioctl, [1, 0x5401, 0, 0, 0, 0])).is_none());
     }
@@ -547,6 +555,18 @@ mod tests {
         ));
         // An unreadable `open_how` is not judged here: Landlock decides.
         assert!(decode(&notif(libc::SYS_openat2, [3, 0x10, 0, 24, 0, 0])).is_none());
+    }
+
+    #[test]
+    fn an_exec_decodes_to_where_its_arguments_are() {
+        assert_eq!(
+            decode(&notif(libc::SYS_execve, [0x10, 0x20, 0x30, 0, 0, 0])),
+            Some(Syscall::Exec { argv: 0x20 })
+        );
+        assert_eq!(
+            decode(&notif(libc::SYS_execveat, [3, 0x10, 0x20, 0x30, 0, 0])),
+            Some(Syscall::Exec { argv: 0x20 })
+        );
     }
 
     #[test]

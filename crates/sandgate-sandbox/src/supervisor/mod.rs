@@ -18,6 +18,8 @@
 //! - [`connect`]: the one place a caller's `connect` is made, and where a
 //!   network allow-list hooks in ([`direct`]: a TCP connect to an address
 //!   decided by the allow-list and made from sandgate's namespace);
+//! - [`lineage`]: `sandgate run`'s exec tracking: which process is the
+//!   agent's own spawn of which command, and the grants bound to one;
 //! - [`caller`]: the system calls that act for a caller (a copy of one of
 //!   its descriptors, a path opened beneath a directory, a socket bound or
 //!   connected with the address bytes as copied, a thread's own file-system
@@ -32,6 +34,7 @@ pub mod callers;
 pub mod connect;
 pub mod decode;
 pub mod direct;
+pub mod lineage;
 pub mod metadata;
 pub mod perform;
 pub mod resolve;

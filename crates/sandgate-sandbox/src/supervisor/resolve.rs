@@ -78,9 +78,11 @@ impl Syscall {
                     path: callerpath::canonicalize_as_caller(&absolute, false, pid)?,
                 }
             }
-            Syscall::Connect { .. } | Syscall::Meta(_) | Syscall::Context | Syscall::Creds => {
-                return None
-            }
+            Syscall::Connect { .. }
+            | Syscall::Meta(_)
+            | Syscall::Context
+            | Syscall::Creds
+            | Syscall::Exec { .. } => return None,
         })
     }
 
@@ -145,9 +147,11 @@ impl Syscall {
                     path: plain(absolute_raw(callers, pid, libc::AT_FDCWD, &raw, false)?)?,
                 }
             }
-            Syscall::Connect { .. } | Syscall::Meta(_) | Syscall::Context | Syscall::Creds => {
-                return None
-            }
+            Syscall::Connect { .. }
+            | Syscall::Meta(_)
+            | Syscall::Context
+            | Syscall::Creds
+            | Syscall::Exec { .. } => return None,
         })
     }
 }

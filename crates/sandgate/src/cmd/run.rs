@@ -402,10 +402,14 @@ pub fn run_hosted(global: &GlobalArgs, args: RunArgs, mut host: Option<&mut dyn 
             (Arc::from(person), questions)
         }
     };
+    // The program's `exec`s, tracked from its first (see
+    // `sandgate_sandbox::supervisor::lineage`).
+    let lineage = Arc::new(confine::Lineage::new(child.id()));
     let (link, resolver): (Option<Arc<Link>>, Box<dyn Resolver>) = match link_socket {
         Some((path, listener)) => {
             plan.unix_sockets.push(path);
             let link = Arc::new(Link::new(
+                Arc::clone(&lineage),
                 Arc::clone(&person),
                 plan.clone(),
                 primary.clone(),
@@ -444,6 +448,7 @@ pub fn run_hosted(global: &GlobalArgs, args: RunArgs, mut host: Option<&mut dyn 
     }
     let supervisor = Supervisor::start(
         child.id(),
+        lineage,
         listener,
         plan,
         primary,

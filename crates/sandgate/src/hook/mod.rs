@@ -270,10 +270,29 @@ fn asked_in_run(agent: Agent, payload: &Payload, decided: &Decisions) -> Option<
         },
         wait,
     )?;
+    let surface = format!("hook {}", agent.as_str());
+    if reply.ask_in_agent && agent == Agent::Claude {
+        // The person answers in Claude Code's own dialog; the run lets the
+        // writes of Claude Code's spawn of exactly this command through
+        // after a "Yes" (see `crate::runlink`).
+        decided.record(
+            &surface,
+            crate::audit::Outcome {
+                became: "asked in the agent's own dialog for sandgate run",
+                answered_by: "agent",
+            },
+        );
+        return Some(Some(serde_json::json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "ask",
+                "permissionDecisionReason": reply.reason,
+            }
+        })));
+    }
     if !reply.asked {
         return None;
     }
-    let surface = format!("hook {}", agent.as_str());
     let what = describe(call, decision);
     let (verdict, text, outcome) = if reply.allowed {
         (
