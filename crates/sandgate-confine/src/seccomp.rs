@@ -308,12 +308,7 @@ pub fn lineage_filter() -> Vec<libc::sock_filter> {
     prog.push(stmt(RET_K, RET_ALLOW));
     debug_assert_eq!(prog.len(), ptrace);
     prog.push(stmt(LD_W_ABS, arg_low(0)));
-    prog.push(jump(
-        JEQ_K,
-        libc::PTRACE_ATTACH as u32,
-        to(ptrace + 1, deny),
-        0,
-    ));
+    prog.push(jump(JEQ_K, libc::PTRACE_ATTACH, to(ptrace + 1, deny), 0));
     prog.push(jump(JEQ_K, PTRACE_SEIZE, to(ptrace + 2, deny), 0));
     prog.push(stmt(RET_K, RET_ALLOW));
     debug_assert_eq!(prog.len(), prctl);

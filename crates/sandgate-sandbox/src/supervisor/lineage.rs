@@ -826,7 +826,7 @@ mod tests {
         assert!(book.spawned(k(12, 6), Spawn::Bash("echo hi > /o/x".into()), now));
         assert!(!book.pending_covers(&out, now));
         assert!(book.granted(&[k(13, 7), k(12, 6), top], &out));
-        assert!(book.granted(&[k(12, 6), top], &Path::new("/o/x")));
+        assert!(book.granted(&[k(12, 6), top], Path::new("/o/x")));
         assert!(!book.granted(&[k(12, 6), top], Path::new("/o/other")));
         // Not for a process with the same id and another start time.
         assert!(!book.granted(&[k(12, 9), top], &out));
