@@ -7,7 +7,10 @@
 //! it, and `prctl(PR_SET_CHILD_SUBREAPER)`. And a request sent to the run's
 //! socket by a program inside the run, as if from Claude Code's hook, is
 //! not taken for the hook's: the run asks itself (here: nobody, so it
-//! refuses), and no question goes to Claude Code's dialog.
+//! refuses), and no question goes to Claude Code's dialog. Last, a stand-in
+//! for Claude Code (`top.py`, the program the run starts) spawns its hook,
+//! a forger and the genuine command, the way Claude Code 2.1.332 spawns
+//! them: only the genuine spawn, once, gets the grant.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -251,4 +254,105 @@ fn a_request_forged_inside_the_run_is_not_the_hooks_and_asks_nothing_of_the_agen
         "{reply}"
     );
     assert!(!target.exists());
+}
+
+/// A stand-in for Claude Code (the run's top process): it spawns `sandgate
+/// hook claude` as Claude Code does (`/bin/sh -c 'SANDGATE hook claude'`,
+/// the payload on stdin), then, while the grant waits, a forger (a child
+/// that has run `/bin/sh` first and then `exec`s itself into Claude Code's
+/// `Bash` wrapper of the command), then the genuine spawn of the wrapper,
+/// then the same spawn again. Prints what each got.
+const TOP_PY: &str = r#"import json, os, subprocess, sys
+sandgate, target = sys.argv[1], sys.argv[2]
+command = "echo hello > " + target + "; echo rc=$?"
+fixed = ("\\builtin shopt -u extglob 2>/dev/null || true && "
+         "{ \\builtin unalias -- 'which'; \\builtin unset -f -- 'which'; } >/dev/null 2>&1 || true && "
+         "{ \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true")
+snapshot = os.environ["HOME"] + "/.claude/shell-snapshots/snapshot-bash-1796455340918-fnnegb.sh"
+wrapper = ("source " + snapshot + " 2>/dev/null || true && " + fixed + " && eval '"
+           + command.replace("'", "'\"'\"'") + "' < /dev/null && pwd -P >| " + os.getcwd() + "/claude-8bca-cwd")
+def run(argv, stdin=""):
+    p = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=120)
+    return p.stdout + p.stderr
+res = {}
+payload = {"hook_event_name": "PreToolUse", "tool_name": "Bash",
+           "tool_input": {"command": command}, "cwd": os.getcwd(),
+           "session_id": "s", "permission_mode": "default",
+           "transcript_path": "/dev/null"}
+res["hook"] = run(["/bin/sh", "-c", "'" + sandgate + "' hook claude"], json.dumps(payload))
+res["forged"] = run(["/bin/sh", "-c", 'exec /bin/bash -c "$0"', wrapper])
+res["forged_wrote"] = os.path.exists(target)
+res["genuine"] = run(["/bin/bash", "-c", wrapper])
+res["genuine_wrote"] = open(target).read() if os.path.exists(target) else None
+res["again"] = run(["/bin/bash", "-c", wrapper])
+print(json.dumps(res))
+"#;
+
+/// The policy: the gate lets the command run (the path outside is the
+/// run's business).
+const TOP_POLICY: &str = "permissions:\n  paths:\n    allow: [\"{ws}/**\", \"{out}/**\"]\n  commands:\n    allow: [\"^echo \"]\n";
+
+#[test]
+fn only_the_agents_own_spawn_of_the_command_gets_the_grant_once() {
+    if !supported() || !python_present() {
+        return;
+    }
+    let tree = Tree::new().armed();
+    fs::write(tree.ws.join("top.py"), TOP_PY).unwrap();
+    let policy = tree.home.join(".sandgate/permissions.yaml");
+    fs::create_dir_all(policy.parent().unwrap()).unwrap();
+    fs::write(
+        &policy,
+        TOP_POLICY
+            .replace("{ws}", &tree.ws.to_string_lossy())
+            .replace("{out}", &tree.out.to_string_lossy()),
+    )
+    .unwrap();
+    let target = tree.out.join("x.txt");
+    let out = Command::new(env!("CARGO_BIN_EXE_sandgate"))
+        .args(["run", "--no-ui", "--", "python3", "top.py"])
+        .arg(env!("CARGO_BIN_EXE_sandgate"))
+        .arg(&target)
+        .current_dir(&tree.ws)
+        .env("HOME", &tree.home)
+        .env("SANDGATE_AUDIT", "off")
+        .env("SANDGATE_SANDBOX", "1")
+        .env("SANDGATE_MANAGED_CONFIG", tree.root.join("no-managed.yaml"))
+        .env_remove("SANDGATE_CONFIG")
+        .env_remove("TMPDIR")
+        .output_within(DEADLINE)
+        .unwrap();
+    let res = results(&out);
+    let why = || format!("{res:#}\n{}", run_common::text(&out.stderr));
+    // The hook, Claude Code's own spawn: the question goes to Claude Code's
+    // dialog, with the path.
+    let hook: Value = serde_json::from_str(res["hook"].as_str().unwrap().trim())
+        .unwrap_or_else(|e| panic!("the hook's answer ({e}): {}", why()));
+    let output = &hook["hookSpecificOutput"];
+    assert_eq!(output["permissionDecision"], "ask", "{}", why());
+    assert!(
+        output["permissionDecisionReason"]
+            .as_str()
+            .is_some_and(|r| r.contains(&*target.to_string_lossy())),
+        "{}",
+        why()
+    );
+    // The forger, a child of the top process with the wrapper's exact
+    // arguments but not at its first `exec`: refused (the run has nobody
+    // to ask about a pending grant's path written by another process).
+    assert_eq!(res["forged_wrote"], false, "{}", why());
+    assert!(
+        res["forged"].as_str().unwrap().contains("rc=1"),
+        "{}",
+        why()
+    );
+    // The genuine spawn writes, without a question.
+    assert_eq!(res["genuine_wrote"], "hello\n", "{}", why());
+    assert!(
+        res["genuine"].as_str().unwrap().contains("rc=0"),
+        "{}",
+        why()
+    );
+    // The grant was used once.
+    assert!(res["again"].as_str().unwrap().contains("rc=1"), "{}", why());
 }

@@ -94,6 +94,11 @@ pub const MAX_ARGV_BYTES: usize = 4 << 20;
 /// How many `exec`s pass between two prunings of the processes that are gone.
 const PRUNE_EVERY: u64 = 256;
 
+/// How long after its deadline a pending grant still makes a write of its
+/// paths a question of the run's own (rather than a refusal): a "Yes" given
+/// late in the agent's dialog then reaches the person again.
+pub const LATE: Duration = Duration::from_secs(30 * 60);
+
 /// How many links of a parent chain are walked at most.
 const MAX_DEPTH: usize = 256;
 
@@ -394,10 +399,11 @@ impl Book {
     /// `exec`; a `Bash` spawn of a pending grant's command consumes the
     /// grant (the oldest) and is bound to it. Returns whether one was.
     pub fn spawned(&mut self, key: Key, spawn: Spawn, now: Instant) -> bool {
-        self.pending.retain(|p| p.until > now);
+        self.pending.retain(|p| p.until + LATE > now);
         let mut bound = false;
         if let Spawn::Bash(command) = &spawn {
-            if let Some(at) = self.pending.iter().position(|p| &p.command == command) {
+            let due = |p: &Pending| &p.command == command && p.until > now;
+            if let Some(at) = self.pending.iter().position(due) {
                 let grant = self.pending.remove(at);
                 self.bound.push(Bound {
                     root: key,
@@ -420,9 +426,10 @@ impl Book {
         });
     }
 
-    /// Whether a pending (not yet spawned) grant names `path`.
+    /// Whether a pending (not yet spawned) grant names `path`, up to
+    /// [`LATE`] after its deadline.
     pub fn pending_covers(&mut self, path: &Path, now: Instant) -> bool {
-        self.pending.retain(|p| p.until > now);
+        self.pending.retain(|p| p.until + LATE > now);
         self.pending
             .iter()
             .any(|p| p.paths.iter().any(|g| path.starts_with(g)))
@@ -853,8 +860,11 @@ mod tests {
             now + Duration::from_secs(1),
         );
         let later = now + Duration::from_secs(2);
-        assert!(!book.pending_covers(Path::new("/o/x"), later));
+        // Past its deadline no spawn takes it, but its paths are still
+        // asked about by the run for a while.
         assert!(!book.spawned(k(11, 2), Spawn::Bash("true".into()), later));
+        assert!(book.pending_covers(Path::new("/o/x"), later));
+        assert!(!book.pending_covers(Path::new("/o/x"), later + LATE));
         assert!(!book.child_of_top(11));
         assert!(book.child_of_top(10));
     }
