@@ -120,13 +120,38 @@ fn python_present() -> bool {
     found
 }
 
-#[test]
-fn nothing_inside_the_run_passes_for_a_child_of_the_agent_or_writes_into_it() {
-    if !supported() || !python_present() {
-        return;
-    }
+/// The user the attempts run as: root (`None`) or `sandgate-test`, with
+/// the tree given to it.
+fn as_user(program: &str, who: Option<(u32, u32)>) -> Command {
+    let mut cmd = match who {
+        None => Command::new(program),
+        Some((uid, gid)) => {
+            let mut c = Command::new("setpriv");
+            c.arg(format!("--reuid={uid}"))
+                .arg(format!("--regid={gid}"))
+                .arg("--clear-groups")
+                .arg("--")
+                .arg(program);
+            c
+        }
+    };
+    cmd.env("PATH", "/usr/bin:/bin");
+    cmd
+}
+
+/// Every way, unconfined (where it works) and inside the run (where it fails).
+fn each_way_fails_inside_the_run(who: Option<(u32, u32)>) {
     let tree = Tree::new().armed();
     fs::write(tree.ws.join("attack.py"), ATTACK_PY).unwrap();
+    if let Some((uid, gid)) = who {
+        let status = Command::new("chown")
+            .arg("-R")
+            .arg(format!("{uid}:{gid}"))
+            .arg(&tree.root)
+            .status_within(DEADLINE)
+            .unwrap();
+        assert!(status.success());
+    }
     let ways = [
         "clone_parent",
         "clone3",
@@ -135,39 +160,30 @@ fn nothing_inside_the_run_passes_for_a_child_of_the_agent_or_writes_into_it() {
         "proc_mem",
         "subreaper",
     ];
-    // Unconfined, as root (or with the same rights): every way works.
-    let free = Command::new("sh")
+    let yama = std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope")
+        .is_ok_and(|s| s.trim() != "0");
+    // Unconfined: every way works (but where Yama keeps an unprivileged
+    // user from attaching to its parent).
+    let free = as_user("sh", who)
         .args(["-c", SCRIPT])
         .current_dir(&tree.ws)
         .output_within(DEADLINE)
         .unwrap();
     let free = results(&free);
-    let unprivileged_ptrace = std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope")
-        .is_ok_and(|s| s.trim() != "0");
-    let root = run_common::text(
-        &Command::new("id")
-            .arg("-u")
-            .output_within(DEADLINE)
-            .unwrap()
-            .stdout,
-    )
-    .trim()
-        == "0";
     for way in ways {
-        let blocked_by_yama = !root
-            && unprivileged_ptrace
+        let by_yama = who.is_some()
+            && yama
             && matches!(way, "ptrace_seize" | "process_vm_writev" | "proc_mem");
-        if blocked_by_yama {
-            continue;
+        if !by_yama {
+            assert_eq!(
+                free[way]["ok"], true,
+                "unconfined, {way} should work: {free}"
+            );
         }
-        assert_eq!(
-            free[way]["ok"], true,
-            "unconfined, {way} should work: {free}"
-        );
     }
     assert_eq!(free["process_vm_readv"]["ok"], true, "{free}");
     // Inside the run: each fails, with the error the run gives it.
-    let out = Command::new(env!("CARGO_BIN_EXE_sandgate"))
+    let out = as_user(env!("CARGO_BIN_EXE_sandgate"), who)
         .args(["run", "--no-ui", "--", "sh", "-c", SCRIPT])
         .current_dir(&tree.ws)
         .env("HOME", &tree.home)
@@ -196,6 +212,76 @@ fn nothing_inside_the_run_passes_for_a_child_of_the_agent_or_writes_into_it() {
     }
     // Reading stays (a debugger's, a profiler's).
     assert_eq!(confined["process_vm_readv"]["ok"], true, "{confined}");
+    // `--dry-run` says what is refused.
+    let dry = Command::new(env!("CARGO_BIN_EXE_sandgate"))
+        .args(["run", "--dry-run", "--json"])
+        .current_dir(&tree.ws)
+        .env("HOME", &tree.home)
+        .env("SANDGATE_AUDIT", "off")
+        .output_within(DEADLINE)
+        .unwrap();
+    let dry: Value = serde_json::from_slice(&dry.stdout).unwrap();
+    let refused = dry["lineageRefused"].to_string();
+    for name in [
+        "CLONE_PARENT",
+        "clone3",
+        "PTRACE_SEIZE",
+        "process_vm_writev",
+        "SUBREAPER",
+    ] {
+        assert!(refused.contains(name), "{refused}");
+    }
+}
+
+#[test]
+fn nothing_inside_the_run_passes_for_a_child_of_the_agent_or_writes_into_it() {
+    if !supported() || !python_present() {
+        return;
+    }
+    each_way_fails_inside_the_run(None);
+}
+
+/// The same as `sandgate-test` (the ways that need no privilege: an
+/// unprivileged user may trace and write into its own processes).
+#[test]
+fn nothing_inside_the_run_passes_for_a_child_of_the_agent_as_an_unprivileged_user() {
+    if !supported() || !python_present() {
+        return;
+    }
+    let Some(who) = test_user() else {
+        return;
+    };
+    each_way_fails_inside_the_run(Some(who));
+}
+
+/// `sandgate-test`'s ids, when this runs as root and the user exists
+/// (under `CI=true` a missing one fails).
+fn test_user() -> Option<(u32, u32)> {
+    let id = |flag: &str| -> Option<u32> {
+        let out = Command::new("id")
+            .args([flag, "sandgate-test"])
+            .output_within(DEADLINE)
+            .ok()?;
+        run_common::text(&out.stdout).trim().parse().ok()
+    };
+    let me = Command::new("id")
+        .arg("-u")
+        .output_within(DEADLINE)
+        .ok()
+        .map(|o| run_common::text(&o.stdout).trim().to_string());
+    if me.as_deref() != Some("0") {
+        eprintln!("skipping: not root, so no other user to test as");
+        return None;
+    }
+    match (id("-u"), id("-g")) {
+        (Some(uid), Some(gid)) => Some((uid, gid)),
+        _ => {
+            run_common::skip(
+                "the user sandgate-test is missing: add it (useradd -r sandgate-test)",
+            );
+            None
+        }
+    }
 }
 
 /// Sends a `before` request as Claude Code's hook would, from a program

@@ -639,6 +639,7 @@ fn dry_run(
             "unixSockets": sandgate_sandbox::supervise::states(&plan.unix_sockets),
             "landlockRules": plan.rules.len(),
             "landlockReadRules": plan.read_rules.len(),
+            "lineageRefused": sandgate_sandbox::supervisor::lineage::LINEAGE_REFUSED,
             "network": lists.as_ref().map(|(allow, deny)| json!({
                 "proxy": format!("127.0.0.1:{}", sandgate_sandbox::netns::PROXY_PORT),
                 "allow": allow,
@@ -653,6 +654,10 @@ fn dry_run(
     println!(
         "mechanism: {} (Landlock ABI {}, enforcement {}, answers applied in place)",
         mechanism.name, mechanism.landlock_abi, mechanism.enforcement
+    );
+    println!(
+        "exec tracking: every execve recorded; refused: {}",
+        sandgate_sandbox::supervisor::lineage::LINEAGE_REFUSED.join(", ")
     );
     println!("allowed (with everything beneath):");
     for a in &plan.allowed {
