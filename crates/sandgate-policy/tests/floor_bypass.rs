@@ -558,6 +558,19 @@ const CASES: &[(&str, Verdict, &str)] = &[
     // An abbreviation that fits several options is read as each of them
     // (GNU refuses it): never narrower than the full spelling.
     ("grep --re KEY ~", Deny, "reads every file below"),
+    // Such an abbreviation is no command the gate can read as the program
+    // would (one build refuses it, another reads it its own way): asked.
+    (
+        "grep --re KEY src",
+        Ask,
+        "abbreviates several options of `grep`",
+    ),
+    (
+        "sort --s notes.txt",
+        Ask,
+        "`--s` abbreviates several options",
+    ),
+    ("git diff --no-e", Ask, "several options of `git diff`"),
     // Optional values are only attached: a bare option never takes a word.
     ("cp --preserve notes.txt ~/.ssh/id_rsa", Deny, "floor"),
     ("cp --backup notes.txt ~/.ssh/id_rsa", Deny, "floor"),

@@ -45,7 +45,7 @@ pub enum ParserKind {
 
 impl ParserKind {
     /// Whether the parser takes unique prefixes of long options.
-    pub(crate) fn prefixes(self) -> bool {
+    pub fn prefixes(self) -> bool {
         !matches!(self, ParserKind::Exact)
     }
 }

@@ -15,10 +15,13 @@
 //! An abbreviation that fits several options makes a GNU program fail; the
 //! parser reports every option it could mean ([`Arg::ambiguous`]), so a walker
 //! that asks "is `--output` given?" hears yes: reading it wider never lets
-//! through something the exact spelling would not.
+//! through something the exact spelling would not. [`ambiguous_option`] finds
+//! such a word, and the walker reports the command as one it cannot analyse
+//! (the gate asks), since not every build of a program refuses it.
 
 use super::grammar::{Grammar, GRAMMARS};
 pub use super::grammar::{ParserKind, ValueKind};
+use super::reason::Reason;
 
 /// An option, by the name its grammar gives it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -477,6 +480,80 @@ pub fn parse_command(words: &[&str], at: usize, sub: Option<usize>) -> Parsed {
         }
         None => parse(grammar_of(program, None).unwrap_or(&UNKNOWN), words, at + 1),
     }
+}
+
+/// The first long option of the command `words[at..]` written as an
+/// abbreviation of several of its program's options (`grep --re`), read as
+/// the program reads its words: its own options, and for a program with
+/// grammars per subcommand, the subcommand's after it. `None` when there is
+/// none, or when no grammar reads abbreviations.
+///
+/// GNU `getopt_long`, git's parse-options and argparse refuse such a word
+/// and the program fails; npm's nopt, or another build of the program
+/// (busybox), reads it its own way. The gate does not assume either: the
+/// walker reports the command as one it cannot analyse
+/// ([`Reason::AmbiguousOption`]), which is asked about, while every option
+/// the word could mean is still read ([`Arg::ambiguous`]) so deny rules and
+/// path checks see the widest reading.
+pub fn ambiguous_option(words: &[&str], at: usize) -> Option<Reason> {
+    // Only a `--NAME` word can be an abbreviation: most commands have none.
+    if !words
+        .get(at + 1..)?
+        .iter()
+        .any(|t| t.len() > 2 && t.starts_with("--"))
+    {
+        return None;
+    }
+    let program = words[at];
+    let own = grammar_of(program, None).unwrap_or(&UNKNOWN);
+    let parsed = parse(own, words, at + 1);
+    let mut own_args: &[Arg] = &parsed.args;
+    let mut sub = None;
+    if has_subcommand_grammars(program) {
+        // The program's own options end at the subcommand.
+        let end = parsed
+            .args
+            .iter()
+            .position(|a| matches!(a, Arg::Operand(_)))
+            .unwrap_or(parsed.args.len());
+        sub = match parsed.args.get(end) {
+            Some(Arg::Operand(s)) => Some(*s),
+            _ => None,
+        };
+        own_args = &parsed.args[..end];
+    }
+    let reason = |args: &[Arg], name: String| {
+        let first = args.iter().find(|a| a.ambiguous())?;
+        let Arg::Opt { word, .. } = first else {
+            return None;
+        };
+        let candidates = args
+            .iter()
+            .filter_map(|a| match a {
+                Arg::Opt {
+                    name,
+                    word: w,
+                    ambiguous: true,
+                    ..
+                } if w == word => Some(name.spelled()),
+                _ => None,
+            })
+            .collect();
+        let written = words[*word];
+        let option = written.split_once('=').map_or(written, |(o, _)| o);
+        Some(Reason::AmbiguousOption {
+            program: name,
+            option: option.to_string(),
+            candidates,
+        })
+    };
+    let base = program.rsplit('/').next().unwrap_or(program);
+    if let Some(r) = reason(own_args, base.to_string()) {
+        return Some(r);
+    }
+    let s = sub?;
+    let g = grammar_of(program, Some(words[s]))?;
+    reason(&parse(g, words, s + 1).args, format!("{base} {}", words[s]))
 }
 
 #[cfg(test)]

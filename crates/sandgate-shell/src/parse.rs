@@ -7,7 +7,9 @@ use tree_sitter::{Node, Parser, Tree};
 use super::braces;
 use super::grammar::Grammar;
 use super::kinds::{kind, Kind};
-use super::options::{grammar_of, has_subcommand_grammars, parse, Arg, Value, UNKNOWN};
+use super::options::{
+    ambiguous_option, grammar_of, has_subcommand_grammars, parse, Arg, Value, UNKNOWN,
+};
 use super::plain::{plain_commands, PlainCommand};
 use super::programs::{
     awk_program, git_program_key, is_option, names_file, picks_program, program_named, sed_script,
@@ -720,6 +722,9 @@ impl Walker {
                         return (false, None);
                     }
                     Ok(unwrapped) => {
+                        if let Some(reason) = unwrapped.ambiguous {
+                            self.unanalysable(source, reason);
+                        }
                         if wrapper.elevates || unwrapped.assigned.iter().any(|v| hijacks(v)) {
                             *eligible = false;
                         }
@@ -922,6 +927,9 @@ impl Walker {
     ) {
         let name = basename(&words[at].text).to_string();
         let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+        if let Some(reason) = ambiguous_option(&texts, at) {
+            self.unanalysable(source, reason);
+        }
         if matches!(
             name.as_str(),
             "export" | "declare" | "typeset" | "local" | "readonly"

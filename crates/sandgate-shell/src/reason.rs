@@ -121,6 +121,19 @@ pub enum Reason {
         /// The option.
         option: String,
     },
+    /// A long option written as an abbreviation that fits several of the
+    /// program's options (`grep --re`: `--recursive`, `--regexp`). GNU
+    /// `getopt_long`, git's parse-options and argparse refuse it; other
+    /// parsers (npm's nopt, another implementation of the program) read it
+    /// their own way: the gate cannot tell what the program would do.
+    AmbiguousOption {
+        /// The program, with its subcommand (`git diff`).
+        program: String,
+        /// The option as written, without its value (`--re`).
+        option: String,
+        /// Every option it fits, in full (`--recursive`).
+        candidates: Vec<String>,
+    },
     /// A shell or an interpreter may run a program read from a descriptor.
     ReadsDescriptor {
         /// The program.
@@ -364,6 +377,15 @@ impl fmt::Display for Reason {
             WrapperUnknownOption { wrapper, option } => {
                 write!(f, "unknown option `{option}` of `{wrapper}`")
             }
+            AmbiguousOption {
+                program,
+                option,
+                candidates,
+            } => write!(
+                f,
+                "`{option}` abbreviates several options of `{program}` (`{}`): the program may refuse it or read it as any of them",
+                candidates.join("`, `")
+            ),
             ReadsDescriptor { program, word } => write!(
                 f,
                 "`{program}` may run a program read from `{word}`, which the gate cannot see"

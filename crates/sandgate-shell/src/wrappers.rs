@@ -186,6 +186,10 @@ pub(crate) struct Unwrapped {
     pub command: Option<usize>,
     /// Variables the wrapper assigns (`env X=1`).
     pub assigned: Vec<String>,
+    /// An option of the wrapper written as an abbreviation of several
+    /// ([`Reason::AmbiguousOption`]): the command is read on, as each of
+    /// them would read it, and cannot be allowed by rules.
+    pub ambiguous: Option<Reason>,
 }
 
 /// Skips the options, assignments and operands of `wrapper`, whose name is
@@ -200,6 +204,7 @@ pub(crate) fn skip_wrapper(
     let grammar = grammar_of(name, None).unwrap_or(&UNKNOWN);
     let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
     let mut i = at + 1;
+    let mut ambiguous = None;
     while let Some(word) = words.get(i) {
         let t = word.text.as_str();
         if !t.starts_with('-') || t == "-" {
@@ -230,6 +235,21 @@ pub(crate) fn skip_wrapper(
                     value,
                     ..
                 } if *word == i => {
+                    if a.ambiguous() && ambiguous.is_none() {
+                        let long = t[2..].split('=').next().unwrap_or("");
+                        let fits = grammar.resolve_long(long);
+                        let reason = Reason::AmbiguousOption {
+                            program: name.to_string(),
+                            option: format!("--{long}"),
+                            candidates: fits.iter().map(|(n, _)| format!("--{n}")).collect(),
+                        };
+                        // Where the wrapped command starts is only known
+                        // when every option it fits reads a value alike.
+                        if fits.iter().any(|(_, k)| *k != fits[0].1) {
+                            return Err(reason);
+                        }
+                        ambiguous = Some(reason);
+                    }
                     if let Some(o) = wrapper.opaque.iter().find(|o| opt.is(o)) {
                         return Err(Reason::WrapperRunsOpaque {
                             wrapper: name.to_string(),
@@ -268,7 +288,11 @@ pub(crate) fn skip_wrapper(
     }
     i += wrapper.operands;
     let command = (i < words.len()).then_some(i);
-    Ok(Unwrapped { command, assigned })
+    Ok(Unwrapped {
+        command,
+        assigned,
+        ambiguous,
+    })
 }
 
 /// How a shell named by `words[at]` gets its script.
