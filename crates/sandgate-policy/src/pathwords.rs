@@ -29,6 +29,7 @@ use crate::disk::{Disk, Entry, Kind};
 use crate::gate::Gate;
 use crate::request::Context;
 use crate::shell::reads::file_url_path;
+use crate::shell::registry::{Chdir, Special};
 use crate::shell::{self, Analysis, ShellWord, SimpleCommand};
 
 mod lines;
@@ -105,9 +106,15 @@ impl Places {
     fn follow(&mut self, c: &SimpleCommand) {
         let Some(at) = c.command_at else { return };
         let name = basename(&c.words[at].text);
-        if !DIRECTORY_CHANGERS.contains(&name) {
+        let chdir = entry_named(name).and_then(|e| {
+            e.special.iter().find_map(|s| match s {
+                Special::ChangesDirectory(how) => Some(*how),
+                _ => None,
+            })
+        });
+        let Some(chdir) = chdir else {
             return;
-        }
+        };
         // Past the bound the line is already unknown (see below): more
         // directories would only cost time, growing with every `cd`.
         if self.dirs.len() > MAX_DIRS {
@@ -121,22 +128,21 @@ impl Places {
                 options = false;
                 continue;
             }
-            if options && w.text.len() > 1 && w.text.starts_with('-') && name == "cd" {
+            if options && w.text.len() > 1 && w.text.starts_with('-') && chdir == Chdir::Cd {
                 continue;
             }
             operand = Some(w);
             break;
         }
-        let target = match (name, operand) {
-            ("popd", _) => None,
-            ("cd", None) => self.home.clone().map(|h| h.to_string_lossy().into_owned()),
-            ("pushd", None) => None,
+        let target = match (chdir, operand) {
+            (Chdir::Popd, _) => None,
+            (Chdir::Cd, None) => self.home.clone().map(|h| h.to_string_lossy().into_owned()),
+            (Chdir::Pushd, None) => None,
             (_, Some(w)) if w.text == "-" || w.text.starts_with(['+', '-']) => None,
             (_, Some(w)) => match self.expand(w) {
                 Expansion::Known(t) => Some(t),
                 _ => None,
             },
-            _ => None,
         };
         let Some(target) = target else {
             self.unknown
@@ -435,20 +441,25 @@ impl Gate<'_> {
             self.judge_writes(c, at, places, parts);
             self.judge_trees(c, at, places, parts);
             self.judge_file_values(c, at, places, parts);
-            // `xargs` adds words read from its input to the command.
+            // A wrapper that adds words read from its input to the command
+            // (`xargs`).
             let fed = c.words[first_name.unwrap_or(0)..at]
                 .iter()
-                .any(|w| !w.assignment && basename(&w.text) == "xargs");
+                .map(|w| basename(&w.text))
+                .zip(&c.words[first_name.unwrap_or(0)..at])
+                .find(|(name, w)| !w.assignment && has_special(name, Special::ArgumentsFromInput))
+                .map(|(name, _)| name);
             // A wrapper's own output file (`time -o FILE`, `--outp=FILE`),
             // read through the wrapper's grammar.
             for k in first_name.unwrap_or(0)..at {
                 let name = basename(&c.words[k].text);
-                let Some((_, options)) = WRAPPER_OUTPUTS.iter().find(|(w, _)| *w == name) else {
+                let options = entry_named(name).map_or(&[][..], |e| e.outputs);
+                if options.is_empty() {
                     continue;
-                };
+                }
                 let texts: Vec<&str> = c.words[..at].iter().map(|w| w.text.as_str()).collect();
                 let parsed = parse(grammar_of(name, None).unwrap_or(&UNKNOWN), &texts, k + 1);
-                for o in *options {
+                for o in options {
                     for v in parsed.values(o) {
                         let out = ShellWord {
                             text: v.text(&texts).to_string(),
@@ -458,18 +469,23 @@ impl Gate<'_> {
                     }
                 }
             }
-            // `nohup` writes its output to `nohup.out` when it is a terminal.
-            let nohup = c.words[first_name.unwrap_or(0)..at]
-                .iter()
-                .any(|w| !w.assignment && basename(&w.text) == "nohup");
-            if nohup {
+            // A wrapper's file of its own in the working directory
+            // (`nohup.out`, written when the output is a terminal).
+            let own_file = c.words[first_name.unwrap_or(0)..at].iter().find_map(|w| {
+                let e = entry_named(basename(&w.text)).filter(|_| !w.assignment)?;
+                e.special.iter().find_map(|s| match s {
+                    Special::WritesFile(file) => Some(*file),
+                    _ => None,
+                })
+            });
+            if let Some(file) = own_file {
                 let out = ShellWord {
-                    text: "nohup.out".into(),
+                    text: file.into(),
                     ..ShellWord::default()
                 };
                 self.judge_write(c, &out, false, places, parts);
             }
-            if fed && !text_only(program) {
+            if let Some(feeder) = fed.filter(|_| !text_only(program)) {
                 parts.push(Part {
                     kind: PartKind::Path,
                     source: c.source.clone(),
@@ -477,7 +493,7 @@ impl Gate<'_> {
                     verdict: Verdict::Ask,
                     rule: None,
                     reason: format!(
-                        "`xargs` adds words read from its input to `{}`, and any of them could name a protected path",
+                        "`{feeder}` adds words read from its input to `{}`, and any of them could name a protected path",
                         c.normalized
                     ),
                 });
@@ -752,9 +768,9 @@ impl Gate<'_> {
 
 use crate::shell::options::{grammar_of, parse, Arg, UNKNOWN};
 use crate::shell::programs::{
-    program_named, sed_script, sed_scripts, text_only, text_option, text_values, written,
-    SedEffect, DIRECTORY_CHANGERS, DIRECTORY_OPTIONS, WRAPPER_OUTPUTS,
+    program_named, sed_script, sed_scripts, text_only, text_option, text_values, written, SedEffect,
 };
+use crate::shell::registry::{entry_named, has_special};
 
 impl Gate<'_> {
     /// The places of `c` when a directory option moves it: relative words
@@ -765,7 +781,8 @@ impl Gate<'_> {
         let mut spans: Vec<(&str, &[&str], std::ops::Range<usize>)> = Vec::new();
         for (i, w) in c.words.iter().enumerate().take(at + 1) {
             let name = basename(&w.text);
-            if let Some((_, options)) = DIRECTORY_OPTIONS.iter().find(|(p, _)| *p == name) {
+            let options = entry_named(name).map_or(&[][..], |e| e.directory_options);
+            if !options.is_empty() {
                 let end = if i == at { c.words.len() } else { at };
                 spans.push((name, options, i + 1..end));
             }
@@ -849,7 +866,7 @@ impl Gate<'_> {
             };
             self.judge_write(c, &shown, w.recursive, places, parts);
         }
-        if basename(texts[at]) == "sed" {
+        if has_special(basename(texts[at]), Special::SedScripts) {
             for (j, script) in sed_scripts(&texts, at) {
                 let w = &c.words[j];
                 let Ok(effects) = sed_script(script) else {

@@ -11,8 +11,9 @@
 mod shell_common;
 
 use sandgate_policy::shell::options::{grammar_of, ParserKind, ValueKind};
-use sandgate_policy::shell::programs::{Runs, WrittenOperands, PROGRAMS, WRITERS};
-use sandgate_policy::shell::reads::{Roots, RECURSIVE_READERS};
+use sandgate_policy::shell::programs::{Runs, WrittenOperands};
+use sandgate_policy::shell::reads::Roots;
+use sandgate_policy::shell::registry::{programs, recursive_readers, writers};
 use sandgate_policy::{Policy, ToolCall, Verdict};
 use shell_common::Home;
 
@@ -191,7 +192,7 @@ fn every_named_option_abbreviated_reads_as_in_full() {
                 ));
             }
         };
-    for w in WRITERS {
+    for w in writers() {
         let base = |opt: &str| match w.operands {
             WrittenOperands::Last => format!("{} {opt} ~ ../dest", w.name),
             WrittenOperands::AllButFirst => format!("{} {opt} 644 ~", w.name),
@@ -206,7 +207,7 @@ fn every_named_option_abbreviated_reads_as_in_full() {
             });
         }
     }
-    for r in RECURSIVE_READERS {
+    for r in recursive_readers() {
         let sub = r.subcommand.filter(|_| r.name == "git");
         // A recursive option with an option that reads dot-files, and the other way round.
         let hidden = r.hidden.unwrap_or_default();
@@ -231,7 +232,7 @@ fn every_named_option_abbreviated_reads_as_in_full() {
             }
         }
     }
-    for p in PROGRAMS {
+    for p in programs() {
         for o in p.options.iter().filter(|o| !o.name.is_empty()) {
             let shape = |opt: &str| match o.runs {
                 Runs::Script | Runs::ScriptWords => format!("{} {opt}='cat x' y", p.name),
@@ -268,7 +269,7 @@ fn every_optional_value_of_a_writer_keeps_its_operands() {
     let policy = home.policy(ANY_COMMAND, None);
     let mut failures = Vec::new();
     let mut count = 0;
-    for w in WRITERS {
+    for w in writers() {
         let Some(g) = grammar_of(w.name, None) else {
             failures.push(format!("`{}` has no grammar", w.name));
             continue;

@@ -8,9 +8,8 @@
 
 mod shell_common;
 
-use sandgate_policy::shell::programs::{
-    Runs, FILE_VARIABLES, PROGRAMS, PROGRAM_VARIABLES, WRITERS,
-};
+use sandgate_policy::shell::programs::{Runs, FILE_VARIABLES, PROGRAM_VARIABLES};
+use sandgate_policy::shell::registry::{programs, writers};
 use sandgate_policy::{ToolCall, Verdict};
 use shell_common::Home;
 
@@ -409,7 +408,7 @@ fn programs_table() {
 /// each program variable, each writer.
 fn generated_cases() -> Vec<(String, Verdict)> {
     let mut out = Vec::new();
-    for p in PROGRAMS {
+    for p in programs() {
         for o in p.options {
             let command = if o.name.is_empty() {
                 format!("{} x", p.name)
@@ -443,7 +442,7 @@ fn generated_cases() -> Vec<(String, Verdict)> {
         out.push((format!("{name}=x git log"), Ask));
         out.push((format!("env {name}=x git log"), Ask));
     }
-    for p in PROGRAMS {
+    for p in programs() {
         for (opt, _) in p.asking_globals {
             out.push((format!("{} {opt} x log", p.name), Ask));
         }
@@ -458,7 +457,7 @@ fn generated_cases() -> Vec<(String, Verdict)> {
             out.push((format!("{} -n '{keyword} \"m\"; 1'", p.name), Ask));
         }
     }
-    for w in WRITERS {
+    for w in writers() {
         let command = match w.name {
             "dd" => "dd if=x of=/etc/x".to_string(),
             "sort" => "sort -o /etc/x f".to_string(),
@@ -481,12 +480,10 @@ fn generated_cases() -> Vec<(String, Verdict)> {
 #[test]
 fn every_table_entry_is_checked() {
     let cases = generated_cases();
-    let options: usize = PROGRAMS
-        .iter()
+    let options: usize = programs()
         .map(|p| p.options.len() + p.subcommands.iter().map(|(_, o)| o.len()).sum::<usize>())
         .sum();
-    let asking: usize = PROGRAMS
-        .iter()
+    let asking: usize = programs()
         .map(|p| {
             p.asking_globals.len()
                 + 2 * p.asking_values.len()
@@ -496,9 +493,12 @@ fn every_table_entry_is_checked() {
         .sum();
     assert_eq!(
         cases.len(),
-        options + 2 * (PROGRAM_VARIABLES.len() + FILE_VARIABLES.len()) + 2 * WRITERS.len() + asking
+        options
+            + 2 * (PROGRAM_VARIABLES.len() + FILE_VARIABLES.len())
+            + 2 * writers().count()
+            + asking
     );
-    for p in PROGRAMS {
+    for p in programs() {
         assert!(
             !p.name.is_empty() && !p.name.contains([' ', '/']),
             "{}",

@@ -5,8 +5,8 @@
 //! subshells, groups, `if`/`for`/`while`/`case` bodies, functions, command and
 //! process substitutions and the scripts of `bash -c` — with its source text,
 //! its normalized text (words after quote removal, joined by single spaces) and
-//! the forms left after stripping wrappers (`env`, `sudo`, `timeout`, …, see
-//! [`WRAPPERS`]); every file a redirection writes; and everything that could not
+//! the forms left after stripping wrappers (`env`, `sudo`, `timeout`, …: the
+//! entries of [`REGISTRY`] with a [`Wrapper`]); every file a redirection writes; and everything that could not
 //! be analysed, with the reason. The analysis is a pure function of the text.
 //!
 //! ```
@@ -32,13 +32,13 @@ mod plain;
 pub mod programs;
 pub mod reads;
 pub mod reason;
+pub mod registry;
 mod words;
 mod wrappers;
 
 pub use reason::{Nesting, Reason};
-pub use wrappers::{
-    Wrapper, HIJACKING_VARIABLES, OPAQUE_COMMANDS, SHELLS, UNREAD_SHELLS, WRAPPERS,
-};
+pub use registry::{entry_named, Entry, Shell, REGISTRY};
+pub use wrappers::{Wrapper, HIJACKING_VARIABLES};
 
 /// Everything found in one command line.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1,5 +1,6 @@
 //! The one argv parser: reads a program's options the way the program's own
-//! parser does, from the program's entry in [`super::grammar::GRAMMARS`].
+//! parser does, from the grammar in the program's entry of the registry
+//! ([`super::registry`]).
 //!
 //! Every walker of the shell analysis that needs to know which words of a
 //! command are options, which are option values and which are operands asks
@@ -19,9 +20,10 @@
 //! such a word, and the walker reports the command as one it cannot analyse
 //! (the gate asks), since not every build of a program refuses it.
 
-use super::grammar::{Grammar, GRAMMARS};
+use super::grammar::Grammar;
 pub use super::grammar::{ParserKind, ValueKind};
 use super::reason::Reason;
+use super::registry::{alias_of, entry_named};
 
 /// An option, by the name its grammar gives it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -197,10 +199,11 @@ impl Parsed {
 /// for programs with subcommands, of its subcommand `sub`.
 pub fn grammar_of(program: &str, sub: Option<&str>) -> Option<&'static Grammar> {
     let name = program.rsplit('/').next().unwrap_or(program);
-    let name = super::grammar::alias_of(name);
-    GRAMMARS
-        .iter()
-        .find(|g| g.program == name && g.subcommand == sub)
+    let e = entry_named(alias_of(name))?;
+    match sub {
+        None => e.grammar.as_ref(),
+        Some(s) => e.subcommands.iter().find(|g| g.subcommand == Some(s)),
+    }
 }
 
 /// Whether `program` has grammars of its own per subcommand (`cargo
@@ -208,10 +211,7 @@ pub fn grammar_of(program: &str, sub: Option<&str>) -> Option<&'static Grammar> 
 /// read with its own grammar, the ones after with the subcommand's.
 pub fn has_subcommand_grammars(program: &str) -> bool {
     let name = program.rsplit('/').next().unwrap_or(program);
-    let name = super::grammar::alias_of(name);
-    GRAMMARS
-        .iter()
-        .any(|g| g.program == name && g.subcommand.is_some())
+    entry_named(alias_of(name)).is_some_and(|e| !e.subcommands.is_empty())
 }
 
 /// A grammar that knows no option: every `-x` word is an unknown flag.
@@ -558,7 +558,7 @@ pub fn ambiguous_option(words: &[&str], at: usize) -> Option<Reason> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::grammar::GRAMMARS;
+    use super::super::registry::grammars;
     use super::*;
 
     fn split(s: &str) -> Vec<&str> {
@@ -640,10 +640,7 @@ mod tests {
     #[test]
     fn every_optional_value_is_only_attached() {
         let mut count = 0;
-        for g in GRAMMARS
-            .iter()
-            .filter(|g| matches!(g.parser, ParserKind::Gnu | ParserKind::Git))
-        {
+        for g in grammars().filter(|g| matches!(g.parser, ParserKind::Gnu | ParserKind::Git)) {
             let start = usize::from(g.subcommand.is_some());
             for (name, kind) in g.longs() {
                 if kind != ValueKind::Optional {
@@ -694,7 +691,7 @@ mod tests {
     #[test]
     fn every_long_option_is_read_from_its_abbreviations() {
         let mut count = 0;
-        for g in GRAMMARS.iter().filter(|g| g.parser.prefixes()) {
+        for g in grammars().filter(|g| g.parser.prefixes()) {
             for (name, _) in g.longs() {
                 for n in 1..=name.len() {
                     let m = g.resolve_long(&name[..n]);

@@ -12,15 +12,15 @@ use super::options::{
 };
 use super::plain::{plain_commands, PlainCommand};
 use super::programs::{
-    awk_program, git_program_key, is_option, names_file, picks_program, program_named, sed_script,
-    sed_scripts, spelled, AwkEffect, RunningOption, Runs, PROGRAM_RUNNERS,
+    awk_program, is_option, names_file, picks_program, program_key, program_named, sed_script,
+    sed_scripts, spelled, AwkEffect, RunningOption, Runs,
 };
 use super::reads::{interpreter_named, reads_program_from_stdin};
 use super::reason::{Nesting, Reason};
+use super::registry::{alias_of, entry_named, has_special, Entry, Shell, Special};
 use super::words::{slice, text, Word};
 use super::wrappers::{
     hijacks, shell_invocation, skip_wrapper, startup_option, wrapper_named, ShellInvocation,
-    OPAQUE_COMMANDS, SHELLS, UNREAD_SHELLS,
 };
 use super::{Analysis, Form, FormKind, Read, Redirect, ShellWord, SimpleCommand, Unanalysable};
 
@@ -731,9 +731,9 @@ impl Walker {
                         for v in &unwrapped.assigned {
                             self.program_variable(v, source);
                         }
-                        if wrapper.name == "xargs" {
+                        if has_special(base, Special::ArgumentsFromInput) {
                             let end = unwrapped.command.unwrap_or(words.len());
-                            if let Some(p) = xargs_placeholder(&words[at + 1..end]) {
+                            if let Some(p) = input_placeholder(base, &words[at + 1..end]) {
                                 self.placeholders.push(p);
                             }
                         }
@@ -746,7 +746,9 @@ impl Walker {
                     }
                 }
             }
-            let runs_code = SHELLS.contains(&base) || interpreter_named(base).is_some();
+            let entry = entry_named(base);
+            let shell = entry.and_then(|e| e.shell);
+            let runs_code = shell == Some(Shell::Bash) || interpreter_named(base).is_some();
             if let Some(w) = words[at + 1..]
                 .iter()
                 .find(|w| runs_code && reads_a_descriptor(&w.text))
@@ -760,11 +762,11 @@ impl Walker {
                 );
                 return (false, Some(at));
             }
-            if SHELLS.contains(&base) {
+            if shell == Some(Shell::Bash) {
                 let transparent = self.shell(words, at, base, stdin, source, *eligible);
                 return (transparent, Some(at));
             }
-            if let Some((_, reason)) = UNREAD_SHELLS.iter().find(|(n, _)| *n == base) {
+            if let Some(Shell::Unread(reason)) = shell {
                 self.unanalysable(source, Reason::Opaque(reason));
                 return (false, Some(at));
             }
@@ -781,7 +783,7 @@ impl Walker {
                     );
                 }
             }
-            if let Some((_, reason)) = OPAQUE_COMMANDS.iter().find(|(n, _)| *n == base) {
+            if let Some(reason) = entry.and_then(|e| e.opaque) {
                 self.unanalysable(source, Reason::Opaque(reason));
             }
             return (false, Some(at));
@@ -798,10 +800,18 @@ impl Walker {
         source: &str,
         eligible: bool,
     ) -> bool {
-        if name == "fish" {
+        let init = entry_named(name)
+            .and_then(|e| {
+                e.special.iter().find_map(|s| match s {
+                    Special::InitCommand(options) => Some(*options),
+                    _ => None,
+                })
+            })
+            .unwrap_or_default();
+        if !init.is_empty() {
             if let Some(w) = words[at + 1..]
                 .iter()
-                .find(|w| is_option(&w.text, "-C") || is_option(&w.text, "--init-command"))
+                .find(|w| init.iter().any(|o| is_option(&w.text, o)))
             {
                 self.unanalysable(
                     source,
@@ -914,7 +924,7 @@ impl Walker {
     }
 
     /// What the program `words[at]` runs through its options and
-    /// subcommands ([`super::programs::PROGRAMS`]): nested commands are
+    /// subcommands (its entry's [`super::programs::Program`]): nested commands are
     /// analysed, hidden ones make the command unanalysable; global options
     /// are stripped and flags spelled one way, each as another form.
     fn program(
@@ -930,24 +940,21 @@ impl Walker {
         if let Some(reason) = ambiguous_option(&texts, at) {
             self.unanalysable(source, reason);
         }
-        if matches!(
-            name.as_str(),
-            "export" | "declare" | "typeset" | "local" | "readonly"
-        ) {
+        let entry = entry_named(&name);
+        let settings = entry.and_then(program_settings);
+        if entry.is_some_and(|e| e.has(Special::AssignsVariables)) {
             for t in &texts[at + 1..] {
                 if let Some((var, _)) = t.split_once('=') {
                     self.program_variable(var, source);
                 }
             }
         }
-        if name == "trap" {
-            self.trap(words, at, source);
+        if entry.is_some_and(|e| e.has(Special::RunsLater)) {
+            self.trap(words, at, &name, source);
         }
         // `python -m pytest …`, `uv run pytest …`: pytest's own options.
-        let runner = super::grammar::alias_of(&name);
-        if PROGRAM_RUNNERS
-            .iter()
-            .any(|(r, w)| *r == runner && texts.get(at + 1) == Some(w))
+        let runner = entry_named(alias_of(&name)).and_then(|e| e.runner);
+        if runner.is_some_and(|w| texts.get(at + 1) == Some(&w))
             && texts
                 .get(at + 2)
                 .is_some_and(|m| program_named(m).is_some())
@@ -982,11 +989,11 @@ impl Walker {
                             },
                         );
                     }
-                    if opt.is("-c") {
+                    if let Some((_, _, keys, ends)) = settings.filter(|s| opt.is(s.0)) {
                         if let Some(v) = value {
                             let kv = v.text(&texts);
                             let hidden = words[v.word].has_expansion
-                                || git_program_key(kv.split('=').next().unwrap_or(""));
+                                || program_key(keys, ends, kv.split('=').next().unwrap_or(""));
                             if hidden {
                                 self.unanalysable(
                                     source,
@@ -1195,10 +1202,13 @@ impl Walker {
                     }
                 }
             }
-            if name == "git" && texts.get(sub_at) == Some(&"config") {
+            if let Some((_, keys, ends)) = settings
+                .filter(|s| texts.get(sub_at) == Some(&s.1))
+                .map(|s| (s.1, s.2, s.3))
+            {
                 if let Some(key) = texts[sub_at + 1..]
                     .iter()
-                    .find(|t| !t.starts_with('-') && git_program_key(t))
+                    .find(|t| !t.starts_with('-') && program_key(keys, ends, t))
                 {
                     self.unanalysable(
                         source,
@@ -1212,7 +1222,7 @@ impl Walker {
                 self.program_text(words, at, &name, given_by, source);
             }
         }
-        if name == "sed" {
+        if entry.is_some_and(|e| e.has(Special::SedScripts)) {
             for (j, script) in sed_scripts(&texts, at) {
                 if let Err(reason) = sed_script(script) {
                     self.unanalysable(source, Reason::SedScript(reason));
@@ -1246,8 +1256,9 @@ impl Walker {
         );
     }
 
-    /// `trap ACTION SIGNAL…`: the action is a script that runs later.
-    fn trap(&mut self, words: &[Word], at: usize, source: &str) {
+    /// `trap ACTION SIGNAL…` ([`Special::RunsLater`]): the action is a
+    /// script that runs later.
+    fn trap(&mut self, words: &[Word], at: usize, name: &str, source: &str) {
         let mut i = at + 1;
         match words.get(i).map(|w| w.text.as_str()) {
             Some("--") => i += 1,
@@ -1262,7 +1273,7 @@ impl Walker {
         if matches!(action.text.as_str(), "-" | "") {
             return;
         }
-        self.nested_script(&action.text, action.has_expansion, "trap", source);
+        self.nested_script(&action.text, action.has_expansion, name, source);
     }
 
     /// The script an option gives (`--exec CMD`, `--exec=CMD`, `-x CMD`):
@@ -1485,7 +1496,7 @@ fn given(
     spelled: &str,
 ) -> Vec<(usize, Option<Value>)> {
     let to = to.min(texts.len());
-    match grammar.filter(|g| g.program != "find") {
+    match grammar.filter(|g| !has_special(g.program, Special::FindExpression)) {
         Some(g) if from <= to => {
             let parsed = parse(g, &texts[..to], from);
             parsed
@@ -1521,6 +1532,28 @@ fn widen(hits: &mut Vec<(usize, Option<Value>)>, opt: &RunningOption, texts: &[&
     }
 }
 
+/// The [`Special::ProgramSettings`] of an entry: (option, subcommand,
+/// keys, key ends).
+#[allow(clippy::type_complexity)]
+fn program_settings(
+    entry: &Entry,
+) -> Option<(
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+)> {
+    entry.special.iter().find_map(|s| match s {
+        Special::ProgramSettings {
+            option,
+            subcommand,
+            keys,
+            key_ends,
+        } => Some((*option, *subcommand, *keys, *key_ends)),
+        _ => None,
+    })
+}
+
 /// Whether a word is a process substitution (`<(…)`) or names an open
 /// descriptor (`/dev/fd/3`, `/proc/self/fd/0`, `/dev/stdin`): a script read
 /// from one is only known when the command runs.
@@ -1531,11 +1564,12 @@ fn reads_a_descriptor(word: &str) -> bool {
         || word == "/dev/stdin"
 }
 
-/// The replacement text of `xargs -I R`, `-iR`, `-i` or `--replace[=R]`,
-/// as xargs's grammar reads its options.
-fn xargs_placeholder(options: &[Word]) -> Option<String> {
+/// The replacement text of a program that puts its input into the command
+/// it runs ([`Special::ArgumentsFromInput`]: `xargs -I R`, `-iR`, `-i` or
+/// `--replace[=R]`), as its grammar reads `options`, its options.
+fn input_placeholder(program: &str, options: &[Word]) -> Option<String> {
     let texts: Vec<&str> = options.iter().map(|w| w.text.as_str()).collect();
-    let parsed = parse(grammar_of("xargs", None)?, &texts, 0);
+    let parsed = parse(grammar_of(program, None)?, &texts, 0);
     parsed.args.iter().find_map(|a| match a {
         Arg::Opt { name, value, .. } if name.is("-I") => value.map(|v| v.text(&texts).to_string()),
         Arg::Opt { name, value, .. } if name.is("-i") || name.is("--replace") => {

@@ -1,70 +1,43 @@
-//! What the gate knows about single programs' arguments, kept as data beside
-//! [`super::WRAPPERS`]: which programs only print or compare their arguments
-//! (so a word whose value is unknown cannot make them open a file), which
-//! options take a message rather than a path, which options, subcommands and
-//! environment variables run another program ([`PROGRAMS`],
-//! [`PROGRAM_VARIABLES`]), how common flags are spelled
-//! ([`FLAG_SPELLINGS`]), and which operands a program writes ([`WRITERS`]).
-//! Options are named in full; how a command spells them (abbreviated,
-//! clustered, with an attached value) is read by the one argv parser
-//! ([`super::options`]) from the program's grammar ([`super::grammar`]). The
-//! code that reads the tables knows nothing about any one program, except
-//! where [`written`] reads a write no table describes by hand: `find`'s
+//! What programs do with their options and operands, as the facets of a
+//! registry entry ([`super::registry`]) and the code that reads them: the
+//! options and subcommands that run another program, hide one, write what
+//! the gate does not judge or take file names from input ([`Program`],
+//! read by the walker), which operands and option values a program writes
+//! ([`Writer`], [`written`]), how common flags are spelled
+//! ([`FlagSpelling`], [`spelled`]), which options take a message, and the
+//! scanners of sed scripts and awk programs. Beside them, what is not about
+//! one program: the environment variables that pick a program or name a
+//! file ([`PROGRAM_VARIABLES`], [`FILE_VARIABLES`]), and the test of a
+//! configuration key against the keys an entry lists ([`program_key`]).
+//! Options are named in
+//! full; how a command spells them (abbreviated, clustered, with an
+//! attached value) is read by the one argv parser ([`super::options`]) from
+//! the program's grammar. What no facet says as data is a named behaviour
+//! of the entry ([`super::registry::Special`]), implemented here: `find`'s
 //! `-delete` and `-fprint*`, git's `--output`, `sed -i`, and the sources
 //! `mv` moves.
 
 use super::options::{grammar_of, parse, parse_command, Arg, Value, UNKNOWN};
-
-/// Programs that never open a file named by an argument: they print, compare
-/// or compute with their words. A word holding an unknown expansion
-/// (`echo "$X"`) is no path for them.
-pub const TEXT_ONLY_PROGRAMS: &[&str] = &[
-    "echo", "printf", "true", "false", ":", "test", "[", "sleep", "expr", "seq", "basename",
-    "dirname", "export", "local", "declare", "typeset", "readonly", "unset", "shift", "exit",
-    "return", "let",
-];
-
-/// Per program, the options whose value is a message, not a path
-/// (`git commit -m "$(cat <<'EOF' … EOF)"`), as written attached (`--message=`)
-/// or as the next word.
-pub const TEXT_OPTIONS: &[(&str, &[&str])] = &[("git", &["-m", "--message"])];
-
-/// Commands that change the working directory for the commands after them.
-pub const DIRECTORY_CHANGERS: &[&str] = &["cd", "pushd", "popd"];
-
-/// Options that make a program work in another directory, per program,
-/// named in full (the program's grammar reads how they are spelled); for a
-/// wrapper (`env -C DIR cmd`, `sudo -D DIR cmd`), the command it runs.
-pub const DIRECTORY_OPTIONS: &[(&str, &[&str])] = &[
-    ("git", &["-C"]),
-    ("make", &["-C", "--directory"]),
-    ("tar", &["-C", "--directory"]),
-    ("env", &["-C", "--chdir"]),
-    ("sudo", &["-D", "--chdir"]),
-];
-
-/// Wrappers that write a file of their own, and the options naming it.
-pub const WRAPPER_OUTPUTS: &[(&str, &[&str])] = &[("time", &["-o", "--output"])];
+use super::registry::{entry_named, Special};
 
 /// Whether `program` only prints or compares its words.
 pub fn text_only(program: &str) -> bool {
-    TEXT_ONLY_PROGRAMS.contains(&program)
+    entry_named(program).is_some_and(|e| e.text_only)
 }
 
 /// Whether `option` of `program` takes a message.
 pub fn text_option(program: &str, option: &str) -> bool {
-    TEXT_OPTIONS
-        .iter()
-        .any(|(p, opts)| *p == program && opts.contains(&option))
+    entry_named(program).is_some_and(|e| e.text_options.contains(&option))
 }
 
 /// The words of the command `words[at..]` that hold the value of a message
-/// option ([`TEXT_OPTIONS`]), as the program's grammar (its subcommand's,
+/// option (its entry's `text_options`), as the program's grammar (its subcommand's,
 /// for a program with subcommands) reads them: `--mess=…` is `--message`.
 pub fn text_values(words: &[&str], at: usize) -> Vec<usize> {
     let name = words[at].rsplit('/').next().unwrap_or(words[at]);
-    let Some((_, options)) = TEXT_OPTIONS.iter().find(|(p, _)| *p == name) else {
-        return Vec::new();
+    let options = match entry_named(name) {
+        Some(e) if !e.text_options.is_empty() => e.text_options,
+        _ => return Vec::new(),
     };
     let sub = program_named(name)
         .filter(|p| !p.subcommands.is_empty())
@@ -147,625 +120,6 @@ pub struct Program {
     pub asking_prefixes: &'static [(&'static str, &'static str)],
 }
 
-const fn program(name: &'static str) -> Program {
-    Program {
-        name,
-        options: &[],
-        subcommands: &[],
-        text_operand: None,
-        asking_globals: &[],
-        asking_values: &[],
-        module_keywords: &[],
-        asking_prefixes: &[],
-    }
-}
-
-const fn hidden(name: &'static str) -> RunningOption {
-    RunningOption {
-        name,
-        runs: Runs::Hidden,
-    }
-}
-
-const fn runs(name: &'static str, runs: Runs) -> RunningOption {
-    RunningOption { name, runs }
-}
-
-const fn names_from(name: &'static str) -> RunningOption {
-    RunningOption {
-        name,
-        runs: Runs::NamesFromInput,
-    }
-}
-
-const fn writes(name: &'static str) -> RunningOption {
-    RunningOption {
-        name,
-        runs: Runs::Writes,
-    }
-}
-
-/// `--files0-from`, as `sort`, `wc` and `du` spell it.
-const FILES0_FROM: &[RunningOption] = &[names_from("--files0-from")];
-/// `-c`/`--check`: the checksum tools read the files a list names.
-const CHECK_LIST: &[RunningOption] = &[names_from("-c"), names_from("--check")];
-
-/// Programs that run other programs through their options or subcommands.
-pub const PROGRAMS: &[Program] = &[
-    Program {
-        options: &[
-            runs("-exec", Runs::CommandUntilTerminator),
-            runs("-execdir", Runs::CommandUntilTerminator),
-            runs("-ok", Runs::CommandUntilTerminator),
-            runs("-okdir", Runs::CommandUntilTerminator),
-            names_from("-files0-from"),
-        ],
-        ..program("find")
-    },
-    Program {
-        options: &[
-            hidden("--exec-path"),
-            hidden("--config-env"),
-            names_from("--pathspec-from-file"),
-            // Verifying a signature runs gpg or ssh-keygen, which read and
-            // lock files in the floor (`~/.gnupg`, `~/.ssh/allowed_signers`).
-            hidden("--show-signature"),
-            hidden("--verify-signatures"),
-        ],
-        subcommands: &[
-            (&["submodule", "foreach"], &[runs("", Runs::ScriptWords)]),
-            (&["hash-object"], &[names_from("--stdin-paths")]),
-            (&["update-index"], &[names_from("--stdin")]),
-            (&["checkout-index"], &[names_from("--stdin")]),
-            (
-                &["rebase"],
-                &[runs("--exec", Runs::Script), runs("-x", Runs::Script)],
-            ),
-            (&["bisect", "run"], &[runs("", Runs::CommandWords)]),
-            (
-                &["difftool"],
-                &[runs("--extcmd", Runs::Script), runs("-x", Runs::Script)],
-            ),
-            (
-                &["filter-branch"],
-                &[
-                    runs("--env-filter", Runs::Script),
-                    runs("--tree-filter", Runs::Script),
-                    runs("--index-filter", Runs::Script),
-                    runs("--parent-filter", Runs::Script),
-                    runs("--msg-filter", Runs::Script),
-                    runs("--commit-filter", Runs::Script),
-                    runs("--tag-name-filter", Runs::Script),
-                ],
-            ),
-            (&["mergetool"], &[hidden("--tool"), hidden("-t")]),
-            (&["daemon"], &[hidden("--access-hook")]),
-            (&["verify-commit"], &[runs("", Runs::Hidden)]),
-            (&["verify-tag"], &[runs("", Runs::Hidden)]),
-            (&["tag"], &[hidden("-v"), hidden("--verify")]),
-        ],
-        asking_globals: &[
-            (
-                "--git-dir",
-                "works on another repository, whose settings can run programs",
-            ),
-            ("--work-tree", "reads another work tree"),
-            ("--namespace", "works in another namespace"),
-            ("--super-prefix", "works as part of another repository"),
-            (
-                "-p",
-                "pipes its output through a pager, which writes its history file",
-            ),
-            (
-                "--paginate",
-                "pipes its output through a pager, which writes its history file",
-            ),
-        ],
-        asking_values: &[
-            (
-                "--format",
-                "%G",
-                "shows signatures, which runs gpg or ssh-keygen on the floor",
-            ),
-            (
-                "--pretty",
-                "%G",
-                "shows signatures, which runs gpg or ssh-keygen on the floor",
-            ),
-        ],
-        ..program("git")
-    },
-    Program {
-        options: &[
-            hidden("--to-command"),
-            hidden("-I"),
-            hidden("--use-compress-program"),
-            hidden("--checkpoint-action"),
-            hidden("--info-script"),
-            hidden("--new-volume-script"),
-            hidden("-F"),
-            hidden("--rsh-command"),
-            hidden("--rmt-command"),
-            names_from("-T"),
-            names_from("--files-from"),
-        ],
-        ..program("tar")
-    },
-    Program {
-        options: &[
-            hidden("--compress-program"),
-            names_from("--files0-from"),
-        ],
-        ..program("sort")
-    },
-    Program {
-        options: FILES0_FROM,
-        ..program("wc")
-    },
-    Program {
-        options: FILES0_FROM,
-        ..program("du")
-    },
-    Program {
-        options: &[
-            names_from("-o"),
-            names_from("--create"),
-            names_from("-p"),
-            names_from("--pass-through"),
-        ],
-        ..program("cpio")
-    },
-    Program {
-        options: &[names_from("-@"), names_from("--names-stdin")],
-        ..program("zip")
-    },
-    Program {
-        options: CHECK_LIST,
-        ..program("md5sum")
-    },
-    Program {
-        options: CHECK_LIST,
-        ..program("sha1sum")
-    },
-    Program {
-        options: CHECK_LIST,
-        ..program("sha256sum")
-    },
-    Program {
-        options: CHECK_LIST,
-        ..program("sha512sum")
-    },
-    Program {
-        options: CHECK_LIST,
-        ..program("b2sum")
-    },
-    Program {
-        options: &[names_from("-K"), names_from("--config")],
-        ..program("curl")
-    },
-    Program {
-        options: &[names_from("--config"), hidden("-e"), hidden("--execute")],
-        ..program("wget")
-    },
-    Program {
-        options: &[
-            hidden("--pre"),
-            hidden("--hostname-bin"),
-            // Compressed files are read through gzip, xz, bzip2, zstd, …
-            hidden("-z"),
-            hidden("--search-zip"),
-        ],
-        ..program("rg")
-    },
-    Program {
-        // The output goes through `pr`.
-        options: &[hidden("-l"), hidden("--paginate")],
-        ..program("diff")
-    },
-    Program {
-        options: &[hidden("-f"), hidden("--from-file")],
-        module_keywords: &["import", "include"],
-        ..program("jq")
-    },
-    Program {
-        options: &[
-            hidden("-e"),
-            hidden("--rsh"),
-            hidden("--rsync-path"),
-            names_from("--files-from"),
-        ],
-        ..program("rsync")
-    },
-    Program {
-        options: &[hidden("-c")],
-        ..program("python")
-    },
-    Program {
-        options: &[hidden("-c")],
-        ..program("python3")
-    },
-    Program {
-        options: &[hidden("-c")],
-        ..program("python2")
-    },
-    Program {
-        options: NODE_OPTIONS,
-        ..program("node")
-    },
-    Program {
-        options: &[hidden("-e"), hidden("--eval")],
-        ..program("bun")
-    },
-    Program {
-        options: &[hidden("-e"), hidden("-E")],
-        ..program("perl")
-    },
-    Program {
-        options: &[hidden("-e")],
-        ..program("ruby")
-    },
-    Program {
-        options: &[hidden("-r"), hidden("-B"), hidden("-R"), hidden("-E")],
-        ..program("php")
-    },
-    Program {
-        options: &[
-            hidden("-e"),
-            hidden("-E"),
-            hidden("--eval"),
-            hidden("--print"),
-        ],
-        ..program("julia")
-    },
-    Program {
-        options: &[hidden("-e")],
-        ..program("Rscript")
-    },
-    Program {
-        options: &[hidden("-e")],
-        ..program("R")
-    },
-    Program {
-        options: &[hidden("-e")],
-        ..program("lua")
-    },
-    Program {
-        options: &[hidden("-c"), hidden("--cmd"), hidden("-S")],
-        ..program("vim")
-    },
-    Program {
-        options: &[hidden("-c"), hidden("--cmd"), hidden("-S")],
-        ..program("nvim")
-    },
-    Program {
-        options: &[hidden("-c")],
-        ..program("su")
-    },
-    Program {
-        options: &[hidden("-c"), hidden("--command")],
-        ..program("script")
-    },
-    Program {
-        options: &[hidden("-o")],
-        ..program("ssh")
-    },
-    Program {
-        options: &[runs("", Runs::ScriptWords)],
-        ..program("watch")
-    },
-    Program {
-        options: &[hidden("")],
-        ..program("parallel")
-    },
-    Program {
-        options: &[
-            hidden("-i"),
-            hidden("--include"),
-            hidden("-l"),
-            hidden("--load"),
-        ],
-        text_operand: Some(&["-f", "--file", "-E", "--exec"]),
-        ..program("awk")
-    },
-    Program {
-        options: &[
-            hidden("-i"),
-            hidden("--include"),
-            hidden("-l"),
-            hidden("--load"),
-        ],
-        text_operand: Some(&["-f", "--file", "-E", "--exec"]),
-        ..program("gawk")
-    },
-    Program {
-        text_operand: Some(&["-f"]),
-        ..program("mawk")
-    },
-    // The presets' build tools: options that run a program named on the
-    // line, load code from elsewhere, or write outside what the gate judges.
-    Program {
-        options: CARGO_OPTIONS,
-        ..program("cargo")
-    },
-    Program {
-        options: NPM_OPTIONS,
-        ..program("npm")
-    },
-    Program {
-        options: YARN_OPTIONS,
-        ..program("yarn")
-    },
-    Program {
-        options: PNPM_OPTIONS,
-        asking_prefixes: &[(
-            "--config.",
-            "sets one of pnpm's settings (the script shell, the store, …), which the gate does not judge",
-        )],
-        ..program("pnpm")
-    },
-    Program {
-        options: PYTEST_OPTIONS,
-        ..program("pytest")
-    },
-    Program {
-        options: PYTEST_OPTIONS,
-        ..program("py.test")
-    },
-    Program {
-        options: PIP_OPTIONS,
-        ..program("pip")
-    },
-    Program {
-        options: PIP_OPTIONS,
-        ..program("pip3")
-    },
-    Program {
-        options: MYPY_OPTIONS,
-        ..program("mypy")
-    },
-    Program {
-        options: &[
-            writes("--add-noqa"),
-            writes("--fix"),
-            writes("--fix-only"),
-            writes("--unsafe-fixes"),
-            writes("--output-file"),
-            writes("-o"),
-            writes("--cache-dir"),
-            hidden("--config"),
-        ],
-        ..program("ruff")
-    },
-    Program {
-        options: &[
-            writes("--output-file"),
-            hidden("--config"),
-            hidden("--append-config"),
-        ],
-        ..program("flake8")
-    },
-    Program {
-        options: &[writes("--cache-dir")],
-        ..program("black")
-    },
-    Program {
-        options: &[
-            hidden("--init-hook"),
-            hidden("--load-plugins"),
-            hidden("--rcfile"),
-            writes("--output"),
-            // The imports checker's graphs, the spelling checker's words.
-            writes("--import-graph"),
-            writes("--ext-import-graph"),
-            writes("--int-import-graph"),
-            writes("--spelling-private-dict-file"),
-        ],
-        ..program("pylint")
-    },
-    Program {
-        options: &[
-            hidden("--pythonpath"),
-            hidden("--venvpath"),
-            hidden("-v"),
-            writes("--createstub"),
-            writes("--writebaseline"),
-        ],
-        ..program("pyright")
-    },
-    Program {
-        options: &[
-            hidden("-c"),
-            hidden("--conf"),
-            hidden("-x"),
-            hidden("--override"),
-            hidden("--installpkg"),
-            writes("--workdir"),
-            writes("--root"),
-        ],
-        ..program("tox")
-    },
-    Program {
-        options: &[
-            hidden("-f"),
-            hidden("--noxfile"),
-            writes("--envdir"),
-            writes("--report"),
-        ],
-        ..program("nox")
-    },
-    Program {
-        options: &[
-            hidden("--with"),
-            hidden("--with-requirements"),
-            hidden("--python"),
-            hidden("-p"),
-            hidden("--directory"),
-            hidden("--project"),
-            hidden("--env-file"),
-            writes("--cache-dir"),
-        ],
-        ..program("uv")
-    },
-];
-
-/// Programs that run another named after a word (`python -m pytest`, `uv
-/// run pytest`): the words after it are read as that program's, by its
-/// entry in [`PROGRAMS`].
-pub const PROGRAM_RUNNERS: &[(&str, &str)] = &[("python", "-m"), ("uv", "run")];
-
-/// cargo: a configuration given on the line can name a runner, a linker or
-/// flags that run programs; the target, artifact and log files go where
-/// the options say; `--fix` rewrites sources; `--open` starts a browser.
-const CARGO_OPTIONS: &[RunningOption] = &[
-    hidden("--config"),
-    hidden("-Z"),
-    hidden("-C"),
-    hidden("--manifest-path"),
-    hidden("--open"),
-    // nextest's configuration files name setup scripts and wrappers.
-    hidden("--config-file"),
-    hidden("--tool-config-file"),
-    hidden("--user-config-file"),
-    writes("--fix"),
-    writes("--target-dir"),
-    writes("--artifact-dir"),
-    writes("--logfile"),
-];
-
-/// npm: the shell that runs scripts, the programs it starts, configuration
-/// files, another prefix, and where logs and the cache are written.
-const NPM_OPTIONS: &[RunningOption] = &[
-    hidden("--script-shell"),
-    hidden("--shell"),
-    hidden("--node-options"),
-    hidden("--node-gyp"),
-    hidden("--git"),
-    hidden("--call"),
-    hidden("--userconfig"),
-    hidden("--globalconfig"),
-    hidden("--prefix"),
-    hidden("-C"),
-    hidden("--editor"),
-    hidden("--browser"),
-    hidden("--viewer"),
-    hidden("--init-module"),
-    writes("--logs-dir"),
-    writes("--cache"),
-];
-
-/// yarn: another directory, its configuration file, and where the cache
-/// and the modules go.
-const YARN_OPTIONS: &[RunningOption] = &[
-    hidden("--cwd"),
-    hidden("--use-yarnrc"),
-    writes("--cache-folder"),
-    writes("--preferred-cache-folder"),
-    writes("--global-folder"),
-    writes("--link-folder"),
-    writes("--modules-folder"),
-];
-
-/// pnpm: another directory, more settings, and where its state and store go.
-const PNPM_OPTIONS: &[RunningOption] = &[
-    hidden("-C"),
-    hidden("--dir"),
-    hidden("--env-file"),
-    hidden("--npmrc-auth-file"),
-    writes("--state-dir"),
-    writes("--store-dir"),
-];
-
-/// node: options that load other code or write profiles, traces, reports
-/// and test results.
-const NODE_OPTIONS: &[RunningOption] = &[
-    hidden("-e"),
-    hidden("--eval"),
-    hidden("-p"),
-    hidden("--print"),
-    hidden("-r"),
-    hidden("--require"),
-    hidden("--import"),
-    hidden("--loader"),
-    hidden("--experimental-loader"),
-    hidden("--test-reporter"),
-    hidden("--run"),
-    hidden("--inspect"),
-    hidden("--inspect-brk"),
-    hidden("--inspect-wait"),
-    // An env file can set NODE_OPTIONS; OpenSSL's configuration loads engines.
-    hidden("--env-file"),
-    hidden("--env-file-if-exists"),
-    hidden("--openssl-config"),
-    writes("--tls-keylog"),
-    writes("--cpu-prof-dir"),
-    writes("--heap-prof-dir"),
-    writes("--test-reporter-destination"),
-    writes("--prof"),
-    writes("--cpu-prof"),
-    writes("--heap-prof"),
-    writes("--heapsnapshot-signal"),
-    writes("--heapsnapshot-near-heap-limit"),
-    writes("--diagnostic-dir"),
-    writes("--trace-events-enabled"),
-    writes("--trace-event-categories"),
-    writes("--trace-event-file-pattern"),
-    writes("--redirect-warnings"),
-    writes("--report-on-signal"),
-    writes("--report-on-fatalerror"),
-    writes("--report-uncaught-exception"),
-    writes("--report-dir"),
-    writes("--report-directory"),
-    writes("--report-filename"),
-    writes("--build-snapshot"),
-    writes("--perf-basic-prof"),
-    writes("--perf-basic-prof-only-functions"),
-    writes("--perf-prof"),
-    writes("--logfile"),
-    writes("--experimental-sea-config"),
-];
-
-/// pytest: `--basetemp` is emptied before the run; result, log and debug
-/// files are written; settings given on the line can move them.
-const PYTEST_OPTIONS: &[RunningOption] = &[
-    writes("--basetemp"),
-    writes("--junitxml"),
-    writes("--junit-xml"),
-    writes("--debug"),
-    writes("--report-log"),
-    writes("--log-file"),
-    writes("--html"),
-    writes("--cov-report"),
-    writes("--rootdir"),
-    hidden("-c"),
-    hidden("--config-file"),
-    hidden("-o"),
-    hidden("--override-ini"),
-    hidden("--pdbcls"),
-    hidden("--pastebin"),
-];
-
-/// pip: the log and cache files, another interpreter.
-const PIP_OPTIONS: &[RunningOption] = &[writes("--log"), writes("--cache-dir"), hidden("--python")];
-
-/// mypy: another interpreter, installing stubs, reports and the cache.
-const MYPY_OPTIONS: &[RunningOption] = &[
-    hidden("--python-executable"),
-    hidden("--install-types"),
-    hidden("--config-file"),
-    writes("--junit-xml"),
-    writes("--cache-dir"),
-    writes("--html-report"),
-    writes("--xml-report"),
-    writes("--txt-report"),
-    writes("--xslt-html-report"),
-    writes("--xslt-txt-report"),
-    writes("--linecount-report"),
-    writes("--linecoverage-report"),
-    writes("--lineprecision-report"),
-    writes("--cobertura-xml-report"),
-    writes("--any-exprs-report"),
-];
-
 /// Environment variables that pick a program which then runs: setting one
 /// (`GIT_PAGER=x git log`, `env PAGER=x …`, `export GIT_SSH_COMMAND=…`)
 /// makes the command unanalysable. A trailing `*` matches any suffix.
@@ -804,49 +158,6 @@ pub const PROGRAM_VARIABLES: &[&str] = &[
     "RUBYOPT",
     "TAR_OPTIONS",
     "RSYNC_RSH",
-];
-
-/// Keys of `git -c KEY=VALUE` and `git config KEY VALUE` whose value is a
-/// program, a script or a file of more settings. Matched case-insensitively,
-/// as whole keys, as prefixes ending in `.`, or as a last part.
-pub const GIT_PROGRAM_KEYS: &[&str] = &[
-    "alias.",
-    "pager.",
-    "filter.",
-    "include.",
-    "includeif.",
-    // Signatures run gpg or ssh-keygen; formats may show them.
-    "gpg.",
-    "log.showsignature",
-    "pretty.",
-    "format.pretty",
-    // Another work tree; files read or written elsewhere.
-    "core.worktree",
-    "core.attributesfile",
-    "core.excludesfile",
-    "mailmap.",
-    "blame.ignorerevsfile",
-    "trace2.",
-];
-
-/// Last parts of git configuration keys that name a program.
-pub const GIT_PROGRAM_KEY_ENDS: &[&str] = &[
-    "pager",
-    "editor",
-    "sshcommand",
-    "fsmonitor",
-    "hookspath",
-    "askpass",
-    "gitproxy",
-    "external",
-    "textconv",
-    "command",
-    "cmd",
-    "program",
-    "helper",
-    "driver",
-    "packobjectshook",
-    "path",
 ];
 
 /// Whether assigning `name` picks a program.
@@ -969,19 +280,22 @@ fn listed(table: &[&str], name: &str) -> bool {
     })
 }
 
-/// Whether the git configuration key `key` names a program or more settings.
-pub fn git_program_key(key: &str) -> bool {
+/// Whether the configuration key `key` names a program or more settings, by
+/// the keys and last parts of a [`Special::ProgramSettings`] (git's):
+/// compared without case, as whole keys, as prefixes ending in `.`, or as a
+/// last part.
+pub fn program_key(keys: &[&str], key_ends: &[&str], key: &str) -> bool {
     let key = key.to_ascii_lowercase();
-    if GIT_PROGRAM_KEYS.iter().any(|p| key.starts_with(p)) {
+    if keys.iter().any(|p| key.starts_with(p)) {
         return true;
     }
     let last = key.rsplit('.').next().unwrap_or(&key);
-    GIT_PROGRAM_KEY_ENDS.contains(&last)
+    key_ends.contains(&last)
 }
 
-/// The program called `name`, if the table knows it.
+/// The [`Program`] facet of the program called `name`, if its entry has one.
 pub fn program_named(name: &str) -> Option<&'static Program> {
-    PROGRAMS.iter().find(|p| p.name == name)
+    entry_named(name)?.runs.as_ref()
 }
 
 /// Whether `word` is the option `opt`: exactly, as `--opt=VALUE` for a long
@@ -1035,75 +349,9 @@ pub enum WrittenOperands {
     AllButFirst,
 }
 
-const fn writer(name: &'static str, operands: WrittenOperands) -> Writer {
-    Writer {
-        name,
-        operands,
-        writes_value: &[],
-        recursive: &[],
-        assigned: &[],
-    }
-}
-
-/// `-t DIR`, `--target-directory=DIR`.
-const TARGET_DIRECTORY: &[&str] = &["-t", "--target-directory"];
-
-/// Programs that write their operands, for the path write check.
-pub const WRITERS: &[Writer] = &[
-    Writer {
-        writes_value: TARGET_DIRECTORY,
-        recursive: &["-r", "-R", "--recursive", "-a", "--archive"],
-        ..writer("cp", WrittenOperands::Last)
-    },
-    Writer {
-        writes_value: TARGET_DIRECTORY,
-        ..writer("mv", WrittenOperands::Last)
-    },
-    Writer {
-        writes_value: TARGET_DIRECTORY,
-        ..writer("install", WrittenOperands::Last)
-    },
-    Writer {
-        writes_value: TARGET_DIRECTORY,
-        ..writer("ln", WrittenOperands::Last)
-    },
-    writer("tee", WrittenOperands::All),
-    Writer {
-        assigned: &["of"],
-        ..writer("dd", WrittenOperands::None)
-    },
-    writer("touch", WrittenOperands::All),
-    writer("mkdir", WrittenOperands::All),
-    writer("truncate", WrittenOperands::All),
-    Writer {
-        recursive: &["-r", "-R", "--recursive"],
-        ..writer("rm", WrittenOperands::All)
-    },
-    writer("rmdir", WrittenOperands::All),
-    writer("unlink", WrittenOperands::All),
-    writer("shred", WrittenOperands::All),
-    Writer {
-        recursive: &["-R", "--recursive"],
-        ..writer("chmod", WrittenOperands::AllButFirst)
-    },
-    Writer {
-        recursive: &["-R", "--recursive"],
-        ..writer("chown", WrittenOperands::AllButFirst)
-    },
-    Writer {
-        recursive: &["-R", "--recursive"],
-        ..writer("chgrp", WrittenOperands::AllButFirst)
-    },
-    Writer {
-        // `-T DIR`: its temporary files are written in DIR.
-        writes_value: &["-o", "--output", "-T", "--temporary-directory"],
-        ..writer("sort", WrittenOperands::None)
-    },
-];
-
-/// The writer called `name`, if the table knows it.
+/// The [`Writer`] facet of the program called `name`, if its entry has one.
 pub fn writer_named(name: &str) -> Option<&'static Writer> {
-    WRITERS.iter().find(|w| w.name == name)
+    entry_named(name)?.writes.as_ref()
 }
 
 /// A file a command writes, found in its words.
@@ -1117,17 +365,22 @@ pub struct Written {
     pub recursive: bool,
 }
 
-/// The files the command `words[at..]` writes, by the [`WRITERS`] table, by
+/// The files the command `words[at..]` writes, by its entry's [`Writer`], by
 /// git's `--output`/`-o`, and by `find`'s `-delete` and `-fprint*`.
 pub fn written(words: &[&str], at: usize) -> Vec<Written> {
     let name = words[at].rsplit('/').next().unwrap_or(words[at]);
-    match name {
-        "find" => return find_writes(words, at),
-        "git" => return git_writes(words, at),
-        "sed" => return sed_in_place(words, at),
-        _ => {}
+    let Some(entry) = entry_named(name) else {
+        return Vec::new();
+    };
+    for special in entry.special {
+        match special {
+            Special::FindExpression => return find_writes(words, at),
+            Special::OutputOptions { short_o } => return output_writes(words, at, short_o),
+            Special::SedScripts => return sed_in_place(words, at),
+            _ => {}
+        }
     }
-    let Some(w) = writer_named(name) else {
+    let Some(w) = entry.writes.as_ref() else {
         return Vec::new();
     };
     let parsed = parse_command(words, at, None);
@@ -1179,7 +432,7 @@ pub fn written(words: &[&str], at: usize) -> Vec<Written> {
                 }
             }
             // `mv` removes its sources: everything below them moves.
-            if name == "mv" {
+            if entry.has(Special::RemovesSources) {
                 let sources = if target_option {
                     &operands[..]
                 } else {
@@ -1229,10 +482,12 @@ fn find_writes(words: &[&str], at: usize) -> Vec<Written> {
     out
 }
 
-/// git: `--output=FILE` (diff, log, format-patch, …), `format-patch -o DIR`
-/// / `--output-directory`, `archive -o FILE`, read by the subcommand's
-/// grammar; a subcommand without one has each `--output` word read as one.
-fn git_writes(words: &[&str], at: usize) -> Vec<Written> {
+/// [`Special::OutputOptions`] (git's): `--output=FILE` (diff, log,
+/// format-patch, …), `--output-directory`, and `-o` in the subcommands
+/// `short_o` names (`format-patch -o DIR`, `archive -o FILE`), read by the
+/// subcommand's grammar; a subcommand without one has each `--output` word
+/// read as one.
+fn output_writes(words: &[&str], at: usize, short_o: &[&str]) -> Vec<Written> {
     let mut out = Vec::new();
     let Some(sub) = subcommand_at(words, at) else {
         return out;
@@ -1242,7 +497,7 @@ fn git_writes(words: &[&str], at: usize) -> Vec<Written> {
         offset: v.offset,
         recursive: false,
     };
-    if grammar_of("git", Some(words[sub])).is_none() {
+    if grammar_of(words[at], Some(words[sub])).is_none() {
         for (i, t) in words.iter().enumerate().skip(sub + 1) {
             if let Some(r) = t.strip_prefix("--output") {
                 if r.is_empty() && i + 1 < words.len() {
@@ -1261,7 +516,7 @@ fn git_writes(words: &[&str], at: usize) -> Vec<Written> {
         return out;
     }
     let parsed = parse_command(words, at, Some(sub));
-    let o_writes = matches!(words[sub], "format-patch" | "archive");
+    let o_writes = short_o.contains(&words[sub]);
     for opt in ["--output", "--output-directory", "-o"] {
         if opt == "-o" && !o_writes {
             continue;
@@ -1581,100 +836,6 @@ pub struct FlagSpelling {
     pub same: &'static [(&'static str, &'static str)],
 }
 
-/// The flag spellings sandgate knows (see [`spelled`]).
-pub const FLAG_SPELLINGS: &[FlagSpelling] = &[
-    FlagSpelling {
-        program: "rm",
-        subcommand: None,
-        letters: "rRfidvI",
-        long: &[
-            ("--recursive", "-r"),
-            ("--force", "-f"),
-            ("--dir", "-d"),
-            ("--verbose", "-v"),
-        ],
-        same: &[("-R", "-r")],
-    },
-    FlagSpelling {
-        program: "chmod",
-        subcommand: None,
-        letters: "Rvcf",
-        long: &[
-            ("--recursive", "-R"),
-            ("--verbose", "-v"),
-            ("--changes", "-c"),
-            ("--silent", "-f"),
-            ("--quiet", "-f"),
-        ],
-        same: &[],
-    },
-    FlagSpelling {
-        program: "chown",
-        subcommand: None,
-        letters: "RvcfhHLP",
-        long: &[
-            ("--recursive", "-R"),
-            ("--verbose", "-v"),
-            ("--changes", "-c"),
-            ("--silent", "-f"),
-            ("--quiet", "-f"),
-            ("--no-dereference", "-h"),
-        ],
-        same: &[],
-    },
-    FlagSpelling {
-        program: "git",
-        subcommand: Some("clean"),
-        letters: "dfxXnqi",
-        long: &[
-            ("--force", "-f"),
-            ("--dry-run", "-n"),
-            ("--quiet", "-q"),
-            ("--interactive", "-i"),
-        ],
-        same: &[],
-    },
-    FlagSpelling {
-        program: "git",
-        subcommand: Some("push"),
-        letters: "fuvqn",
-        long: &[
-            ("--force", "-f"),
-            ("--set-upstream", "-u"),
-            ("--verbose", "-v"),
-            ("--quiet", "-q"),
-            ("--dry-run", "-n"),
-        ],
-        same: &[],
-    },
-    FlagSpelling {
-        program: "git",
-        subcommand: Some("reset"),
-        letters: "qp",
-        long: &[("--quiet", "-q"), ("--patch", "-p")],
-        same: &[],
-    },
-    FlagSpelling {
-        program: "git",
-        subcommand: Some("checkout"),
-        letters: "fqp",
-        long: &[("--force", "-f"), ("--quiet", "-q"), ("--patch", "-p")],
-        same: &[],
-    },
-    FlagSpelling {
-        program: "git",
-        subcommand: Some("branch"),
-        letters: "dDfrav",
-        long: &[
-            ("--delete", "-d"),
-            ("--force", "-f"),
-            ("--remotes", "-r"),
-            ("--all", "-a"),
-        ],
-        same: &[],
-    },
-];
-
 /// The command `words` (its name first, global options already stripped)
 /// with its flags in one spelling: each flag on its own, long names (or
 /// their abbreviations, for a program that reads them) as their short
@@ -1683,9 +844,10 @@ pub const FLAG_SPELLINGS: &[FlagSpelling] = &[
 /// `rm / -rf` are all `rm -f -r /`. `None` when the program has no entry.
 pub fn spelled(words: &[&str]) -> Option<String> {
     let name = words.first()?.rsplit('/').next()?;
-    let entry = FLAG_SPELLINGS
+    let entry = entry_named(name)?
+        .spellings
         .iter()
-        .find(|e| e.program == name && e.subcommand.is_none_or(|s| words.get(1) == Some(&s)))?;
+        .find(|e| e.subcommand.is_none_or(|s| words.get(1) == Some(&s)))?;
     let start = if entry.subcommand.is_some() { 2 } else { 1 };
     let grammar = grammar_of(name, entry.subcommand);
     let mapped = |f: &str| -> String {
@@ -1768,12 +930,11 @@ mod tests {
 
     #[test]
     fn every_entry_is_a_plain_name() {
-        for p in TEXT_ONLY_PROGRAMS {
+        use crate::registry::REGISTRY;
+        for e in REGISTRY {
+            let p = e.name;
             assert!(!p.is_empty() && !p.contains([' ', '/']), "{p:?}");
-        }
-        for (p, opts) in TEXT_OPTIONS {
-            assert!(!p.is_empty() && !opts.is_empty(), "{p:?}");
-            for o in *opts {
+            for o in e.text_options {
                 assert!(o.starts_with('-') && !o.contains('='), "{o:?}");
                 assert!(text_option(p, o));
             }

@@ -1,13 +1,16 @@
-//! What programs read beyond the words they are given, kept as data beside
-//! [`super::programs`]: programs that read whole directory trees
-//! ([`RECURSIVE_READERS`]), option values that name a file in a form of their
-//! own (`curl -d @FILE`, [`FILE_VALUES`]), interpreters that read their
-//! program from standard input ([`INTERPRETERS`]), shell settings that widen
-//! what a pattern matches ([`GLOB_OPTIONS`]) and commands that make
-//! symlinks. The functions here read words; they know nothing of the disk.
+//! What programs read beyond the words they are given, as the facets of a
+//! registry entry ([`super::registry`]) and the code that reads them: the
+//! whole directory trees a program reads ([`RecursiveReader`],
+//! [`recursive_reads`]), option values that name a file in a form of their
+//! own (`curl -d @FILE`, [`FileForm`], [`file_values`]), interpreters that
+//! read their program from standard input ([`Interpreter`]); beside them,
+//! what is not about one program: shell settings that widen what a pattern
+//! matches ([`GLOB_OPTIONS`]), and the commands that make symlinks. The
+//! functions here read words; they know nothing of the disk.
 
 use super::options::{grammar_of, parse, parse_command, Arg, ValueKind, UNKNOWN};
 use super::programs::subcommand_at;
+use super::registry::{entry_named, without_version, GlobOptions, Special};
 
 /// What a recursive reader takes from the tree it walks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,159 +62,6 @@ pub struct RecursiveReader {
     pub not_reading: &'static [&'static str],
 }
 
-const fn reader(name: &'static str, roots: Roots, reach: Reach) -> RecursiveReader {
-    RecursiveReader {
-        name,
-        subcommand: None,
-        recursive: &[],
-        hidden: None,
-        roots,
-        default_here: false,
-        reach,
-        not_reading: &[],
-    }
-}
-
-const GREP_PATTERN: &[&str] = &["-e", "-f", "--regexp", "--file"];
-const GREP_RECURSIVE: &[&str] = &[
-    "-r",
-    "-R",
-    "--recursive",
-    "--dereference-recursive",
-    "-d recurse",
-    "--directories recurse",
-];
-const fn grep(name: &'static str, recursive: &'static [&'static str]) -> RecursiveReader {
-    RecursiveReader {
-        recursive,
-        default_here: true,
-        ..reader(name, Roots::AfterPattern(GREP_PATTERN), Reach::Contents)
-    }
-}
-
-/// Programs that read a whole tree: a tree that holds a floor directory is
-/// a read of the floor (docs/shell.md, "Programs that run programs, and writes in
-/// operands").
-pub const RECURSIVE_READERS: &[RecursiveReader] = &[
-    grep("grep", GREP_RECURSIVE),
-    grep("egrep", GREP_RECURSIVE),
-    grep("fgrep", GREP_RECURSIVE),
-    grep("rgrep", &[]),
-    RecursiveReader {
-        hidden: Some(&["--hidden", "-.", "-uu", "-uuu", "--unrestricted"]),
-        default_here: true,
-        not_reading: &["--type-list", "--version", "-V", "--help", "-h"],
-        ..reader(
-            "rg",
-            Roots::AfterPattern(&["-e", "-f", "--regexp", "--file", "--files"]),
-            Reach::Contents,
-        )
-    },
-    RecursiveReader {
-        hidden: Some(&["--hidden", "-u", "--unrestricted"]),
-        default_here: true,
-        not_reading: &["--version", "--help", "-h"],
-        ..reader("ag", Roots::AfterPattern(&["-g"]), Reach::Contents)
-    },
-    RecursiveReader {
-        default_here: true,
-        not_reading: &["--version", "--help", "--help-types"],
-        ..reader(
-            "ack",
-            Roots::AfterPattern(&["--match", "-f", "-g"]),
-            Reach::Contents,
-        )
-    },
-    // Without `-r` diff still reads every file directly in a directory it is
-    // given (`diff -N ~ .` reads `~/.netrc`); read as a tree, that is asked
-    // or denied as a recursive read would be, which holds the files one
-    // level down too.
-    reader("diff", Roots::All, Reach::Contents),
-    RecursiveReader {
-        subcommand: Some("diff"),
-        recursive: &["--no-index"],
-        ..reader("git", Roots::All, Reach::Contents)
-    },
-    RecursiveReader {
-        subcommand: Some("grep"),
-        recursive: &["--no-index", "--untracked"],
-        default_here: true,
-        ..reader("git", Roots::AfterPattern(&["-e", "-f"]), Reach::Contents)
-    },
-    RecursiveReader {
-        recursive: &["-c", "--create", "-r", "--append", "-u", "--update"],
-        ..reader("tar", Roots::All, Reach::Contents)
-    },
-    RecursiveReader {
-        recursive: &["-r", "-R", "--recurse-paths", "--recurse-patterns"],
-        ..reader("zip", Roots::AllButFirst, Reach::Contents)
-    },
-    RecursiveReader {
-        recursive: &["-r", "-R", "--recursive", "-a", "--archive"],
-        ..reader("cp", Roots::AllButLast, Reach::Contents)
-    },
-    RecursiveReader {
-        recursive: &["-r", "--recursive", "-a", "--archive"],
-        ..reader("rsync", Roots::AllButLast, Reach::Contents)
-    },
-    RecursiveReader {
-        recursive: &["-r"],
-        ..reader("scp", Roots::AllButLast, Reach::Contents)
-    },
-    RecursiveReader {
-        subcommand: Some("a"),
-        ..reader("7z", Roots::AllButFirst, Reach::Contents)
-    },
-    RecursiveReader {
-        subcommand: Some("a"),
-        ..reader("7za", Roots::AllButFirst, Reach::Contents)
-    },
-    RecursiveReader {
-        recursive: &["-w"],
-        ..reader("pax", Roots::All, Reach::Contents)
-    },
-    RecursiveReader {
-        subcommand: Some("copy"),
-        ..reader("rclone", Roots::AllButLast, Reach::Contents)
-    },
-    RecursiveReader {
-        subcommand: Some("sync"),
-        ..reader("rclone", Roots::AllButLast, Reach::Contents)
-    },
-    RecursiveReader {
-        subcommand: Some("move"),
-        ..reader("rclone", Roots::AllButLast, Reach::Contents)
-    },
-    RecursiveReader {
-        default_here: true,
-        not_reading: &["--version", "--help"],
-        ..reader("find", Roots::StartPoints, Reach::Names)
-    },
-    RecursiveReader {
-        hidden: Some(&["-H", "--hidden", "-u", "--unrestricted"]),
-        default_here: true,
-        not_reading: &["--version", "--help", "-h"],
-        ..reader("fd", Roots::AfterPattern(&[]), Reach::Names)
-    },
-    RecursiveReader {
-        // Without `-a` it still walks every directory below and lists each.
-        default_here: true,
-        ..reader("du", Roots::All, Reach::Names)
-    },
-    RecursiveReader {
-        recursive: &["-R", "--recursive"],
-        hidden: Some(&["-a", "-A", "--all", "--almost-all"]),
-        default_here: true,
-        ..reader("ls", Roots::All, Reach::Names)
-    },
-    RecursiveReader {
-        hidden: Some(&["-a"]),
-        default_here: true,
-        not_reading: &["--version", "--help"],
-        ..reader("tree", Roots::All, Reach::Names)
-    },
-];
-
 /// The trees `words[at..]` reads (indices into `words`; `None` for the
 /// working directory when no tree is named), whether it reads dot-files and
 /// what it takes; `None` when the command reads no tree.
@@ -220,11 +70,14 @@ pub fn recursive_reads(
     at: usize,
 ) -> Option<(&'static RecursiveReader, Vec<Option<usize>>, bool)> {
     let name = words[at].rsplit('/').next().unwrap_or(words[at]);
+    let readers = entry_named(name)?.reads;
+    if readers.is_empty() {
+        return None;
+    }
     let sub = subcommand_at(words, at);
-    let entry = RECURSIVE_READERS.iter().find(|r| {
-        r.name == name
-            && r.subcommand
-                .is_none_or(|s| sub.is_some_and(|i| words[i] == s))
+    let entry = readers.iter().find(|r| {
+        r.subcommand
+            .is_none_or(|s| sub.is_some_and(|i| words[i] == s))
     })?;
     let (parsed, start) = match (entry.subcommand, sub) {
         (Some(_), Some(i)) => (parse_command(words, at, Some(i)), i + 1),
@@ -245,7 +98,7 @@ pub fn recursive_reads(
     }
     let hidden = entry.hidden.is_none_or(has);
     let (operands, given) = match entry.roots {
-        Roots::StartPoints => (find_start_points(words, start), false),
+        Roots::StartPoints => (find_start_points(words, at, start), false),
         Roots::AfterPattern(p) => (parsed.operands(), parsed.has_any(p)),
         _ => (parsed.operands(), false),
     };
@@ -275,8 +128,8 @@ pub fn recursive_reads(
 /// `find`'s start points: after its leading options (`-H`, `-L`, `-P`,
 /// `-D LIST`, `-O3`, by its grammar), the words before the first expression
 /// word.
-fn find_start_points(words: &[&str], start: usize) -> Vec<usize> {
-    let g = grammar_of("find", None).unwrap_or(&UNKNOWN);
+fn find_start_points(words: &[&str], at: usize, start: usize) -> Vec<usize> {
+    let g = grammar_of(words[at], None).unwrap_or(&UNKNOWN);
     let mut i = start;
     while let Some(t) = words.get(i) {
         let mut chars = t.chars();
@@ -317,48 +170,24 @@ pub enum FileForm {
     Glob,
 }
 
-/// Per program, the options whose value names a file in a form of its own.
-pub const FILE_VALUES: &[(&str, &[(&str, FileForm)])] = &[(
-    "curl",
-    &[
-        ("-d", FileForm::At),
-        ("--data", FileForm::At),
-        ("--data-binary", FileForm::At),
-        ("--data-ascii", FileForm::At),
-        ("--json", FileForm::At),
-        ("-H", FileForm::At),
-        ("--header", FileForm::At),
-        ("--proxy-header", FileForm::At),
-        ("-w", FileForm::At),
-        ("--write-out", FileForm::At),
-        ("--data-urlencode", FileForm::NameAt),
-        ("--url-query", FileForm::NameAt),
-        ("--variable", FileForm::NameAt),
-        ("-F", FileForm::Form),
-        ("--form", FileForm::Form),
-        ("-T", FileForm::Glob),
-        ("--upload-file", FileForm::Glob),
-    ],
-)];
-
-/// Programs whose request items name a file after an `@` (HTTPie's
-/// `@FILE`, `NAME@FILE`, `NAME=@FILE`, `NAME:=@FILE`).
-pub const FILE_ITEMS: &[&str] = &["http", "https", "xh", "xhs"];
-
-/// The files named by option values of `words[at..]` in the forms of
-/// [`FILE_VALUES`], and by the request items of [`FILE_ITEMS`]: the index
-/// of the word and the file's text.
+/// The files named by option values of `words[at..]` in the forms its
+/// entry's `file_values` give, and by its request items when its entry says
+/// `file_items`: the index of the word and the file's text.
 pub fn file_values(words: &[&str], at: usize) -> Vec<(usize, String)> {
     let name = words[at].rsplit('/').next().unwrap_or(words[at]);
-    if FILE_ITEMS.contains(&name) {
+    let Some(entry) = entry_named(name) else {
+        return Vec::new();
+    };
+    if entry.file_items {
         return (at + 1..words.len())
             .filter(|&i| !words[i].starts_with('-'))
             .filter_map(|i| words[i].split_once('@').map(|(_, f)| (i, f.to_string())))
             .collect();
     }
-    let Some((_, options)) = FILE_VALUES.iter().find(|(p, _)| *p == name) else {
+    let options = entry.file_values;
+    if options.is_empty() {
         return Vec::new();
-    };
+    }
     let parsed = parse_command(words, at, None);
     let mut out = Vec::new();
     for a in &parsed.args {
@@ -370,7 +199,7 @@ pub fn file_values(words: &[&str], at: usize) -> Vec<(usize, String)> {
         else {
             continue;
         };
-        for (opt, form) in *options {
+        for (opt, form) in options {
             if name.is(opt) {
                 for file in files_in(v.text(words), *form) {
                     out.push((v.word, file));
@@ -505,8 +334,12 @@ pub fn glob_widening(words: &[&str], expansion: &[bool], at: usize) -> Option<St
             words[at..].join(" ")
         ))
     };
-    match name {
-        "shopt" => {
+    let kind = entry_named(name)?.special.iter().find_map(|s| match s {
+        Special::SetsGlobOptions(kind) => Some(*kind),
+        _ => None,
+    })?;
+    match kind {
+        GlobOptions::Shopt => {
             let sets = args
                 .iter()
                 .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('s'));
@@ -514,9 +347,9 @@ pub fn glob_widening(words: &[&str], expansion: &[bool], at: usize) -> Option<St
                 return by();
             }
         }
-        "setopt" | "unsetopt" if unknown || named(args) => return by(),
-        "set" | "bash" | "sh" | "zsh" | "ksh" | "mksh" | "dash" | "ash" | "fish" | "hush"
-        | "yash" | "posh" => {
+        GlobOptions::Setopt if unknown || named(args) => return by(),
+        GlobOptions::Setopt => {}
+        GlobOptions::Flags { capital_g } => {
             let mut i = 0;
             while i < args.len() {
                 let a = args[i];
@@ -534,13 +367,12 @@ pub fn glob_widening(words: &[&str], expansion: &[bool], at: usize) -> Option<St
                 if !a.starts_with(['-', '+']) || a == "--" {
                     break;
                 }
-                if matches!(name, "set" | "ksh" | "mksh") && a.len() > 1 && a[1..].contains('G') {
+                if capital_g && a.len() > 1 && a[1..].contains('G') {
                     return by();
                 }
                 i += 1;
             }
         }
-        _ => {}
     }
     None
 }
@@ -550,11 +382,10 @@ pub fn glob_widening(words: &[&str], expansion: &[bool], at: usize) -> Option<St
 /// destination is a directory); `None` when the command makes no symlink.
 pub fn symlinks_made(words: &[&str], at: usize) -> Option<(Vec<usize>, Vec<usize>)> {
     let name = words[at].rsplit('/').next().unwrap_or(words[at]);
-    let long = match name {
-        "ln" => "--symbolic",
-        "cp" => "--symbolic-link",
-        _ => return None,
-    };
+    let long = entry_named(name)?.special.iter().find_map(|s| match s {
+        Special::MakesSymlinks(long) => Some(*long),
+        _ => None,
+    })?;
     let parsed = parse_command(words, at, None);
     if !parsed.has_any(&["-s", long]) {
         return None;
@@ -591,110 +422,10 @@ pub struct Interpreter {
     pub interactive: &'static [&'static str],
 }
 
-const fn interpreter(name: &'static str) -> Interpreter {
-    Interpreter {
-        name,
-        program_options: &[],
-        stops: &["--version", "--help", "-h"],
-        interactive: &[],
-    }
-}
-
-const PYTHON: Interpreter = Interpreter {
-    program_options: &["-c", "-m"],
-    stops: &["--version", "-V", "--help", "-h", "--help-all"],
-    interactive: &["-i"],
-    ..interpreter("python")
-};
-
-/// Interpreters that read their program from standard input when no
-/// program is given (`echo 'code' | python3`, `node < x.js`, `perl`).
-pub const INTERPRETERS: &[Interpreter] = &[
-    PYTHON,
-    Interpreter {
-        name: "pypy",
-        ..PYTHON
-    },
-    Interpreter {
-        name: "pypy3",
-        ..PYTHON
-    },
-    Interpreter {
-        program_options: &["-e", "--eval", "-p", "--print", "--test", "--run"],
-        stops: &["--version", "-v", "--help", "-h", "--check", "-c"],
-        interactive: &["-i", "--interactive"],
-        ..interpreter("node")
-    },
-    Interpreter {
-        program_options: &["-e", "--eval", "-p", "--print"],
-        stops: &["--version", "-v", "--help", "-h"],
-        ..interpreter("nodejs")
-    },
-    Interpreter {
-        program_options: &["-e", "-E"],
-        stops: &["--version", "-v", "-V", "--help", "-h"],
-        ..interpreter("perl")
-    },
-    Interpreter {
-        program_options: &["-e"],
-        stops: &["--version", "-v", "--help", "-h", "--copyright"],
-        ..interpreter("ruby")
-    },
-    Interpreter {
-        program_options: &["-r", "-f", "-R", "-B", "-E", "-F", "-S"],
-        interactive: &["-a", "--interactive"],
-        stops: &[
-            "--version",
-            "-v",
-            "-i",
-            "--info",
-            "-m",
-            "--modules",
-            "-h",
-            "--help",
-        ],
-        ..interpreter("php")
-    },
-    Interpreter {
-        program_options: &["-e"],
-        stops: &["-v"],
-        ..interpreter("lua")
-    },
-    Interpreter {
-        program_options: &["-e"],
-        stops: &["-v"],
-        ..interpreter("luajit")
-    },
-    interpreter("tclsh"),
-    Interpreter {
-        program_options: &["-e", "-E", "--eval", "--print"],
-        stops: &["--version", "-v", "--help", "-h"],
-        ..interpreter("julia")
-    },
-    Interpreter {
-        program_options: &["-e"],
-        stops: &["--version", "--help"],
-        ..interpreter("Rscript")
-    },
-    Interpreter {
-        program_options: &["-e", "-f", "--file"],
-        stops: &["--version", "--help", "-h"],
-        ..interpreter("R")
-    },
-];
-
 /// The interpreter called `name` (`python3.12` is `python`).
 pub fn interpreter_named(name: &str) -> Option<&'static Interpreter> {
-    let base = if let Some(v) = name.strip_prefix("python") {
-        if v.chars().all(|c| c.is_ascii_digit() || c == '.') {
-            "python"
-        } else {
-            name
-        }
-    } else {
-        name
-    };
-    INTERPRETERS.iter().find(|i| i.name == base)
+    let base = without_version(name);
+    entry_named(base)?.interpreter.as_ref()
 }
 
 /// Paths that are the standard input of the program that opens them.

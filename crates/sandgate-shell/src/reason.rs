@@ -3,7 +3,7 @@
 //! says it in words for people (the policy's decisions quote it); tests and
 //! callers match the variant.
 //!
-//! A few variants carry a sentence from a table (`OPAQUE_COMMANDS`, a
+//! A few variants carry a sentence from the registry (an entry's `opaque`, a
 //! program's asking options) or from a sub-parser (sed scripts, awk
 //! programs): the variant says what kind of thing was found, the text says
 //! why that program's case is a problem.
@@ -142,7 +142,7 @@ pub enum Reason {
         word: String,
     },
     /// A command the analysis cannot read, by name (`eval`, `source`, `csh`):
-    /// the table's sentence.
+    /// the sentence of its registry entry.
     Opaque(&'static str),
     /// An interpreter reads its program from its input.
     ProgramFromInput {
@@ -211,7 +211,7 @@ pub enum Reason {
         /// The variable.
         variable: String,
     },
-    /// A program's option that asks on its own (the table's sentence).
+    /// A program's option that asks on its own (its registry entry's sentence).
     AskingOption {
         /// The program.
         program: String,

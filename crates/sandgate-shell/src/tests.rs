@@ -549,16 +549,15 @@ fn quoted_lines_analyse_as_the_parser_does() {
     }
 }
 
-/// The registry against the tables that name options: every option a table
+/// The registry's facets against its grammars: every option a facet
 /// names is in its program's grammar.
 mod registry {
-    use crate::grammar::*;
     use crate::options::{grammar_of, ValueKind};
-    use crate::programs::{
-        DIRECTORY_OPTIONS, FLAG_SPELLINGS, PROGRAMS, TEXT_OPTIONS, WRAPPER_OUTPUTS, WRITERS,
+    use crate::reads::Roots;
+    use crate::registry::{
+        alias_of, flag_spellings, grammars, interpreters, programs, recursive_readers, wrappers,
+        writers, REGISTRY,
     };
-    use crate::reads::{Roots, FILE_VALUES, INTERPRETERS, RECURSIVE_READERS};
-    use crate::wrappers::WRAPPERS;
 
     /// Whether the grammar of `program` (`sub`) names `option`; `-uu` is `-u` twice.
     fn knows(program: &str, sub: Option<&str>, option: &str) -> bool {
@@ -576,7 +575,7 @@ mod registry {
 
     #[test]
     fn every_entry_is_well_formed() {
-        for g in GRAMMARS {
+        for g in grammars() {
             assert!(!g.program.is_empty(), "{g:?}");
             let mut seen = Vec::new();
             for (name, _) in g.longs() {
@@ -591,8 +590,7 @@ mod registry {
             for (i, c) in letters.iter().enumerate() {
                 assert!(!letters[..i].contains(c), "`{}`: `-{c}` twice", g.program);
             }
-            let same = GRAMMARS
-                .iter()
+            let same = grammars()
                 .filter(|h| h.program == g.program && h.subcommand == g.subcommand)
                 .count();
             assert_eq!(
@@ -613,13 +611,13 @@ mod registry {
                 missing.push(format!("{program} {} {option}", sub.unwrap_or("")));
             }
         };
-        for w in WRITERS {
+        for w in writers() {
             assert!(grammar_of(w.name, None).is_some(), "{}", w.name);
             for o in w.writes_value.iter().chain(w.recursive) {
                 check(w.name, None, o);
             }
         }
-        for r in RECURSIVE_READERS {
+        for r in recursive_readers() {
             let sub = r.subcommand.filter(|_| r.name == "git");
             let mut all: Vec<&str> = r.recursive.to_vec();
             all.extend(r.hidden.unwrap_or_default());
@@ -631,13 +629,12 @@ mod registry {
                 check(r.name, sub, o);
             }
         }
-        for p in PROGRAMS.iter().filter(|p| p.name != "find") {
+        for p in programs().filter(|p| p.name != "find") {
             for o in p.options.iter().filter(|o| !o.name.is_empty()) {
                 if p.subcommands.is_empty() {
                     // Its own grammar's, or one of its subcommands'
                     // (`ruff check --add-noqa`, `uv run --with`).
-                    let sub = GRAMMARS
-                        .iter()
+                    let sub = grammars()
                         .filter(|g| g.program == alias_of(p.name))
                         .find(|g| g.knows(o.name.split(' ').next().unwrap_or(o.name)));
                     check(p.name, sub.and_then(|g| g.subcommand), o.name);
@@ -652,34 +649,32 @@ mod registry {
                 check(p.name, None, o);
             }
         }
-        for i in INTERPRETERS {
+        for i in interpreters() {
             for o in i.program_options.iter().chain(i.stops).chain(i.interactive) {
                 check(i.name, None, o);
             }
         }
-        for w in WRAPPERS {
+        for w in wrappers() {
             for o in w.opaque {
                 check(w.name, None, o);
             }
         }
-        for (program, options) in FILE_VALUES {
-            for (o, _) in *options {
-                check(program, None, o);
+        for e in REGISTRY {
+            for (o, _) in e.file_values {
+                check(e.name, None, o);
+            }
+            for o in e.directory_options.iter().chain(e.outputs) {
+                check(e.name, None, o);
             }
         }
-        for (program, options) in DIRECTORY_OPTIONS.iter().chain(WRAPPER_OUTPUTS) {
-            for o in *options {
-                check(program, None, o);
-            }
-        }
-        for f in FLAG_SPELLINGS {
+        for f in flag_spellings() {
             for (long, _) in f.long {
                 check(f.program, f.subcommand, long);
             }
         }
-        for (program, options) in TEXT_OPTIONS {
-            for o in *options {
-                check(program, Some("commit"), o);
+        for e in REGISTRY {
+            for o in e.text_options {
+                check(e.name, Some("commit"), o);
             }
         }
         assert!(missing.is_empty(), "not in a grammar: {missing:#?}");

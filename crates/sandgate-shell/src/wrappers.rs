@@ -1,10 +1,14 @@
-//! Commands that run other commands: wrappers, shells, and commands that run
-//! text which cannot be seen before they run. Kept as data; the code that reads
-//! it ([`skip_wrapper`], [`shell_invocation`]) knows nothing about any one command.
-//! A wrapper's options are read by its grammar ([`super::grammar`]).
+//! Commands that run other commands: the [`Wrapper`] facet of a registry
+//! entry ([`super::registry`]) and the code that reads it ([`skip_wrapper`]),
+//! how a shell gets its script ([`shell_invocation`], [`startup_option`]),
+//! and the variables whose assignment can change which program runs
+//! ([`HIJACKING_VARIABLES`]). Which commands are wrappers, shells, or run
+//! text nobody can see is their entries'; the code here knows nothing about
+//! any one command. A wrapper's options are read by its grammar.
 
 use super::options::{grammar_of, parse, Arg, UNKNOWN};
 use super::reason::Reason;
+use super::registry::entry_named;
 use super::words::Word;
 
 /// A command that runs the command given in its arguments (`timeout 5 rm x`).
@@ -25,101 +29,6 @@ pub struct Wrapper {
     pub opaque: &'static [&'static str],
 }
 
-const NO: &[&str] = &[];
-
-const fn wrapper(name: &'static str) -> Wrapper {
-    Wrapper {
-        name,
-        numeric_flags: false,
-        operands: 0,
-        assignments: false,
-        elevates: false,
-        opaque: NO,
-    }
-}
-
-/// Every wrapper that is stripped before matching.
-pub const WRAPPERS: &[Wrapper] = &[
-    Wrapper {
-        assignments: true,
-        opaque: &["-S", "--split-string"],
-        ..wrapper("env")
-    },
-    Wrapper {
-        assignments: true,
-        elevates: true,
-        opaque: &["-e", "--edit"],
-        ..wrapper("sudo")
-    },
-    Wrapper {
-        elevates: true,
-        ..wrapper("doas")
-    },
-    Wrapper {
-        operands: 1,
-        ..wrapper("timeout")
-    },
-    Wrapper {
-        numeric_flags: true,
-        ..wrapper("nice")
-    },
-    wrapper("ionice"),
-    wrapper("nohup"),
-    wrapper("time"),
-    wrapper("stdbuf"),
-    wrapper("command"),
-    wrapper("builtin"),
-    // `busybox APPLET …` and `toybox APPLET …` run the applet named.
-    wrapper("busybox"),
-    wrapper("toybox"),
-    Wrapper {
-        // `exec -l bash -c …` and `exec -a -bash bash -c …` run a login
-        // shell (its startup files), `exec -a NAME busybox …` another applet.
-        opaque: &["-a", "-l"],
-        ..wrapper("exec")
-    },
-    wrapper("xargs"),
-];
-
-/// Shells whose `-c SCRIPT` argument is parsed as a script of its own.
-pub const SHELLS: &[&str] = &[
-    "bash", "sh", "zsh", "dash", "ksh", "ash", "mksh", "hush", "yash", "posh", "lksh", "oksh",
-    "loksh", "ksh93", "bosh", "fish",
-];
-
-/// Shells whose language is not bash's: what they run cannot be read, so
-/// any use of one is unanalysable.
-pub const UNREAD_SHELLS: &[(&str, &str)] = &[
-    (
-        "csh",
-        "`csh` runs commands in a language the gate does not read",
-    ),
-    (
-        "tcsh",
-        "`tcsh` runs commands in a language the gate does not read",
-    ),
-    (
-        "pwsh",
-        "`pwsh` runs commands in a language the gate does not read",
-    ),
-    (
-        "powershell",
-        "`powershell` runs commands in a language the gate does not read",
-    ),
-    (
-        "nu",
-        "`nu` runs commands in a language the gate does not read",
-    ),
-    (
-        "xonsh",
-        "`xonsh` runs commands in a language the gate does not read",
-    ),
-    (
-        "elvish",
-        "`elvish` runs commands in a language the gate does not read",
-    ),
-];
-
 /// Shell long options that take the next word as their argument.
 const SHELL_LONG_WITH_ARG: &[&str] = &["--rcfile", "--init-file"];
 
@@ -128,13 +37,6 @@ const SHELL_LONG_WITH_ARG: &[&str] = &["--rcfile", "--init-file"];
 const SHELL_STARTUP_LONG: &[&str] = &["--rcfile", "--init-file", "--login", "--interactive"];
 /// The same as short letters (`bash -lc`, `sh -i`).
 const SHELL_STARTUP_SHORT: &[char] = &['l', 'i'];
-
-/// Commands that run text the gate cannot see, and why that stops the analysis.
-pub const OPAQUE_COMMANDS: &[(&str, &str)] = &[
-    ("eval", "`eval` runs a string built at run time"),
-    ("source", "`source` runs the commands of a file"),
-    (".", "`.` runs the commands of a file"),
-];
 
 /// Variables that change which program runs or what a shell reads first. A
 /// `NAME=value` prefix setting one of them is stripped only for deny rules: an
@@ -166,7 +68,7 @@ pub(crate) fn hijacks(name: &str) -> bool {
 
 /// The wrapper called `name`, if it is one.
 pub(crate) fn wrapper_named(name: &str) -> Option<&'static Wrapper> {
-    WRAPPERS.iter().find(|w| w.name == name)
+    entry_named(name)?.wrapper.as_ref()
 }
 
 /// The name of the variable a `NAME=value` word assigns.
@@ -193,7 +95,7 @@ pub(crate) struct Unwrapped {
 }
 
 /// Skips the options, assignments and operands of `wrapper`, whose name is
-/// `words[at]`. An option the table does not know is an error: guessing whether
+/// `words[at]`. An option its grammar does not know is an error: guessing whether
 /// it takes an argument could hide the real command.
 pub(crate) fn skip_wrapper(
     wrapper: &Wrapper,

@@ -10,7 +10,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use sandgate_shell::grammar::GRAMMARS;
+use sandgate_shell::registry::grammars;
 use sandgate_shell::{analyse, Reason};
 
 /// The `AmbiguousOption` reasons of `line`: (program, option, candidates).
@@ -174,7 +174,7 @@ fn unambiguous_spellings_stay_analysable() {
 fn every_ambiguous_abbreviation_of_every_grammar() {
     let mut count = 0;
     let mut failures = Vec::new();
-    for g in GRAMMARS.iter().filter(|g| g.parser.prefixes()) {
+    for g in grammars().filter(|g| g.parser.prefixes()) {
         let longs: Vec<&str> = g.longs().map(|(n, _)| n).collect();
         let mut seen = Vec::new();
         for name in &longs {

@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use wait::Bounded;
 
-use sandgate_shell::grammar::GRAMMARS;
 use sandgate_shell::options::{grammar_of, ParserKind, ValueKind};
+use sandgate_shell::registry::grammars;
 
 /// What the help shows of an option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -249,7 +249,7 @@ fn git_subcommands_grammars_match_their_help() {
     }
     let mut failures = Vec::new();
     let mut checked = 0;
-    for g in GRAMMARS.iter().filter(|g| g.program == "git") {
+    for g in grammars().filter(|g| g.program == "git") {
         // Shell scripts without parse-options' help (`git filter-branch -h`
         // sleeps ten seconds to warn).
         let Some(sub) = g

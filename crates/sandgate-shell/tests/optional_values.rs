@@ -8,8 +8,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use sandgate_shell::grammar::GRAMMARS;
 use sandgate_shell::options::{grammar_of, parse, Arg, OptName, Parsed, ParserKind, ValueKind};
+use sandgate_shell::registry::grammars;
 
 /// The words of `program [sub] rest…`, and where its options start.
 fn words<'a>(program: &'a str, sub: Option<&'a str>, rest: &[&'a str]) -> (Vec<&'a str>, usize) {
@@ -51,7 +51,7 @@ fn shortest_prefix(program: &str, sub: Option<&str>, name: &str) -> Option<Strin
 fn every_optional_value_of_every_program_parses_as_the_program_parses_it() {
     let mut failures = Vec::new();
     let mut count = 0;
-    for g in GRAMMARS {
+    for g in grammars() {
         let sub = g.subcommand;
         let program = g.program;
         let next = takes_next(g.parser);

@@ -16,6 +16,7 @@ use crate::request::Context;
 use crate::shell::reads::{
     file_values, glob_widening, recursive_reads, symlinks_made, Reach, GLOB_VARIABLES,
 };
+use crate::shell::registry::{has_special, Special};
 use crate::shell::{Analysis, ShellWord, SimpleCommand};
 
 /// The lexical absolute path of `text` from `base` (no symlink resolved).
@@ -175,7 +176,7 @@ impl Places {
             .filter(|w| w.offset == 0)
             .map(|w| w.word)
             .collect();
-        if basename(texts[at]) == "rsync" && texts.len() > at + 2 {
+        if has_special(basename(texts[at]), Special::CopiesLinks) && texts.len() > at + 2 {
             written.push(texts.len() - 1);
         }
         for i in written {

@@ -402,13 +402,13 @@ const RUNNERS: &[&str] = &[
 /// the rule would allow whatever program follows. A word after an option
 /// is taken for its value, so a rule is withheld where in doubt.
 fn open_runner(words: &[String]) -> Option<&str> {
-    use sandgate_policy::shell::WRAPPERS;
+    use sandgate_policy::shell::entry_named;
     let mut open = None;
     let mut after_option = false;
     for word in words {
         let name = word.rsplit('/').next().unwrap_or(word);
         let option = word.starts_with('-');
-        if WRAPPERS.iter().any(|w| w.name == name) || RUNNERS.contains(&name) {
+        if entry_named(name).is_some_and(|e| e.wrapper.is_some()) || RUNNERS.contains(&name) {
             open = Some(word.as_str());
         } else if open.is_some()
             // A word after an option may be its value (`sudo -u root`).
@@ -462,7 +462,7 @@ fn runs_any_program(engine: &Engine, call: &Call) -> Option<String> {
 /// The program `text` (a simple command's words) runs, and what it is, when
 /// it is a shell, an interpreter or a program that runs programs.
 fn runner(text: &str) -> Option<(&str, &'static str)> {
-    use sandgate_policy::shell::{reads, OPAQUE_COMMANDS, SHELLS, UNREAD_SHELLS};
+    use sandgate_policy::shell::{entry_named, reads};
     // The program: the first word that is not a `NAME=value` prefix.
     let first = text.split(' ').find(|w| {
         !w.split_once('=').is_some_and(|(n, _)| {
@@ -470,11 +470,12 @@ fn runner(text: &str) -> Option<(&str, &'static str)> {
         })
     })?;
     let name = first.rsplit('/').next().unwrap_or(first);
-    let what = if SHELLS.contains(&name) || UNREAD_SHELLS.iter().any(|(n, _)| *n == name) {
+    let entry = entry_named(name);
+    let what = if entry.is_some_and(|e| e.shell.is_some()) {
         "a shell"
     } else if reads::interpreter_named(name).is_some() {
         "an interpreter"
-    } else if RUNNERS.contains(&name) || OPAQUE_COMMANDS.iter().any(|(n, _)| *n == name) {
+    } else if RUNNERS.contains(&name) || entry.is_some_and(|e| e.opaque.is_some()) {
         "a program that runs programs"
     } else {
         return None;
