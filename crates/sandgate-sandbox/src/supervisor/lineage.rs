@@ -224,6 +224,9 @@ fn read_string(pid: u32, addr: u64, limit: usize) -> Option<Vec<u8>> {
 /// snapshot is sourced and before the command.
 const CLAUDE_FIXED: &str = "\\builtin shopt -u extglob 2>/dev/null || true && { \\builtin unalias -- 'which'; \\builtin unset -f -- 'which'; } >/dev/null 2>&1 || true && { \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true";
 
+/// The same part in Claude Code 2.1.197.
+const CLAUDE_FIXED_2_1_197: &str = "shopt -u extglob 2>/dev/null || true";
+
 /// The characters Claude Code leaves unquoted in a word.
 fn bare(word: &str) -> bool {
     !word.is_empty()
@@ -240,7 +243,7 @@ fn bare(word: &str) -> bool {
 /// ```
 ///
 /// where `source …` is missing when Claude Code has no shell snapshot,
-/// `FIXED` is [`CLAUDE_FIXED`], the command is quoted with each `'` as
+/// `FIXED` is [`CLAUDE_FIXED`] (2.1.197: [`CLAUDE_FIXED_2_1_197`]), the command is quoted with each `'` as
 /// `'"'"'` (or left bare when it is one word of plain characters), and
 /// ` < /dev/null` is missing when the command reads its own input. The shell
 /// is an absolute `bash` or `zsh`; every part must be exactly so.
@@ -264,7 +267,10 @@ pub fn claude_bash_command(argv: &[Vec<u8>]) -> Option<String> {
         }
         None => script,
     };
-    let rest = rest.strip_prefix(CLAUDE_FIXED)?.strip_prefix(" && eval ")?;
+    let rest = rest
+        .strip_prefix(CLAUDE_FIXED)
+        .or_else(|| rest.strip_prefix(CLAUDE_FIXED_2_1_197))?
+        .strip_prefix(" && eval ")?;
     let (quoted, cwd_file) = rest.rsplit_once(" && pwd -P >| ")?;
     let name = cwd_file.rsplit('/').next()?;
     let hex = name.strip_prefix("claude-")?.strip_suffix("-cwd")?;
@@ -724,6 +730,19 @@ mod tests {
             claude_bash_command(&argv(&["/bin/bash", "-c", &w])).as_deref(),
             Some("true")
         );
+        // Claude Code 2.1.197, as captured from its spawn.
+        let w = "source /h/.claude/shell-snapshots/snapshot-bash-1796457412308-77nlk9.sh 2>/dev/null || true && shopt -u extglob 2>/dev/null || true && eval 'echo hello > /o/x' < /dev/null && pwd -P >| /tmp/claude-77c3-cwd";
+        assert_eq!(
+            claude_bash_command(&argv(&["/bin/bash", "-c", w])).as_deref(),
+            Some("echo hello > /o/x")
+        );
+        // Both fixed parts, or either twice, is neither.
+        for w in [
+            format!("{CLAUDE_FIXED} && {CLAUDE_FIXED_2_1_197} && eval 'true' < /dev/null && pwd -P >| /t/claude-ab-cwd"),
+            format!("{CLAUDE_FIXED_2_1_197} && {CLAUDE_FIXED_2_1_197} && eval 'true' < /dev/null && pwd -P >| /t/claude-ab-cwd"),
+        ] {
+            assert_eq!(claude_bash_command(&argv(&["/bin/bash", "-c", &w])), None, "{w}");
+        }
     }
 
     #[test]
