@@ -9,6 +9,13 @@
 //! entries of [`REGISTRY`] with a [`Wrapper`]); every file a redirection writes; and everything that could not
 //! be analysed, with the reason. The analysis is a pure function of the text.
 //!
+//! What it knows about programs is one entry per program in one registry
+//! ([`registry::REGISTRY`]): each program's option grammar, read by the one
+//! argv parser ([`options`]), and what its options and operands do. The
+//! walk is in `parse` (with the `plain` shortcut for lines of plain words),
+//! the code that reads the entries in [`programs`], [`reads`] and `wrappers`,
+//! and the reasons for what cannot be analysed in [`reason`].
+//!
 //! ```
 //! use sandgate_shell::analyse;
 //!

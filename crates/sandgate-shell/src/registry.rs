@@ -19,7 +19,7 @@
 //! parser ([`super::options`]) reads every command with its entry's grammar.
 //!
 //! Adding a program, or an option of one, is one edit here: its entry (kept
-//! in name order, which [`entry`] relies on), with the option in its
+//! in name order, which [`entry_named`] relies on), with the option in its
 //! grammar's string and, if it does something, in the facet that says what.
 //! Option names in the facets are written in full; how a command spells them
 //! (abbreviated, clustered, attached) is the grammar's.
