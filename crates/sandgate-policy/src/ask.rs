@@ -23,11 +23,22 @@ pub enum SubjectKind {
     Path,
     /// A command string (exec tools).
     Command,
+    /// A network host as an entry of `permissions.network` would name it
+    /// (`example.org`, `example.org:22`): a contained program connects to
+    /// it (the tool [`NETWORK_TOOL`]).
+    Host,
 }
+
+/// The tool a network question is asked for: a contained program connects
+/// to a host no entry decides.
+pub const NETWORK_TOOL: &str = "network";
 
 impl SubjectKind {
     /// The subject kind of a gated tool, or `None` for a tool outside the gate.
     pub fn of_tool(tool: &str) -> Option<SubjectKind> {
+        if tool == NETWORK_TOOL {
+            return Some(SubjectKind::Host);
+        }
         match crate::request::tool_kind(tool) {
             ToolKind::File => Some(SubjectKind::Path),
             ToolKind::Exec => Some(SubjectKind::Command),
@@ -40,6 +51,7 @@ impl SubjectKind {
         match self {
             SubjectKind::Path => "path",
             SubjectKind::Command => "command",
+            SubjectKind::Host => "host",
         }
     }
 }

@@ -363,6 +363,8 @@ pub fn allow_refusal(
         access,
     };
     Ok(match kind {
+        // Domain entries have their own check (`policy allow domain`).
+        crate::ask::SubjectKind::Host => None,
         crate::ask::SubjectKind::Command => {
             let Ok(re) = Regex::new(rule) else {
                 return Ok(None);

@@ -138,11 +138,15 @@ pub fn settle(
     }
 }
 
-/// The exact rule for `subject`: an escaped path glob or an anchored, escaped regex.
+/// The exact rule for `subject`: an escaped path glob, an anchored, escaped
+/// regex, or a network entry in its one spelling.
 pub fn exact_rule(kind: SubjectKind, subject: &str) -> Result<String, PersistError> {
     match kind {
         SubjectKind::Path => persist::path_rule(Path::new(subject)),
         SubjectKind::Command => Ok(persist::command_rule(subject)),
+        SubjectKind::Host => Ok(sandgate_policy::network::Entry::parse(subject)
+            .map(|e| e.to_string())
+            .unwrap_or_else(|_| subject.to_string())),
     }
 }
 
@@ -171,6 +175,7 @@ fn keep_always(
     let section = match kind {
         SubjectKind::Path => Section::paths_for(rule_access),
         SubjectKind::Command => Section::Commands,
+        SubjectKind::Host => Section::Network,
     };
     let appended = persist::append_rule(&central, section, effect, &pattern)?;
     let (line, added) = match appended {
@@ -198,6 +203,13 @@ fn keep_always(
                 .decide_canonical_path(Path::new(subject), access.unwrap_or(Access::Write))
                 .verdict
         }
+        // The entry's host on its port (no port: 443, as for 80).
+        SubjectKind::Host => match sandgate_policy::network::parse_host_port(subject) {
+            Ok((target, port)) => reloaded.network().map_or(Verdict::Allow, |n| {
+                n.decide(&target, port.unwrap_or(443)).verdict
+            }),
+            Err(_) => Verdict::Ask,
+        },
     };
     Ok((
         Persisted {

@@ -23,6 +23,93 @@ struct CommandGate {
     surface: &'static str,
     /// Where a refusal is told to the person (stderr when `None`).
     tell: Option<Tell>,
+    /// Who answers about a host no entry decides (`None`: nobody can).
+    asker: Option<Asker>,
+}
+
+/// Asks the person about the hosts no entry decides, for one command, with
+/// the four usual answers ([`sandgate_tools::resolver::settle`]: an
+/// "always" answer writes an `allow`/`deny` entry to the central file, as
+/// every other always-answer is written). Questions are put one at a time;
+/// each answer holds for the rest of the command's run (a client resolves
+/// a name for IPv4 and IPv6 at once, then connects: one question).
+pub struct Asker {
+    policy: std::sync::Mutex<sandgate_policy::Policy>,
+    ctx: sandgate_policy::Context,
+    resolver: Box<dyn sandgate_policy::ask::Resolver>,
+    surface: &'static str,
+    /// The answers given, by the entry asked about; `None`: nobody could answer.
+    answers: std::sync::Mutex<std::collections::HashMap<String, Option<Verdict>>>,
+}
+
+impl Asker {
+    /// An asker deciding with `policy` in `ctx`, putting questions to
+    /// `resolver` (the terminal prompt of `sandgate exec`).
+    pub fn new(
+        policy: sandgate_policy::Policy,
+        ctx: sandgate_policy::Context,
+        resolver: Box<dyn sandgate_policy::ask::Resolver>,
+        surface: &'static str,
+    ) -> Asker {
+        Asker {
+            policy: std::sync::Mutex::new(policy),
+            ctx,
+            resolver,
+            surface,
+            answers: std::sync::Mutex::new(std::collections::HashMap::new()),
+        }
+    }
+
+    fn ask(
+        &self,
+        target: &sandgate_net::Target,
+        port: u16,
+        decision: &Decision,
+        command: &str,
+    ) -> Option<Verdict> {
+        use sandgate_policy::ask::{Resolution, NETWORK_TOOL};
+        let entry = sandgate_policy::network::entry_for(target, port);
+        // One question at a time; an answer already given holds.
+        let mut answers = self.answers.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(answer) = answers.get(&entry) {
+            return *answer;
+        }
+        let asked = Decision::new(
+            Verdict::Ask,
+            entry.clone(),
+            format!(
+                "the command `{command}` connects to {}: {}",
+                sandgate_policy::network::host_port(target, port),
+                decision.reason
+            ),
+        );
+        let mut policy = self.policy.lock().unwrap_or_else(|e| e.into_inner());
+        let settled = sandgate_tools::resolver::settle(
+            &policy,
+            &self.ctx,
+            NETWORK_TOOL,
+            &asked,
+            &*self.resolver,
+        );
+        crate::audit::record_outcome(
+            self.surface,
+            NETWORK_TOOL,
+            &settled.decision,
+            crate::audit::ask_outcome(Some(&settled.resolution)),
+        );
+        if let Some(Err(e)) = &settled.always {
+            eprintln!("sandgate: warning: {e}");
+        }
+        if let Some(reloaded) = settled.reloaded {
+            *policy = reloaded;
+        }
+        let answer = match settled.resolution {
+            Resolution::Unavailable { .. } => None,
+            _ => Some(settled.decision.verdict),
+        };
+        answers.insert(entry, answer);
+        answer
+    }
 }
 
 /// Tells the person of a refusal, in one line.
@@ -31,6 +118,17 @@ pub type Tell = Arc<dyn Fn(String) + Send + Sync>;
 impl Gate for CommandGate {
     fn policy(&self) -> &NetworkPolicy {
         &self.policy
+    }
+
+    fn ask(
+        &self,
+        target: &sandgate_net::Target,
+        port: u16,
+        decision: &Decision,
+    ) -> Option<Verdict> {
+        self.asker
+            .as_ref()?
+            .ask(target, port, decision, &self.command)
     }
 
     fn record(&self, record: &Record) {
@@ -78,15 +176,19 @@ impl Route for CommandRoute {
 
 /// Serve the proxy and resolver sockets of a command's network namespace
 /// (handed over through `outside` once the command has started), each on a
-/// thread of its own, for as long as this process lives. Returns the route
-/// of the command's direct connects, for its supervisor.
+/// thread of its own, for as long as this process lives; a host no entry
+/// decides is asked about through `asker` (`sandgate exec`, which has the
+/// terminal prompt), or refused without one. Returns the route of the
+/// command's direct connects, for its supervisor.
 pub fn serve(
     outside: Outside,
     policy: NetworkPolicy,
     command: &str,
     surface: &'static str,
+    asker: Option<Asker>,
 ) -> std::io::Result<Arc<dyn Route>> {
-    serve_telling(outside, policy, command, surface, None)
+    let (route, _) = serve_handed(outside.take()?, policy, command, surface, None, asker)?;
+    Ok(route)
 }
 
 /// [`serve`], with refusals told through `tell` (`sandgate run`, whose
@@ -98,7 +200,7 @@ pub fn serve_telling(
     surface: &'static str,
     tell: Option<Tell>,
 ) -> std::io::Result<Arc<dyn Route>> {
-    let (route, _) = serve_handed(outside.take()?, policy, command, surface, tell)?;
+    let (route, _) = serve_handed(outside.take()?, policy, command, surface, tell, None)?;
     Ok(route)
 }
 
@@ -116,7 +218,7 @@ pub fn serve_stoppable(
         handed.dns_udp.try_clone()?,
         handed.dns_tcp.try_clone()?,
     );
-    let (_, resolver) = serve_handed(handed, policy, command, surface, None)?;
+    let (_, resolver) = serve_handed(handed, policy, command, surface, None, None)?;
     Ok(Box::new(move || {
         resolver.stop();
         // Each serving thread's `accept` or `recv` fails or returns, and it
@@ -141,12 +243,14 @@ fn serve_handed(
     command: &str,
     surface: &'static str,
     tell: Option<Tell>,
+    asker: Option<Asker>,
 ) -> std::io::Result<Served> {
     let gate = Arc::new(CommandGate {
         policy,
         command: command.to_string(),
         surface,
         tell,
+        asker,
     });
     let names = Arc::new(Names::new());
     let route = Arc::new(CommandRoute {

@@ -25,6 +25,8 @@ use std::time::Duration;
 
 #[path = "../../../tests/support/exe.rs"]
 mod exe;
+#[path = "../../../tests/support/pty.rs"]
+mod pty;
 #[path = "../../../tests/support/wait.rs"]
 mod wait;
 
@@ -691,6 +693,11 @@ impl Tree {
     /// test's `/etc/hosts` and `/etc/resolv.conf` (made as root, before
     /// the user is taken on): the machine's own files are never changed.
     fn with_names(&self, names: &Names, program: &Path, args: &[&str]) -> Output {
+        run_with_deadline(self.named_command(names, program, args))
+    }
+
+    /// The command [`Tree::with_names`] runs.
+    fn named_command(&self, names: &Names, program: &Path, args: &[&str]) -> Command {
         let inner = self.command(program);
         let mut cmd = Command::new("unshare");
         cmd.args(["--mount", "--propagation", "private", "--", "sh", "-c"])
@@ -708,7 +715,7 @@ impl Tree {
             }
         }
         cmd.current_dir(&self.work).stdin(Stdio::null());
-        run_with_deadline(cmd)
+        cmd
     }
 
     /// `argv` unconfined, with the test's names.
@@ -1110,4 +1117,131 @@ fn git_over_ssh_reaches_a_listed_host_port_and_no_other() {
         }
     }
     sessions.lock().unwrap().clear();
+}
+
+/// `sandgate exec -- curl URL` in a real terminal, with the test's names and
+/// the prompt on; `key` answers the question. Returns what the terminal
+/// showed (before and after the menu) and the exit code.
+fn exec_asked(t: &Tree, n: &Names, url: &str, key: &str) -> (String, String, i32) {
+    use expectrl::process::unix::WaitStatus;
+    use expectrl::{Eof, Expect};
+    let mut cmd = t.named_command(
+        n,
+        &t.bin.clone(),
+        &["exec", "--", "curl", "-sS", "--max-time", "60", url],
+    );
+    cmd.env_remove("SANDGATE_NO_UI").env("TERM", "xterm");
+    let mut s = expectrl::session::OsSession::spawn(cmd).expect("spawn in a pty");
+    s.set_expect_timeout(Some(Duration::from_secs(60)));
+    let shown = s.expect("[4] deny always").expect("the question is shown");
+    let shown = String::from_utf8_lossy(shown.before()).into_owned();
+    s.send(key).unwrap();
+    let rest = s.expect(Eof).expect("the command ends");
+    let rest = String::from_utf8_lossy(rest.as_bytes()).into_owned();
+    let code = match pty::wait_within(&mut s, DEADLINE).expect("wait") {
+        WaitStatus::Exited(_, code) => code,
+        other => panic!("unexpected end: {other:?}"),
+    };
+    (shown, rest, code)
+}
+
+#[test]
+fn an_unlisted_host_is_asked_at_the_terminal_and_always_is_written_to_the_central_file() {
+    if !is_root() {
+        missing("the test's own /etc/hosts needs a mount namespace made as root");
+        return;
+    }
+    if !has("curl") || !has("unshare") {
+        missing("`curl` and `unshare` are needed");
+        return;
+    }
+    let web = http_server();
+    let n = names("127.0.0.1 web.test\n");
+    let url = format!("http://web.test:{web}/asked");
+    for mode in modes() {
+        // The address is listed (a name on loopback needs it); the name is not.
+        let t = tree(Who::Root, mode, &[format!("127.0.0.1:{web}")]);
+        let policy = t.home.join(".sandgate/permissions.yaml");
+        let commented = format!(
+            "# my policy: keep this comment\n{}",
+            fs::read_to_string(&policy)
+                .unwrap()
+                .replace("  network:\n", "  network:   # hosts, by hand\n")
+        );
+        fs::write(&policy, &commented).unwrap();
+        // Deny once: a 403, nothing written.
+        let (shown, rest, _) = exec_asked(&t, &n, &url, "3");
+        assert!(shown.contains("network"), "{mode}: {shown}");
+        assert!(
+            shown.contains(&format!("host: web.test:{web}")),
+            "{mode}: {shown}"
+        );
+        assert!(shown.contains("curl"), "{mode}: {shown}");
+        assert!(
+            rest.contains("sandgate refused the connection"),
+            "{mode}: {rest}"
+        );
+        assert_eq!(fs::read_to_string(&policy).unwrap(), commented, "{mode}");
+        // Allow always: the page, and the entry in the central file, comments kept.
+        let (_, rest, code) = exec_asked(&t, &n, &url, "2");
+        assert!(rest.contains("served /asked"), "{mode}: {rest}");
+        assert_eq!(code, 0, "{mode}: {rest}");
+        let written = fs::read_to_string(&policy).unwrap();
+        assert!(
+            written.contains(&format!("web.test:{web}")),
+            "{mode}: {written}"
+        );
+        assert!(
+            written.contains("# my policy: keep this comment")
+                && written.contains("# hosts, by hand"),
+            "{mode}: {written}"
+        );
+        // Next time it is not asked: no terminal needed.
+        let out = t.exec_named(&n, &["curl", "-sS", "--max-time", "30", &url]);
+        assert!(
+            text(&out).contains("served /asked"),
+            "{mode}: {}",
+            text(&out)
+        );
+        // Deny always: a deny entry, and the next run is refused unasked.
+        let other = format!("http://web.test:{}/other", web);
+        let t2 = tree(Who::Root, mode, &[format!("127.0.0.1:{web}")]);
+        let (_, rest, _) = exec_asked(&t2, &n, &other, "4");
+        assert!(
+            rest.contains("sandgate refused the connection"),
+            "{mode}: {rest}"
+        );
+        let written = fs::read_to_string(t2.home.join(".sandgate/permissions.yaml")).unwrap();
+        assert!(written.contains("deny:"), "{mode}: {written}");
+        let out = t2.exec_named(&n, &["curl", "-sS", "--max-time", "30", &other]);
+        assert!(
+            text(&out).contains("matches the network deny"),
+            "{mode}: {}",
+            text(&out)
+        );
+        // Without a terminal, refused (nobody to ask).
+        let t3 = tree(Who::Root, mode, &[format!("127.0.0.1:{web}")]);
+        let mut cmd = t3.named_command(
+            &n,
+            Path::new("setsid"),
+            &[
+                t3.bin.to_str().unwrap(),
+                "exec",
+                "--",
+                "curl",
+                "-sS",
+                "--max-time",
+                "30",
+                &format!("http://web.test:{web}/none"),
+            ],
+        );
+        cmd.env_remove("SANDGATE_NO_UI");
+        let out = run_with_deadline(cmd);
+        assert!(!text(&out).contains("served"), "{mode}: {}", text(&out));
+        assert!(
+            text(&out).contains("no terminal to ask"),
+            "{mode}: {}",
+            text(&out)
+        );
+    }
 }

@@ -18,7 +18,10 @@
 //!   The caller's file status flags (`O_NONBLOCK`), close-on-exec flag and
 //!   the options a client sets before connecting (`TCP_NODELAY`,
 //!   `SO_KEEPALIVE`) are carried over; a non-blocking connect returns 0 at
-//!   once, which the kernel may do too.
+//!   once, which the kernel may do too. Not carried over: a local address
+//!   the program bound its socket to before connecting (the connection
+//!   leaves from sandgate's namespace, where that address means nothing),
+//!   and other socket options.
 //! - [`Direct::Inside`]: connected exactly as copied, in the namespace (its
 //!   own loopback: the proxy, the resolver, a server the program started).
 //! - [`Direct::Refused`]: the call fails with this errno.

@@ -114,7 +114,7 @@ pub fn run(global: &GlobalArgs, args: ExecArgs) -> ExitCode {
         report_denied(&decision);
         return ExitCode::from(EXIT_FAILED);
     }
-    match spawn(&policy, &command, &loaded.ctx) {
+    match spawn(&policy, &command, &loaded.ctx, args.no_ui) {
         Ok(status) => ExitCode::from(exit_code(status)),
         Err(SpawnError::Isolation(e)) => {
             eprintln!("sandgate: {e}");
@@ -211,7 +211,14 @@ fn report_denied(decision: &Decision) {
 /// paths or `unix_sockets`, sandgate stays as the supervisor of the calls
 /// that make names and of `connect()`, passes on the signals other
 /// processes send it, and waits.
-pub fn spawn(policy: &Policy, command: &str, ctx: &Context) -> Result<ExitStatus, SpawnError> {
+/// A host the network lists do not decide is asked at the terminal prompt
+/// (none with `no_ui`, `--no-ui`).
+pub fn spawn(
+    policy: &Policy,
+    command: &str,
+    ctx: &Context,
+    no_ui: bool,
+) -> Result<ExitStatus, SpawnError> {
     let isolation = isolation(policy, ctx).map_err(SpawnError::Isolation)?;
     for notice in isolation.notices() {
         eprintln!("sandgate: {notice}");
@@ -221,7 +228,20 @@ pub fn spawn(policy: &Policy, command: &str, ctx: &Context) -> Result<ExitStatus
     if let Some(outside) = prepared.network {
         // The proxy runs in this process: the command is spawned, not become.
         let network = policy.network().cloned().unwrap_or_default();
-        return spawn_filtered(child, prepared.supervision, outside, network, command);
+        let asker = crate::network::Asker::new(
+            policy.clone(),
+            ctx.clone(),
+            Box::new(TerminalPrompt::new(no_ui)),
+            "exec",
+        );
+        return spawn_filtered(
+            child,
+            prepared.supervision,
+            outside,
+            network,
+            command,
+            asker,
+        );
     }
     let Some(supervision) = prepared.supervision else {
         if isolation.mode() == IsolationMode::Landlock {
@@ -275,6 +295,7 @@ fn spawn_filtered(
     outside: sandgate_sandbox::netns::Outside,
     network: sandgate_policy::network::NetworkPolicy,
     command: &str,
+    asker: crate::network::Asker,
 ) -> Result<ExitStatus, SpawnError> {
     notify::hold_forwarded(&mut child).map_err(SpawnError::Io)?;
     let mut running = child.spawn().map_err(|e| {
@@ -283,7 +304,7 @@ fn spawn_filtered(
             format!("{e} (while making the command's network namespace for `permissions.network`)"),
         ))
     })?;
-    let route = match crate::network::serve(outside, network, command, "exec") {
+    let route = match crate::network::serve(outside, network, command, "exec", Some(asker)) {
         Ok(route) => route,
         Err(e) => {
             // Without its proxy the command reaches no host: say so, and stop it.

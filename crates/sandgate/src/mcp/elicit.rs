@@ -31,6 +31,7 @@ pub fn message(ask: &Question) -> String {
     let what = match ask.kind {
         SubjectKind::Path => format!("`{}` wants to use the path `{}`", ask.tool, ask.subject),
         SubjectKind::Command => format!("`{}` wants to run `{}`", ask.tool, ask.subject),
+        SubjectKind::Host => format!("a program wants to connect to `{}`", ask.subject),
     };
     format!("sandgate: {what} ({}). Allow it?", ask.reason)
 }
