@@ -369,8 +369,8 @@ impl Link {
                 return Reply {
                     ask_in_agent: true,
                     reason: format!(
-                        "sandgate: this command will write outside the sandbox of `sandgate run`: {listed}. \
-                         Yes lets these writes through for this one call; No refuses it"
+                        "sandgate asks about writing {listed}, outside the sandbox of `sandgate run`: \
+                         Yes lets this one call write there; No refuses it"
                     ),
                     ..Reply::default()
                 };

@@ -717,7 +717,7 @@ fn claude_default_ready(s: &str) -> bool {
 /// reason naming `target`.
 fn claude_dialog(screen: &str, target: &Path) -> bool {
     screen.contains("Do you want to proceed?")
-        && screen.contains("will write outside the sandbox of `sandgate run`")
+        && screen.contains("outside the sandbox of `sandgate run`")
         && screen.contains(&*target.to_string_lossy())
 }
 
