@@ -199,8 +199,9 @@ pub fn serve_telling(
     command: &str,
     surface: &'static str,
     tell: Option<Tell>,
+    asker: Option<Asker>,
 ) -> std::io::Result<Arc<dyn Route>> {
-    let (route, _) = serve_handed(outside.take()?, policy, command, surface, tell, None)?;
+    let (route, _) = serve_handed(outside.take()?, policy, command, surface, tell, asker)?;
     Ok(route)
 }
 

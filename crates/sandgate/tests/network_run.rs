@@ -19,6 +19,8 @@ use std::time::Duration;
 
 #[path = "../../../tests/support/exe.rs"]
 mod exe;
+#[path = "../../../tests/support/pty.rs"]
+mod pty;
 #[path = "../../../tests/support/wait.rs"]
 mod wait;
 
@@ -397,4 +399,99 @@ fn the_program_has_no_network_once_sandgate_is_gone() {
         );
         drop(guard);
     }
+}
+
+const MENU: &str = "[4] deny always";
+
+/// `sandgate run` in a real terminal (a pty), not `--no-ui`: a host no
+/// entry decides is asked on the run's question route, shown whole with
+/// the host and port, and answered by a deliberate key. Allow once lets
+/// the program through; deny once refuses it; allow always writes the
+/// entry to the central policy file and is not asked again.
+#[test]
+fn an_unlisted_host_is_asked_on_the_run_s_question_route() {
+    use expectrl::process::unix::WaitStatus;
+    use expectrl::session::OsSession as Session;
+    use expectrl::{Eof, Expect};
+    if !ready() {
+        return;
+    }
+    let (web, served) = http_server();
+    let t = tree(Who::Root, Some(&allow_list(&[format!("127.0.0.1:{web}")])));
+    let subject = format!("{UNLISTED}:{web}");
+    let url = format!("http://{UNLISTED}:{web}/asked");
+    let spawn = |script: &str| {
+        let mut argv = t.run_argv(&["sh", "-c", script]);
+        argv.remove(2); // `--no-ui`: this run has a person to ask.
+        let mut cmd = t.command(&argv);
+        cmd.env_remove("SANDGATE_NO_UI").env("TERM", "xterm");
+        let mut s = Session::spawn(cmd).expect("spawn in a pty");
+        s.set_expect_timeout(Some(Duration::from_secs(60)));
+        s.get_process_mut().set_window_size(200, 40).unwrap();
+        s
+    };
+    let press = |s: &mut Session, key: &str| {
+        std::thread::sleep(Duration::from_millis(900));
+        s.send(key).unwrap();
+    };
+    let finish = |mut s: Session| -> String {
+        let rest = s.expect(Eof).expect("the program ends");
+        let text = String::from_utf8_lossy(rest.as_bytes()).into_owned();
+        match pty::wait_within(&mut s, DEADLINE).expect("wait") {
+            WaitStatus::Exited(_, 0) => {}
+            other => panic!("unexpected end: {other:?}: {text}"),
+        }
+        text
+    };
+    let script = format!("curl -sS --max-time 60 {url}; echo; echo done");
+    // Allow once: served.
+    let before = served.load(Ordering::SeqCst);
+    let mut s = spawn(&script);
+    s.expect(format!("   {subject}\r"))
+        .expect("the host is asked about");
+    s.expect(MENU).expect("the menu is shown");
+    press(&mut s, "1");
+    let text = finish(s);
+    assert!(text.contains("served /asked"), "{text}");
+    assert_eq!(served.load(Ordering::SeqCst), before + 1);
+    // Deny once: a 403, nothing served, nothing written.
+    let policy_file = t.home.join(".sandgate/permissions.yaml");
+    let policy_before = fs::read_to_string(&policy_file).unwrap();
+    let mut s = spawn(&script);
+    s.expect(format!("   {subject}\r")).expect("asked again");
+    s.expect(MENU).unwrap();
+    press(&mut s, "3");
+    let text = finish(s);
+    assert!(text.contains("refused when asked"), "{text}");
+    assert!(!text.contains("served /asked"), "{text}");
+    assert_eq!(served.load(Ordering::SeqCst), before + 1);
+    assert_eq!(fs::read_to_string(&policy_file).unwrap(), policy_before);
+    // Allow always: confirmed by the same key, written, and not asked again
+    // (the second request of the same run, and the next run).
+    let twice = format!("curl -sS --max-time 60 {url} {url}; echo; echo done");
+    let mut s = spawn(&twice);
+    s.expect(format!("   {subject}\r")).expect("asked again");
+    s.expect(MENU).unwrap();
+    press(&mut s, "2");
+    s.expect("again to confirm")
+        .expect("confirmation asked for");
+    press(&mut s, "2");
+    let text = finish(s);
+    assert_eq!(text.matches("served /asked").count(), 2, "{text}");
+    let written = fs::read_to_string(&policy_file).unwrap();
+    assert!(written.contains(&subject), "{written}");
+    let out = t.run(&curl(&url));
+    assert!(
+        network_common::text(&out).contains("served /asked"),
+        "{}",
+        network_common::text(&out)
+    );
+    // Each answer is in the audit log.
+    let asked: Vec<Value> = fs::read_to_string(t.home.join(".sandgate/audit.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| r["surface"] == "run prompt" && r["subject"] == subject)
+        .collect();
+    assert_eq!(asked.len(), 3, "{asked:#?}");
 }

@@ -423,7 +423,7 @@ pub fn run_hosted(global: &GlobalArgs, args: RunArgs, mut host: Option<&mut dyn 
             };
             (Some(link), Box::new(gate))
         }
-        None => (None, Box::new(Person(person))),
+        None => (None, Box::new(Person(Arc::clone(&person)))),
     };
     let socket = link.as_ref().and(plan.unix_sockets.last().cloned());
     let log = Arc::new(Log::new(link, primary.path().to_path_buf()));
@@ -436,7 +436,19 @@ pub fn run_hosted(global: &GlobalArgs, args: RunArgs, mut host: Option<&mut dyn 
             .map(|a| a.to_string_lossy().into_owned())
             .collect::<Vec<_>>()
             .join(" ");
-        if let Err(e) = crate::network::serve_telling(outside, network, &command, "run", Some(tell))
+        // A host the lists do not decide is put to the run's questions,
+        // where a person can answer (with the policy loaded): one at a
+        // time, each answer holding for the rest of the run.
+        let asker = loaded.ok().map(|policy| {
+            crate::network::Asker::new(
+                policy,
+                ctx.clone(),
+                Box::new(Person(Arc::clone(&person))),
+                "run prompt",
+            )
+        });
+        if let Err(e) =
+            crate::network::serve_telling(outside, network, &command, "run", Some(tell), asker)
         {
             // Without its proxy the program reaches no host: say so, and stop it.
             let _ = child.kill();
