@@ -89,6 +89,11 @@ pub struct Entry {
     pub runner: Option<&'static str>,
     /// What the walkers do for it in code, not data.
     pub special: &'static [Special],
+    /// Its purpose is to run other programs, named anywhere in its words
+    /// (`su`, `chroot`, `strace`, `npx`): a rule allowing it allows
+    /// whatever it is told to run, so `sandgate audit` suggests none. The
+    /// wrappers the analysis strips are judged by what they run instead.
+    pub runs_any: bool,
 }
 
 /// A shell.
@@ -217,6 +222,7 @@ const fn entry(name: &'static str) -> Entry {
         outputs: &[],
         runner: None,
         special: &[],
+        runs_any: false,
     }
 }
 
@@ -916,7 +922,12 @@ pub const REGISTRY: &[Entry] = &[
             options: &[hidden("-e"), hidden("--eval")],
             ..program("bun")
         }),
+        runs_any: true,
         ..entry("bun")
+    },
+    Entry {
+        runs_any: true,
+        ..entry("bunx")
     },
     Entry {
         grammar: Some(stop("busybox", "", "list list-full")),
@@ -1144,6 +1155,10 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("chown")
     },
     Entry {
+        runs_any: true,
+        ..entry("chroot")
+    },
+    Entry {
         grammar: Some(gnu(
             "cmp",
             "bi:ln:sv",
@@ -1333,6 +1348,10 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("declare")
     },
     Entry {
+        runs_any: true,
+        ..entry("deno")
+    },
+    Entry {
         grammar: Some(gnu(
             "df",
             "aB:HhiklPTt:vx:",
@@ -1461,6 +1480,10 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("expand")
     },
     Entry {
+        runs_any: true,
+        ..entry("expect")
+    },
+    Entry {
         text_only: true,
         special: &[Special::AssignsVariables],
         ..entry("export")
@@ -1550,6 +1573,10 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("flake8")
     },
     Entry {
+        runs_any: true,
+        ..entry("flock")
+    },
+    Entry {
         grammar: Some(gnu(
             "fmt",
             "cg:p:stuw:",
@@ -1582,6 +1609,10 @@ pub const REGISTRY: &[Entry] = &[
             ..program("gawk")
         }),
         ..entry("gawk")
+    },
+    Entry {
+        runs_any: true,
+        ..entry("gdb")
     },
     Entry {
         // git: its own options before the subcommand (whole names only), then
@@ -2348,6 +2379,10 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("ls")
     },
     Entry {
+        runs_any: true,
+        ..entry("ltrace")
+    },
+    Entry {
         grammar: Some(exact("lua", "e:il:vEW", "")),
         runs: Some(Program {
             options: &[hidden("-e")],
@@ -2637,6 +2672,14 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("npm")
     },
     Entry {
+        runs_any: true,
+        ..entry("npx")
+    },
+    Entry {
+        runs_any: true,
+        ..entry("nsenter")
+    },
+    Entry {
         shell: Some(Shell::Unread("`nu` runs commands in a language the gate does not read")),
         ..entry("nu")
     },
@@ -2666,6 +2709,10 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("oksh")
     },
     Entry {
+        runs_any: true,
+        ..entry("osascript")
+    },
+    Entry {
         grammar: Some(argparse(
             "parallel",
             "a:C:d:E:eI:i::j:kL:l::m:n:P:qrS:s:uvXxZ0",
@@ -2677,6 +2724,7 @@ pub const REGISTRY: &[Entry] = &[
             options: &[hidden("")],
             ..program("parallel")
         }),
+        runs_any: true,
         ..entry("parallel")
     },
     Entry {
@@ -2820,6 +2868,10 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("pip3")
     },
     Entry {
+        runs_any: true,
+        ..entry("pipx")
+    },
+    Entry {
         grammar: Some(exact(
             "pnpm",
             "C:F:hrvwy",
@@ -2840,6 +2892,10 @@ pub const REGISTRY: &[Entry] = &[
             ..program("pnpm")
         }),
         ..entry("pnpm")
+    },
+    Entry {
+        runs_any: true,
+        ..entry("pnpx")
     },
     Entry {
         special: &[Special::ChangesDirectory(Chdir::Popd)],
@@ -3295,6 +3351,10 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("ruff")
     },
     Entry {
+        runs_any: true,
+        ..entry("runuser")
+    },
+    Entry {
         grammar: Some(exact(
             "rustc",
             "A:C:D:F:ghL:l:Oo:VvW:",
@@ -3329,6 +3389,7 @@ pub const REGISTRY: &[Entry] = &[
             options: &[hidden("-c"), hidden("--command")],
             ..program("script")
         }),
+        runs_any: true,
         ..entry("script")
     },
     Entry {
@@ -3352,6 +3413,14 @@ pub const REGISTRY: &[Entry] = &[
     Entry {
         special: &[Special::SetsGlobOptions(GlobOptions::Setopt)],
         ..entry("setopt")
+    },
+    Entry {
+        runs_any: true,
+        ..entry("setpriv")
+    },
+    Entry {
+        runs_any: true,
+        ..entry("setsid")
     },
     Entry {
         shell: Some(Shell::Bash),
@@ -3469,6 +3538,7 @@ pub const REGISTRY: &[Entry] = &[
             options: &[hidden("-o")],
             ..program("ssh")
         }),
+        runs_any: true,
         ..entry("ssh")
     },
     Entry {
@@ -3485,6 +3555,10 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("stdbuf")
     },
     Entry {
+        runs_any: true,
+        ..entry("strace")
+    },
+    Entry {
         grammar: Some(gnu(
             "su",
             "c:fg:G:lmpPs:w:",
@@ -3495,6 +3569,7 @@ pub const REGISTRY: &[Entry] = &[
             options: &[hidden("-c")],
             ..program("su")
         }),
+        runs_any: true,
         ..entry("su")
     },
     Entry {
@@ -3514,6 +3589,10 @@ pub const REGISTRY: &[Entry] = &[
         }),
         directory_options: &["-D", "--chdir"],
         ..entry("sudo")
+    },
+    Entry {
+        runs_any: true,
+        ..entry("systemd-run")
     },
     Entry {
         grammar: Some(gnu("tac", "brs:", "before help regex separator= version")),
@@ -3744,6 +3823,10 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("unsetopt")
     },
     Entry {
+        runs_any: true,
+        ..entry("unshare")
+    },
+    Entry {
         grammar: Some(exact(
             "uv",
             "hnq:Vv:",
@@ -3793,6 +3876,10 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("uv")
     },
     Entry {
+        runs_any: true,
+        ..entry("uvx")
+    },
+    Entry {
         grammar: Some(exact(
             "vim",
             "c:dDeEhHi:lLmMnNoOpPq:rRs:S::t:T:u:U:vVw:W:xyZ",
@@ -3816,6 +3903,7 @@ pub const REGISTRY: &[Entry] = &[
             options: &[runs("", Runs::ScriptWords)],
             ..program("watch")
         }),
+        runs_any: true,
         ..entry("watch")
     },
     Entry {

@@ -6,6 +6,8 @@
 //! a string literal spelling a registered program's name appears outside the
 //! registry (a `match name { "git" => … }`, an `if name == "sed"`, a table
 //! of names): such a check would be a second place that knows the program.
+//! The files read are the shell crate's modules, the policy's command gate
+//! and path checks, and `sandgate audit`'s rule suggestions.
 //!
 //! It is a textual check: string literals in code (not in comments, not in
 //! `#[cfg(test)]` modules) are compared with every registered name. Names
@@ -31,10 +33,16 @@ const NOT_PROGRAMS: &[(&str, &str, &str)] = &[
         "time",
         "bash's reserved word `time`, which the plain-line shortcut leaves to the parser",
     ),
+    (
+        "sandgate/src/audit/suggest.rs",
+        "command",
+        "the `command` parameter of a tool call, and the kind of a rule",
+    ),
 ];
 
 /// The files that read commands: every module of the shell crate but the
-/// registry, and the policy's command gate and path checks.
+/// registry, the policy's command gate and path checks, and the rule
+/// suggestions of `sandgate audit`.
 fn sources() -> Vec<PathBuf> {
     let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut out = Vec::new();
@@ -49,6 +57,7 @@ fn sources() -> Vec<PathBuf> {
     for f in ["command.rs", "pathwords.rs", "gate.rs"] {
         out.push(crates.join("sandgate-policy/src").join(f));
     }
+    out.push(crates.join("sandgate/src/audit/suggest.rs"));
     out.retain(|p| {
         let name = p.file_name().unwrap().to_string_lossy();
         name != "registry.rs" && name != "tests.rs"
@@ -96,7 +105,7 @@ fn no_program_name_is_checked_outside_the_registry() {
         .collect();
     assert!(names.len() > 150, "{} names", names.len());
     let mut found = Vec::new();
-    let mut excused = 0;
+    let mut excused = vec![false; NOT_PROGRAMS.len()];
     for path in sources() {
         let text = std::fs::read_to_string(&path).unwrap();
         let shown = path.to_string_lossy().replace('\\', "/");
@@ -111,11 +120,11 @@ fn no_program_name_is_checked_outside_the_registry() {
                 if !names.contains(&lit.as_str()) {
                     continue;
                 }
-                if NOT_PROGRAMS
+                if let Some(k) = NOT_PROGRAMS
                     .iter()
-                    .any(|(f, l, _)| rel.ends_with(f) && *l == lit)
+                    .position(|(f, l, _)| rel.ends_with(f) && *l == lit)
                 {
-                    excused += 1;
+                    excused[k] = true;
                     continue;
                 }
                 found.push(format!("{rel}:{}: \"{lit}\": {}", n + 1, line.trim()));
@@ -128,7 +137,9 @@ fn no_program_name_is_checked_outside_the_registry() {
          or a `Special` behaviour instead):\n{}",
         found.join("\n")
     );
-    assert_eq!(excused, NOT_PROGRAMS.len(), "a listed exception went away");
+    for (k, used) in excused.iter().enumerate() {
+        assert!(used, "{:?} is listed but no longer found", NOT_PROGRAMS[k]);
+    }
 }
 
 /// The check finds what it is for.

@@ -365,38 +365,6 @@ pub fn suggest(log: &Log, engine: &Engine, min: usize) -> Report {
     report
 }
 
-/// Programs whose purpose is to run other programs: a rule allowing one
-/// allows whatever it is told to run. The wrappers the analyser strips
-/// (`env`, `sudo`, `timeout`, `xargs`, …) are judged by what they run, so
-/// they are not here.
-const RUNNERS: &[&str] = &[
-    "su",
-    "runuser",
-    "setpriv",
-    "chroot",
-    "unshare",
-    "nsenter",
-    "setsid",
-    "flock",
-    "watch",
-    "strace",
-    "ltrace",
-    "gdb",
-    "parallel",
-    "script",
-    "systemd-run",
-    "npx",
-    "pnpx",
-    "bunx",
-    "uvx",
-    "pipx",
-    "ssh",
-    "expect",
-    "osascript",
-    "deno",
-    "bun",
-];
-
 /// The program-running word of a command rule's words after which no
 /// program is named (`sudo`, `sudo -u root`, `env FOO=1`, `timeout 60`):
 /// the rule would allow whatever program follows. A word after an option
@@ -408,7 +376,7 @@ fn open_runner(words: &[String]) -> Option<&str> {
     for word in words {
         let name = word.rsplit('/').next().unwrap_or(word);
         let option = word.starts_with('-');
-        if entry_named(name).is_some_and(|e| e.wrapper.is_some()) || RUNNERS.contains(&name) {
+        if entry_named(name).is_some_and(|e| e.wrapper.is_some() || e.runs_any) {
             open = Some(word.as_str());
         } else if open.is_some()
             // A word after an option may be its value (`sudo -u root`).
@@ -475,7 +443,7 @@ fn runner(text: &str) -> Option<(&str, &'static str)> {
         "a shell"
     } else if reads::interpreter_named(name).is_some() {
         "an interpreter"
-    } else if RUNNERS.contains(&name) || entry.is_some_and(|e| e.opaque.is_some()) {
+    } else if entry.is_some_and(|e| e.runs_any || e.opaque.is_some()) {
         "a program that runs programs"
     } else {
         return None;
