@@ -11,12 +11,20 @@
 //! another command ([`Wrapper`]), is a shell, runs text nobody can see,
 //! names files in option values of its own form, only prints its words,
 //! takes a message option, changes directory, writes an output file of its
-//! own, or runs another program named after a word; how its common flags are
-//! spelled ([`FlagSpelling`]); and, where a program needs code that is not
-//! data, the named behaviour that code implements ([`Special`]). The walkers
-//! (`parse`, `programs`, `reads`, `wrappers`) and the policy's path checks
-//! ask the registry and hold no program names of their own; the one argv
-//! parser ([`super::options`]) reads every command with its entry's grammar.
+//! own, runs another program named after a word, or exists to run others
+//! (`runs_any`); how its common flags are spelled ([`FlagSpelling`]); and,
+//! where a program needs code that is not data, the named behaviour that
+//! code implements ([`Special`]). The walkers (`parse`, `programs`, `reads`,
+//! `wrappers`), the policy's path checks and `sandgate audit`'s suggestions
+//! ask the registry and hold no program names of their own
+//! (`tests/one_registry.rs` checks it). The one argv parser
+//! ([`super::options`]) reads commands with the entry's grammar; a shell's
+//! own options (`-c`, `-o`, `+O`, `--rcfile`), `cd`'s and `trap`'s, and the
+//! commands that set shell options are still read by small walkers of their
+//! own, named by the entry's `shell` and [`Special`].
+//!
+//! A facet still spells its program's name (`writer("cp", …)` in `cp`'s
+//! entry); a test checks that it is the entry's.
 //!
 //! Adding a program, or an option of one, is one edit here: its entry (kept
 //! in name order, which [`entry_named`] relies on), with the option in its
