@@ -4,7 +4,7 @@
 //! Two layers:
 //!
 //! - **Landlock** (the hard floor) denies every write-class access except
-//!   beneath the plan's rules ([`RunPlan::rules`]). It is inherited by every
+//!   beneath the plan's rules ([`RunScope::rules`]). It is inherited by every
 //!   descendant and cannot be lifted.
 //! - **seccomp user notification** hands each write-class system call
 //!   (write-opens, `mkdir`, `unlink`, `rename`, `link`, `symlink`,
@@ -19,8 +19,9 @@
 //! one decoder of the notified calls, its one performer of calls on the
 //! program's behalf and its one `connect` made for the program
 //! ([`sandgate_sandbox::supervisor`]). This crate holds what is only the
-//! run's: the plan ([`RunPlan`]) and the judgement and questions built on
-//! it, the run's filter, the mount layer, the preload fast path,
+//! run's: its part of the one plan type ([`RunPlan`], which is
+//! [`sandgate_sandbox::plan::Plan`] with the run's [`RunScope`]) and the
+//! judgement and questions built on it, the run's filter, the mount layer, the preload fast path,
 //! `sandbox.json` and the adoption of the program's orphans.
 //!
 //! Write-opens from dynamically linked programs skip that round trip when
@@ -32,7 +33,7 @@
 //! around them keep Landlock rules of their own; where no namespace can be
 //! made they are carved around instead ([`Protection::Carve`]).
 //!
-//! The plan is data ([`RunPlan::build`]); applying it is [`spawn()`].
+//! The plan is data ([`RunPlanExt::build`]); applying it is [`spawn()`].
 
 #![deny(missing_docs)]
 // `unsafe` only in the modules whose documentation says so (each allows
@@ -53,7 +54,8 @@ mod unasked;
 pub use mounts::{probe_plan as probe_mounts, Requested, UnknownProtection, PROTECTION_ENV};
 pub use plan::{
     canonical_or_lexical, floor_file_readable, AllowKind, Allowed, FloorDir, FloorMount,
-    Protection, Rule, RunAnswers, RunPlan, RunPlanInputs, Standing, DEFAULT_STATE_DIRS,
+    Protection, Rule, RunAnswers, RunPlan, RunPlanExt, RunPlanInputs, RunScope, Standing,
+    DEFAULT_STATE_DIRS,
 };
 pub use sandgate_sandbox::supervisor::decode::Change;
 pub use sandgate_sandbox::supervisor::lineage::{pass_credentials, read_line_with_sender};
@@ -95,7 +97,7 @@ pub struct Mechanism {
 }
 
 impl Mechanism {
-    /// Probes the running kernel, for a plan that carves (see [`RunPlan::build`]).
+    /// Probes the running kernel, for a plan that carves (see [`RunPlanExt::build`]).
     pub fn probe() -> Mechanism {
         Mechanism::probe_for(Protection::Carve)
     }

@@ -43,6 +43,7 @@ use std::path::{Path, PathBuf};
 use sandgate_policy::canon::normalize_lexically;
 use sandgate_policy::floor;
 use sandgate_sandbox::floorlinks::FloorAlias;
+use sandgate_sandbox::plan::{Asking, DeniedDir, DenySource, Plan, Protected};
 use serde::Serialize;
 
 use super::settings::{SandboxSettings, STATE_DIR};
@@ -217,28 +218,33 @@ pub enum Standing {
     Outside,
 }
 
-/// The confinement plan.
+/// The confinement plan of `sandgate run`: the one plan type
+/// ([`sandgate_sandbox::plan::Plan`]) with the run's own part
+/// ([`RunScope`]). Its shared fields are what the run judges by: the
+/// writable trees (the roots of the allowed set, [`Plan::writable`]), the
+/// protected paths ([`Plan::protected`]: those held as present, whether or
+/// not they exist, and those guarded as missing, which are carved around so
+/// that only the supervisor can make an entry there, and it refuses these),
+/// the UNIX sockets outside the run the program may connect to
+/// (`unixSockets` in `sandbox.json`), and asking about writes outside
+/// ([`Asking::Outside`]). Its methods are [`RunPlanExt`]'s.
+pub type RunPlan = Plan<RunScope>;
+
+/// What only `sandgate run`'s plan holds: the allowed set with why each
+/// root is in it, the floor as the run holds it, the `sandbox.json` deny
+/// list, the mount layer, the Landlock rules, the preload fast path's
+/// input (the carved directories) and the state files.
 #[derive(Debug, Clone, Serialize)]
-pub struct RunPlan {
+pub struct RunScope {
     /// The workspace roots (canonical).
     pub workspaces: Vec<PathBuf>,
     /// The allowed set.
     pub allowed: Vec<Allowed>,
-    /// Read-only paths (each with everything beneath it), whether or not they exist.
-    pub protected: Vec<PathBuf>,
-    /// Protected paths of the built-in list ([`sandgate_policy::protected`])
-    /// and of `protect` that did not exist at start. Their directories are
-    /// carved around, so only the supervisor can make an entry there, and it
-    /// refuses these (and anything beneath them).
-    pub guarded: Vec<PathBuf>,
     /// The built-in floor's directories beneath the home directory
     /// ([`sandgate_policy::floor`]), canonical, whether or not they exist.
     pub floor: Vec<PathBuf>,
     /// Paths whose writes fail without asking.
     pub deny: Vec<PathBuf>,
-    /// The UNIX sockets outside the run the program may connect to
-    /// (`unixSockets` in `sandbox.json`), absolute.
-    pub unix_sockets: Vec<PathBuf>,
     /// Whether `.git` is protected.
     pub strict_git: bool,
     /// How the protected paths are held.
@@ -301,17 +307,64 @@ pub struct RunPlan {
     carved_file_rules: HashSet<PathBuf>,
 }
 
-impl RunPlan {
+/// `sandgate run`'s plan: building it, and where a path stands in it.
+pub trait RunPlanExt {
     /// Builds the plan, reading the file system to carve allowed directories
     /// around protected paths.
-    pub fn build(inputs: &RunPlanInputs) -> RunPlan {
-        RunPlan::build_with(inputs, Protection::Carve)
-    }
-
+    fn build(inputs: &RunPlanInputs) -> RunPlan;
     /// Builds the plan for `protection`: with [`Protection::Mount`], the
     /// protected paths that exist now (and are not symbolic links) are left to
     /// the mount layer and only the others are carved around.
-    pub fn build_with(inputs: &RunPlanInputs, protection: Protection) -> RunPlan {
+    fn build_with(inputs: &RunPlanInputs, protection: Protection) -> RunPlan;
+    /// The protected paths held as present (read-only mounts or carved
+    /// trees), whether or not they exist.
+    fn held(&self) -> Vec<&Path>;
+    /// The protected paths that did not exist at start, guarded by carving.
+    fn guarded(&self) -> Vec<&Path>;
+    /// Whether `path` is beneath the built-in floor.
+    fn is_floor(&self, path: &Path) -> bool;
+    /// Whether `path` is a protected path or beneath one.
+    fn is_protected(&self, path: &Path) -> bool;
+    /// Whether `path` is one of the files sandgate itself writes from inside
+    /// a run (through its hooks): the audit log (with its lock and rotated
+    /// file) and the compiled-policy cache. They stay read-only to the
+    /// program; a refusal there is reported, never shown over its screen.
+    fn is_sandgate_own(&self, path: &Path) -> bool;
+    /// Whether `path` lies above a protected path (`.git` above
+    /// `.git/hooks`, `.claude` above `.claude/commands`). Renaming such a
+    /// directory moves the protected path away and frees its name; renaming
+    /// a prepared tree onto it, or making it a symbolic link, puts the
+    /// program's own files where the protected path is looked for. So both
+    /// are refused like a write to the protected path itself.
+    fn holds_protected(&self, path: &Path) -> bool;
+    /// Whether `path` is in the allowed set of the plan or of `extra`.
+    fn is_allowed(&self, path: &Path, extra: &[PathBuf]) -> bool;
+    /// Whether `path` is in the deny list of the plan or of `extra`.
+    fn is_denied(&self, path: &Path, extra: &[PathBuf]) -> bool;
+    /// The existing allowed directories that have no Landlock rule of their
+    /// own (carved around a protected path): the supervisor performs the
+    /// creation, removal and renaming of their entries.
+    fn carved(&self) -> impl Iterator<Item = &Path>;
+    /// Whether Landlock lets the program write the contents of `path`.
+    fn covers_content(&self, path: &Path) -> bool;
+    /// Whether carving around every protected path would give `path` a rule
+    /// of its own (a directory rule, or with `content` a file rule).
+    fn carving_covers(&self, path: &Path, content: bool) -> bool;
+    /// The deepest directory rule at or above `path`.
+    fn rule_dir_of<'a>(&self, path: &'a Path) -> Option<&'a Path>;
+    /// Whether Landlock lets the program create, remove or rename the entry `path`.
+    fn covers_entry(&self, path: &Path) -> bool;
+    /// Where the canonical `path` stands; `entry` says whether the operation
+    /// changes the entry (create, remove, rename) rather than the contents.
+    fn standing(&self, path: &Path, entry: bool, answers: &RunAnswers) -> Standing;
+}
+
+impl RunPlanExt for RunPlan {
+    fn build(inputs: &RunPlanInputs) -> RunPlan {
+        RunPlan::build_with(inputs, Protection::Carve)
+    }
+
+    fn build_with(inputs: &RunPlanInputs, protection: Protection) -> RunPlan {
         let home = &inputs.home;
         let base = inputs
             .workspaces
@@ -370,19 +423,27 @@ impl RunPlan {
             .collect();
 
         let mut protected = Vec::new();
+        // Why each protected path is protected.
+        let mut whys: Vec<(PathBuf, String)> = Vec::new();
         for ws in &workspaces {
             protected.push(ws.join(STATE_DIR));
+            whys.push((ws.join(STATE_DIR), "sandgate's workspace settings".into()));
             if inputs.settings.strict_git {
                 protected.push(ws.join(".git"));
+                whys.push((ws.join(".git"), "strictGit in sandbox.json".into()));
             }
         }
-        protected.push(canonical_or_lexical(&home.join(floor::SANDGATE_DIR)));
+        let own = canonical_or_lexical(&home.join(floor::SANDGATE_DIR));
+        whys.push((own.clone(), "sandgate's own directory".into()));
+        protected.push(own);
         let floor: Vec<PathBuf> = floor::dirs(home)
             .iter()
             .map(|dir| canonical_or_lexical(dir))
             .collect();
         if let Some(cache) = &inputs.policy_cache {
-            protected.push(canonical_or_lexical(cache));
+            let cache = canonical_or_lexical(cache);
+            whys.push((cache.clone(), "sandgate's compiled-policy cache".into()));
+            protected.push(cache);
         }
         let mut floor_dirs = Vec::new();
         let mut floor_paths = Vec::new();
@@ -509,10 +570,12 @@ impl RunPlan {
                 && !guarded.contains(&listed.path)
             {
                 guarded.push(listed.path.clone());
+                whys.push((listed.path.clone(), listed.why.clone()));
             }
             if !holds(&path, &protected) {
                 continue;
             }
+            whys.push((path.clone(), listed.why.clone()));
             if fs::symlink_metadata(&path).is_ok() {
                 protected.push(path);
             } else if !guarded.contains(&path) {
@@ -655,56 +718,117 @@ impl RunPlan {
                 files.into_iter().map(|r| r.path).collect(),
             )
         };
-        RunPlan {
-            workspaces,
-            allowed,
-            protected,
-            guarded,
-            floor,
-            deny,
+        let why = |path: &PathBuf| {
+            whys.iter()
+                .find(|(p, _)| p == path)
+                .map(|(_, why)| why.clone())
+                .unwrap_or_default()
+        };
+        let held: Vec<Protected> = protected
+            .iter()
+            .map(|path| (path, true))
+            .chain(guarded.iter().map(|path| (path, false)))
+            .map(|(path, exists)| Protected {
+                path: path.clone(),
+                why: why(path),
+                exists,
+                only_file: false,
+            })
+            .collect();
+        // Neither read nor written: the floor directories hidden from reads
+        // and the other names of their private files.
+        let denied: Vec<DeniedDir> = floor_dirs
+            .iter()
+            .filter(|f| f.hidden)
+            .map(|f| DeniedDir {
+                path: f.path.clone(),
+                source: DenySource::Floor,
+                file: false,
+            })
+            .chain(
+                floor_aliases
+                    .iter()
+                    .filter(|a| floor_links.contains(&a.path))
+                    .map(|a| DeniedDir {
+                        path: a.path.clone(),
+                        source: DenySource::FloorAlias(a.floor.display().to_string()),
+                        file: !a.dir,
+                    }),
+            )
+            .collect();
+        let writable: Vec<PathBuf> = allowed.iter().map(|a| a.path.clone()).collect();
+        Plan {
+            workdir: workspaces
+                .first()
+                .cloned()
+                .unwrap_or_else(|| PathBuf::from("/")),
+            readable: vec![PathBuf::from("/")],
+            writable,
+            writable_files: Vec::new(),
+            denied,
+            gate_only: Vec::new(),
+            exact_files: Vec::new(),
+            network: true,
+            no_new_privs: true,
+            best_effort: false,
+            protected: held,
             unix_sockets,
-            strict_git: inputs.settings.strict_git,
-            protection,
-            mounted,
-            floor_dirs,
-            floor_mounts,
-            credentials,
-            covered_files,
-            floor_links,
-            floor_aliases,
-            floor_unreachable,
-            read_rules,
-            floor_paths,
-            floor_roots,
-            rules,
-            state_files,
-            home: canonical_or_lexical(home),
-            policy_cache: inputs.policy_cache.as_deref().map(canonical_or_lexical),
-            dir_rules,
-            file_rules,
-            carved_dir_rules,
-            carved_file_rules,
+            asking: Asking::Outside,
+            scope: RunScope {
+                workspaces,
+                allowed,
+                floor,
+                deny,
+                strict_git: inputs.settings.strict_git,
+                protection,
+                mounted,
+                floor_dirs,
+                floor_mounts,
+                credentials,
+                covered_files,
+                floor_links,
+                floor_aliases,
+                floor_unreachable,
+                read_rules,
+                floor_paths,
+                floor_roots,
+                rules,
+                state_files,
+                home: canonical_or_lexical(home),
+                policy_cache: inputs.policy_cache.as_deref().map(canonical_or_lexical),
+                dir_rules,
+                file_rules,
+                carved_dir_rules,
+                carved_file_rules,
+            },
         }
     }
 
-    /// Whether `path` is beneath the built-in floor.
-    pub fn is_floor(&self, path: &Path) -> bool {
+    fn held(&self) -> Vec<&Path> {
+        self.protected
+            .iter()
+            .filter(|p| p.exists)
+            .map(|p| p.path.as_path())
+            .collect()
+    }
+
+    fn guarded(&self) -> Vec<&Path> {
+        self.protected
+            .iter()
+            .filter(|p| !p.exists)
+            .map(|p| p.path.as_path())
+            .collect()
+    }
+
+    fn is_floor(&self, path: &Path) -> bool {
         self.floor_paths.iter().any(|p| path.starts_with(p))
     }
 
-    /// Whether `path` is a protected path or beneath one.
-    pub fn is_protected(&self, path: &Path) -> bool {
-        self.protected
-            .iter()
-            .chain(&self.guarded)
-            .any(|p| path.starts_with(p))
+    fn is_protected(&self, path: &Path) -> bool {
+        self.protected.iter().any(|p| path.starts_with(&p.path))
     }
 
-    /// Whether `path` is one of the files sandgate itself writes from inside
-    /// a run (through its hooks): the audit log (with its lock and rotated
-    /// file) and the compiled-policy cache. They stay read-only to the
-    /// program; a refusal there is reported, never shown over its screen.
-    pub fn is_sandgate_own(&self, path: &Path) -> bool {
+    fn is_sandgate_own(&self, path: &Path) -> bool {
         let audit = path.parent() == Some(&self.home.join(floor::SANDGATE_DIR))
             && path
                 .file_name()
@@ -717,22 +841,14 @@ impl RunPlan {
                 .is_some_and(|c| path.starts_with(c))
     }
 
-    /// Whether `path` lies above a protected path (`.git` above
-    /// `.git/hooks`, `.claude` above `.claude/commands`). Renaming such a
-    /// directory moves the protected path away and frees its name; renaming
-    /// a prepared tree onto it, or making it a symbolic link, puts the
-    /// program's own files where the protected path is looked for. So both
-    /// are refused like a write to the protected path itself.
-    pub fn holds_protected(&self, path: &Path) -> bool {
+    fn holds_protected(&self, path: &Path) -> bool {
         self.protected
             .iter()
-            .chain(&self.guarded)
-            .any(|p| p != path && p.starts_with(path))
+            .any(|p| p.path != path && p.path.starts_with(path))
     }
 
-    /// Whether `path` is in the allowed set of the plan or of `extra`.
-    pub fn is_allowed(&self, path: &Path, extra: &[PathBuf]) -> bool {
-        self.allowed.iter().any(|a| path.starts_with(&a.path))
+    fn is_allowed(&self, path: &Path, extra: &[PathBuf]) -> bool {
+        self.writable.iter().any(|w| path.starts_with(w))
             || extra.iter().any(|a| path.starts_with(a))
             || self
                 .state_files
@@ -740,15 +856,11 @@ impl RunPlan {
                 .any(|file| is_state_sibling(path, file))
     }
 
-    /// Whether `path` is in the deny list of the plan or of `extra`.
-    pub fn is_denied(&self, path: &Path, extra: &[PathBuf]) -> bool {
+    fn is_denied(&self, path: &Path, extra: &[PathBuf]) -> bool {
         self.deny.iter().chain(extra).any(|d| path.starts_with(d))
     }
 
-    /// The existing allowed directories that have no Landlock rule of their
-    /// own (carved around a protected path): the supervisor performs the
-    /// creation, removal and renaming of their entries.
-    pub fn carved(&self) -> impl Iterator<Item = &Path> {
+    fn carved(&self) -> impl Iterator<Item = &Path> {
         self.allowed
             .iter()
             .filter(|a| a.exists && !self.dir_rules.contains(&a.path))
@@ -756,31 +868,24 @@ impl RunPlan {
             .filter(|p| p.is_dir())
     }
 
-    /// Whether Landlock lets the program write the contents of `path`.
-    pub fn covers_content(&self, path: &Path) -> bool {
+    fn covers_content(&self, path: &Path) -> bool {
         self.file_rules.contains(path) || path.ancestors().any(|a| self.dir_rules.contains(a))
     }
 
-    /// Whether carving around every protected path would give `path` a rule
-    /// of its own (a directory rule, or with `content` a file rule).
-    pub fn carving_covers(&self, path: &Path, content: bool) -> bool {
+    fn carving_covers(&self, path: &Path, content: bool) -> bool {
         self.carved_dir_rules.contains(path) || (content && self.carved_file_rules.contains(path))
     }
 
-    /// The deepest directory rule at or above `path`.
-    pub fn rule_dir_of<'a>(&self, path: &'a Path) -> Option<&'a Path> {
+    fn rule_dir_of<'a>(&self, path: &'a Path) -> Option<&'a Path> {
         path.ancestors().find(|a| self.dir_rules.contains(*a))
     }
 
-    /// Whether Landlock lets the program create, remove or rename the entry `path`.
-    pub fn covers_entry(&self, path: &Path) -> bool {
+    fn covers_entry(&self, path: &Path) -> bool {
         path.parent()
             .is_some_and(|parent| parent.ancestors().any(|a| self.dir_rules.contains(a)))
     }
 
-    /// Where the canonical `path` stands; `entry` says whether the operation
-    /// changes the entry (create, remove, rename) rather than the contents.
-    pub fn standing(&self, path: &Path, entry: bool, answers: &RunAnswers) -> Standing {
+    fn standing(&self, path: &Path, entry: bool, answers: &RunAnswers) -> Standing {
         if self.is_protected(path) {
             return Standing::Protected;
         }
@@ -1139,7 +1244,9 @@ mod tests {
         let plan = plan_for(ws.path(), false);
         let home = Path::new("/nonexistent-home");
         assert_eq!(plan.floor, floor::dirs(home));
-        assert!(plan.protected.contains(&home.join(floor::SANDGATE_DIR)));
+        assert!(plan
+            .held()
+            .contains(&home.join(floor::SANDGATE_DIR).as_path()));
     }
 
     #[test]
@@ -1251,9 +1358,9 @@ mod tests {
             Standing::Covered
         );
         assert!(
-            !full.guarded.iter().any(|g| g.starts_with(&ws)),
+            !full.guarded().iter().any(|g| g.starts_with(&ws)),
             "{:?}",
-            full.guarded
+            full.guarded()
         );
         // The same workspace carved: a new entry in the root is the supervisor's.
         let carved = plan_for(&ws, false);
@@ -1292,7 +1399,7 @@ mod tests {
         // others are missing.
         let lax = mount_plan_for(&ws, false);
         assert!(!lax.rules.iter().any(|r| r.path == ws));
-        assert!(lax.guarded.contains(&ws.join(".mcp.json")));
+        assert!(lax.guarded().contains(&ws.join(".mcp.json").as_path()));
     }
 
     #[cfg(unix)]

@@ -26,7 +26,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsE
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::plan::RunPlan;
+use super::plan::{RunPlan, RunPlanExt};
 use super::settings::STATE_DIR;
 
 include!(concat!(env!("OUT_DIR"), "/preload.rs"));
@@ -45,8 +45,8 @@ pub fn file_name() -> String {
 pub fn library_dir(plan: &RunPlan) -> Option<PathBuf> {
     let in_workspace = |p: &Path| plan.workspaces.iter().any(|w| *p == w.join(STATE_DIR));
     let state_dirs = || {
-        plan.protected
-            .iter()
+        plan.held()
+            .into_iter()
             .filter(|p| p.file_name() == Some(OsStr::new(STATE_DIR)))
     };
     // `~/.sandgate` is the one that is not a workspace's own `.sandgate`

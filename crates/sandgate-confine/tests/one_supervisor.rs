@@ -10,7 +10,10 @@
 //! - `sandgate-confine` holds no loop, no decoder and no performer of its
 //!   own: it receives no notification, reads no system call number, and
 //!   makes none of the calls the shared performer
-//!   (`sandgate_sandbox::supervisor::perform`) makes for a caller.
+//!   (`sandgate_sandbox::supervisor::perform`) makes for a caller;
+//! - one plan type, `sandgate_sandbox::plan::Plan`, describes what a
+//!   confined tree may do for both scopes: no other plan or guard type is
+//!   defined, and `sandgate run`'s plan is that type with the run's part.
 //!
 //! These are text checks over the crates' `src/` trees: comments are
 //! dropped first, so a doc that names a call does not count.
@@ -176,4 +179,33 @@ fn sandgate_confine_has_no_loop_decoder_or_performer() {
              and the performer are sandgate-sandbox's"
         );
     }
+}
+
+#[test]
+fn one_plan_type_serves_both_scopes() {
+    let all = workspace_sources();
+    let defined: Vec<String> = all
+        .iter()
+        .flat_map(|(path, code)| {
+            code.split_whitespace()
+                .collect::<Vec<_>>()
+                .windows(2)
+                .filter(|w| matches!(w[0], "struct" | "enum" | "union"))
+                .map(|w| w[1].trim_end_matches(|c: char| !c.is_alphanumeric() && c != '_'))
+                .map(|name| name.split('<').next().unwrap_or(name).to_string())
+                .filter(|name| name.ends_with("Plan") || name == "Guard")
+                .map(|name| format!("{} in {}", name, relative(path)))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(
+        defined,
+        ["Plan in sandgate-sandbox/src/plan.rs"],
+        "a plan type besides the one in sandgate-sandbox"
+    );
+    assert_eq!(
+        holding(&all, "pub type RunPlan = Plan<RunScope>;"),
+        ["sandgate-confine/src/plan.rs"],
+        "sandgate run's plan is the one plan type with the run's part"
+    );
 }

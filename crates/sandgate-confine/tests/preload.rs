@@ -17,7 +17,9 @@ use std::process::{Command, Output, Stdio};
 #[path = "../../../tests/support/outside.rs"]
 mod outside;
 
-use sandgate_confine::{self as confine, preload, Ready, RunPlan, RunPlanInputs, SandboxSettings};
+use sandgate_confine::{
+    self as confine, preload, Ready, RunPlan, RunPlanExt, RunPlanInputs, SandboxSettings,
+};
 
 struct Fixture {
     _tmp: tempfile::TempDir,
@@ -142,8 +144,8 @@ fn a_preloaded_shell_loop_inside_the_workspace_is_never_notified() {
     assert!(run.output.status.success(), "{}", text(&run.output.stderr));
     let library = f
         .plan
-        .protected
-        .iter()
+        .held()
+        .into_iter()
         .find(|p| p.ends_with("home/.sandgate"))
         .unwrap();
     let library = library.join("lib").join(preload::file_name());

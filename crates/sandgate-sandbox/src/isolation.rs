@@ -13,7 +13,6 @@ use crate::custom::Template;
 use crate::enforcement::{Enforcement, EnforcementLevel};
 use crate::landlock::{Grants, RealTree};
 use crate::plan::{self, Plan, PlanError, PlanInput};
-use crate::protect::Guard;
 use crate::supervise::{self, Supervision};
 use crate::supervisor::connect::Sockets;
 use crate::{bwrap, harden, landlock, seatbelt, seccomp, sys};
@@ -553,11 +552,8 @@ impl Isolation {
                 let sockets = self
                     .supervises_sockets()
                     .then(|| Sockets::open(&plan.unix_sockets));
-                let guard = self.supervises_names().then(|| Guard {
-                    protected: plan.protected.iter().map(|p| p.path.clone()).collect(),
-                    writable: plan.writable.clone(),
-                    writable_files: plan.writable_files.clone(),
-                    denied: plan.denied.iter().map(|d| d.path.clone()).collect(),
+                let names = self.supervises_names().then(|| supervise::Names {
+                    plan: plan.clone(),
                     setup: match &self.mechanism {
                         Mechanism::Bwrap(Some(program)) => {
                             std::fs::metadata(program).ok().map(|m| (m.dev(), m.ino()))
@@ -565,7 +561,7 @@ impl Isolation {
                         _ => None,
                     },
                 });
-                let (child, parent) = supervise::prepare(sockets, guard, self.network_filtered)
+                let (child, parent) = supervise::prepare(sockets, names, self.network_filtered)
                     .map_err(IsolationError::Supervise)?;
                 (Some(child), Some(parent))
             }

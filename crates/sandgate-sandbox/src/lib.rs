@@ -3,8 +3,9 @@
 //! The gate decides *whether* a command may run; isolation limits *what it
 //! can touch* once it runs. The work is split in two:
 //!
-//! - [`plan`]: what the command may read, write and reach, as pure data built
-//!   by a pure function from the merged settings;
+//! - [`plan`]: the one plan type ([`Plan`]), what a confined tree may read,
+//!   write and reach, built for one command by a pure function from the
+//!   merged settings (and for a whole agent by `sandgate-confine`);
 //! - one small module per mechanism that turns the plan into something the
 //!   OS enforces: [`landlock`] and [`seccomp`] (native Linux), [`bwrap`]
 //!   (a bubblewrap command line), [`seatbelt`] (a macOS profile) and

@@ -1,8 +1,22 @@
-//! The isolation plan: what an allowed command may read, write and reach.
+//! The one plan type: what a confined tree may read, write and reach,
+//! whichever scope builds it.
 //!
-//! [`build`] is a pure function of the merged isolation settings, the path
-//! deny rules and the environment (working directory, home, temp dir). It does
-//! not touch the file system; [`resolve_links`] is the separate step that
+//! [`Plan`] describes it for both scopes: one command under exec isolation
+//! or MCP `exec_run` (built here, by [`build`]) and a whole agent under
+//! `sandgate run` (built by `sandgate-confine`'s `RunPlanExt::build`). Its
+//! fields are what both judge by and enforce: the readable and writable
+//! trees and files, the directories neither readable nor writable (the
+//! floor and the deny rules that name a directory), the protected paths
+//! inside the writable trees, the UNIX sockets that may be reached by path,
+//! the network, and whether a write outside the writable trees is asked
+//! about ([`Asking`]). What only one scope has is the plan's `scope`
+//! ([`Plan::scope`], reached through `Deref`): nothing for exec isolation;
+//! for `sandgate run` its mount layer, Landlock rules, preload fast path,
+//! `sandbox.json` grants and floor details (`sandgate_confine::RunScope`).
+//!
+//! For exec isolation, [`build`] is a pure function of the merged isolation
+//! settings, the path deny rules and the environment (working directory,
+//! home, temp dir). It does not touch the file system; [`resolve_links`] is the separate step that
 //! does, right before a mechanism applies the plan: it resolves symlinks of
 //! the paths that exist, denies each `paths.deny` entry that names one
 //! existing file like a directory, and adds the floor's other names (hard
@@ -58,14 +72,28 @@ pub struct DeniedDir {
     pub file: bool,
 }
 
-/// What an isolated command may touch. Pure data.
+/// Whether a write the plan does not allow is put to a human.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Asking {
+    /// Never: it fails (exec isolation, MCP `exec_run`).
+    Never,
+    /// A write outside the writable trees that nothing else refuses is
+    /// asked about, through [`sandgate_policy::ask`] (`sandgate run`).
+    Outside,
+}
+
+/// What a confined tree may touch, for either scope; `X` is what only one
+/// scope's plan holds (`()` for exec isolation). Pure data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Plan {
-    /// The writable working directory (absolute, lexically normalized).
+pub struct Plan<X = ()> {
+    /// The writable working directory (absolute, lexically normalized;
+    /// under `sandgate run`, the first workspace root, canonical).
     pub workdir: PathBuf,
     /// Trees readable by the command, except the denied directories.
     pub readable: Vec<PathBuf>,
-    /// Trees writable by the command (the workdir, and the temp dir with `allow_tmp`).
+    /// Trees writable by the command (the workdir, and the temp dir with
+    /// `allow_tmp`; under `sandgate run`, the roots of the allowed set).
     pub writable: Vec<PathBuf>,
     /// Single files writable by the command (`/dev/null`, `/dev/tty`).
     pub writable_files: Vec<PathBuf>,
@@ -80,7 +108,9 @@ pub struct Plan {
     /// directory (a credential store such as `~/.netrc`).
     #[serde(skip)]
     pub exact_files: Vec<(PathBuf, String)>,
-    /// Whether the command may open sockets other than `AF_UNIX`.
+    /// Whether the command may open sockets other than `AF_UNIX` (always
+    /// under `sandgate run`; where `permissions.network` lists hosts, its
+    /// network namespace and filtering proxy hold on top, in either scope).
     pub network: bool,
     /// Whether `no_new_privs` is set before the command starts.
     pub no_new_privs: bool,
@@ -91,8 +121,24 @@ pub struct Plan {
     pub protected: Vec<Protected>,
     /// The UNIX sockets the command may `connect()` to by path
     /// (`unix_sockets`; absolute, lexically normalized). Empty: the command
-    /// cannot create a UNIX socket at all (socket pairs still work).
+    /// cannot create a UNIX socket at all (socket pairs still work; under
+    /// `sandgate run`, the program's own listeners stay reachable).
     pub unix_sockets: Vec<PathBuf>,
+    /// Whether a write the plan does not allow is asked about.
+    #[serde(skip)]
+    pub asking: Asking,
+    /// What only the scope that built the plan holds.
+    #[serde(flatten)]
+    pub scope: X,
+}
+
+impl<X> std::ops::Deref for Plan<X> {
+    type Target = X;
+
+    /// The scope's own part: its fields and methods read as the plan's.
+    fn deref(&self) -> &X {
+        &self.scope
+    }
 }
 
 /// A protected path of the plan.
@@ -102,7 +148,9 @@ pub struct Protected {
     pub path: PathBuf,
     /// Why it is protected.
     pub why: String,
-    /// Whether it existed when the plan was made (set by [`resolve_links`]).
+    /// Whether it existed when the plan was made (set by [`resolve_links`];
+    /// under `sandgate run`, whether it is held as present rather than
+    /// guarded as missing, carved around).
     pub exists: bool,
     /// Protected only where it is a regular file (a worktree's `.git`):
     /// [`resolve_links`] leaves it out otherwise.
@@ -234,6 +282,8 @@ pub fn build(input: &PlanInput<'_>) -> Result<Plan, PlanError> {
         network: config.network.unwrap_or(false),
         no_new_privs: true,
         best_effort: config.best_effort.unwrap_or(false),
+        asking: Asking::Never,
+        scope: (),
     })
 }
 

@@ -40,26 +40,10 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
 
 use crate::notify::{self, Listener, Notif};
+use crate::plan::Plan;
 pub use crate::supervisor::caller::own_fs_context;
 use crate::supervisor::decode::Syscall;
 use crate::supervisor::perform::{self, Act, At, Done, LastName};
-
-/// Where names may be made, and which paths stay as they are.
-#[derive(Debug, Clone, Default)]
-pub struct Guard {
-    /// Protected paths (absolute, symlinks resolved where they exist).
-    pub protected: Vec<PathBuf>,
-    /// Trees where names may be made.
-    pub writable: Vec<PathBuf>,
-    /// Single files that may be opened for writing (`/dev/null`, `/dev/tty`).
-    pub writable_files: Vec<PathBuf>,
-    /// Directories nothing may be read from or made in.
-    pub denied: Vec<PathBuf>,
-    /// The wrapper that sets the sandbox up (`bwrap`, as device and inode):
-    /// its calls pass while it runs under this filter alone, before it
-    /// installs its own filters and starts the command.
-    pub setup: Option<(u64, u64)>,
-}
 
 /// What a path is to an operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,29 +64,34 @@ pub enum Role {
     Linked,
 }
 
-impl Guard {
+/// Exec isolation judges the names a command makes by its plan: names are
+/// made only in the writable trees ([`Plan::writable`]), never in a denied
+/// directory or file ([`Plan::denied`]), never at or beneath a protected
+/// path ([`Plan::protected`], whether or not it exists), and the single
+/// writable files ([`Plan::writable_files`]) may be opened to write.
+impl Plan {
     fn protects(&self, path: &Path) -> bool {
-        self.protected.iter().any(|p| path.starts_with(p))
+        self.protected.iter().any(|p| path.starts_with(&p.path))
     }
 
     fn holds_protected(&self, path: &Path) -> bool {
         self.protected
             .iter()
-            .any(|p| p != path && p.starts_with(path))
+            .any(|p| p.path != path && p.path.starts_with(path))
     }
 
-    fn writable(&self, path: &Path) -> bool {
+    fn in_writable(&self, path: &Path) -> bool {
         self.writable.iter().any(|w| path.starts_with(w))
     }
 
-    fn denied(&self, path: &Path) -> bool {
-        self.denied.iter().any(|d| path.starts_with(d))
+    fn in_denied(&self, path: &Path) -> bool {
+        self.denied.iter().any(|d| path.starts_with(&d.path))
     }
 
-    /// Judges `path` (absolute, its parent's symlinks resolved) in `role`:
-    /// `Err` is the errno the command gets.
-    pub fn judge(&self, path: &Path, role: Role) -> Result<(), i32> {
-        if self.protects(path) || self.denied(path) {
+    /// Judges a name `path` (absolute, its parent's symlinks resolved) made
+    /// or moved in `role`: `Err` is the errno the command gets.
+    pub fn judge_name(&self, path: &Path, role: Role) -> Result<(), i32> {
+        if self.protects(path) || self.in_denied(path) {
             return Err(libc::EACCES);
         }
         match role {
@@ -117,14 +106,14 @@ impl Guard {
             }
             Role::Linked => {
                 // Another mount in the command's view: the kernel says EXDEV.
-                if !self.writable(path) {
+                if !self.in_writable(path) {
                     return Err(libc::EXDEV);
                 }
                 return Ok(());
             }
         }
         let parent = path.parent().unwrap_or(path);
-        if self.writable(parent) && parent != path {
+        if self.in_writable(parent) && parent != path {
             Ok(())
         } else {
             Err(libc::EACCES)
@@ -368,9 +357,8 @@ fn entry(dir: &OwnedFd, name: &CString) -> Option<crate::beneath::Stat> {
 
 /// Judges a name to be made: where it exists already, `EEXIST`, as the
 /// kernel answers before it checks any permission (`mkdir -p` relies on it).
-fn judge_new(guard: &Guard, place: &Place, role: Role) -> Result<(), i32> {
-    guard
-        .judge(&place.full(), role)
+fn judge_new(plan: &Plan, place: &Place, role: Role) -> Result<(), i32> {
+    plan.judge_name(&place.full(), role)
         .map_err(|e| if exists(place) { libc::EEXIST } else { e })
 }
 
@@ -379,9 +367,9 @@ fn judge_new(guard: &Guard, place: &Place, role: Role) -> Result<(), i32> {
 /// not be made, it may be `/dev/null` or `/dev/tty` opened to write, or a
 /// file outside the protected paths and denied directories opened only to
 /// read, as the kernel would let the command.
-fn allowed_open(guard: &Guard, place: &Place, flags: i32) -> Result<(), i32> {
+fn allowed_open(plan: &Plan, place: &Place, flags: i32) -> Result<(), i32> {
     let full = place.full();
-    let refused = match guard.judge(&full, Role::MadeFile) {
+    let refused = match plan.judge_name(&full, Role::MadeFile) {
         Ok(()) => return Ok(()),
         Err(e) => e,
     };
@@ -392,8 +380,8 @@ fn allowed_open(guard: &Guard, place: &Place, flags: i32) -> Result<(), i32> {
         return Err(libc::EEXIST);
     }
     let writing = flags & libc::O_ACCMODE != libc::O_RDONLY || flags & libc::O_TRUNC != 0;
-    if guard.writable_files.contains(&full)
-        || (!writing && !guard.protects(&full) && !guard.denied(&full))
+    if plan.writable_files.contains(&full)
+        || (!writing && !plan.protects(&full) && !plan.in_denied(&full))
     {
         Ok(())
     } else {
@@ -407,9 +395,9 @@ fn exists(place: &Place) -> bool {
 
 /// Whether the caller is the sandbox's own set-up: the wrapper, under no
 /// filter but the supervisor's (the command runs under more).
-fn in_setup(guard: &Guard, cache: &mut Cache, tid: u32) -> bool {
+fn in_setup(setup: Option<(u64, u64)>, cache: &mut Cache, tid: u32) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let Some(setup) = guard.setup else {
+    let Some(setup) = setup else {
         return false;
     };
     if cache.past_setup.contains(&tid) {
@@ -428,19 +416,23 @@ fn in_setup(guard: &Guard, cache: &mut Cache, tid: u32) -> bool {
 
 /// Answers notified call `n`, decoded by the shared decoder as `call`
 /// (`None`: a call it does not know): performs it for the command or fails
-/// it.
+/// it, judged by `plan` (resolved, [`crate::plan::resolve_links`]). `setup`
+/// is the wrapper that sets the sandbox up (`bwrap`, as device and inode):
+/// its calls pass while it runs under this filter alone, before it installs
+/// its own filters and starts the command.
 pub fn answer(
     listener: &Listener,
-    guard: &Guard,
+    plan: &Plan,
+    setup: Option<(u64, u64)>,
     cache: &mut Cache,
     n: &Notif,
     call: Option<Syscall>,
 ) {
-    if in_setup(guard, cache, n.pid) && listener.id_valid(n.id) {
+    if in_setup(setup, cache, n.pid) && listener.id_valid(n.id) {
         listener.allow(n.id);
         return;
     }
-    match perform(listener, guard, cache, n, call) {
+    match perform(listener, plan, cache, n, call) {
         Ok(Some((fd, cloexec))) => {
             if listener.send_fd(n.id, fd.as_fd(), cloexec).is_err() {
                 listener.fail(n.id, libc::EMFILE);
@@ -488,7 +480,7 @@ fn bind_address(pid: u32, addr: u64, len: u32) -> Result<Vec<u8>, i32> {
 /// command asked for `O_CLOEXEC`.
 fn perform(
     listener: &Listener,
-    guard: &Guard,
+    plan: &Plan,
     cache: &mut Cache,
     n: &Notif,
     call: Option<Syscall>,
@@ -527,7 +519,7 @@ fn perform(
             let mut place = caller.place(arg.dirfd, &path, false)?;
             let mut followed = false;
             loop {
-                allowed_open(guard, &place, flags)?;
+                allowed_open(plan, &place, flags)?;
                 let open = Act::Open {
                     at: place.at(),
                     flags,
@@ -554,7 +546,7 @@ fn perform(
             let path = s(arg.addr)?;
             ready()?;
             let place = caller.place(arg.dirfd, &path, false)?;
-            judge_new(guard, &place, Role::Made)?;
+            judge_new(plan, &place, Role::Made)?;
             done(perform::act(
                 listener,
                 n.id,
@@ -572,7 +564,7 @@ fn perform(
                 return Err(libc::EPERM);
             }
             let place = caller.place(arg.dirfd, &path, false)?;
-            judge_new(guard, &place, Role::MadeFile)?;
+            judge_new(plan, &place, Role::MadeFile)?;
             if !matches!(
                 kind,
                 0 | libc::S_IFREG | libc::S_IFIFO | libc::S_IFSOCK | libc::S_IFDIR
@@ -595,7 +587,7 @@ fn perform(
             let path = s(arg.addr)?;
             ready()?;
             let place = caller.place(arg.dirfd, &path, false)?;
-            judge_new(guard, &place, Role::Placed)?;
+            judge_new(plan, &place, Role::Placed)?;
             let symlink = Act::Symlink {
                 target: &target,
                 at: place.at(),
@@ -607,7 +599,7 @@ fn perform(
             let path = s(to.addr)?;
             ready()?;
             let to = caller.place(to.dirfd, &path, false)?;
-            judge_new(guard, &to, Role::Placed)?;
+            judge_new(plan, &to, Role::Placed)?;
             if flags & libc::AT_EMPTY_PATH != 0 && from_path.is_empty() {
                 // The descriptor itself: linked through its magic link,
                 // which keeps its mount (a read-only bind stays EXDEV).
@@ -623,7 +615,7 @@ fn perform(
             }
             let follow = flags & libc::AT_SYMLINK_FOLLOW != 0;
             let source = caller.place(from.dirfd, &from_path, follow)?;
-            guard.judge(&source.full(), Role::Linked)?;
+            plan.judge_name(&source.full(), Role::Linked)?;
             let link = Act::Link {
                 from: source.at(),
                 to: to.at(),
@@ -636,8 +628,8 @@ fn perform(
             ready()?;
             let source = caller.place(from.dirfd, &from_path, false)?;
             let to = caller.place(to.dirfd, &path, false)?;
-            guard.judge(&source.full(), Role::Moved)?;
-            guard.judge(&to.full(), Role::Placed)?;
+            plan.judge_name(&source.full(), Role::Moved)?;
+            plan.judge_name(&to.full(), Role::Placed)?;
             let rename = Act::Rename {
                 from: source.at(),
                 to: to.at(),
@@ -670,7 +662,7 @@ fn perform(
             if exists(&place) {
                 return Err(libc::EADDRINUSE);
             }
-            guard.judge(&place.full(), Role::MadeFile)?;
+            plan.judge_name(&place.full(), Role::MadeFile)?;
             // Bound in the directory already judged, never its path again.
             let bind = Act::Bind {
                 tid: n.pid,
@@ -710,22 +702,40 @@ pub fn drop_effective_capabilities() -> io::Result<()> {
 mod tests {
     use super::*;
 
-    fn guard() -> Guard {
-        Guard {
+    fn plan() -> Plan {
+        Plan {
+            workdir: PathBuf::from("/w"),
+            readable: vec![PathBuf::from("/")],
             protected: [".git/hooks", ".git/config", ".mcp.json", ".claude/commands"]
                 .iter()
-                .map(|p| Path::new("/w").join(p))
+                .map(|p| crate::plan::Protected {
+                    path: Path::new("/w").join(p),
+                    why: String::new(),
+                    exists: false,
+                    only_file: false,
+                })
                 .collect(),
             writable: vec![PathBuf::from("/w"), PathBuf::from("/tmp")],
             writable_files: vec![PathBuf::from("/dev/null")],
-            denied: vec![PathBuf::from("/w/secrets")],
-            setup: None,
+            denied: vec![crate::plan::DeniedDir {
+                path: PathBuf::from("/w/secrets"),
+                source: crate::plan::DenySource::Floor,
+                file: false,
+            }],
+            gate_only: Vec::new(),
+            exact_files: Vec::new(),
+            network: false,
+            no_new_privs: true,
+            best_effort: false,
+            unix_sockets: Vec::new(),
+            asking: crate::plan::Asking::Never,
+            scope: (),
         }
     }
 
     #[test]
     fn judgements_follow_the_roles() {
-        let g = guard();
+        let g = plan();
         let table: &[(&str, Role, Result<(), i32>)] = &[
             ("/w/src/main.rs", Role::Made, Ok(())),
             ("/w/.mcp.json", Role::Made, Err(libc::EACCES)),
@@ -749,7 +759,11 @@ mod tests {
             ("/w", Role::Made, Err(libc::EACCES)),
         ];
         for (path, role, want) in table {
-            assert_eq!(g.judge(Path::new(path), *role), *want, "{path} {role:?}");
+            assert_eq!(
+                g.judge_name(Path::new(path), *role),
+                *want,
+                "{path} {role:?}"
+            );
         }
     }
 

@@ -29,7 +29,8 @@ use crate::bpf::{
 };
 pub use crate::notify::ChildHalf;
 use crate::notify::{self, Listener, Notif, OUTER_SUPERVISOR};
-use crate::protect::{self, Guard};
+use crate::plan::Plan;
+use crate::protect;
 use crate::supervisor::caller::{pidfd_getfd, pidfd_open};
 use crate::supervisor::connect::{self, Reach, Refusal, Sockets};
 pub use crate::supervisor::connect::{states, SocketState};
@@ -103,10 +104,21 @@ pub fn program(sockets: bool, protect: bool) -> Vec<libc::sock_filter> {
 pub struct Supervision {
     sock: OwnedFd,
     sockets: Option<Arc<Sockets>>,
-    guard: Option<Arc<Guard>>,
+    names: Option<Arc<Names>>,
     /// Every `connect` is notified for a network allow-list.
     network: bool,
     route: Option<Arc<dyn Route>>,
+}
+
+/// What the names a command makes are judged by: its plan (resolved), and
+/// the wrapper that sets the sandbox up (`bwrap`, as device and inode),
+/// whose calls pass while it runs under this filter alone.
+#[derive(Debug)]
+pub struct Names {
+    /// The plan, resolved ([`crate::plan::resolve_links`]).
+    pub plan: Plan,
+    /// The set-up wrapper, as device and inode.
+    pub setup: Option<(u64, u64)>,
 }
 
 /// What to tell the user when the command runs under another supervisor.
@@ -124,19 +136,20 @@ pub enum Attached {
 }
 
 /// Prepares the supervisor: of the listed `sockets` (with `unix_sockets`),
-/// of the protected paths (`guard`, when there are any). The child's half
+/// of the names the command makes (`names`, when there are protected
+/// paths). The child's half
 /// goes into the command's `pre_exec` hook, the parent's is attached after
 /// the spawn. With `network` (a network allow-list), every `connect` is
 /// notified, for the [`Route`] given to [`Supervision::route_network`].
 pub fn prepare(
     sockets: Option<Sockets>,
-    guard: Option<Guard>,
+    names: Option<Names>,
     network: bool,
 ) -> io::Result<(ChildHalf, Supervision)> {
     let (parent, child) = notify::socketpair()?;
     Ok((
         ChildHalf::new(
-            program(sockets.is_some() || network, guard.is_some()),
+            program(sockets.is_some() || network, names.is_some()),
             child,
             // Unsupervised, a listed socket would be reachable and every
             // other too: only protection may give way to an outer supervisor.
@@ -145,7 +158,7 @@ pub fn prepare(
         Supervision {
             sock: parent,
             sockets: sockets.map(Arc::new),
-            guard: guard.map(Arc::new),
+            names: names.map(Arc::new),
             network,
             route: None,
         },
@@ -183,10 +196,10 @@ impl Supervision {
             (None, true) => Some(Arc::new(Sockets::open(&[]))),
             (sockets, _) => sockets,
         };
-        let (guard, route) = (self.guard, self.route);
+        let (names, route) = (self.names, self.route);
         std::thread::Builder::new()
             .name("sandgate-supervisor".into())
-            .spawn(move || run(&listener, sockets.as_ref(), guard.as_ref(), route))?;
+            .spawn(move || run(&listener, sockets.as_ref(), names.as_ref(), route))?;
         Ok(Attached::Supervising)
     }
 }
@@ -195,7 +208,7 @@ impl Supervision {
 struct Exec<'a> {
     listener: &'a Arc<Listener>,
     sockets: Option<&'a Arc<Sockets>>,
-    guard: Option<&'a Arc<Guard>>,
+    names: Option<&'a Arc<Names>>,
     route: Option<Arc<dyn Route>>,
     /// Whether this thread took on its own file-system context and dropped
     /// its effective capabilities (else names are never made for the command).
@@ -235,9 +248,10 @@ impl Scope for Exec<'_> {
     }
 
     fn judge(&mut self, n: Notif, call: Option<Syscall>) {
-        match self.guard {
-            Some(guard) if self.own_context => {
-                protect::answer(self.listener, guard, &mut self.cache, &n, call);
+        match self.names {
+            Some(names) if self.own_context => {
+                let (plan, setup) = (&names.plan, names.setup);
+                protect::answer(self.listener, plan, setup, &mut self.cache, &n, call);
             }
             _ => self.listener.fail(n.id, libc::EACCES),
         }
@@ -247,7 +261,7 @@ impl Scope for Exec<'_> {
 fn run(
     listener: &Arc<Listener>,
     sockets: Option<&Arc<Sockets>>,
-    guard: Option<&Arc<Guard>>,
+    names: Option<&Arc<Names>>,
     route: Option<Arc<dyn Route>>,
 ) {
     // This thread takes on the command's umask for the calls it performs,
@@ -257,7 +271,7 @@ fn run(
     let mut scope = Exec {
         listener,
         sockets,
-        guard,
+        names,
         route,
         own_context,
         cache: protect::Cache::default(),

@@ -74,7 +74,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use sandgate_confine::{Lineage, ListKind, RunAnswers, RunPlan, SandboxFile, Standing};
+use sandgate_confine::{Lineage, ListKind, RunAnswers, RunPlan, RunPlanExt, SandboxFile, Standing};
 use sandgate_policy::ask::{Answer, Question, Resolution, Resolver, SubjectKind};
 use sandgate_policy::persist::Effect;
 use sandgate_policy::{Access, Context, PartKind, ToolKind};

@@ -13,7 +13,7 @@ use sandgate_policy::Verdict;
 use super::access::{perform_checked, targets};
 use super::report::attempt;
 use super::{lock, Pending, Shared};
-use crate::plan::Standing;
+use crate::plan::{RunPlanExt, Standing};
 use crate::settings::ListKind;
 use crate::supervisor::{DenyReason, Event};
 

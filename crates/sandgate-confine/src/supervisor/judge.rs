@@ -12,7 +12,7 @@ use std::sync::Arc;
 use super::access::{creds_of, dac_refuses, perform_checked, targets};
 use super::report::attempt;
 use super::{hint, lock, Pending, Shared};
-use crate::plan::{RunPlan, Standing};
+use crate::plan::{RunPlan, RunPlanExt, Standing};
 use crate::seccomp::Notif;
 use crate::supervisor::{DenyReason, Event};
 use sandgate_sandbox::supervisor::perform::{try_perform, Op};

@@ -53,7 +53,7 @@ use std::time::Duration;
 
 use sandgate_policy::ask::Resolver;
 
-use super::plan::{RunAnswers, RunPlan};
+use super::plan::{RunAnswers, RunPlan, RunPlanExt};
 use super::seccomp::{Listener, Notif};
 use super::settings::SandboxFile;
 use sandgate_sandbox::supervisor::callers::Callers;

@@ -19,7 +19,7 @@ use std::time::Duration;
 use clap::Args;
 use sandgate_confine::{
     self as confine, ConfineError, Event, Mechanism, Protection, Reporter, Requested, RunPlan,
-    RunPlanInputs, SandboxFile, SandboxSettings, Supervisor,
+    RunPlanExt, RunPlanInputs, SandboxFile, SandboxSettings, Supervisor,
 };
 use sandgate_policy::ask::{NoHuman, Question, Resolution, Resolver};
 use serde_json::json;
@@ -637,8 +637,8 @@ fn dry_run(
             "mechanism": mechanism,
             "workspaces": plan.workspaces,
             "allowed": plan.allowed,
-            "protected": plan.protected,
-            "guarded": plan.guarded,
+            "protected": plan.held(),
+            "guarded": plan.guarded(),
             "deny": plan.deny,
             "strictGit": plan.strict_git,
             "protection": plan.protection,
@@ -687,8 +687,8 @@ fn dry_run(
             Protection::Carve => "carving the Landlock rules around them",
         }
     );
-    for p in &plan.protected {
-        let how = if plan.mounted.contains(p) {
+    for p in plan.held() {
+        let how = if plan.mounted.iter().any(|m| m == p) {
             "  (bind mount)"
         } else if plan.protection == Protection::Mount {
             "  (carved)"
@@ -697,7 +697,7 @@ fn dry_run(
         };
         println!("  {}{how}", p.display());
     }
-    for p in &plan.guarded {
+    for p in plan.guarded() {
         println!("  {}  (missing: refused when created)", p.display());
     }
     println!("built-in floor (never written; unreadable but for the files named):");
