@@ -146,13 +146,14 @@ pub fn spawn(
 }
 
 /// Receives the program's listener on `sock` (or the tag it sent instead)
-/// and answers the `execve`s of the program itself (the process `spawn`
-/// started, whose parent is this one: its own `exec`, and the failed tries
-/// of a `PATH` search) until `spawned` says `spawn` has returned. Those are
-/// not the exec tracking's business (see
+/// and has the shared supervisor answer the `execve`s of the program itself
+/// (the process `spawn` started, whose parent is this one: its own `exec`,
+/// and the failed tries of a `PATH` search) until `spawned` says `spawn` has
+/// returned (`sandgate_sandbox::supervisor::serve::continue_own_execs`).
+/// Those are not the exec tracking's business (see
 /// `sandgate_sandbox::supervisor::lineage`: the program's parent is not the
 /// program). Any other notification is handed back to the listener,
-/// unanswered, for the supervisor. `None` when nothing came before
+/// unanswered, for the supervisor's loop. `None` when nothing came before
 /// `spawn` returned.
 fn program_exec(
     sock: std::os::fd::RawFd,
@@ -179,28 +180,12 @@ fn program_exec(
         Ok(fd) => Listener::new(fd),
         Err(tag) => return Ok(Some(Err(tag))),
     };
-    let me = std::process::id();
-    loop {
-        match listener.wait(20)? {
-            seccomp::Ready::Notification => {
-                let Ok(notif) = listener.recv() else {
-                    continue;
-                };
-                let exec = notif.nr == libc::SYS_execve || notif.nr == libc::SYS_execveat;
-                let parent = sandgate_sandbox::supervisor::lineage::tgid(notif.pid)
-                    .and_then(sandgate_sandbox::supervisor::lineage::stat)
-                    .map(|s| s.ppid);
-                if exec && parent == Some(me) {
-                    listener.allow(notif.id);
-                    continue;
-                }
-                listener.hold(notif);
-                return Ok(Some(Ok(listener)));
-            }
-            seccomp::Ready::Idle if !spawned.load(Ordering::SeqCst) => {}
-            _ => return Ok(Some(Ok(listener))),
-        }
-    }
+    sandgate_sandbox::supervisor::serve::continue_own_execs(
+        &listener,
+        std::process::id(),
+        spawned,
+    )?;
+    Ok(Some(Ok(listener)))
 }
 
 /// Sets this process's umask to 0, so that files the supervisor creates for

@@ -16,7 +16,14 @@
 //!
 //! The loop ends when no process uses the filter any more, when the
 //! listener breaks, or when `stop` is set (checked before each wait).
+//!
+//! Before it starts, while the supervising process waits in
+//! `Command::spawn` for its child's `exec`, [`continue_own_execs`] answers
+//! that child's own `exec` calls, which are not the exec tracking's
+//! business ([`super::lineage`]), and holds the first other notification
+//! for the loop.
 
+use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::decode::{decode, Syscall};
@@ -84,6 +91,40 @@ pub fn serve<S: Scope + ?Sized>(listener: &Listener, scope: &mut S, stop: &Atomi
             },
         };
         route(listener, scope, notif);
+    }
+}
+
+/// Continues each `exec` (`execve`, `execveat`) of a child of process
+/// `parent` (the process `Command::spawn` forked: its own `exec`, and the
+/// failed tries of a `PATH` search) until `spawned` is set; the first
+/// other notification is handed back to the listener unanswered
+/// ([`Listener::hold`]), for [`serve`]. Returns when that happens, when
+/// `spawned` is set while nothing waits, or when no process uses the filter.
+pub fn continue_own_execs(
+    listener: &Listener,
+    parent: u32,
+    spawned: &AtomicBool,
+) -> io::Result<()> {
+    loop {
+        match listener.wait(20)? {
+            Ready::Notification => {
+                let Ok(notif) = listener.recv() else {
+                    continue;
+                };
+                let exec = matches!(decode(&notif), Some(Syscall::Exec { .. }));
+                let ppid = super::lineage::tgid(notif.pid)
+                    .and_then(super::lineage::stat)
+                    .map(|s| s.ppid);
+                if exec && ppid == Some(parent) {
+                    listener.allow(notif.id);
+                    continue;
+                }
+                listener.hold(notif);
+                return Ok(());
+            }
+            Ready::Idle if !spawned.load(Ordering::SeqCst) => {}
+            _ => return Ok(()),
+        }
     }
 }
 
