@@ -1,7 +1,7 @@
 //! `permissions.network` on a contained command (`sandgate exec` and MCP
 //! `exec_run`): whether its network is filtered by host, and the isolation
 //! it then runs under. The proxy itself is served by the binary (see
-//! `sandgate_net`), through [`crate::dispatch::NetworkServe`].
+//! `sandgate_net`), through `dispatch::NetworkServe`.
 
 use sandgate_policy::config::{IsolationConfig, IsolationMode};
 use sandgate_policy::Policy;

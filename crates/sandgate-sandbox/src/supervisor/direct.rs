@@ -8,7 +8,7 @@
 //! So that it reaches a listed host (and nothing else), every `connect` of
 //! the command goes to the supervisor, which hands a TCP connect to an
 //! IPv4 or IPv6 address to a [`Route`] (the allow-list, in `sandgate-net`)
-//! before anything else is done with it ([`super::connect::connect_routed`]):
+//! before anything else is done with it (`connect::connect_routed`):
 //!
 //! - [`Direct::Outside`]: the route connected a socket of its own, from
 //!   sandgate's namespace, to the address; the supervisor puts that socket
