@@ -1,5 +1,8 @@
 //! The confinement plan as data: what the program may write, what is
-//! protected, and the Landlock rules that hold the floor.
+//! protected, and the Landlock rules that hold the floor. The plan is the
+//! one plan type of both scopes ([`sandgate_sandbox::plan::Plan`]) with
+//! the run's own part ([`RunScope`]): [`RunPlan`], built and judged through
+//! [`RunPlanExt`].
 //!
 //! Landlock rules only add rights to a whole subtree, so an allowed directory
 //! that contains a protected one (the workspace contains `.sandgate/`, `/tmp`
@@ -28,11 +31,11 @@
 //! need the policy, the loader the preload library) are not readable either:
 //! with the mount layer each existing one is an empty read-only mount, and
 //! without it the plan handles Landlock's file-read right and carves its read
-//! rules around them ([`RunPlan::read_rules`]). In `~/.ssh` the files `ssh`
+//! rules around them ([`RunScope::read_rules`]). In `~/.ssh` the files `ssh`
 //! needs to reach a host through an agent stay readable
 //! ([`floor_file_readable`]). The floor's other names (hard links made
-//! before, bind mounts: [`RunPlan::floor_links`]) and the credential stores
-//! the policy denies ([`RunPlan::credentials`]) are hidden from reads the
+//! before, bind mounts: [`RunScope::floor_links`]) and the credential stores
+//! the policy denies ([`RunScope::credentials`]) are hidden from reads the
 //! same way (a credential file under the mount layer is covered by a
 //! read-only bind of `/dev/null`).
 

@@ -168,7 +168,7 @@ pub(super) fn fast(shared: &Shared, notif: &Notif, op: &Op) -> bool {
 /// put something of the program's other than a new directory in its place:
 /// a rename from or onto `path`, or a file, node, hard link or symbolic
 /// link made at `path`, when `path` holds a protected path (see
-/// [`RunPlan::holds_protected`]). A missing `.git` made as a file saying
+/// [`RunPlanExt::holds_protected`]). A missing `.git` made as a file saying
 /// `gitdir: elsewhere` would send git to hooks and a config of the
 /// program's; made as a directory it is harmless, its protected entries
 /// still refused.
