@@ -332,6 +332,21 @@ const fn with(
     }
 }
 
+/// gawk's options that load code from files (`-i`, `-l`), and those that
+/// name its program's file: shared by `awk` and `gawk`.
+const AWK_LOADS: &[RunningOption] = &[
+    hidden("-i"),
+    hidden("--include"),
+    hidden("-l"),
+    hidden("--load"),
+];
+const AWK_PROGRAM_FILES: &[&str] = &["-f", "--file", "-E", "--exec"];
+
+/// HTTPie's options, the same for `http` and `xh` (its Rust twin).
+const HTTPIE_SHORT: &str = "a:A:b:d:fFhjmo:p:P:qsSvx";
+const HTTPIE_LONG: &str = "auth= auth-type= body check-status download follow form headers help \
+     ignore-stdin json offline output= print= session= session-read-only= verbose verify= version";
+
 /// A program read by GNU `getopt_long`.
 const fn gnu(program: &'static str, short: &'static str, long: &'static str) -> Grammar {
     with(ParserKind::Gnu, program, short, long)
@@ -854,13 +869,8 @@ pub const REGISTRY: &[Entry] = &[
     Entry {
         alias: Some("gawk"),
         runs: Some(Program {
-            options: &[
-                hidden("-i"),
-                hidden("--include"),
-                hidden("-l"),
-                hidden("--load"),
-            ],
-            text_operand: Some(&["-f", "--file", "-E", "--exec"]),
+            options: AWK_LOADS,
+            text_operand: Some(AWK_PROGRAM_FILES),
             ..program("awk")
         }),
         ..entry("awk")
@@ -1607,13 +1617,8 @@ pub const REGISTRY: &[Entry] = &[
              source= traditional use-lc-numeric version",
         )),
         runs: Some(Program {
-            options: &[
-                hidden("-i"),
-                hidden("--include"),
-                hidden("-l"),
-                hidden("--load"),
-            ],
-            text_operand: Some(&["-f", "--file", "-E", "--exec"]),
+            options: AWK_LOADS,
+            text_operand: Some(AWK_PROGRAM_FILES),
             ..program("gawk")
         }),
         ..entry("gawk")
@@ -2227,10 +2232,8 @@ pub const REGISTRY: &[Entry] = &[
     Entry {
         grammar: Some(exact(
             "http",
-            "a:A:b:d:fFhjmo:p:P:qsSvx",
-            "auth= auth-type= body check-status download follow form headers help \
-             ignore-stdin json offline output= print= session= session-read-only= verbose \
-             verify= version",
+            HTTPIE_SHORT,
+            HTTPIE_LONG,
         )),
         file_items: true,
         ..entry("http")
@@ -3984,10 +3987,8 @@ pub const REGISTRY: &[Entry] = &[
     Entry {
         grammar: Some(exact(
             "xh",
-            "a:A:b:d:fFhjmo:p:P:qsSvx",
-            "auth= auth-type= body check-status download follow form headers help \
-             ignore-stdin json offline output= print= session= session-read-only= verbose \
-             verify= version",
+            HTTPIE_SHORT,
+            HTTPIE_LONG,
         )),
         file_items: true,
         ..entry("xh")
