@@ -38,16 +38,24 @@ pub type DecisionSink = Box<dyn Fn(&str, &Decision, Option<&Resolution>) + Send 
 
 /// Serves the filtering proxy of a command whose network is filtered by
 /// host (`permissions.network`): given where its proxy socket arrives, the
-/// lists and the command, it starts serving, and returns what stops it.
+/// lists and the command, it starts serving, and returns what stops it and
+/// what decides the command's own connects to addresses.
 pub type NetworkServe = Box<
     dyn Fn(
             sandgate_sandbox::netns::Outside,
             sandgate_policy::network::NetworkPolicy,
             &str,
-        ) -> std::io::Result<Box<dyn FnOnce() + Send>>
+        ) -> std::io::Result<ServedNetwork>
         + Send
         + Sync,
 >;
+
+/// A command's network, served: what stops its proxy, and what decides its
+/// own connects to addresses.
+pub type ServedNetwork = (
+    Box<dyn FnOnce() + Send>,
+    Arc<dyn sandgate_sandbox::supervisor::direct::Route>,
+);
 
 /// Runs tool calls behind the gate.
 pub struct Dispatcher {
@@ -395,6 +403,7 @@ impl Dispatcher {
             .map_err(|e| ToolError::failed(format!("cannot isolate the command: {e}")))?;
         let cwd_text = cwd.display().to_string();
         let job = Job::spawn(prepared.command, command, &cwd_text)?;
+        let mut route = None;
         if let Some(outside) = prepared.network {
             let lists = policy.network().cloned().unwrap_or_default();
             let served = match &self.network {
@@ -404,7 +413,8 @@ impl Dispatcher {
             match served {
                 // The proxy ends with the command (a daemon it left behind
                 // has no network from then on).
-                Ok(stop) => {
+                Ok((stop, served)) => {
+                    route = Some(served);
                     let watched = Arc::clone(&job);
                     std::thread::spawn(move || {
                         while watched.wait(Duration::from_secs(3600)) == JobState::Running {}
@@ -420,7 +430,11 @@ impl Dispatcher {
                 }
             }
         }
-        if let Some(supervision) = prepared.supervision {
+        if let Some(mut supervision) = prepared.supervision {
+            // The command's own connects to addresses are decided by the lists.
+            if let Some(route) = route {
+                supervision.route_network(route);
+            }
             match supervision.attach() {
                 Ok(Attached::Supervising) => {}
                 Ok(Attached::Outer) => notes.push_str(&format!("[sandgate: {OUTER_NOTE}]\n")),

@@ -212,15 +212,15 @@ pub fn serve_stoppable(
     policy: NetworkPolicy,
     command: &str,
     surface: &'static str,
-) -> std::io::Result<Box<dyn FnOnce() + Send>> {
+) -> std::io::Result<sandgate_tools::dispatch::ServedNetwork> {
     let handed = outside.take()?;
     let held = (
         handed.proxy.try_clone()?,
         handed.dns_udp.try_clone()?,
         handed.dns_tcp.try_clone()?,
     );
-    let (_, resolver) = serve_handed(handed, policy, command, surface, None, None)?;
-    Ok(Box::new(move || {
+    let (route, resolver) = serve_handed(handed, policy, command, surface, None, None)?;
+    let stop = Box::new(move || {
         resolver.stop();
         // Each serving thread's `accept` or `recv` fails or returns, and it
         // ends, closing its socket.
@@ -231,7 +231,8 @@ pub fn serve_stoppable(
         ] {
             let _ = nix::sys::socket::shutdown(fd, nix::sys::socket::Shutdown::Both);
         }
-    }))
+    });
+    Ok((stop, route))
 }
 
 /// What [`serve_handed`] started: the route of direct connects, and the

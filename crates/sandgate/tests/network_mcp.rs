@@ -212,6 +212,7 @@ fn exec_run_reaches_listed_hosts_through_the_proxy_and_nothing_else() {
                 format!("curl -sS --max-time 20 {listed}"),
                 format!("curl -sS -i --max-time 20 {unlisted}"),
                 format!("python3 -c \"{TCP_CONNECT}\" {}", rec.tcp),
+                format!("curl -sS --noproxy '*' --max-time 20 http://{LISTED}:{web}/direct"),
             ]);
             assert!(results[0].contains("served /hi"), "{case}: {results:#?}");
             assert!(results[1].contains(" 403"), "{case}: {results:#?}");
@@ -223,8 +224,14 @@ fn exec_run_reaches_listed_hosts_through_the_proxy_and_nothing_else() {
                 results[2].contains("Error") && !results[2].contains("\nconnected"),
                 "{case}: {results:#?}"
             );
-            // Only the listed request was served; the raw connect never arrived.
-            assert_eq!(served.load(Ordering::SeqCst), before_s + 1, "{case}");
+            // A program that ignores the proxy reaches the listed host by its
+            // own connect, the name resolved inside.
+            assert!(
+                results[3].contains("served /direct"),
+                "{case}: {results:#?}"
+            );
+            // Only the listed requests were served; the raw connect never arrived.
+            assert_eq!(served.load(Ordering::SeqCst), before_s + 2, "{case}");
             std::thread::sleep(std::time::Duration::from_millis(300));
             assert_eq!(rec.connections.load(Ordering::SeqCst), before_c, "{case}");
             let records = t.network_records();

@@ -185,6 +185,26 @@ fn the_whole_program_tree_reaches_listed_hosts_through_the_proxy_and_nothing_els
         let ok = t.run(&["sh", "-c", &script]);
         assert!(text(&ok).contains("served /hi"), "{case}: {}", text(&ok));
 
+        // A program that ignores the proxy variables reaches the listed
+        // host by its own connect, the name resolved inside by sandgate's
+        // resolver (curl told to go direct, and Python's raw connect).
+        let direct = t.run(&[
+            "curl",
+            "-sS",
+            "--noproxy",
+            "*",
+            "--max-time",
+            "20",
+            &format!("http://{LISTED}:{web}/direct"),
+        ]);
+        assert!(
+            text(&direct).contains("served /direct"),
+            "{case}: {}",
+            text(&direct)
+        );
+        let raw = t.run(&["python3", "-c", TCP_CONNECT, &web.to_string()]);
+        assert!(text(&raw).contains("connected"), "{case}: {}", text(&raw));
+
         // An unlisted name: unconfined it is served…
         let plain = t.plain(&curl(&unlisted));
         assert!(

@@ -62,7 +62,21 @@ pub(super) fn connect(shared: &Arc<Shared>, notif: Notif, asked: Asked) {
 
 fn answer(shared: &Shared, notif: &Notif, asked: Asked, sock: &OwnedFd) {
     match connect_for(shared, notif, asked, sock) {
-        Ok(()) => shared.listener.succeed(notif.id, 0),
+        Ok(None) => shared.listener.succeed(notif.id, 0),
+        // With `permissions.network`: a socket connected from outside takes
+        // the caller's socket's place.
+        Ok(Some(socket)) => {
+            let cloexec = sandgate_sandbox::supervisor::direct::is_cloexec(notif.pid, asked.fd);
+            match shared
+                .listener
+                .replace_fd(notif.id, socket.as_fd(), asked.fd, cloexec)
+            {
+                Ok(()) => shared.listener.succeed(notif.id, 0),
+                Err(e) => shared
+                    .listener
+                    .fail(notif.id, e.raw_os_error().unwrap_or(libc::EBADF)),
+            }
+        }
         Err(Refusal::Errno(errno)) => shared.listener.fail(notif.id, errno),
         Err(Refusal::Outside(unreached)) => {
             shared.reporter.report(&Event::Denied {
@@ -79,13 +93,14 @@ fn answer(shared: &Shared, notif: &Notif, asked: Asked, sock: &OwnedFd) {
     }
 }
 
-/// Connects `sock`, the caller's, as `notif` asks.
+/// Connects `sock`, the caller's, as `notif` asks; `Some(socket)`: the
+/// network allow-list's route connected `socket` from outside instead.
 fn connect_for(
     shared: &Shared,
     notif: &Notif,
     asked: Asked,
     sock: &OwnedFd,
-) -> Result<(), Refusal> {
+) -> Result<Option<OwnedFd>, Refusal> {
     let mut room = [0u8; connect::ADDRESS_ROOM];
     let address = connect::copy_address(notif.pid, asked.addr, asked.len, &mut room)
         .map_err(Refusal::Errno)?;
@@ -94,7 +109,7 @@ fn connect_for(
         listed: &shared.sockets,
         inside: Some(&inside),
     };
-    connect::connect_copied(sock, notif.pid, address, reach)
+    connect::connect_routed(sock, notif.pid, address, reach, shared.route.as_deref())
 }
 
 /// How a refused socket is named in the report: an abstract one as

@@ -74,6 +74,9 @@ struct Shared {
     peers: connect::Peers,
     sockets: sandgate_sandbox::supervisor::connect::Sockets,
     lineage: Arc<Lineage>,
+    /// With `permissions.network`: what decides the program's TCP connects
+    /// to addresses ([`sandgate_sandbox::supervisor::direct`]).
+    route: Option<Arc<dyn sandgate_sandbox::supervisor::direct::Route>>,
 }
 
 struct Pending {
@@ -108,7 +111,9 @@ impl Supervisor {
     /// set are put to `resolver`, one at a time, each with `timeout`; "always"
     /// answers go to `file`. `lineage` tracks the program's `exec`s (made
     /// with [`Lineage::new`] for `program`): a write a grant bound there
-    /// covers passes without a question.
+    /// covers passes without a question. `route`, with
+    /// `permissions.network`, decides the program's TCP connects to
+    /// addresses.
     #[allow(clippy::too_many_arguments)]
     pub fn start(
         program: u32,
@@ -119,6 +124,7 @@ impl Supervisor {
         resolver: Box<dyn Resolver>,
         timeout: Duration,
         reporter: Arc<dyn Reporter>,
+        route: Option<Arc<dyn sandgate_sandbox::supervisor::direct::Route>>,
     ) -> Supervisor {
         let anchors = Anchors::open(plan.carved().map(Path::to_path_buf).collect::<Vec<_>>());
         let plan_sockets = plan.unix_sockets.clone();
@@ -136,6 +142,7 @@ impl Supervisor {
             peers: connect::Peers::new(program),
             sockets: sandgate_sandbox::supervisor::connect::Sockets::open(&plan_sockets),
             lineage,
+            route,
         });
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::channel();

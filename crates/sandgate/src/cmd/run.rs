@@ -427,6 +427,9 @@ pub fn run_hosted(global: &GlobalArgs, args: RunArgs, mut host: Option<&mut dyn 
     };
     let socket = link.as_ref().and(plan.unix_sockets.last().cloned());
     let log = Arc::new(Log::new(link, primary.path().to_path_buf()));
+    // With `permissions.network`: what decides the program's own connects
+    // to addresses (a program that ignores the proxy variables).
+    let mut route = None;
     if let (Some(outside), Some(network)) = (outside, network) {
         let told = Arc::clone(&log);
         let tell: crate::network::Tell = Arc::new(move |line| told.refusal(line));
@@ -447,15 +450,16 @@ pub fn run_hosted(global: &GlobalArgs, args: RunArgs, mut host: Option<&mut dyn 
                 "run prompt",
             )
         });
-        if let Err(e) =
-            crate::network::serve_telling(outside, network, &command, "run", Some(tell), asker)
-        {
-            // Without its proxy the program reaches no host: say so, and stop it.
-            let _ = child.kill();
-            let _ = child.wait();
-            return fail(format!(
-                "the network proxy did not start, so the program was stopped: {e}"
-            ));
+        match crate::network::serve_telling(outside, network, &command, "run", Some(tell), asker) {
+            Ok(served) => route = Some(served),
+            Err(e) => {
+                // Without its proxy the program reaches no host: say so, and stop it.
+                let _ = child.kill();
+                let _ = child.wait();
+                return fail(format!(
+                    "the network proxy did not start, so the program was stopped: {e}"
+                ));
+            }
         }
     }
     let supervisor = Supervisor::start(
@@ -467,6 +471,7 @@ pub fn run_hosted(global: &GlobalArgs, args: RunArgs, mut host: Option<&mut dyn 
         resolver,
         timeout,
         Arc::clone(&log) as Arc<dyn Reporter>,
+        route,
     );
     if let Some(host) = host.as_mut() {
         host.supervising(supervisor.grants());
