@@ -284,6 +284,8 @@ pub struct RunOpts {
     /// Words put before the command (e.g. a mount namespace with the test's
     /// own `/etc/hosts`, which then execs the command).
     pub wrap: Vec<String>,
+    /// Confined without `--no-ui`: the run asks on its terminal.
+    pub asking: bool,
 }
 
 impl RunOpts {
@@ -295,7 +297,15 @@ impl RunOpts {
             model: None,
             confined: false,
             wrap: Vec::new(),
+            asking: false,
         }
+    }
+
+    /// Confined without `--no-ui`: the run asks on its terminal (start the
+    /// command from [`Tree::command`] in a pseudo-terminal).
+    pub fn asking(mut self) -> RunOpts {
+        self.asking = true;
+        self
     }
 
     /// Start the command through `words` (which exec it).
@@ -786,8 +796,10 @@ impl Tree {
         std::fs::write(&self.server.record, "").unwrap();
     }
 
-    /// Run the agent headless with `script`, in the project.
-    pub fn run(&self, script: &Script, opts: &RunOpts) -> Run {
+    /// The agent's command for `script` as `opts` say (the script given to
+    /// the model server and its record emptied first), for a test that
+    /// starts it itself (e.g. in a pseudo-terminal).
+    pub fn command(&self, script: &Script, opts: &RunOpts) -> Command {
         self.check_contained();
         let steps: Vec<Value> = script.steps.iter().map(|s| s.0.clone()).collect();
         std::fs::write(
@@ -802,8 +814,11 @@ impl Tree {
                 let mut c = Command::new(first);
                 c.args(rest);
                 if confined {
-                    c.arg(env!("CARGO_BIN_EXE_sandgate"))
-                        .args(["run", "--no-ui", "--"]);
+                    c.arg(env!("CARGO_BIN_EXE_sandgate")).arg("run");
+                    if !opts.asking {
+                        c.arg("--no-ui");
+                    }
+                    c.arg("--");
                 }
                 c.arg(&self.bin);
                 c
@@ -878,6 +893,18 @@ impl Tree {
         for (k, v) in &opts.env {
             cmd.env(k, v);
         }
+        cmd
+    }
+
+    /// What the model server recorded since the last command: one JSON
+    /// request a line.
+    pub fn recorded(&self) -> String {
+        std::fs::read_to_string(&self.server.record).unwrap_or_default()
+    }
+
+    /// Run the agent headless with `script`, in the project.
+    pub fn run(&self, script: &Script, opts: &RunOpts) -> Run {
+        let mut cmd = self.command(script, opts);
         let out_path = self.root.join("agent.out");
         let err_path = self.root.join("agent.err");
         cmd.stdin(Stdio::null())
