@@ -220,12 +220,32 @@ fn read_string(pid: u32, addr: u64, limit: usize) -> Option<Vec<u8>> {
     None
 }
 
-/// The fixed part of Claude Code 2.1.332's `Bash` wrapper, after the
-/// snapshot is sourced and before the command.
-const CLAUDE_FIXED: &str = "\\builtin shopt -u extglob 2>/dev/null || true && { \\builtin unalias -- 'which'; \\builtin unset -f -- 'which'; } >/dev/null 2>&1 || true && { \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true";
+/// The part of Claude Code 2.1.332's `Bash` wrapper, after the snapshot is
+/// sourced and before the command, that follows the shell's own options:
+/// the aliases and functions `which` and `unsetenv` removed.
+const CLAUDE_UNALIASES: &str = " && { \\builtin unalias -- 'which'; \\builtin unset -f -- 'which'; } >/dev/null 2>&1 || true && { \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true";
 
-/// The same part in Claude Code 2.1.197.
+/// Claude Code 2.1.332's options for bash.
+const CLAUDE_BASH_OPTIONS: &str = "\\builtin shopt -u extglob 2>/dev/null || true";
+
+/// Claude Code 2.1.332's options for zsh.
+const CLAUDE_ZSH_OPTIONS: &str = "\\builtin setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL NO_BRACE_CCL NO_MAGIC_EQUAL_SUBST NO_RC_QUOTES NO_EQUALS 2>/dev/null || true";
+
+/// The same part in Claude Code 2.1.197 (bash).
 const CLAUDE_FIXED_2_1_197: &str = "shopt -u extglob 2>/dev/null || true";
+
+/// The fixed parts Claude Code puts between the snapshot and the command
+/// for `shell` (`bash` or `zsh`).
+fn fixed_parts(shell: &str) -> Vec<String> {
+    match shell {
+        "bash" => vec![
+            format!("{CLAUDE_BASH_OPTIONS}{CLAUDE_UNALIASES}"),
+            CLAUDE_FIXED_2_1_197.to_string(),
+        ],
+        "zsh" => vec![format!("{CLAUDE_ZSH_OPTIONS}{CLAUDE_UNALIASES}")],
+        _ => Vec::new(),
+    }
+}
 
 /// The characters Claude Code leaves unquoted in a word.
 fn bare(word: &str) -> bool {
@@ -243,7 +263,8 @@ fn bare(word: &str) -> bool {
 /// ```
 ///
 /// where `source …` is missing when Claude Code has no shell snapshot,
-/// `FIXED` is [`CLAUDE_FIXED`] (2.1.197: [`CLAUDE_FIXED_2_1_197`]), the command is quoted with each `'` as
+/// `FIXED` is the shell's part of [`fixed_parts`] (the options of bash or
+/// zsh, then [`CLAUDE_UNALIASES`]; 2.1.197: [`CLAUDE_FIXED_2_1_197`]), the command is quoted with each `'` as
 /// `'"'"'` (or left bare when it is one word of plain characters), and
 /// ` < /dev/null` is missing when the command reads its own input. The shell
 /// is an absolute `bash` or `zsh`; every part must be exactly so.
@@ -267,9 +288,9 @@ pub fn claude_bash_command(argv: &[Vec<u8>]) -> Option<String> {
         }
         None => script,
     };
-    let rest = rest
-        .strip_prefix(CLAUDE_FIXED)
-        .or_else(|| rest.strip_prefix(CLAUDE_FIXED_2_1_197))?
+    let rest = fixed_parts(name)
+        .iter()
+        .find_map(|fixed| rest.strip_prefix(fixed.as_str()))?
         .strip_prefix(" && eval ")?;
     let (quoted, cwd_file) = rest.rsplit_once(" && pwd -P >| ")?;
     let name = cwd_file.rsplit('/').next()?;
@@ -690,10 +711,16 @@ mod tests {
         parts.iter().map(|p| p.as_bytes().to_vec()).collect()
     }
 
+    /// Claude Code 2.1.332's bash part between the snapshot and the command.
+    fn bash_fixed() -> String {
+        fixed_parts("bash").remove(0)
+    }
+
     /// Claude Code 2.1.332's wrapper as captured from its spawn.
     fn wrapper(quoted: &str, stdin: bool) -> String {
+        let fixed = bash_fixed();
         format!(
-            "source /h/.claude/shell-snapshots/snapshot-bash-1796455340918-fnnegb.sh 2>/dev/null || true && {CLAUDE_FIXED} && eval {quoted}{} && pwd -P >| /tmp/t/claude-8bca-cwd",
+            "source /h/.claude/shell-snapshots/snapshot-bash-1796455340918-fnnegb.sh 2>/dev/null || true && {fixed} && eval {quoted}{} && pwd -P >| /tmp/t/claude-8bca-cwd",
             if stdin { " < /dev/null" } else { "" }
         )
     }
@@ -717,15 +744,20 @@ mod tests {
         // A bare word, a command with its own input, no snapshot, zsh.
         let w = wrapper("ls", true);
         assert_eq!(
-            claude_bash_command(&argv(&["/usr/bin/zsh", "-c", &w])).as_deref(),
+            claude_bash_command(&argv(&["/usr/bin/bash", "-c", &w])).as_deref(),
             Some("ls")
+        );
+        assert_eq!(
+            claude_bash_command(&argv(&["/usr/bin/zsh", "-c", &w])),
+            None
         );
         let w = wrapper("'cat < f > /o/x'", false);
         assert_eq!(
             claude_bash_command(&argv(&["/bin/bash", "-c", &w])).as_deref(),
             Some("cat < f > /o/x")
         );
-        let w = format!("{CLAUDE_FIXED} && eval 'true' < /dev/null && pwd -P >| /t/claude-ab-cwd");
+        let fixed = bash_fixed();
+        let w = format!("{fixed} && eval 'true' < /dev/null && pwd -P >| /t/claude-ab-cwd");
         assert_eq!(
             claude_bash_command(&argv(&["/bin/bash", "-c", &w])).as_deref(),
             Some("true")
@@ -736,9 +768,17 @@ mod tests {
             claude_bash_command(&argv(&["/bin/bash", "-c", w])).as_deref(),
             Some("echo hello > /o/x")
         );
+        // zsh (Claude Code 2.1.332 takes it when it is installed), as captured.
+        let w = r"source /h/.claude/shell-snapshots/snapshot-zsh-1796459040132-jyp36q.sh 2>/dev/null || true && \builtin setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL NO_BRACE_CCL NO_MAGIC_EQUAL_SUBST NO_RC_QUOTES NO_EQUALS 2>/dev/null || true && { \builtin unalias -- 'which'; \builtin unset -f -- 'which'; } >/dev/null 2>&1 || true && { \builtin unalias -- 'unsetenv'; \builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true && eval 'echo hello > /o/x' < /dev/null && pwd -P >| /tmp/claude-152e-cwd";
+        assert_eq!(
+            claude_bash_command(&argv(&["/usr/bin/zsh", "-c", w])).as_deref(),
+            Some("echo hello > /o/x")
+        );
+        // Each shell's part only with its shell.
+        assert_eq!(claude_bash_command(&argv(&["/bin/bash", "-c", w])), None);
         // Both fixed parts, or either twice, is neither.
         for w in [
-            format!("{CLAUDE_FIXED} && {CLAUDE_FIXED_2_1_197} && eval 'true' < /dev/null && pwd -P >| /t/claude-ab-cwd"),
+            format!("{fixed} && {CLAUDE_FIXED_2_1_197} && eval 'true' < /dev/null && pwd -P >| /t/claude-ab-cwd"),
             format!("{CLAUDE_FIXED_2_1_197} && {CLAUDE_FIXED_2_1_197} && eval 'true' < /dev/null && pwd -P >| /t/claude-ab-cwd"),
         ] {
             assert_eq!(claude_bash_command(&argv(&["/bin/bash", "-c", &w])), None, "{w}");
