@@ -4,8 +4,9 @@
 //! receives and writes whatever the test tells it to. Messages that are not
 //! JSON, messages over the size limit, the policy's answers to the agent's
 //! own permission requests, the gated `fs/*` and `terminal/create` methods
-//! and the end of the editor's connection. The cases against a
-//! real agent are in `acp_gemini.rs`.
+//! and the end of the editor's connection, and the sessions outside the
+//! workspace. The cases against real agents are in
+//! `acp_agents/mod.rs` (run by `acp_gemini.rs` and `acp_codex.rs`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -511,4 +512,75 @@ fn the_editor_closing_stdin_ends_the_agent() {
         "{:?}",
         started.elapsed()
     );
+}
+
+/// Sessions begun together (`session/new`, `session/load`), armed: each
+/// directory outside every workspace is asked about once, through the
+/// editor, in the session that began there first; a session in a directory
+/// already asked about (or beneath it) shares that question, and a load the
+/// agent refused asks nothing. Everything is written at once, before
+/// sandgate can have started its supervisor, so sessions that begin before
+/// the run is confined are asked about too.
+#[test]
+fn sessions_outside_the_workspace_are_each_asked_about_once() {
+    let mut r = Relay::start(&[], &[], &[("SANDGATE_SANDBOX", "1")]);
+    let dir = |name: &str| {
+        let d = r.outside.join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        d.to_string_lossy().into_owned()
+    };
+    let (a, c, e) = (dir("a"), dir("c"), dir("e"));
+    let a_sub = dir("a/sub");
+    let requests = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": a, "mcpServers": []}}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "session/load", "params": {"sessionId": "s2", "cwd": a, "mcpServers": []}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "session/load", "params": {"sessionId": "s3", "cwd": c, "mcpServers": []}}),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "session/new", "params": {"cwd": a_sub, "mcpServers": []}}),
+        json!({"jsonrpc": "2.0", "id": 5, "method": "session/load", "params": {"sessionId": "s5", "cwd": e, "mcpServers": []}}),
+    ];
+    for request in &requests {
+        r.editor_says(&request.to_string());
+    }
+    for answer in [
+        json!({"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "s1"}}),
+        json!({"jsonrpc": "2.0", "id": 2, "result": {}}),
+        json!({"jsonrpc": "2.0", "id": 3, "result": null}),
+        json!({"jsonrpc": "2.0", "id": 4, "result": {"sessionId": "s4"}}),
+        json!({"jsonrpc": "2.0", "id": 5, "error": {"code": -32002, "message": "no such session"}}),
+    ] {
+        r.agent_says(&answer.to_string());
+    }
+    let mut asked = Vec::new();
+    for _ in 0..2 {
+        let q = parse(&r.editor_gets("a question about a session directory", |l| {
+            l.contains("session/request_permission")
+        }));
+        let params = &q["params"];
+        asked.push((
+            params["sessionId"].as_str().unwrap().to_string(),
+            params["toolCall"]["locations"][0]["path"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        ));
+        let answer = json!({"jsonrpc": "2.0", "id": q["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}});
+        r.editor_says(&answer.to_string());
+    }
+    asked.sort();
+    assert_eq!(asked, [("s1".to_string(), a), ("s3".to_string(), c)]);
+    // Every response reached the editor, and no third question came.
+    r.settle("settled");
+    for id in 1..=5 {
+        assert!(
+            r.seen.iter().any(|l| parse(l)["id"] == id),
+            "the response {id} did not reach the editor: {:#?}",
+            r.seen
+        );
+    }
+    let questions = r
+        .seen
+        .iter()
+        .filter(|l| l.contains("session/request_permission"))
+        .count();
+    assert_eq!(questions, 2, "{:#?}", r.seen);
 }

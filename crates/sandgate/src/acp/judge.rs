@@ -10,7 +10,11 @@
 //! `rawInput` (the tool's own arguments). The command is `rawInput.command`
 //! (or `cmd`; an argument list is joined with shell quoting), else, for an
 //! `execute` call, the title: Gemini CLI sends no `rawInput`, and its shell
-//! tool's title is the command itself. Paths are the `locations`, the
+//! tool's title is the command itself. Codex's adapter sends the argument
+//! list it runs, the model's command wrapped in its login shell
+//! (`/bin/bash -lc SCRIPT`, with Codex's own parse of it as `parsed_cmd`):
+//! there the script is judged, as the hooks judge the command Codex CLI
+//! reports, which it runs in the same wrapper (see [`codex_script`]). Paths are the `locations`, the
 //! `diff` contents and the path-like `rawInput` parameters; a `read` or
 //! `search` call reads them, an `edit`, `delete` or `move` writes them, and a
 //! call of another kind that names paths is judged as a read and a write of
@@ -165,6 +169,9 @@ fn shell(command: &str, dir: Option<&str>, cwd: &str) -> Result<Vec<Check>, Inpu
 
 /// `rawInput.command` or `rawInput.cmd`: a string, or an argument list.
 fn command_of(raw: &Map<String, Value>) -> Option<String> {
+    if let Some(script) = codex_script(raw) {
+        return Some(script);
+    }
     for key in ["command", "cmd"] {
         match raw.get(key) {
             Some(Value::String(s)) if !s.is_empty() => return Some(s.clone()),
@@ -181,6 +188,29 @@ fn command_of(raw: &Map<String, Value>) -> Option<String> {
         }
     }
     None
+}
+
+/// The model's command in Codex's wrapper: `rawInput.command` is
+/// `[SHELL, "-lc" | "-c", SCRIPT]` (`SHELL` a path or name of `bash`, `zsh`
+/// or `sh`) and `rawInput.parsed_cmd` is there, which only Codex sends (its
+/// parse of SCRIPT). Codex CLI runs every command the model gives it so,
+/// hooked or over ACP; its hooks report SCRIPT, and the policy judges
+/// SCRIPT here too, so that one `permissions.yaml` decides the same in the
+/// terminal and in the editor. Anything else (another agent's
+/// `bash -lc …`, a wrapper with more words) is judged as it is.
+fn codex_script(raw: &Map<String, Value>) -> Option<String> {
+    raw.get("parsed_cmd")?.as_array()?;
+    let words = raw.get("command")?.as_array()?;
+    let [shell, flag, script] = words.as_slice() else {
+        return None;
+    };
+    let shell = shell.as_str()?;
+    let name = shell.rsplit('/').next().unwrap_or(shell);
+    let script = script.as_str()?;
+    (matches!(name, "bash" | "zsh" | "sh")
+        && matches!(flag.as_str()?, "-lc" | "-c")
+        && !script.is_empty())
+    .then(|| script.to_string())
 }
 
 /// Gemini CLI's shell tool names its directory in its explanation:
@@ -289,6 +319,43 @@ mod tests {
         assert_eq!(
             calls(tool_call(&call, "/w").unwrap()),
             [("exec_run".into(), "touch a.txt".into(), Some("sub".into()))]
+        );
+    }
+
+    #[test]
+    fn codex_s_login_shell_wrapper_is_judged_by_its_script() {
+        let call = |command: Value, parsed: bool| {
+            let mut raw = json!({"command": command, "cwd": "/w/sub"});
+            if parsed {
+                raw["parsed_cmd"] = json!([{"type": "unknown", "cmd": "x"}]);
+            }
+            obj(json!({"toolCallId": "call_1", "kind": "execute", "title": "t", "rawInput": raw}))
+        };
+        let first = |c: Map<String, Value>| calls(tool_call(&c, "/w").unwrap())[0].clone();
+        assert_eq!(
+            first(call(json!(["/bin/bash", "-lc", "touch a.txt && ls"]), true)),
+            (
+                "exec_run".into(),
+                "touch a.txt && ls".into(),
+                Some("/w/sub".into())
+            )
+        );
+        assert_eq!(
+            first(call(json!(["zsh", "-c", "ls"]), true)).1,
+            "ls".to_string()
+        );
+        // Without Codex's parse, or with another wrapper, as it is.
+        assert_eq!(
+            first(call(json!(["/bin/bash", "-lc", "ls"]), false)).1,
+            "/bin/bash -lc ls".to_string()
+        );
+        assert_eq!(
+            first(call(json!(["/bin/bash", "-l", "-c", "ls"]), true)).1,
+            "/bin/bash -l -c ls".to_string()
+        );
+        assert_eq!(
+            first(call(json!(["python3", "-c", "print(1)"]), true)).1,
+            "python3 -c 'print(1)'".to_string()
         );
     }
 

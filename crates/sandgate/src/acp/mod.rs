@@ -55,6 +55,10 @@ use self::relay::{Relay, Side};
 /// before it is sent `SIGTERM` (and as long again before `SIGKILL`).
 pub const GRACE: Duration = Duration::from_secs(3);
 
+/// How long a question about a write waits for the agent's tool call to be
+/// reported when none is in flight (see `Relay::asking_session_within`).
+pub const CALL_WAIT: Duration = Duration::from_secs(1);
+
 /// Arguments of `sandgate acp`.
 #[derive(Debug, Args)]
 pub struct AcpArgs {
@@ -220,7 +224,7 @@ struct Asker {
 
 impl Resolver for Asker {
     fn resolve(&self, question: &Question) -> Resolution {
-        let Some((session, tool_call)) = self.relay.asking_session() else {
+        let Some((session, tool_call)) = self.relay.asking_session_within(CALL_WAIT) else {
             return Resolution::Unavailable {
                 reason: "no ACP session to ask in yet".into(),
             };

@@ -15,8 +15,9 @@
 //!   asks belongs to the tool call in flight.
 //!
 //! From the editor: the answers to sandgate's own questions are taken;
-//! `session/new`, `session/load` and `session/prompt` are followed (each
-//! session's working directory, the turn in progress).
+//! `session/new`, `session/load`, `session/resume` and `session/prompt`
+//! are followed (each session's working directory, asked about once when it
+//! lies outside every workspace; the turn in progress).
 //!
 //! A message that is not a JSON object is passed on as it is; one over the
 //! size limit is answered with a JSON-RPC error (to its sender when it is a
@@ -65,6 +66,8 @@ pub enum Side {
 enum Followed {
     /// `session/new` in this directory.
     New { cwd: String },
+    /// `session/load` (or `session/resume`) of this session in this directory.
+    Load { session: String, cwd: String },
     /// `session/prompt` of this session.
     Prompt { session: String },
 }
@@ -116,9 +119,19 @@ pub struct Relay {
     judging: Mutex<()>,
     /// The run's workspaces (canonical), and its answers once it is confined.
     workspaces: Vec<PathBuf>,
-    grants: Mutex<Option<sandgate_confine::Grants>>,
+    grants: Mutex<Confinement>,
     /// The session directories outside every workspace already asked about.
     asked_dirs: Mutex<Vec<PathBuf>>,
+}
+
+/// Whether the run is confined, as far as the relay knows yet.
+enum Confinement {
+    /// Not known yet (the agent runs, but the supervisor has not started):
+    /// the sessions begun meanwhile, whose directories are judged once it
+    /// has. An agent that is never confined leaves them here.
+    Unknown(Vec<(String, String)>),
+    /// Confined, with the run's answers.
+    Confined(sandgate_confine::Grants),
 }
 
 fn key(id: &Value) -> String {
@@ -148,24 +161,45 @@ impl Relay {
             sessions: Mutex::new(Sessions::default()),
             judging: Mutex::new(()),
             workspaces,
-            grants: Mutex::new(None),
+            grants: Mutex::new(Confinement::Unknown(Vec::new())),
             asked_dirs: Mutex::new(Vec::new()),
         }
     }
 
     /// The confined run's answers: a session directory outside every
-    /// workspace can then be granted.
-    pub fn confined(&self, grants: sandgate_confine::Grants) {
-        *lock(&self.grants) = Some(grants);
+    /// workspace can then be granted. The sessions begun before the
+    /// supervisor started are judged now, so none of them passes unasked.
+    pub fn confined(self: &Arc<Self>, grants: sandgate_confine::Grants) {
+        let begun = match std::mem::replace(&mut *lock(&self.grants), Confinement::Confined(grants))
+        {
+            Confinement::Unknown(begun) => begun,
+            Confinement::Confined(_) => Vec::new(),
+        };
+        for (session, cwd) in begun {
+            self.session_dir(&session, &cwd);
+        }
     }
 
-    /// A session in `cwd` began: a directory outside every workspace of a
-    /// confined run is asked about once, through the editor, in a thread of
-    /// its own; allowed, the agent may write beneath it for the rest of the
-    /// run ("always": and in later runs, from the workspace's `sandbox.json`).
+    /// A session in `cwd` began (`session/new` or `session/load`): a
+    /// directory outside every workspace of a confined run is asked about
+    /// once, through the editor, in a thread of its own; allowed, the agent
+    /// may write beneath it for the rest of the run ("always": and in later
+    /// runs, from the workspace's `sandbox.json`). Sessions that begin
+    /// together in the same directory (or beneath one asked about) share the
+    /// one question and its answer: the directory is marked asked under the
+    /// lock before the question goes out, and the answer is the run's, not
+    /// the session's. Until it comes, their writes there are asked about one
+    /// by one, as any other.
     fn session_dir(self: &Arc<Self>, session: &str, cwd: &str) {
-        let Some(grants) = lock(&self.grants).clone() else {
-            return;
+        let grants = {
+            let mut confinement = lock(&self.grants);
+            match &mut *confinement {
+                Confinement::Unknown(begun) => {
+                    begun.push((session.to_string(), cwd.to_string()));
+                    return;
+                }
+                Confinement::Confined(grants) => grants.clone(),
+            }
         };
         let dir = std::fs::canonicalize(cwd).unwrap_or_else(|_| PathBuf::from(cwd));
         if self.workspaces.iter().any(|w| dir.starts_with(w)) {
@@ -703,6 +737,14 @@ impl Relay {
                     self.session_dir(s, &cwd);
                 }
             }
+            Some(Followed::Load { session, cwd }) => {
+                // Loaded (a `result`, `null` in older protocol versions),
+                // not refused.
+                if message.get("error").is_none() {
+                    drop(sessions);
+                    self.session_dir(&session, &cwd);
+                }
+            }
             Some(Followed::Prompt { session }) => {
                 // The turn is over: no tool call of it is in flight.
                 sessions.calls.remove(&session);
@@ -726,11 +768,18 @@ impl Relay {
                     );
                 }
             }
-            "session/load" => {
+            "session/load" | "session/resume" => {
                 if let (Some(s), Some(cwd)) = (params["sessionId"].as_str(), params["cwd"].as_str())
                 {
                     sessions.cwd.insert(s.to_string(), cwd.to_string());
                     sessions.latest = Some(s.to_string());
+                    sessions.followed.insert(
+                        key(id),
+                        Followed::Load {
+                            session: s.to_string(),
+                            cwd: cwd.to_string(),
+                        },
+                    );
                 }
             }
             "session/prompt" => {
@@ -810,6 +859,24 @@ impl Relay {
             .get(session)
             .and_then(|c| c.last())
             .map(|c| c.id.clone())
+    }
+
+    /// As [`Relay::asking_session`], but with no tool call in flight, waits
+    /// up to `wait` for one: an agent may start a command before its
+    /// `tool_call` update has reached sandgate (Codex's adapter sends it
+    /// as the process starts, and the process may write first).
+    pub fn asking_session_within(
+        &self,
+        wait: std::time::Duration,
+    ) -> Option<(String, Option<String>)> {
+        let deadline = std::time::Instant::now() + wait;
+        loop {
+            let found = self.asking_session();
+            if matches!(found, Some((_, Some(_)))) || std::time::Instant::now() >= deadline {
+                return found;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
     }
 
     /// The session a question about the agent's processes belongs to: the

@@ -8,6 +8,8 @@ The plan (JSON) says what to start and how to answer:
 - "command": the argv to start (`sandgate acp ... -- AGENT ...`),
   "cwd", "env": where and with what environment;
 - "session_cwd": the `cwd` of `session/new` (default: "cwd");
+- "load_session": load this session (`session/load`, in "session_cwd")
+  instead of starting a new one;
 - "fs": declare `fs.readTextFile` / `fs.writeTextFile` (the editor then
   reads and writes files for the agent);
 - "answers": the option kinds to pick, one per permission request, in order
@@ -115,13 +117,18 @@ async def converse(plan, record):
             client_info=schema.Implementation(name="sandgate-test-editor", version="1"),
         )
         record["initialize"] = init.model_dump(mode="json", by_alias=True, exclude_none=True)
-        session = await conn.new_session(cwd=plan.get("session_cwd", plan["cwd"]), mcp_servers=[])
-        editor.session_id = session.session_id
-        record["session"] = session.session_id
+        session_cwd = plan.get("session_cwd", plan["cwd"])
+        if plan.get("load_session"):
+            await conn.load_session(cwd=session_cwd, session_id=plan["load_session"], mcp_servers=[])
+            session_id = plan["load_session"]
+        else:
+            session_id = (await conn.new_session(cwd=session_cwd, mcp_servers=[])).session_id
+        editor.session_id = session_id
+        record["session"] = session_id
         for text in plan.get("prompts", []):
             try:
                 result = await conn.prompt(
-                    session_id=session.session_id,
+                    session_id=session_id,
                     prompt=[schema.TextContentBlock(type="text", text=text)],
                 )
                 record["turns"].append({"stopReason": result.stop_reason})

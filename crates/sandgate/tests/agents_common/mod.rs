@@ -88,64 +88,74 @@ impl Agent {
 
     /// `(package, version)` pinned in `.ci/agents.txt`.
     pub fn pin(self) -> (&'static str, &'static str) {
-        PINS.lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .find_map(|l| {
-                let f: Vec<&str> = l.split_whitespace().collect();
-                (f.len() == 3 && f[2] == self.binary()).then_some((f[0], f[1]))
-            })
-            .unwrap_or_else(|| panic!("no pin for `{}` in .ci/agents.txt", self.binary()))
+        pin_of(self.binary())
     }
 
     /// The installed binary, or why there is none.
     pub fn locate(self) -> Result<PathBuf, String> {
-        let (package, version) = self.pin();
-        let install = format!("run .ci/install-agents (npm install {package}@{version})");
-        if let Some(bin) = std::env::var_os(self.env_override()).filter(|v| !v.is_empty()) {
-            let bin = PathBuf::from(bin);
-            return if bin.is_file() {
-                Ok(bin)
-            } else {
-                Err(format!(
-                    "{} names `{}`, which is not a file",
-                    self.env_override(),
-                    bin.display()
-                ))
-            };
-        }
-        let dir = std::env::var_os("SANDGATE_AGENTS_DIR")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("/opt/sandgate-agents"));
-        let short = package.rsplit('/').next().unwrap_or(package);
-        let prefix = dir.join(format!("{short}-{version}"));
-        let bin = prefix.join("node_modules/.bin").join(self.binary());
-        if !bin.exists() {
-            return Err(format!(
-                "{package}@{version} is not installed at `{}`: {install}",
-                bin.display()
-            ));
-        }
-        let manifest = prefix
-            .join("node_modules")
-            .join(package)
-            .join("package.json");
-        let found = std::fs::read_to_string(&manifest)
-            .ok()
-            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-            .and_then(|v| v["version"].as_str().map(str::to_owned));
-        if found.as_deref() != Some(version) {
-            return Err(format!(
-                "`{}` holds version {found:?}, not the pinned {version}: {install}",
-                manifest.display()
-            ));
-        }
-        if which("node").is_none() {
-            return Err("`node` is not on PATH: install Node.js 20 and npm".into());
-        }
-        Ok(bin)
+        locate(self.binary(), self.env_override())
     }
+}
+
+/// `(package, version)` pinned in `.ci/agents.txt` for `binary`.
+pub fn pin_of(binary: &str) -> (&'static str, &'static str) {
+    PINS.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 3 && f[2] == binary).then_some((f[0], f[1]))
+        })
+        .unwrap_or_else(|| panic!("no pin for `{binary}` in .ci/agents.txt"))
+}
+
+/// The installed `binary` of the package pinned for it (or the file the
+/// environment variable `env_override` names), or why there is none.
+pub fn locate(binary: &str, env_override: &str) -> Result<PathBuf, String> {
+    let (package, version) = pin_of(binary);
+    let install = format!("run .ci/install-agents (npm install {package}@{version})");
+    if let Some(bin) = std::env::var_os(env_override).filter(|v| !v.is_empty()) {
+        let bin = PathBuf::from(bin);
+        return if bin.is_file() {
+            Ok(bin)
+        } else {
+            Err(format!(
+                "{env_override} names `{}`, which is not a file",
+                bin.display()
+            ))
+        };
+    }
+    let dir = std::env::var_os("SANDGATE_AGENTS_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/opt/sandgate-agents"));
+    let short = package.rsplit('/').next().unwrap_or(package);
+    let prefix = dir.join(format!("{short}-{version}"));
+    let bin = prefix.join("node_modules/.bin").join(binary);
+    if !bin.exists() {
+        return Err(format!(
+            "{package}@{version} is not installed at `{}`: {install}",
+            bin.display()
+        ));
+    }
+    let manifest = prefix
+        .join("node_modules")
+        .join(package)
+        .join("package.json");
+    let found = std::fs::read_to_string(&manifest)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|v| v["version"].as_str().map(str::to_owned));
+    if found.as_deref() != Some(version) {
+        return Err(format!(
+            "`{}` holds version {found:?}, not the pinned {version}: {install}",
+            manifest.display()
+        ));
+    }
+    if which("node").is_none() {
+        return Err("`node` is not on PATH: install Node.js 20 and npm".into());
+    }
+    Ok(bin)
 }
 
 fn which(name: &str) -> Option<PathBuf> {
@@ -529,8 +539,35 @@ impl Tree {
         Tree::new_in(agent, &base)
     }
 
+    /// A fresh tree for `agent` (its settings, its model server) that runs
+    /// `bin` instead of the agent's own binary: an ACP adapter of the agent
+    /// (`codex-acp` for Codex), located with [`locate`]. `outside_temp` as
+    /// in [`Tree::new_outside_temp`].
+    pub fn with_binary(
+        agent: Agent,
+        bin: Result<PathBuf, String>,
+        outside_temp: bool,
+    ) -> Option<Tree> {
+        let base = if outside_temp {
+            outside_without_git()
+        } else {
+            base_without_git()
+        };
+        let Some(base) = base else {
+            return skip_or_fail(
+                "no temporary directory without a `.git` above it: \
+                 set TMPDIR to a directory outside any repository",
+            );
+        };
+        Tree::new_with(agent, &base, bin)
+    }
+
     fn new_in(agent: Agent, base: &Path) -> Option<Tree> {
-        let bin = match agent.locate() {
+        Tree::new_with(agent, base, agent.locate())
+    }
+
+    fn new_with(agent: Agent, base: &Path, bin: Result<PathBuf, String>) -> Option<Tree> {
+        let bin = match bin {
             Ok(b) => b,
             Err(why) => return skip_or_fail(&why),
         };
