@@ -737,14 +737,13 @@ impl Relay {
                     self.session_dir(s, &cwd);
                 }
             }
-            Some(Followed::Load { session, cwd }) => {
-                // Loaded (a `result`, `null` in older protocol versions),
-                // not refused.
-                if message.get("error").is_none() {
-                    drop(sessions);
-                    self.session_dir(&session, &cwd);
-                }
+            // Loaded (a `result`, `null` in older protocol versions), not
+            // refused.
+            Some(Followed::Load { session, cwd }) if message.get("error").is_none() => {
+                drop(sessions);
+                self.session_dir(&session, &cwd);
             }
+            Some(Followed::Load { .. }) => {}
             Some(Followed::Prompt { session }) => {
                 // The turn is over: no tool call of it is in flight.
                 sessions.calls.remove(&session);
