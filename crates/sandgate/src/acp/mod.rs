@@ -41,7 +41,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use sandgate_policy::ask::{NoHuman, Question, Resolution, Resolver};
+use sandgate_policy::ask::{NoHuman, Question, Resolution, Resolver, SubjectKind};
 
 use crate::cmd::run::{Host, RunArgs};
 use crate::setup::GlobalArgs;
@@ -229,13 +229,29 @@ impl Resolver for Asker {
                 reason: "no ACP session to ask in yet".into(),
             };
         };
+        let (kind, paths) = shown(question);
         let about = About {
             session,
             tool_call,
-            kind: "edit",
-            paths: vec![question.subject.clone()],
+            kind,
+            paths,
         };
         self.relay.editor.ask(question, &about)
+    }
+}
+
+/// How a question of the run is shown in the editor: a path (a write
+/// outside the workspace) as an `edit` at that location; a question about
+/// the network (a host the allow-list does not list, its tool `network`) as
+/// a `fetch`, and anything else as `other`, with no location (the subject
+/// is in the title either way).
+fn shown(question: &Question) -> (&'static str, Vec<String>) {
+    if matches!(question.kind, SubjectKind::Path) {
+        ("edit", vec![question.subject.clone()])
+    } else if question.tool == "network" {
+        ("fetch", Vec::new())
+    } else {
+        ("other", Vec::new())
     }
 }
 
@@ -267,5 +283,40 @@ fn wait(child: &mut Child, closed: &mpsc::Receiver<()>) -> std::io::Result<ExitS
 fn signal(child: &Child, signal: nix::sys::signal::Signal) {
     if let Ok(pid) = i32::try_from(child.id()) {
         let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn question(tool: &str, kind: SubjectKind, subject: &str) -> Question {
+        Question {
+            tool: tool.into(),
+            kind,
+            subject: subject.into(),
+            reason: "why".into(),
+            timeout: Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn a_write_is_an_edit_at_its_path_and_a_host_a_fetch() {
+        assert_eq!(
+            shown(&question("run", SubjectKind::Path, "/x/a")),
+            ("edit", vec!["/x/a".to_string()])
+        );
+        assert_eq!(
+            shown(&question(
+                "network",
+                SubjectKind::Command,
+                "example.org:443"
+            )),
+            ("fetch", Vec::new())
+        );
+        assert_eq!(
+            shown(&question("exec_run", SubjectKind::Command, "ls")),
+            ("other", Vec::new())
+        );
     }
 }
