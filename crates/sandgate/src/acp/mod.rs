@@ -41,7 +41,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use sandgate_policy::ask::{NoHuman, Question, Resolution, Resolver, SubjectKind};
+use sandgate_policy::ask::{NoHuman, Question, Resolution, Resolver, SubjectKind, NETWORK_TOOL};
 
 use crate::cmd::run::{Host, RunArgs};
 use crate::setup::GlobalArgs;
@@ -248,7 +248,7 @@ impl Resolver for Asker {
 fn shown(question: &Question) -> (&'static str, Vec<String>) {
     if matches!(question.kind, SubjectKind::Path) {
         ("edit", vec![question.subject.clone()])
-    } else if question.tool == "network" {
+    } else if matches!(question.kind, SubjectKind::Host) || question.tool == NETWORK_TOOL {
         ("fetch", Vec::new())
     } else {
         ("other", Vec::new())
@@ -307,11 +307,7 @@ mod tests {
             ("edit", vec!["/x/a".to_string()])
         );
         assert_eq!(
-            shown(&question(
-                "network",
-                SubjectKind::Command,
-                "example.org:443"
-            )),
+            shown(&question("network", SubjectKind::Host, "example.org:443")),
             ("fetch", Vec::new())
         );
         assert_eq!(
