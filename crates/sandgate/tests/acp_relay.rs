@@ -13,6 +13,8 @@
 #[path = "../../../tests/support/wait.rs"]
 mod wait;
 
+mod network_common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -56,6 +58,19 @@ fn fake_agent() -> PathBuf {
 
 impl Relay {
     fn start(sandgate_args: &[&str], agent_mode: &[&str], env: &[(&str, &str)]) -> Relay {
+        Relay::start_with(None, "", sandgate_args, agent_mode, env)
+    }
+
+    /// [`Relay::start`] with `network` (YAML under `permissions:`) added to
+    /// the policy and, given `hosts`, in a mount namespace of its own where
+    /// that file is `/etc/hosts` (the test host names; needs root).
+    fn start_with(
+        hosts: Option<&Path>,
+        network: &str,
+        sandgate_args: &[&str],
+        agent_mode: &[&str],
+        env: &[(&str, &str)],
+    ) -> Relay {
         let tmp = tempfile::tempdir().unwrap();
         let root = std::fs::canonicalize(tmp.path()).unwrap();
         let home = root.join("home");
@@ -67,18 +82,22 @@ impl Relay {
         std::fs::write(home.join(".ssh/id_rsa"), "KEY\n").unwrap();
         std::fs::write(
             home.join(".sandgate/permissions.yaml"),
-            POLICY.replace("{work}", &work.to_string_lossy()),
+            POLICY.replace("{work}", &work.to_string_lossy()) + network,
         )
         .unwrap();
         let record = root.join("agent.record");
         std::fs::write(&record, "").unwrap();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_sandgate"));
-        cmd.arg("acp")
-            .args(sandgate_args)
-            .args(["--", "python3"])
-            .arg(fake_agent())
-            .arg(&record)
-            .args(agent_mode)
+        let mut argv: Vec<String> = vec![env!("CARGO_BIN_EXE_sandgate").into(), "acp".into()];
+        argv.extend(sandgate_args.iter().map(|a| a.to_string()));
+        argv.extend(["--".into(), "python3".into()]);
+        argv.push(fake_agent().to_string_lossy().into_owned());
+        argv.push(record.to_string_lossy().into_owned());
+        argv.extend(agent_mode.iter().map(|a| a.to_string()));
+        if let Some(hosts) = hosts {
+            argv = network_common::named_argv(network_common::Who::Root, hosts, &argv);
+        }
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..])
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &home)
@@ -583,4 +602,95 @@ fn sessions_outside_the_workspace_are_each_asked_about_once() {
         .filter(|l| l.contains("session/request_permission"))
         .count();
     assert_eq!(questions, 2, "{:#?}", r.seen);
+}
+
+/// Armed, with `permissions.network`: a host the lists do not decide, which
+/// the agent's own process connects to, is asked about through the editor
+/// (the run's question about a host), in the agent's session, as a `fetch`
+/// titled with the host and port and with the four options. Allowed once,
+/// the request reaches the server; rejected once, it is refused and reaches
+/// nothing. (Each answer holds for its host and port for the rest of the
+/// run, so each case has a server of its own.)
+#[test]
+fn an_unlisted_host_is_asked_about_through_the_editor() {
+    if !network_common::can_name_hosts() {
+        return;
+    }
+    if !network_common::has("curl") {
+        network_common::missing("`curl` is needed");
+        return;
+    }
+    let names = tempfile::tempdir().unwrap();
+    let hosts = network_common::hosts_file(names.path());
+    let servers = [network_common::http_server(), network_common::http_server()];
+    // The addresses are listed (a name reaches a loopback address only when
+    // an entry names the address); the name is not.
+    let mut r = Relay::start_with(
+        Some(&hosts),
+        &format!(
+            "  network:\n    allow: [\"127.0.0.1:{}\", \"127.0.0.1:{}\"]\n",
+            servers[0].0, servers[1].0
+        ),
+        &[],
+        &[],
+        &[("SANDGATE_SANDBOX", "1")],
+    );
+    let work = r.work.to_string_lossy().into_owned();
+    r.editor_says(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": work, "mcpServers": []}})
+            .to_string(),
+    );
+    r.agent_says(&json!({"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "s1"}}).to_string());
+    r.editor_gets("the new session", |l| l.contains("\"s1\""));
+    for ((port, served), (answer, reached)) in servers
+        .iter()
+        .zip([("allow_once", true), ("reject_once", false)])
+    {
+        let host = format!("{}:{port}", network_common::UNLISTED);
+        let url = format!("http://{host}/{answer}");
+        let out = r.work.join(format!("{answer}.out"));
+        r.editor_says(
+            &json!({"jsonrpc": "2.0", "method": "test/run", "params": {
+                "argv": ["curl", "-sS", "--max-time", "30", url],
+                "out": out,
+            }})
+            .to_string(),
+        );
+        let q = parse(&r.editor_gets("the question about the host", |l| {
+            l.contains("session/request_permission")
+        }));
+        let call = &q["params"]["toolCall"];
+        assert_eq!(q["params"]["sessionId"], "s1", "{q}");
+        assert_eq!(call["kind"], "fetch", "{q}");
+        assert!(
+            call["title"].as_str().unwrap().contains(&host),
+            "the title names the host: {q}"
+        );
+        let kinds: Vec<&str> = q["params"]["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            kinds,
+            ["allow_once", "allow_always", "reject_once", "reject_always"]
+        );
+        r.editor_says(
+            &json!({"jsonrpc": "2.0", "id": q["id"], "result": {"outcome": {"outcome": "selected", "optionId": answer}}})
+                .to_string(),
+        );
+        wait::until(40, "the agent's request to end", || out.exists());
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert_eq!(
+            text.contains(&format!("served /{answer}")),
+            reached,
+            "{text}"
+        );
+        assert_eq!(
+            served.load(std::sync::atomic::Ordering::SeqCst),
+            usize::from(reached),
+            "{text}"
+        );
+    }
 }
