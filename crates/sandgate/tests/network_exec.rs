@@ -909,6 +909,24 @@ fn names_resolve_for_listed_hosts_only_and_no_other_query_leaves() {
                 "{case}: {}",
                 text(&out)
             );
+            // curl told to ignore every proxy resolves the name itself.
+            let out = t.exec_named(
+                &n,
+                &[
+                    "curl",
+                    "-sS",
+                    "--noproxy",
+                    "*",
+                    "--max-time",
+                    "20",
+                    &format!("http://web.test:{web}/by-name"),
+                ],
+            );
+            assert!(
+                text(&out).contains("served /by-name"),
+                "{case}: {}",
+                text(&out)
+            );
             drop(t);
         }
     }
