@@ -139,9 +139,11 @@ pub struct Prepared {
     /// after a successful spawn, or every `connect()` of the command fails.
     pub supervision: Option<Supervision>,
     /// With the network filtered by host ([`Isolation::filter_network`]):
-    /// where the proxy socket of the command's network namespace arrives;
-    /// take it right after a successful spawn and serve it, or the command
-    /// reaches no host at all.
+    /// where the proxy and resolver sockets of the command's network
+    /// namespace arrive; take them right after a successful spawn and serve
+    /// them, or the command reaches no host at all. (Its own TCP connects
+    /// go to [`Prepared::supervision`], for a route given to
+    /// [`Supervision::route_network`].)
     pub network: Option<crate::netns::Outside>,
 }
 
@@ -478,9 +480,11 @@ impl Isolation {
 
     /// Filter the command's network by host: under `landlock` and `bwrap`
     /// with the network on, the command starts in a network namespace with
-    /// only loopback, whose one way out is the proxy socket handed to the
-    /// caller ([`Prepared::network`]). Returns whether it will (other modes,
-    /// and the network off, are left as they are).
+    /// only loopback, whose ways out are the proxy and resolver sockets
+    /// handed to the caller ([`Prepared::network`]) and its TCP connects,
+    /// which the supervisor hands to a route ([`Prepared::supervision`]).
+    /// Returns whether it will (other modes, and the network off, are left
+    /// as they are).
     pub fn filter_network(&mut self) -> bool {
         self.network_filtered = matches!(
             self.mechanism,

@@ -288,7 +288,8 @@ pub fn spawn(
 }
 
 /// Run a command whose network is filtered by host: spawn it, serve its
-/// proxy socket, supervise it if it has a supervisor, and wait.
+/// proxy and resolver sockets, supervise it (its TCP connects routed by the
+/// lists, hosts no entry decides asked through `asker`), and wait.
 fn spawn_filtered(
     mut child: std::process::Command,
     supervision: Option<sandgate_sandbox::Supervision>,
