@@ -4,17 +4,25 @@
 # warm), `sandgate check` of a command, `sandgate exec -- true` under
 # Landlock isolation, `sandgate run -- true`, and `sandgate run` of 1,000
 # file creations by one `sh` in a workspace subdirectory. The two binaries
-# alternate call by call, so load changes hit both alike; each figure is the
-# median wall time of RUNS calls, with the ratio NEW / OLD.
+# alternate call by call (and which goes first, pair by pair), so load
+# changes hit both alike; each figure is the median wall time of RUNS calls,
+# with the ratio NEW / OLD. With --cpu, the figure is the CPU time instead
+# (`perf stat`'s task-clock of the process and everything it starts), which
+# a loaded machine disturbs far less than the wall time.
 #
 #   git worktree add /tmp/old OLD_COMMIT && (cd /tmp/old && cargo build --release -p sandgate)
 #   cargo build --release -p sandgate
-#   crates/sandgate/benches/side_by_side.sh /tmp/old/target/release/sandgate target/release/sandgate [RUNS]
+#   crates/sandgate/benches/side_by_side.sh [--cpu] /tmp/old/target/release/sandgate target/release/sandgate [RUNS]
 set -euo pipefail
 
+cpu=false
+if [ "${1:-}" = --cpu ]; then
+  cpu=true
+  shift
+fi
 abs() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
-old=$(abs "${1:?usage: side_by_side.sh OLD_BIN NEW_BIN [RUNS]}")
-new=$(abs "${2:?usage: side_by_side.sh OLD_BIN NEW_BIN [RUNS]}")
+old=$(abs "${1:?usage: side_by_side.sh [--cpu] OLD_BIN NEW_BIN [RUNS]}")
+new=$(abs "${2:?usage: side_by_side.sh [--cpu] OLD_BIN NEW_BIN [RUNS]}")
 runs=${3:-101}
 work=$(mktemp -d -p "${TMPDIR:-/tmp}")
 trap 'rm -rf "$work"' EXIT
@@ -34,20 +42,27 @@ export HOME="$work/home" SANDGATE_AUDIT=off SANDGATE_MANAGED_CONFIG="$work/none.
   SANDGATE_NO_UI=1 SANDGATE_SANDBOX=1
 cd "$work/project"
 
-# The row's command for binary $1 with its own cache directory $2.
+# The row's command for binary $1 with its own cache directory $2, run
+# under the command words that follow, if any (`perf stat …`).
 row() {
   local bin=$1 cache=$2 name=$3
+  shift 3
   case $name in
-    hook) SANDGATE_CACHE_DIR=$cache "$bin" hook claude < "$work/bash.json" ;;
-    check) SANDGATE_CACHE_DIR=$cache "$bin" check "$check" ;;
-    exec) SANDGATE_CACHE_DIR=$cache "$bin" exec -- true ;;
-    run) SANDGATE_CACHE_DIR=$cache "$bin" run --no-ui -- true ;;
-    run-loop) SANDGATE_CACHE_DIR=$cache "$bin" run --no-ui -- sh -c "$loop"; rm -f sub/f* ;;
+    hook) SANDGATE_CACHE_DIR=$cache "$@" "$bin" hook claude < "$work/bash.json" ;;
+    check) SANDGATE_CACHE_DIR=$cache "$@" "$bin" check "$check" ;;
+    exec) SANDGATE_CACHE_DIR=$cache "$@" "$bin" exec -- true ;;
+    run) SANDGATE_CACHE_DIR=$cache "$@" "$bin" run --no-ui -- true ;;
+    run-loop) SANDGATE_CACHE_DIR=$cache "$@" "$bin" run --no-ui -- sh -c "$loop"; rm -f sub/f* ;;
   esac
 }
 
-# Wall time of one row in microseconds.
+# Wall time (with --cpu: CPU time) of one row in microseconds.
 clock() {
+  if $cpu; then
+    row "$@" perf stat -x, -e task-clock -o "$work/perf.out" -- > /dev/null
+    awk -F, '/task-clock/ { printf "%d\n", $1 * 1000 }' "$work/perf.out"
+    return
+  fi
   local start end
   start=$(date +%s%N)
   row "$@" > /dev/null
@@ -70,14 +85,23 @@ for name in hook check; do
   row "$new" "$work/cache-new" "$name" > /dev/null
 done
 
+if $cpu && ! command -v perf > /dev/null; then
+  echo "side_by_side.sh: --cpu needs perf (Debian: linux-perf)" >&2
+  exit 1
+fi
 printf '%-10s %12s %12s %7s\n' "row" "old µs" "new µs" "new/old"
 for name in hook check exec run run-loop; do
   n=$runs
   [ "$name" = run-loop ] && n=$(((runs + 4) / 5))
   a=() b=()
   for ((r = 0; r < n; r++)); do
-    a+=("$(clock "$old" "$work/cache-old" "$name")")
-    b+=("$(clock "$new" "$work/cache-new" "$name")")
+    if ((r % 2)); then
+      b+=("$(clock "$new" "$work/cache-new" "$name")")
+      a+=("$(clock "$old" "$work/cache-old" "$name")")
+    else
+      a+=("$(clock "$old" "$work/cache-old" "$name")")
+      b+=("$(clock "$new" "$work/cache-new" "$name")")
+    fi
   done
   ma=$(printf '%s\n' "${a[@]}" | median)
   mb=$(printf '%s\n' "${b[@]}" | median)
