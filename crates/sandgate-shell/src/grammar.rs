@@ -1,9 +1,10 @@
 //! The types of an option grammar: which parser a program's options are
 //! read by ([`ParserKind`]), whether an option takes a value ([`ValueKind`]),
 //! and one program's (or subcommand's) options ([`Grammar`]; the methods
-//! that read its strings are the `options` module's). Every grammar is part of its program's
-//! entry in the one registry ([`super::registry`]); the one argv parser
-//! ([`super::options`]) reads commands with them.
+//! that read its strings are the `options` module's). Every grammar is part
+//! of its program's entry in the one registry (the `registry` module), and
+//! the one argv parser (the `options` module) reads commands with them;
+//! both sit above this module, which names neither in code or links.
 
 /// How a program's own parser reads its options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

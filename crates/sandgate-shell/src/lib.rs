@@ -31,6 +31,7 @@
 #![forbid(unsafe_code)]
 
 mod braces;
+pub mod entry;
 pub mod grammar;
 mod kinds;
 pub mod options;

@@ -17,6 +17,7 @@
 //! `-delete` and `-fprint*`, git's `--output`, `sed -i`, and the sources
 //! `mv` moves.
 
+pub use super::entry::{FlagSpelling, Program, RunningOption, Runs, Writer, WrittenOperands};
 use super::options::{grammar_of, parse, parse_command, Arg, Value, UNKNOWN};
 use super::registry::{entry_named, Special};
 
@@ -49,75 +50,6 @@ pub fn text_values(words: &[&str], at: usize) -> Vec<usize> {
         .flat_map(|o| parsed.values(o))
         .map(|v| v.word)
         .collect()
-}
-
-/// What an option or subcommand of a program does with the words it takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Runs {
-    /// The words after it, up to a `;` or `+` word, are a command
-    /// (`find -exec CMD {} ;`); `{}` stands for each file found.
-    CommandUntilTerminator,
-    /// The words after it are a command (`git bisect run CMD …`).
-    CommandWords,
-    /// Its value is a shell script (`git rebase --exec 'make'`).
-    Script,
-    /// The words after it, joined by spaces, are a shell script
-    /// (`git submodule foreach CMD …`).
-    ScriptWords,
-    /// Its value names or holds a program the gate cannot see (a pager, an
-    /// interpreter's inline text): the command is unanalysable.
-    Hidden,
-    /// The names of the files it opens come from standard input or a file
-    /// (`sort --files0-from=-`, `tar -T list`, `cpio -o`): the command is
-    /// unanalysable.
-    NamesFromInput,
-    /// It writes, empties or rewrites files or directories the gate does not
-    /// judge (`cargo clippy --fix`, `pytest --basetemp=DIR`, `node --prof`):
-    /// the command is unanalysable.
-    Writes,
-}
-
-/// An option of a program that runs something.
-#[derive(Debug, Clone, Copy)]
-pub struct RunningOption {
-    /// The option as written (`-exec`, `--exec`, `-c`); a long option also
-    /// matches `--opt=VALUE`, a short one `-cVALUE` and a cluster ending in it.
-    pub name: &'static str,
-    /// What it runs.
-    pub runs: Runs,
-}
-
-/// A program whose options or subcommands run other programs. A program
-/// with subcommands has its own options (its grammar's) stripped before the
-/// subcommand.
-#[derive(Debug, Clone, Copy)]
-pub struct Program {
-    /// The command name (also matched as the last component of a path).
-    pub name: &'static str,
-    /// Options (wherever its grammar reads them) that run something.
-    pub options: &'static [RunningOption],
-    /// Subcommands (the first word after the global options) and the
-    /// options that run something there; an option named `""` means the
-    /// words after the subcommand itself (`git bisect run CMD`).
-    pub subcommands: &'static [(&'static [&'static str], &'static [RunningOption])],
-    /// The first operand is program text (`awk 'PROGRAM'`), scanned for what
-    /// runs programs or writes files, unless one of these options gives the
-    /// program instead.
-    pub text_operand: Option<&'static [&'static str]>,
-    /// Global options before the subcommand that make the command work on
-    /// what the gate cannot judge (another repository, a pager), with why.
-    pub asking_globals: &'static [(&'static str, &'static str)],
-    /// Options whose value, attached or the next word, makes the program run
-    /// another one when it holds a text: (option, text, why).
-    pub asking_values: &'static [(&'static str, &'static str, &'static str)],
-    /// Words of the program's own language that load code or data from a
-    /// search path (`jq`'s `import` and `include`): a word holding one as a
-    /// token makes the command unanalysable.
-    pub module_keywords: &'static [&'static str],
-    /// Beginnings of words that set any of the program's settings
-    /// (`pnpm --config.KEY=VALUE`), with why: such a word makes the command
-    /// unanalysable.
-    pub asking_prefixes: &'static [(&'static str, &'static str)],
 }
 
 /// Environment variables that pick a program which then runs: setting one
@@ -315,38 +247,6 @@ pub fn is_option(word: &str, opt: &str) -> bool {
     }
     let letter = &opt[1..];
     word.starts_with('-') && !word.starts_with("--") && word[1..].contains(letter)
-}
-
-/// Programs whose operands (or some options' values) are files they write,
-/// delete or change. Options are named in full (`-t`, `--target-directory`);
-/// how each is spelled and whether it takes a value is the program's
-/// grammar's ([`super::grammar`]).
-#[derive(Debug, Clone, Copy)]
-pub struct Writer {
-    /// The command name.
-    pub name: &'static str,
-    /// Which operands are written.
-    pub operands: WrittenOperands,
-    /// Options whose value is a written file or directory (`-t DIR`, `-o FILE`).
-    pub writes_value: &'static [&'static str],
-    /// Options that make the write recursive (`-r`, `-R`, `--recursive`).
-    pub recursive: &'static [&'static str],
-    /// `NAME=` operands whose value is written (`dd of=FILE`).
-    pub assigned: &'static [&'static str],
-}
-
-/// Which operands of a [`Writer`] are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WrittenOperands {
-    /// None (only option values).
-    None,
-    /// Every operand (`touch a b`, `rm a b`).
-    All,
-    /// The last operand, or the value of a target-directory option
-    /// (`cp a b DEST`, `cp -t DEST a b`); `mv` also removes its sources.
-    Last,
-    /// Every operand but the first (`chmod MODE FILE…`).
-    AllButFirst,
 }
 
 /// The [`Writer`] facet of the program called `name`, if its entry has one.
@@ -817,23 +717,6 @@ pub fn awk_program(text: &str) -> Result<Vec<AwkEffect>, String> {
         from = from + p + 1;
     }
     Ok(out)
-}
-
-/// How a program spells its common flags: a cluster of these letters is
-/// split (`-fd` → `-f -d`), long names mean their short letter
-/// (`--force` → `-f`), and some letters mean another (`rm -R` → `-r`).
-#[derive(Debug, Clone, Copy)]
-pub struct FlagSpelling {
-    /// The program.
-    pub program: &'static str,
-    /// Its subcommand, for git.
-    pub subcommand: Option<&'static str>,
-    /// Short options that take no value.
-    pub letters: &'static str,
-    /// Long options and the short option they mean.
-    pub long: &'static [(&'static str, &'static str)],
-    /// Short options that mean another one.
-    pub same: &'static [(&'static str, &'static str)],
 }
 
 /// The command `words` (its name first, global options already stripped)

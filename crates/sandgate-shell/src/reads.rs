@@ -8,59 +8,10 @@
 //! matches ([`GLOB_OPTIONS`]), and the commands that make symlinks. The
 //! functions here read words; they know nothing of the disk.
 
+pub use super::entry::{FileForm, Interpreter, Reach, RecursiveReader, Roots};
 use super::options::{grammar_of, parse, parse_command, Arg, ValueKind, UNKNOWN};
 use super::programs::subcommand_at;
 use super::registry::{entry_named, without_version, GlobOptions, Special};
-
-/// What a recursive reader takes from the tree it walks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reach {
-    /// The content of every file (`grep -r`, `tar c`, `cp -r`).
-    Contents,
-    /// Only the names (`find`, `du -a`, `ls -Ra`).
-    Names,
-}
-
-/// Which operands of a recursive reader are the trees it reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Roots {
-    /// Every operand (`diff -r A B`, `tar c A B`).
-    All,
-    /// Every operand but the last, the destination (`cp -r A B DEST`), or
-    /// every operand when a target-directory option names it.
-    AllButLast,
-    /// Every operand but the first, an archive (`zip -r OUT.zip A B`).
-    AllButFirst,
-    /// Every operand after the pattern, unless one of these options gives the
-    /// pattern (`grep -r PATTERN A B`, `grep -r -e PATTERN A B`).
-    AfterPattern(&'static [&'static str]),
-    /// `find`'s start points: the operands before the first expression.
-    StartPoints,
-}
-
-/// A program that reads every file below the directories it is given.
-#[derive(Debug, Clone, Copy)]
-pub struct RecursiveReader {
-    /// The command name.
-    pub name: &'static str,
-    /// The subcommand it must be given (`git diff`).
-    pub subcommand: Option<&'static str>,
-    /// Options that make it recursive, named in full; empty: it always is. A
-    /// `-d recurse` entry means the option `-d` with the value `recurse` (or
-    /// an abbreviation of it, which GNU programs read).
-    pub recursive: &'static [&'static str],
-    /// `None`: it reads dot-files too. `Some(options)`: it skips them unless
-    /// one of these options is given (`rg --hidden`).
-    pub hidden: Option<&'static [&'static str]>,
-    /// Which operands are the trees read.
-    pub roots: Roots,
-    /// With no tree given, it reads the working directory.
-    pub default_here: bool,
-    /// What it takes from the tree.
-    pub reach: Reach,
-    /// Options that mean the tree is not read after all (`rg --type-list`).
-    pub not_reading: &'static [&'static str],
-}
 
 /// The trees `words[at..]` reads (indices into `words`; `None` for the
 /// working directory when no tree is named), whether it reads dot-files and
@@ -153,21 +104,6 @@ fn find_start_points(words: &[&str], at: usize, start: usize) -> Vec<usize> {
         i += 1;
     }
     out
-}
-
-/// How an option's value names a file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileForm {
-    /// `@FILE` (`curl -d @FILE`, `curl -H @FILE`).
-    At,
-    /// `@FILE` or `NAME@FILE`, unless a `=` comes first (`curl --data-urlencode`).
-    NameAt,
-    /// `NAME=@FILE` or `NAME=<FILE`, with `;type=…` after and `,` between
-    /// files (`curl -F`).
-    Form,
-    /// The value itself, in which the program expands `{a,b}` and `[1-3]`
-    /// (`curl -T "{a,b}"`).
-    Glob,
 }
 
 /// The files named by option values of `words[at..]` in the forms its
@@ -404,22 +340,6 @@ pub fn symlinks_made(words: &[&str], at: usize) -> Option<(Vec<usize>, Vec<usize
         None => (Vec::new(), operands),
     };
     Some((links, targets))
-}
-
-/// An interpreter that reads its program from standard input when it is
-/// given no program.
-#[derive(Debug, Clone, Copy)]
-pub struct Interpreter {
-    /// The command name.
-    pub name: &'static str,
-    /// Options that give the program (inline text, a module, a file),
-    /// named in full; the interpreter's grammar says how they are spelled.
-    pub program_options: &'static [&'static str],
-    /// Options after which it runs nothing (`--version`).
-    pub stops: &'static [&'static str],
-    /// Options that make it read more program from standard input after its
-    /// script (`python3 -i x.py`, `php -a`).
-    pub interactive: &'static [&'static str],
 }
 
 /// The interpreter called `name` (`python3.12` is `python`).

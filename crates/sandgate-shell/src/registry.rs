@@ -18,7 +18,7 @@
 //! `wrappers`), the policy's path checks and `sandgate audit`'s suggestions
 //! ask the registry and hold no program names of their own
 //! (`tests/one_registry.rs` checks it). The one argv parser
-//! ([`super::options`]) reads commands with the entry's grammar; a shell's
+//! (the `options` module) reads commands with the entry's grammar; a shell's
 //! own options (`-c`, `-o`, `+O`, `--rcfile`), `cd`'s and `trap`'s, and the
 //! commands that set shell options are still read by small walkers of their
 //! own, named by the entry's `shell` and [`Special`].
@@ -42,10 +42,11 @@
 //! options are separated by blanks: `name` is a flag, `name=` takes a value,
 //! `name=?` takes one only attached (`--name=VALUE`).
 
+use super::entry::{
+    FileForm, FlagSpelling, Interpreter, Program, Reach, RecursiveReader, Roots, RunningOption,
+    Runs, Wrapper, Writer, WrittenOperands,
+};
 use super::grammar::{Grammar, ParserKind};
-use super::programs::{FlagSpelling, Program, RunningOption, Runs, Writer, WrittenOperands};
-use super::reads::{FileForm, Interpreter, Reach, RecursiveReader, Roots};
-use super::wrappers::Wrapper;
 
 /// Everything the analysis knows about one program.
 #[derive(Debug, Clone, Copy)]

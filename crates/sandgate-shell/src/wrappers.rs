@@ -6,28 +6,11 @@
 //! text nobody can see is their entries'; the code here knows nothing about
 //! any one command. A wrapper's options are read by its grammar.
 
+pub use super::entry::Wrapper;
 use super::options::{grammar_of, parse, Arg, UNKNOWN};
 use super::reason::Reason;
 use super::registry::entry_named;
 use super::words::Word;
-
-/// A command that runs the command given in its arguments (`timeout 5 rm x`).
-#[derive(Debug, Clone, Copy)]
-pub struct Wrapper {
-    /// The command name (also matched as the last component of a path).
-    pub name: &'static str,
-    /// `-10` style numeric options are accepted (`nice -10 cmd`).
-    pub numeric_flags: bool,
-    /// How many operands come between the options and the command (`timeout DURATION`).
-    pub operands: usize,
-    /// `NAME=value` words may come before the command (`env X=1 cmd`).
-    pub assignments: bool,
-    /// Runs the command as another user: an allow rule must name the wrapper itself.
-    pub elevates: bool,
-    /// Options after which the command cannot be analysed (`env -S STRING`,
-    /// `sudo -e`), named in full.
-    pub opaque: &'static [&'static str],
-}
 
 /// Shell long options that take the next word as their argument.
 const SHELL_LONG_WITH_ARG: &[&str] = &["--rcfile", "--init-file"];
