@@ -745,7 +745,12 @@ impl Tree {
         assert_eq!(after, before, "{}", run.describe());
         assert!(!self.work.join(project).exists(), "{}", run.describe());
         let results = run.tool_results().join("\n");
-        assert!(results.contains("Permission denied"), "{results}");
+        // bash says "Permission denied", zsh (Claude Code's shell where it
+        // is installed) "permission denied".
+        assert!(
+            results.to_lowercase().contains("permission denied"),
+            "{results}"
+        );
         assert!(
             run.stderr.contains("read-only to the confined program"),
             "{}",
