@@ -256,6 +256,34 @@ fn messages_pass_unchanged_both_ways_even_when_they_are_not_json() {
     );
 }
 
+/// JSON-RPC's `params` may be left out: requests and notifications without
+/// them (the methods sandgate follows included) pass unchanged both ways,
+/// and the session goes on.
+#[test]
+fn messages_without_params_pass_unchanged() {
+    let mut r = Relay::start(&[], &[], &[]);
+    let from_editor = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"session/new"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"session/load"}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt"}"#,
+        r#"{"jsonrpc":"2.0","method":"session/cancel"}"#,
+    ];
+    for line in from_editor {
+        r.editor_says(line);
+    }
+    r.agent_says(r#"{"jsonrpc":"2.0","method":"session/update"}"#);
+    r.agent_says(r#"{"jsonrpc":"2.0","id":7,"method":"session/request_permission"}"#);
+    r.agent_says(r#"{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}"#);
+    r.editor_gets("the update", |l| {
+        l == r#"{"jsonrpc":"2.0","method":"session/update"}"#
+    });
+    r.editor_gets("the response", |l| l.contains(r#""sessionId":"s1""#));
+    for line in from_editor {
+        r.agent_gets(line, |l| l == line);
+    }
+    r.settle("still relaying");
+}
+
 #[test]
 fn a_message_over_the_limit_is_answered_with_an_error_and_the_session_goes_on() {
     let mut r = Relay::start(&[], &[], &[("SANDGATE_ACP_MAX_MESSAGE_BYTES", "4096")]);

@@ -687,7 +687,7 @@ impl Relay {
 
     /// A `session/update`: the tool calls are followed.
     fn follow_update(&self, message: &Map<String, Value>) {
-        let params = &message["params"];
+        let params = message.get("params").unwrap_or(&Value::Null);
         let (Some(session), Some(update)) = (
             params["sessionId"].as_str(),
             params.get("update").and_then(Value::as_object),
@@ -754,7 +754,7 @@ impl Relay {
 
     /// A request of the editor: sessions and turns are followed.
     fn editor_request(&self, method: &str, id: &Value, message: &Map<String, Value>) {
-        let params = &message["params"];
+        let params = message.get("params").unwrap_or(&Value::Null);
         let mut sessions = lock(&self.sessions);
         match method {
             "session/new" => {
