@@ -29,12 +29,36 @@ pub enum ParserKind {
     /// Only whole names (clap, Go's `flag`, ripgrep's and jq's own parsers);
     /// short clusters and `--` as GNU.
     Exact,
+    /// A shell's own option loop as bash reads its command line (and its
+    /// `set`): words of `-` or `+` and letters, before the first operand; a
+    /// letter that takes a value takes the next word, each in turn (`-oO
+    /// pipefail dotglob`, never `-opipefail`); `-` and `--` end the options,
+    /// a `+` alone is skipped; long options are whole names, before or
+    /// among the letters, written `--name` or `-name`, their value the next
+    /// word (`--rcfile FILE`, never `--rcfile=FILE`).
+    Bash,
+    /// As [`ParserKind::Bash`] without the one-dash long options: dash's
+    /// and busybox ash's own loops.
+    Ash,
+    /// A shell's own loop as zsh and mksh read theirs: as
+    /// [`ParserKind::Ash`], but a letter that takes a value takes the rest of
+    /// its word when there is one (`-oerrexit`), and a `+` alone ends the
+    /// options as `-` does.
+    Ksh,
 }
 
 impl ParserKind {
     /// Whether the parser takes unique prefixes of long options.
     pub fn prefixes(self) -> bool {
-        !matches!(self, ParserKind::Exact)
+        !matches!(
+            self,
+            ParserKind::Exact | ParserKind::Bash | ParserKind::Ash | ParserKind::Ksh
+        )
+    }
+
+    /// Whether this is a shell's own option loop, where `+x` is an option too.
+    pub fn is_shell(self) -> bool {
+        matches!(self, ParserKind::Bash | ParserKind::Ash | ParserKind::Ksh)
     }
 }
 
@@ -66,4 +90,10 @@ pub struct Grammar {
     /// The first word may be a cluster of short options without its dash,
     /// whose values are the next words in turn (`tar czf out.tgz dir`).
     pub old_style: bool,
+    /// For a shell's own loop ([`ParserKind::is_shell`]): the letters of
+    /// [`Grammar::short`] that mean after `+` what they mean after `-`
+    /// (bash's `+c` runs its script as `-c` does; `+o NAME` takes its name
+    /// as `-o NAME` does). Any other letter after `+` turns a setting off
+    /// and is read as an unknown flag.
+    pub plus: &'static str,
 }

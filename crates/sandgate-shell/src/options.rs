@@ -222,10 +222,14 @@ pub static UNKNOWN: Grammar = Grammar {
     short: "",
     long: "",
     old_style: false,
+    plus: "",
 };
 
 /// Reads `words[start..]` as `grammar`'s program reads its arguments.
 pub fn parse(grammar: &Grammar, words: &[&str], start: usize) -> Parsed {
+    if grammar.parser.is_shell() {
+        return parse_shell(grammar, words, start);
+    }
     let mut out = Parsed::default();
     let mut i = start;
     let mut options = true;
@@ -277,6 +281,94 @@ pub fn parse(grammar: &Grammar, words: &[&str], start: usize) -> Parsed {
         }
         i += 1;
     }
+    out
+}
+
+/// A shell's own options ([`ParserKind::Bash`], [`ParserKind::Ash`],
+/// [`ParserKind::Ksh`]) at `words[start..]`: they end at the first operand,
+/// and every word from there on is one.
+fn parse_shell(grammar: &Grammar, words: &[&str], start: usize) -> Parsed {
+    let mut out = Parsed::default();
+    let mut i = start;
+    while let Some(&t) = words.get(i) {
+        if t == "-" || t == "--" || (t == "+" && grammar.parser == ParserKind::Ksh) {
+            out.end_of_options = Some(i);
+            i += 1;
+            break;
+        }
+        if t == "+" {
+            i += 1;
+            continue;
+        }
+        let long = match t.strip_prefix("--") {
+            Some(name) => Some(name),
+            // bash reads `-norc` as `--norc` when it names a long option.
+            None if grammar.parser == ParserKind::Bash => t
+                .strip_prefix('-')
+                .filter(|name| grammar.longs().any(|(n, _)| n == *name)),
+            None => None,
+        };
+        if let Some(name) = long {
+            match grammar.longs().find(|(n, _)| *n == name) {
+                Some((n, kind)) => {
+                    let value =
+                        (kind == ValueKind::Required && i + 1 < words.len()).then_some(Value {
+                            word: i + 1,
+                            offset: 0,
+                        });
+                    out.args.push(Arg::Opt {
+                        name: OptName::Long(n),
+                        word: i,
+                        value,
+                        ambiguous: false,
+                    });
+                    i += 1 + usize::from(value.is_some());
+                }
+                None => {
+                    out.args.push(Arg::Unknown { word: i });
+                    i += 1;
+                }
+            }
+            continue;
+        }
+        let Some(letters) = t.strip_prefix(['-', '+']).filter(|l| !l.is_empty()) else {
+            break;
+        };
+        let plus = t.starts_with('+');
+        let mut next = i + 1;
+        for (pos, c) in letters.char_indices() {
+            if plus && !grammar.plus.contains(c) {
+                push_short(&mut out, &UNKNOWN, c, i, None);
+                continue;
+            }
+            if grammar.short_kind(c) != Some(ValueKind::Required) {
+                push_short(&mut out, grammar, c, i, None);
+                continue;
+            }
+            let rest = 1 + pos + c.len_utf8();
+            if grammar.parser == ParserKind::Ksh && rest < t.len() {
+                // zsh's and mksh's `-oerrexit`: the rest of the word.
+                let value = Value {
+                    word: i,
+                    offset: rest,
+                };
+                push_short(&mut out, grammar, c, i, Some(value));
+                break;
+            }
+            // The next word not yet taken by a letter before it.
+            let value = (next < words.len()).then_some(Value {
+                word: next,
+                offset: 0,
+            });
+            next += usize::from(value.is_some());
+            push_short(&mut out, grammar, c, i, value);
+            if grammar.parser == ParserKind::Ksh {
+                break;
+            }
+        }
+        i = next;
+    }
+    out.args.extend((i..words.len()).map(Arg::Operand));
     out
 }
 

@@ -8,7 +8,8 @@ use super::braces;
 use super::grammar::Grammar;
 use super::kinds::{kind, Kind};
 use super::options::{
-    ambiguous_option, grammar_of, has_subcommand_grammars, parse, Arg, Value, UNKNOWN,
+    ambiguous_option, grammar_of, has_subcommand_grammars, parse, parse_command, Arg, Value,
+    UNKNOWN,
 };
 use super::plain::{plain_commands, PlainCommand};
 use super::programs::{
@@ -809,14 +810,18 @@ impl Walker {
             })
             .unwrap_or_default();
         if !init.is_empty() {
-            if let Some(w) = words[at + 1..]
-                .iter()
-                .find(|w| init.iter().any(|o| is_option(&w.text, o)))
-            {
+            // fish's `-C`, `--init-command` (any spelling its grammar reads).
+            let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+            let parsed = parse_command(&texts, at, None);
+            let given = parsed.args.iter().find_map(|a| match a {
+                Arg::Opt { name, word, .. } if init.iter().any(|o| name.is(o)) => Some(*word),
+                _ => None,
+            });
+            if let Some(w) = given {
                 self.unanalysable(
                     source,
                     Reason::FishInitCommand {
-                        option: w.text.clone(),
+                        option: words[w].text.clone(),
                     },
                 );
                 return false;
@@ -837,57 +842,12 @@ impl Walker {
                 self.unanalysable(source, reason);
                 false
             }
-            Ok(ShellInvocation::Script(i)) => {
-                let script = &words[i];
-                if let Some(p) = self
-                    .placeholders
-                    .iter()
-                    .find(|p| script.text.contains(p.as_str()))
-                {
-                    let reason = Reason::ScriptPlaceholder {
-                        by: format!("{name} -c"),
-                        placeholder: p.clone(),
-                    };
-                    self.unanalysable(source, reason);
-                    return false;
+            Ok(ShellInvocation::Script(scripts)) => {
+                let mut transparent = eligible;
+                for i in scripts {
+                    transparent &= self.shell_script(&words[i], name, source, eligible);
                 }
-                if script.has_expansion {
-                    self.unanalysable(
-                        source,
-                        Reason::ScriptExpansion {
-                            by: format!("{name} -c"),
-                        },
-                    );
-                    return false;
-                }
-                if self.nesting >= MAX_SCRIPT_NESTING {
-                    self.unanalysable(
-                        source,
-                        Reason::TooDeep {
-                            what: Nesting::Scripts,
-                            max: MAX_SCRIPT_NESTING,
-                        },
-                    );
-                    return false;
-                }
-                let (commands, unanalysable) =
-                    (self.out.commands.len(), self.out.unanalysable.len());
-                self.nesting += 1;
-                self.script(&script.text);
-                self.nesting -= 1;
-                if self.out.commands.len() == commands
-                    && self.out.unanalysable.len() == unanalysable
-                {
-                    self.unanalysable(
-                        source,
-                        Reason::ScriptRunsNothing {
-                            by: format!("{name} -c"),
-                            script: Some(script.text.clone()),
-                        },
-                    );
-                    return false;
-                }
-                eligible
+                transparent
             }
             Ok(ShellInvocation::Stdin) => {
                 let from = stdin.map_or("standard input", Stdin::describe);
@@ -902,6 +862,57 @@ impl Walker {
             }
             Ok(ShellInvocation::MissingScript | ShellInvocation::File) => false,
         }
+    }
+
+    /// The script a shell's `-c` runs (`bash -c SCRIPT`), parsed as a
+    /// script of its own; whether the shell stays transparent.
+    fn shell_script(&mut self, script: &Word, name: &str, source: &str, eligible: bool) -> bool {
+        if let Some(p) = self
+            .placeholders
+            .iter()
+            .find(|p| script.text.contains(p.as_str()))
+        {
+            let reason = Reason::ScriptPlaceholder {
+                by: format!("{name} -c"),
+                placeholder: p.clone(),
+            };
+            self.unanalysable(source, reason);
+            return false;
+        }
+        if script.has_expansion {
+            self.unanalysable(
+                source,
+                Reason::ScriptExpansion {
+                    by: format!("{name} -c"),
+                },
+            );
+            return false;
+        }
+        if self.nesting >= MAX_SCRIPT_NESTING {
+            self.unanalysable(
+                source,
+                Reason::TooDeep {
+                    what: Nesting::Scripts,
+                    max: MAX_SCRIPT_NESTING,
+                },
+            );
+            return false;
+        }
+        let (commands, unanalysable) = (self.out.commands.len(), self.out.unanalysable.len());
+        self.nesting += 1;
+        self.script(&script.text);
+        self.nesting -= 1;
+        if self.out.commands.len() == commands && self.out.unanalysable.len() == unanalysable {
+            self.unanalysable(
+                source,
+                Reason::ScriptRunsNothing {
+                    by: format!("{name} -c"),
+                    script: Some(script.text.clone()),
+                },
+            );
+            return false;
+        }
+        eligible
     }
 
     /// An assignment to a variable that picks a program (`GIT_PAGER`, …).

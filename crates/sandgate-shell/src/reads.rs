@@ -286,27 +286,25 @@ pub fn glob_widening(words: &[&str], expansion: &[bool], at: usize) -> Option<St
         GlobOptions::Setopt if unknown || named(args) => return by(),
         GlobOptions::Setopt => {}
         GlobOptions::Flags { capital_g } => {
-            let mut i = 0;
-            while i < args.len() {
-                let a = args[i];
-                if matches!(a, "-o" | "+o" | "-O" | "+O") {
-                    if let Some(opt) = args.get(i + 1) {
-                        if widens_globs(opt) || expansion.get(at + 2 + i).copied().unwrap_or(false)
-                        {
-                            return by();
-                        }
-                    }
-                    i += 2;
+            // `-o NAME`, `+o NAME`, `-O NAME`, `+O NAME`, ksh's `-G`, as the
+            // command's grammar reads its options (`bash -eO globstar`):
+            // only those before the script count.
+            let parsed = parse_command(words, at, None);
+            for a in &parsed.args {
+                let Arg::Opt { name, value, .. } = a else {
                     continue;
-                }
-                // ksh's `set -G`, zsh's `-4`… only options before the script count.
-                if !a.starts_with(['-', '+']) || a == "--" {
-                    break;
-                }
-                if capital_g && a.len() > 1 && a[1..].contains('G') {
+                };
+                if name.is("-G") && capital_g {
                     return by();
                 }
-                i += 1;
+                if !(name.is("-o") || name.is("-O")) {
+                    continue;
+                }
+                let Some(v) = value else { continue };
+                let opaque = expansion.get(v.word).copied().unwrap_or(false);
+                if opaque || widens_globs(v.text(words)) {
+                    return by();
+                }
             }
         }
     }

@@ -18,10 +18,18 @@
 //! `wrappers`), the policy's path checks and `sandgate audit`'s suggestions
 //! ask the registry and hold no program names of their own
 //! (`tests/one_registry.rs` checks it). The one argv parser
-//! (the `options` module) reads commands with the entry's grammar; a shell's
-//! own options (`-c`, `-o`, `+O`, `--rcfile`), `cd`'s and `trap`'s, and the
-//! commands that set shell options are still read by small walkers of their
-//! own, named by the entry's `shell` and [`Special`].
+//! (the `options` module) reads commands with the entry's grammar, a shell's
+//! own options included (`bash -oO pipefail dotglob -c`, `+c`, `-norc`,
+//! `fish -c A -c B`: [`ParserKind::Bash`], [`ParserKind::Ash`],
+//! [`ParserKind::Ksh`], and fish's `getopt_long`), and `set`'s; what the
+//! options mean (which one gives the script, reads from input, runs startup
+//! files, sets a pattern option) is named by the entry's `shell` and
+//! [`Special`]. Still read by small walkers of their own: `cd`'s, `pushd`'s
+//! and `popd`'s directory (`pathwords`), `trap`'s action (`parse`),
+//! `shopt`'s `-s` (`reads::glob_widening`), and hand-rolled scans in code:
+//! git's `--format`/`--pretty` values, pnpm's `--config.` prefixes, the
+//! clusters `programs::spelled` writes out for deny rules, and `find`'s
+//! expression (a language of its own, not options).
 //!
 //! A facet still spells its program's name (`writer("cp", …)` in `cp`'s
 //! entry); a test checks that it is the entry's.
@@ -36,8 +44,10 @@
 //! make, wget, curl, rsync, git's subcommands, cargo, node, pip, pytest,
 //! mypy, pylint, flake8, black, ruff, uv, tox, nox, pyright, rustc, rustup,
 //! yarn and pnpm were taken from the programs' own `--help` (`git SUB -h`),
-//! npm's from `npm help 7 config`, on a Debian 12 system; the others from
-//! their manuals. A short option string is `getopt`'s: a letter alone is a
+//! npm's from `npm help 7 config`, on a Debian 12 system; the shells' from
+//! running bash 5.2, dash 0.5.12, busybox 1.35 ash, zsh 5.9, mksh R59c and
+//! fish 3.6 (`tests/shell_options.rs` runs them); the others from their
+//! manuals. A short option string is `getopt`'s: a letter alone is a
 //! flag, `x:` takes a value, `x::` takes one only attached (`-xVALUE`). Long
 //! options are separated by blanks: `name` is a flag, `name=` takes a value,
 //! `name=?` takes one only attached (`--name=VALUE`).
@@ -330,6 +340,7 @@ const fn with(
         short,
         long,
         old_style: false,
+        plus: "",
     }
 }
 
@@ -363,6 +374,98 @@ const fn stop(program: &'static str, short: &'static str, long: &'static str) ->
 const fn exact(program: &'static str, short: &'static str, long: &'static str) -> Grammar {
     with(ParserKind::Exact, program, short, long)
 }
+
+/// A shell's own options, read by its own loop (`parser`); `plus` holds the
+/// letters that mean after `+` what they mean after `-`.
+const fn shell(
+    parser: ParserKind,
+    program: &'static str,
+    short: &'static str,
+    long: &'static str,
+    plus: &'static str,
+) -> Grammar {
+    Grammar {
+        plus,
+        ..with(parser, program, short, long)
+    }
+}
+
+/// bash's options (`bash --help`, `bash -c 'help set'`; shell.c reads its
+/// long options first, then letters, and `c`, `l`, `s`, `o` and `O` mean
+/// the same after `+`). `sh` is dash on Debian and bash elsewhere: it is
+/// read with bash's grammar, whose reading takes in dash's (`+s`, which
+/// bash reads from input and dash turns off, is read as bash does).
+const BASH: Grammar = shell(
+    ParserKind::Bash,
+    "bash",
+    "abBcCDefhHiklmnNo:O:prsStTuvxX",
+    "debug debugger dump-po-strings dump-strings help init-file= login noediting \
+     noprofile norc posix pretty-print protected rcfile= restricted verbose version",
+    "clsoO",
+);
+
+/// dash's options (its manual: `dash [-aCefnuvxIimqVEbp] [+aCefnuvxIimqVEbp]
+/// [-o option_name] [+o option_name] [-c string | -s]`, and `-l`); `c`, `l`
+/// and `o` mean the same after `+`; no long options.
+const DASH: Grammar = shell(ParserKind::Ash, "dash", "abCcEefIilmnpqsuVvxo:", "", "clo");
+
+/// busybox ash's options (`busybox sh --help`): as dash's, with `--login`,
+/// and `+s` reads from input as `-s` does. busybox's `hush` is read so too.
+const BUSYBOX_ASH: Grammar = shell(
+    ParserKind::Ash,
+    "ash",
+    "abCcEefIilmnpqsuVvxo:",
+    "login",
+    "clso",
+);
+
+/// zsh's options (`zsh --help`, zshoptions(1)): every letter and digit is a
+/// setting, `-o NAME` takes the rest of its word or the next one, `--NAME`
+/// sets an option by name (no value); only `c` and `o` mean the same after
+/// `+` (`+s` and `+l` turn the setting off).
+const ZSH: Grammar = shell(
+    ParserKind::Ksh,
+    "zsh",
+    "0123456789abcdefghijklmnpqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZo:",
+    "emacs help interactive login version vi",
+    "co",
+);
+
+/// mksh's options (mksh(1): `[-+abCefhiklmnprUuvXx] [-T [!]tty | -] [-+o
+/// option] [-c string | -is | file]`); only `o` means the same after `+`
+/// (`+c` is no command, `+l` no login). Its relatives of the pdksh family
+/// (`ksh`, `lksh`, `loksh`, `oksh`, `posh`) and the shells this project has
+/// not run (`bosh`, `yash`) are read so too: like the reading before this
+/// grammar, `+c` is no command for them. ksh's `-G` (globstar) is a letter.
+const KSH: Grammar = shell(
+    ParserKind::Ksh,
+    "mksh",
+    "abCcefGhiklmnprsUuvXxT:o:",
+    "",
+    "o",
+);
+
+/// fish's options (`fish --help`; `getopt_long` with `+`): `-c COMMAND` and
+/// `-C COMMANDS` take their script as a value, and may be given again.
+const FISH: Grammar = stop(
+    "fish",
+    "c:C:d:f:hilNno:p:Pv",
+    "command= debug= debug-output= features= help init-command= interactive login no-config \
+     no-execute print-debug-categories print-rusage-self private profile= profile-startup= \
+     version",
+);
+
+/// bash's `set` (`help set`), with ksh's `-G` and zsh's letters read as
+/// flags: `-o NAME` / `+o NAME` take the next word in turn. `-O NAME` is
+/// read so too (no shell's `set` has it; reading it wider only makes more
+/// commands widen patterns).
+const SET: Grammar = shell(
+    ParserKind::Ash,
+    "set",
+    "abBCeEfGhHkmnpPtTuvxo:O:",
+    "",
+    "abBCeEfGhHkmnpPtTuvxoO",
+);
 
 /// A program built on Python's argparse or optparse.
 const fn argparse(program: &'static str, short: &'static str, long: &'static str) -> Grammar {
@@ -863,6 +966,7 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("ag")
     },
     Entry {
+        grammar: Some(BUSYBOX_ASH),
         shell: Some(Shell::Bash),
         special: &[Special::SetsGlobOptions(GlobOptions::Flags { capital_g: false })],
         ..entry("ash")
@@ -899,12 +1003,7 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("basename")
     },
     Entry {
-        grammar: Some(exact(
-            "bash",
-            "abBcCefhHiklmnNo:O:prsStTuvxX",
-            "debug debugger dump-po-strings dump-strings help init-file= login noediting \
-             noprofile norc posix pretty-print protected rcfile= restricted verbose version",
-        )),
+        grammar: Some(BASH),
         shell: Some(Shell::Bash),
         special: &[Special::SetsGlobOptions(GlobOptions::Flags { capital_g: false })],
         ..entry("bash")
@@ -927,6 +1026,10 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("black")
     },
     Entry {
+        grammar: Some(Grammar {
+            program: "bosh",
+            ..KSH
+        }),
         shell: Some(Shell::Bash),
         ..entry("bosh")
     },
@@ -1340,6 +1443,7 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("cut")
     },
     Entry {
+        grammar: Some(DASH),
         shell: Some(Shell::Bash),
         special: &[Special::SetsGlobOptions(GlobOptions::Flags { capital_g: false })],
         ..entry("dash")
@@ -1565,6 +1669,7 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("find")
     },
     Entry {
+        grammar: Some(FISH),
         shell: Some(Shell::Bash),
         special: &[Special::SetsGlobOptions(GlobOptions::Flags { capital_g: false }), Special::InitCommand(&["-C", "--init-command"])],
         ..entry("fish")
@@ -2245,6 +2350,10 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("https")
     },
     Entry {
+        grammar: Some(Grammar {
+            program: "hush",
+            ..BUSYBOX_ASH
+        }),
         shell: Some(Shell::Bash),
         special: &[Special::SetsGlobOptions(GlobOptions::Flags { capital_g: false })],
         ..entry("hush")
@@ -2328,6 +2437,10 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("julia")
     },
     Entry {
+        grammar: Some(Grammar {
+            program: "ksh",
+            ..KSH
+        }),
         shell: Some(Shell::Bash),
         special: &[Special::SetsGlobOptions(GlobOptions::Flags { capital_g: true })],
         ..entry("ksh")
@@ -2341,6 +2454,10 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("let")
     },
     Entry {
+        grammar: Some(Grammar {
+            program: "lksh",
+            ..KSH
+        }),
         shell: Some(Shell::Bash),
         ..entry("lksh")
     },
@@ -2365,6 +2482,10 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("local")
     },
     Entry {
+        grammar: Some(Grammar {
+            program: "loksh",
+            ..KSH
+        }),
         shell: Some(Shell::Bash),
         ..entry("loksh")
     },
@@ -2456,6 +2577,7 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("mkdir")
     },
     Entry {
+        grammar: Some(KSH),
         shell: Some(Shell::Bash),
         special: &[Special::SetsGlobOptions(GlobOptions::Flags { capital_g: true })],
         ..entry("mksh")
@@ -2717,6 +2839,10 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("od")
     },
     Entry {
+        grammar: Some(Grammar {
+            program: "oksh",
+            ..KSH
+        }),
         shell: Some(Shell::Bash),
         ..entry("oksh")
     },
@@ -2914,6 +3040,10 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("popd")
     },
     Entry {
+        grammar: Some(Grammar {
+            program: "posh",
+            ..KSH
+        }),
         shell: Some(Shell::Bash),
         special: &[Special::SetsGlobOptions(GlobOptions::Flags { capital_g: false })],
         ..entry("posh")
@@ -3419,6 +3549,7 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("seq")
     },
     Entry {
+        grammar: Some(SET),
         special: &[Special::SetsGlobOptions(GlobOptions::Flags { capital_g: true })],
         ..entry("set")
     },
@@ -3435,6 +3566,10 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("setsid")
     },
     Entry {
+        grammar: Some(Grammar {
+            program: "sh",
+            ..BASH
+        }),
         shell: Some(Shell::Bash),
         special: &[Special::SetsGlobOptions(GlobOptions::Flags { capital_g: false })],
         ..entry("sh")
@@ -4024,6 +4159,10 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("yarn")
     },
     Entry {
+        grammar: Some(Grammar {
+            program: "yash",
+            ..KSH
+        }),
         shell: Some(Shell::Bash),
         special: &[Special::SetsGlobOptions(GlobOptions::Flags { capital_g: false })],
         ..entry("yash")
@@ -4052,6 +4191,7 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("zip")
     },
     Entry {
+        grammar: Some(ZSH),
         shell: Some(Shell::Bash),
         special: &[Special::SetsGlobOptions(GlobOptions::Flags { capital_g: false })],
         ..entry("zsh")

@@ -12,14 +12,18 @@ use super::reason::Reason;
 use super::registry::entry_named;
 use super::words::Word;
 
-/// Shell long options that take the next word as their argument.
-const SHELL_LONG_WITH_ARG: &[&str] = &["--rcfile", "--init-file"];
-
 /// Shell options that run startup files before the script (a login or
-/// interactive shell, a given rc file), which the gate cannot see.
-const SHELL_STARTUP_LONG: &[&str] = &["--rcfile", "--init-file", "--login", "--interactive"];
-/// The same as short letters (`bash -lc`, `sh -i`).
-const SHELL_STARTUP_SHORT: &[char] = &['l', 'i'];
+/// interactive shell, a given rc file), which the gate cannot see; named in
+/// full, each shell's grammar says how it is spelled (`bash -lc`, `+l`,
+/// `-login`).
+const SHELL_STARTUP: &[&str] = &[
+    "-l",
+    "-i",
+    "--login",
+    "--interactive",
+    "--rcfile",
+    "--init-file",
+];
 
 /// Variables that change which program runs or what a shell reads first. A
 /// `NAME=value` prefix setting one of them is stripped only for deny rules: an
@@ -183,8 +187,10 @@ pub(crate) fn skip_wrapper(
 /// How a shell named by `words[at]` gets its script.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum ShellInvocation {
-    /// `-c SCRIPT`: the script is the word at this index.
-    Script(usize),
+    /// `-c`: the script is the first operand (`bash -c SCRIPT`), or the
+    /// value of each `-c` / `--command` for a shell whose `-c` takes one
+    /// (`fish -c A -c B`): the words at these indices.
+    Script(Vec<usize>),
     /// `-c` without a script: the shell reports an error and runs nothing.
     MissingScript,
     /// The first operand names a script file.
@@ -193,97 +199,70 @@ pub(crate) enum ShellInvocation {
     Stdin,
 }
 
-/// Reads the options of a shell invocation.
+/// The shell `words[at]`'s options, read by its grammar (a shell the
+/// registry has no grammar for: with none, every `-x` an unknown flag).
+fn shell_options(texts: &[&str], at: usize) -> super::options::Parsed {
+    let g = grammar_of(texts[at], None).unwrap_or(&UNKNOWN);
+    parse(g, texts, at + 1)
+}
+
 /// The option of the shell `words[at]` that makes it run startup files
 /// before its script (`bash -l`, `--login`, `-i`, `--rcfile F`), if any.
 pub(crate) fn startup_option(words: &[Word], at: usize) -> Option<&str> {
-    let mut i = at + 1;
-    while let Some(word) = words.get(i) {
-        let t = word.text.as_str();
-        if t == "--" || t == "-" || !t.starts_with(['-', '+']) {
-            return None;
+    let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+    let parsed = shell_options(&texts, at);
+    parsed.args.iter().find_map(|a| match a {
+        Arg::Opt { name, word, .. } if SHELL_STARTUP.iter().any(|s| name.is(s)) => {
+            Some(words[*word].text.as_str())
         }
-        i += 1;
-        if t.starts_with("--") {
-            let long = t.split('=').next().unwrap_or(t);
-            if SHELL_STARTUP_LONG.contains(&long) {
-                return Some(t);
-            }
-            if SHELL_LONG_WITH_ARG.contains(&long) {
-                i += 1;
-            }
-            continue;
-        }
-        if t.starts_with('-') && t[1..].chars().any(|c| SHELL_STARTUP_SHORT.contains(&c)) {
-            return Some(t);
-        }
-        // `-c SCRIPT`: the options end with the script; `-o NAME` takes a word.
-        if t.starts_with('-') && t.contains('c') {
-            return None;
-        }
-        i += t.chars().filter(|c| matches!(c, 'o' | 'O')).count();
-    }
-    None
+        _ => None,
+    })
 }
 
+/// Reads the options of a shell invocation.
 pub(crate) fn shell_invocation(words: &[Word], at: usize) -> Result<ShellInvocation, Reason> {
-    let mut i = at + 1;
-    let mut command_mode = false;
-    let mut stdin_mode = false;
-    while let Some(word) = words.get(i) {
-        let t = word.text.as_str();
-        if t == "--" || t == "-" {
-            i += 1;
-            break;
-        }
-        let Some(first) = t.chars().next().filter(|c| *c == '-' || *c == '+') else {
-            break;
+    let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+    let parsed = shell_options(&texts, at);
+    for a in &parsed.args {
+        let (Arg::Opt { word, .. } | Arg::Unknown { word }) = a else {
+            continue;
         };
-        if t.len() == 1 {
-            break;
-        }
-        if word.has_expansion {
+        if words[*word].has_expansion {
             return Err(Reason::ShellOptionExpansion {
-                option: t.to_string(),
+                option: texts[*word].to_string(),
             });
         }
-        // fish's `--command SCRIPT` / `--command=SCRIPT`.
-        if t == "--command" {
-            command_mode = true;
-            i += 1;
-            continue;
-        }
-        if t.starts_with("--command=") {
-            return Err(Reason::ScriptAttached {
-                word: t.to_string(),
-            });
-        }
-        if first == '-' && t.starts_with("--") {
-            i += if SHELL_LONG_WITH_ARG.contains(&t) {
-                2
-            } else {
-                1
+    }
+    let script_values = grammar_of(texts[at], None)
+        .is_some_and(|g| g.short_kind('c') == Some(super::options::ValueKind::Required));
+    if script_values {
+        // fish's `-c SCRIPT`, given once or more.
+        let mut scripts = Vec::new();
+        for a in parsed.given("-c").chain(parsed.given("--command")) {
+            let Arg::Opt { word, value, .. } = a else {
+                continue;
             };
-            continue;
-        }
-        let mut consumed = 1;
-        for c in t[1..].chars() {
-            match c {
-                'c' if first == '-' => command_mode = true,
-                's' if first == '-' => stdin_mode = true,
-                'o' | 'O' => consumed += 1,
-                _ => {}
+            match value {
+                Some(v) if v.word == *word || v.offset > 0 => {
+                    return Err(Reason::ScriptAttached {
+                        word: texts[*word].to_string(),
+                    })
+                }
+                Some(v) => scripts.push(v.word),
+                None => return Ok(ShellInvocation::MissingScript),
             }
         }
-        i += consumed;
-    }
-    Ok(if command_mode {
-        if i < words.len() {
-            ShellInvocation::Script(i)
-        } else {
-            ShellInvocation::MissingScript
+        scripts.sort_unstable();
+        if !scripts.is_empty() {
+            return Ok(ShellInvocation::Script(scripts));
         }
-    } else if stdin_mode || i >= words.len() {
+    } else if parsed.has("-c") {
+        return Ok(match parsed.operands().first() {
+            Some(&i) => ShellInvocation::Script(vec![i]),
+            None => ShellInvocation::MissingScript,
+        });
+    }
+    Ok(if parsed.has("-s") || parsed.operands().is_empty() {
         ShellInvocation::Stdin
     } else {
         ShellInvocation::File
@@ -354,8 +333,8 @@ mod tests {
     #[test]
     fn shell_invocations() {
         let inv = |s: &str| shell_invocation(&words(s), 0).unwrap();
-        assert_eq!(inv("bash -c x"), ShellInvocation::Script(2));
-        assert_eq!(inv("bash -lc x"), ShellInvocation::Script(2));
+        assert_eq!(inv("bash -c x"), ShellInvocation::Script(vec![2]));
+        assert_eq!(inv("bash -lc x"), ShellInvocation::Script(vec![2]));
         let startup = |s: &str| startup_option(&words(s), 0).map(str::to_string);
         assert_eq!(startup("bash -lc x").as_deref(), Some("-lc"));
         assert_eq!(startup("bash --login -c x").as_deref(), Some("--login"));
@@ -364,11 +343,17 @@ mod tests {
         assert_eq!(startup("bash -c x -l"), None);
         assert_eq!(startup("bash -e -c x"), None);
         assert_eq!(startup("bash -o pipefail -lc x").as_deref(), Some("-lc"));
-        assert_eq!(inv("bash -o pipefail -ec x"), ShellInvocation::Script(4));
+        assert_eq!(
+            inv("bash -o pipefail -ec x"),
+            ShellInvocation::Script(vec![4])
+        );
         assert_eq!(inv("bash -c"), ShellInvocation::MissingScript);
         assert_eq!(inv("bash"), ShellInvocation::Stdin);
         assert_eq!(inv("sh -s a"), ShellInvocation::Stdin);
         assert_eq!(inv("sh script.sh"), ShellInvocation::File);
-        assert_eq!(inv("bash --rcfile f -c x"), ShellInvocation::Script(4));
+        assert_eq!(
+            inv("bash --rcfile f -c x"),
+            ShellInvocation::Script(vec![4])
+        );
     }
 }

@@ -1,0 +1,494 @@
+//! Every shell's own options are read from its registry entry's grammar by
+//! the one argv parser, as the shell reads them: which word is the script
+//! (`bash +c SCRIPT`, `fish -c A -c B`), whether the commands come from
+//! standard input, whether startup files run first (`+l`, `-login`), and
+//! which `-o` / `-O` names widen patterns. Each case is also run with the
+//! real shell, in a fresh temporary HOME holding startup files that print a
+//! mark, with commands on its standard input: what the shell runs, the
+//! analysis must see. A case marked `wider` is one the shell refuses (it
+//! exits with a usage error); the analysis may read more there, never less.
+//!
+//! Under `CI=true` a shell that is missing fails the test; elsewhere its
+//! cases are skipped with a note.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../../../tests/support/wait.rs"]
+mod wait;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use wait::Bounded;
+
+use sandgate_shell::reads::glob_widening;
+use sandgate_shell::{analyse, quote_word, Reason};
+
+/// How the analysis reads where a shell's commands come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reads {
+    /// The script `echo MARK` is analysed.
+    Script,
+    /// The script is attached to its option (`fish -cSCRIPT`): asked about.
+    Attached,
+    /// A script file (the first operand), or nothing.
+    File,
+    /// Commands from standard input: asked about.
+    Stdin,
+}
+use Reads::*;
+
+/// (argv, reading, startup files run first, wider than the shell)
+type Case = (&'static [&'static str], Reads, bool, bool);
+
+const CASES: &[Case] = &[
+    // bash: letters after `-` or `+`; `c`, `l`, `s`, `o`, `O` mean the same after `+`.
+    (&["bash", "-c", "echo MARK"], Script, false, false),
+    (&["bash", "+c", "echo MARK"], Script, false, false),
+    (&["bash", "-ec", "echo MARK"], Script, false, false),
+    (&["bash", "-c", "-e", "echo MARK"], Script, false, false),
+    (&["bash", "-s", "-c", "echo MARK"], Script, false, false),
+    // A letter that takes a value takes the next word, each in turn.
+    (
+        &["bash", "-co", "pipefail", "echo MARK"],
+        Script,
+        false,
+        false,
+    ),
+    (
+        &["bash", "-oO", "pipefail", "dotglob", "-c", "echo MARK"],
+        Script,
+        false,
+        false,
+    ),
+    // `-opipefail` is `-o -c`, then letters (`i`, `l` among them): bash refuses it.
+    (&["bash", "-opipefail", "-c", "echo MARK"], File, true, true),
+    // Long options: whole names, `--name` or `-name`, the value the next word.
+    (&["bash", "--norc", "-c", "echo MARK"], Script, false, false),
+    (&["bash", "-norc", "-c", "echo MARK"], Script, false, false),
+    (
+        &["bash", "-noprofile", "-c", "echo MARK"],
+        Script,
+        false,
+        false,
+    ),
+    (&["bash", "--nor", "-c", "echo MARK"], Script, false, true),
+    // `--rcfile` is read only by an interactive shell: the analysis asks anyway.
+    (
+        &["bash", "--rcfile", "RC", "-c", "echo MARK"],
+        Script,
+        true,
+        true,
+    ),
+    (&["bash", "-l", "-c", "echo MARK"], Script, true, false),
+    (&["bash", "+l", "-c", "echo MARK"], Script, true, false),
+    (&["bash", "-c", "-l", "echo MARK"], Script, true, false),
+    (&["bash", "--login", "-c", "echo MARK"], Script, true, false),
+    (&["bash", "-login", "-c", "echo MARK"], Script, true, false),
+    (&["bash", "-i", "-c", "echo MARK"], Script, true, false),
+    (&["bash", "+i", "-c", "echo MARK"], Script, false, false),
+    (&["bash", "-c", "echo MARK", "-l"], Script, false, false),
+    (&["bash"], Stdin, false, false),
+    (&["bash", "-s"], Stdin, false, false),
+    (&["bash", "+s", "x"], Stdin, false, false),
+    (&["bash", "x"], File, false, false),
+    // `-` and `--` end the options; a `+` alone is skipped.
+    (&["bash", "--", "-c", "echo MARK"], File, false, false),
+    (&["bash", "-", "-c", "echo MARK"], File, false, false),
+    (&["bash", "+", "-c", "echo MARK"], Script, false, false),
+    // dash: `c`, `l`, `o` mean the same after `+`; `+s` turns `-s` off.
+    (&["dash", "-c", "echo MARK"], Script, false, false),
+    (&["dash", "+c", "echo MARK"], Script, false, false),
+    (&["dash", "-c", "-e", "echo MARK"], Script, false, false),
+    (
+        &["dash", "-eo", "errexit", "-c", "echo MARK"],
+        Script,
+        false,
+        false,
+    ),
+    (&["dash", "-oerrexit", "-c", "echo MARK"], File, true, true),
+    (&["dash", "-l", "-c", "echo MARK"], Script, true, false),
+    (&["dash", "+l", "-c", "echo MARK"], Script, true, false),
+    (&["dash", "-s"], Stdin, false, false),
+    (&["dash", "+s", "x"], File, false, false),
+    (&["dash", "--", "-c", "echo MARK"], File, false, false),
+    (&["dash", "+", "-c", "echo MARK"], Script, false, false),
+    // busybox ash: as dash, with `--login`, and `+s` reads from input.
+    (&["busybox", "ash", "+c", "echo MARK"], Script, false, false),
+    (
+        &["busybox", "ash", "-c", "-e", "echo MARK"],
+        Script,
+        false,
+        false,
+    ),
+    (
+        &["busybox", "ash", "+l", "-c", "echo MARK"],
+        Script,
+        true,
+        false,
+    ),
+    (
+        &["busybox", "ash", "--login", "-c", "echo MARK"],
+        Script,
+        true,
+        false,
+    ),
+    (&["busybox", "ash", "+s", "x"], Stdin, false, false),
+    (
+        &["busybox", "ash", "+", "-c", "echo MARK"],
+        Script,
+        false,
+        false,
+    ),
+    // zsh: `-o` takes the rest of its word or the next; a `+` alone ends
+    // the options; only `c` and `o` mean the same after `+`.
+    (&["zsh", "-c", "echo MARK"], Script, false, false),
+    (&["zsh", "+c", "echo MARK"], Script, false, false),
+    (
+        &["zsh", "-oerrexit", "-c", "echo MARK"],
+        Script,
+        false,
+        false,
+    ),
+    (
+        &["zsh", "-co", "errexit", "echo MARK"],
+        Script,
+        false,
+        false,
+    ),
+    (&["zsh", "-l", "-c", "echo MARK"], Script, true, false),
+    (&["zsh", "+l", "-c", "echo MARK"], Script, false, false),
+    (&["zsh", "--login", "-c", "echo MARK"], Script, true, false),
+    (&["zsh", "-c", "--login", "echo MARK"], Script, true, false),
+    (&["zsh", "+s", "x"], File, false, false),
+    (&["zsh", "+", "-c", "echo MARK"], File, false, false),
+    (&["zsh", "-", "-c", "echo MARK"], File, false, false),
+    // mksh: only `o` means the same after `+` (`+c` is no command).
+    (&["mksh", "-c", "echo MARK"], Script, false, false),
+    (&["mksh", "+c", "echo MARK"], File, false, false),
+    (
+        &["mksh", "-oerrexit", "-c", "echo MARK"],
+        Script,
+        false,
+        false,
+    ),
+    (&["mksh", "-l", "-c", "echo MARK"], Script, true, false),
+    (&["mksh", "+l", "-c", "echo MARK"], Script, false, false),
+    (&["mksh", "+", "-c", "echo MARK"], File, false, false),
+    // fish: getopt_long; `-c` takes its script as a value, again and again.
+    (&["fish", "-c", "echo MARK"], Script, false, false),
+    (
+        &["fish", "-c", "echo A", "-c", "echo MARK"],
+        Script,
+        false,
+        false,
+    ),
+    (&["fish", "-i", "-c", "echo MARK"], Script, true, true),
+    (&["fish", "-cecho MARK"], Attached, false, false),
+    (&["fish", "--command=echo MARK"], Attached, false, false),
+    (&["fish"], Stdin, false, false),
+];
+
+/// The shell a case runs (`busybox` for `busybox ash`).
+fn program(argv: &[&str]) -> &'static str {
+    match argv[0] {
+        "busybox" => "busybox",
+        "bash" => "bash",
+        "dash" => "dash",
+        "zsh" => "zsh",
+        "mksh" => "mksh",
+        "fish" => "fish",
+        other => panic!("no case runs {other}"),
+    }
+}
+
+fn installed(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output_within(Duration::from_secs(30))
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Whether the shells the cases run are here; a missing one fails under CI.
+fn here(program: &str, failures: &mut Vec<String>) -> bool {
+    if installed(program) {
+        return true;
+    }
+    if std::env::var("CI").as_deref() == Ok("true") {
+        failures.push(format!(
+            "`{program}` is not installed; install it (apt-get install bash dash zsh mksh busybox fish)"
+        ));
+    } else {
+        eprintln!("skipped: `{program}` is not installed");
+    }
+    false
+}
+
+/// A fresh HOME whose startup files print `PROFILE`.
+fn home() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for f in [
+        ".profile",
+        ".bash_profile",
+        ".bashrc",
+        ".zprofile",
+        ".zshrc",
+        ".zlogin",
+        ".mkshrc",
+        ".envrc",
+    ] {
+        std::fs::write(dir.path().join(f), "echo PROFILE\n").unwrap();
+    }
+    std::fs::create_dir(dir.path().join(".config")).unwrap();
+    dir
+}
+
+/// What the real shell printed for `argv`, run in `home` with `echo STDIN`
+/// on its standard input.
+fn run(argv: &[&str], home: &Path) -> String {
+    let out = Command::new(argv[0])
+        .args(&argv[1..])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("ZDOTDIR", home)
+        .env("ENV", home.join(".envrc"))
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_DATA_HOME", home.join(".config"))
+        .env("LC_ALL", "C")
+        .current_dir(home)
+        .output_with_stdin_within(b"echo STDIN\n", Duration::from_secs(60))
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn line(argv: &[&str]) -> String {
+    argv.iter()
+        .map(|w| quote_word(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// How the analysis reads `argv`: where the commands come from, and
+/// whether startup files run first.
+fn analysed(argv: &[&str]) -> (Reads, bool) {
+    let a = analyse(&line(argv));
+    let has = |f: fn(&Reason) -> bool| a.unanalysable.iter().any(|u| f(&u.reason));
+    let reads = if a.commands.iter().any(|c| c.normalized == "echo MARK") {
+        Script
+    } else if has(|r| matches!(r, Reason::ScriptAttached { .. })) {
+        Attached
+    } else if has(|r| matches!(r, Reason::CommandsFromInput { .. })) {
+        Stdin
+    } else {
+        File
+    };
+    (reads, has(|r| matches!(r, Reason::StartupFiles { .. })))
+}
+
+#[test]
+fn every_shells_options_are_read_as_the_shell_reads_them() {
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    let mut present = std::collections::BTreeMap::new();
+    for &(argv, reads, startup, wider) in CASES {
+        let got = analysed(argv);
+        if got != (reads, startup) {
+            failures.push(format!(
+                "{argv:?}: read as {got:?}, want {:?}",
+                (reads, startup)
+            ));
+        }
+        let p = program(argv);
+        if !*present.entry(p).or_insert_with(|| here(p, &mut failures)) {
+            continue;
+        }
+        ran += 1;
+        let home = home();
+        let out = run(argv, home.path());
+        let real_script = out.lines().any(|l| l == "MARK");
+        let real_stdin = out.lines().any(|l| l == "STDIN");
+        let real_startup = out.lines().any(|l| l == "PROFILE");
+        let ok = if wider {
+            // The shell refuses the line: whatever it runs, the analysis sees.
+            (!real_script || matches!(reads, Script | Attached))
+                && (!real_stdin || reads == Stdin)
+                && (!real_startup || startup)
+        } else {
+            real_script == matches!(reads, Script | Attached)
+                && real_stdin == (reads == Stdin)
+                && real_startup == startup
+        };
+        if !ok {
+            failures.push(format!(
+                "{argv:?}: the shell printed {out:?}, the analysis reads {reads:?} (startup {startup})"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    eprintln!("{ran} cases run with the real shell");
+}
+
+/// (argv, a script that prints `WIDE` when patterns are widened, widened
+/// by the analysis, wider than the shell)
+type GlobCase = (&'static [&'static str], bool, bool);
+
+const GLOB_CASES: &[GlobCase] = &[
+    (
+        &[
+            "bash",
+            "-O",
+            "dotglob",
+            "-c",
+            "shopt -q dotglob && echo WIDE",
+        ],
+        true,
+        false,
+    ),
+    (
+        &[
+            "bash",
+            "-eO",
+            "dotglob",
+            "-c",
+            "shopt -q dotglob && echo WIDE",
+        ],
+        true,
+        false,
+    ),
+    (
+        &[
+            "bash",
+            "-oO",
+            "pipefail",
+            "dotglob",
+            "-c",
+            "shopt -q dotglob && echo WIDE",
+        ],
+        true,
+        false,
+    ),
+    (
+        &[
+            "bash",
+            "-o",
+            "pipefail",
+            "-c",
+            "shopt -q dotglob && echo WIDE",
+        ],
+        false,
+        false,
+    ),
+    // `+O` turns it off: any glob option named is read as widening.
+    (
+        &[
+            "bash",
+            "+O",
+            "dotglob",
+            "-c",
+            "shopt -q dotglob && echo WIDE",
+        ],
+        true,
+        true,
+    ),
+    // After the script, `-O` is an argument.
+    (
+        &[
+            "bash",
+            "-c",
+            "shopt -q dotglob && echo WIDE",
+            "-O",
+            "dotglob",
+        ],
+        false,
+        false,
+    ),
+    (
+        &[
+            "zsh",
+            "-o",
+            "globdots",
+            "-c",
+            "[[ -o globdots ]] && echo WIDE",
+        ],
+        true,
+        false,
+    ),
+    (
+        &["zsh", "-oglobdots", "-c", "[[ -o globdots ]] && echo WIDE"],
+        true,
+        false,
+    ),
+    (
+        &[
+            "zsh",
+            "-eo",
+            "globdots",
+            "-c",
+            "[[ -o globdots ]] && echo WIDE",
+        ],
+        true,
+        false,
+    ),
+    (
+        &[
+            "zsh",
+            "-o",
+            "errexit",
+            "-c",
+            "[[ -o globdots ]] && echo WIDE",
+        ],
+        false,
+        false,
+    ),
+];
+
+#[test]
+fn shell_options_that_widen_patterns_are_read_as_the_shell_reads_them() {
+    let mut failures = Vec::new();
+    let mut present = std::collections::BTreeMap::new();
+    for &(argv, widened, wider) in GLOB_CASES {
+        let expansion = vec![false; argv.len()];
+        let got = glob_widening(argv, &expansion, 0).is_some();
+        if got != widened {
+            failures.push(format!("{argv:?}: widened {got}, want {widened}"));
+        }
+        let p = program(argv);
+        if !*present.entry(p).or_insert_with(|| here(p, &mut failures)) {
+            continue;
+        }
+        let home = home();
+        let real = run(argv, home.path()).lines().any(|l| l == "WIDE");
+        // A shell that widens nothing where the analysis reads wider is no failure.
+        let excused = wider && !real;
+        if real != widened && !excused {
+            failures.push(format!(
+                "{argv:?}: the shell widened {real}, the analysis {widened}"
+            ));
+        }
+    }
+    // `set` in a running shell: zsh's `set -eo globdots`.
+    let set = ["set", "-eo", "globdots"];
+    if glob_widening(&set, &[false; 3], 0).is_none() {
+        failures.push("`set -eo globdots` is not read as widening".into());
+    }
+    if *present
+        .entry("zsh")
+        .or_insert_with(|| here("zsh", &mut failures))
+    {
+        let home = home();
+        let out = run(
+            &[
+                "zsh",
+                "-c",
+                "set -eo globdots; [[ -o globdots ]] && echo WIDE",
+            ],
+            home.path(),
+        );
+        if !out.lines().any(|l| l == "WIDE") {
+            failures.push(format!("zsh's `set -eo globdots` printed {out:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
