@@ -120,20 +120,21 @@ impl Places {
         if self.dirs.len() > MAX_DIRS {
             return;
         }
-        let args = &c.words[at + 1..];
-        let mut operand = None;
-        let mut options = true;
-        for w in args {
-            if options && w.text == "--" {
-                options = false;
-                continue;
-            }
-            if options && w.text.len() > 1 && w.text.starts_with('-') && chdir == Chdir::Cd {
-                continue;
-            }
-            operand = Some(w);
-            break;
-        }
+        let operand = if chdir == Chdir::Cd {
+            // `cd [-L|-P [-e]] [-@] [DIR]`, as its grammar reads it.
+            let texts: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
+            let first = shell::options::parse_command(&texts, at, None)
+                .operands()
+                .first()
+                .copied();
+            first.map(|i| &c.words[i])
+        } else {
+            // `pushd [-n] [+N | -N | DIR]`: any word but `--` is the operand,
+            // and one that starts with `-` or `+` leaves the directory unknown.
+            let args = &c.words[at + 1..];
+            let skip = usize::from(args.first().is_some_and(|w| w.text == "--"));
+            args.get(skip)
+        };
         let target = match (chdir, operand) {
             (Chdir::Popd, _) => None,
             (Chdir::Cd, None) => self.home.clone().map(|h| h.to_string_lossy().into_owned()),

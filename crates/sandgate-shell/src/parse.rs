@@ -1270,17 +1270,18 @@ impl Walker {
     /// `trap ACTION SIGNAL…` ([`Special::RunsLater`]): the action is a
     /// script that runs later.
     fn trap(&mut self, words: &[Word], at: usize, name: &str, source: &str) {
-        let mut i = at + 1;
-        match words.get(i).map(|w| w.text.as_str()) {
-            Some("--") => i += 1,
-            // `-p`, `-l` and `-P` print; they set nothing.
-            Some("-p" | "-l" | "-P") => return,
-            _ => {}
+        let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+        let parsed = parse_command(&texts, at, None);
+        // `-p`, `-l` and `-P` print; they set nothing.
+        if parsed.has_any(&["-p", "-l", "-P"]) {
+            return;
         }
         // One operand is a signal whose trap is reset; `-` and `''` reset or ignore.
-        let Some(action) = words.get(i).filter(|_| words.len() > i + 1) else {
+        let operands = parsed.operands();
+        let (Some(&i), true) = (operands.first(), operands.len() > 1) else {
             return;
         };
+        let action = &words[i];
         if matches!(action.text.as_str(), "-" | "") {
             return;
         }

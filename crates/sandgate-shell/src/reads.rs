@@ -276,10 +276,10 @@ pub fn glob_widening(words: &[&str], expansion: &[bool], at: usize) -> Option<St
     })?;
     match kind {
         GlobOptions::Shopt => {
-            let sets = args
-                .iter()
-                .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('s'));
-            if sets && (unknown || named(args)) {
+            // `shopt -s NAME…`, as its grammar reads it.
+            let parsed = parse_command(words, at, None);
+            let names: Vec<&str> = parsed.operands().iter().map(|&i| words[i]).collect();
+            if parsed.has("-s") && (unknown || named(&names)) {
                 return by();
             }
         }

@@ -21,15 +21,18 @@
 //! (the `options` module) reads commands with the entry's grammar, a shell's
 //! own options included (`bash -oO pipefail dotglob -c`, `+c`, `-norc`,
 //! `fish -c A -c B`: [`ParserKind::Bash`], [`ParserKind::Ash`],
-//! [`ParserKind::Ksh`], and fish's `getopt_long`), and `set`'s; what the
-//! options mean (which one gives the script, reads from input, runs startup
-//! files, sets a pattern option) is named by the entry's `shell` and
-//! [`Special`]. Still read by small walkers of their own: `cd`'s, `pushd`'s
-//! and `popd`'s directory (`pathwords`), `trap`'s action (`parse`),
-//! `shopt`'s `-s` (`reads::glob_widening`), and hand-rolled scans in code:
-//! git's `--format`/`--pretty` values, pnpm's `--config.` prefixes, the
-//! clusters `programs::spelled` writes out for deny rules, and `find`'s
-//! expression (a language of its own, not options).
+//! [`ParserKind::Ksh`], and fish's `getopt_long`), and `set`'s, `shopt`'s,
+//! `trap`'s and `cd`'s; what the options mean (which one gives the script,
+//! reads from input, runs startup files, sets a pattern option, prints
+//! instead of setting a trap) is named by the entry's `shell` and
+//! [`Special`]. Still read without a grammar: `pushd`'s and `popd`'s
+//! operand (`pathwords`: any `-`/`+` word leaves the directory unknown),
+//! and words scanned whole by code, wider than any option parser reads
+//! them: git's `--format`/`--pretty` values (the entry's `asking_values`,
+//! on every subcommand, attached or not), pnpm's `--config.KEY` words
+//! (`asking_prefixes`: a family of options no grammar string
+//! names), the clusters `programs::spelled` writes out for deny rules, and
+//! `find`'s expression (a language of its own, not options).
 //!
 //! A facet still spells its program's name (`writer("cp", …)` in `cp`'s
 //! entry); a test checks that it is the entry's.
@@ -3611,6 +3614,10 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("shift")
     },
     Entry {
+        // bash's builtins read options with `internal_getopt`: letters
+        // before the first operand, `--` ends them (`shopt dotglob -s` sets
+        // nothing).
+        grammar: Some(stop("shopt", "opqsu", "")),
         special: &[Special::SetsGlobOptions(GlobOptions::Shopt)],
         ..entry("shopt")
     },
@@ -3905,6 +3912,8 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("tr")
     },
     Entry {
+        // `trap [-lpP] [[ACTION] SIGNAL…]`, read as `shopt`'s.
+        grammar: Some(stop("trap", "lpP", "")),
         special: &[Special::RunsLater],
         ..entry("trap")
     },

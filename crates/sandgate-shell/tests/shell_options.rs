@@ -492,3 +492,72 @@ fn shell_options_that_widen_patterns_are_read_as_the_shell_reads_them() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// (a `shopt` command, widened by the analysis): run by bash, then
+/// `shopt -q dotglob` tells whether it widened patterns. bash's builtins read
+/// their letters before the first operand only.
+const SHOPT_CASES: &[(&str, bool)] = &[
+    ("shopt -s dotglob", true),
+    ("shopt -qs dotglob", true),
+    ("shopt -s nullglob dotglob", true),
+    ("shopt -u dotglob", false),
+    ("shopt -s nullglob", false),
+    ("shopt dotglob -s", false),
+    ("shopt -- -s dotglob", false),
+];
+
+/// (a `trap` command, its action `echo MARK` analysed): run by bash, which
+/// prints MARK when it runs the action at exit.
+const TRAP_CASES: &[(&str, bool, bool)] = &[
+    ("trap 'echo MARK' EXIT", true, false),
+    ("trap -- 'echo MARK' EXIT", true, false),
+    ("trap 'echo MARK' -p EXIT", true, false),
+    ("trap -p 'echo MARK' EXIT", false, false),
+    ("trap -lp", false, false),
+    ("trap 'echo MARK'", false, false),
+    // bash refuses the unknown option; the action is read anyway.
+    ("trap -e 'echo MARK' EXIT", true, true),
+];
+
+#[test]
+fn shopt_and_trap_options_are_read_as_bash_reads_them() {
+    let mut failures = Vec::new();
+    let bash = here("bash", &mut failures);
+    for &(line, widened) in SHOPT_CASES {
+        let words: Vec<&str> = line.split(' ').collect();
+        let got = glob_widening(&words, &vec![false; words.len()], 0).is_some();
+        if got != widened {
+            failures.push(format!("`{line}`: widened {got}, want {widened}"));
+        }
+        if bash {
+            let home = home();
+            let script = format!("{line}; shopt -q dotglob && echo WIDE");
+            let real = run(&["bash", "-c", &script], home.path())
+                .lines()
+                .any(|l| l == "WIDE");
+            if real != widened {
+                failures.push(format!("`{line}`: bash widened {real}"));
+            }
+        }
+    }
+    for &(line, runs, wider) in TRAP_CASES {
+        let got = analyse(line)
+            .commands
+            .iter()
+            .any(|c| c.normalized == "echo MARK");
+        if got != runs {
+            failures.push(format!("`{line}`: action analysed {got}, want {runs}"));
+        }
+        if bash {
+            let home = home();
+            let real = run(&["bash", "-c", line], home.path())
+                .lines()
+                .any(|l| l == "MARK");
+            let excused = wider && !real;
+            if real != runs && !excused {
+                failures.push(format!("`{line}`: bash ran the action {real}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
