@@ -241,22 +241,11 @@ impl<G: Gate + ?Sized> Resolver<G> {
         let port = 443;
         let decision = policy.decide(target, port);
         let decision = if decision.verdict == Verdict::Ask {
-            match self.gate.ask(target, port, &decision) {
-                Some(Verdict::Allow) => return true,
-                Some(_) => Decision {
-                    verdict: Verdict::Deny,
-                    reason: format!("{}; refused when asked", decision.reason),
-                    ..decision
-                },
-                None => Decision {
-                    verdict: Verdict::Deny,
-                    reason: format!(
-                        "{}; nobody can answer here, so it is refused",
-                        decision.reason
-                    ),
-                    ..decision
-                },
+            let answered = crate::answer_ask(&*self.gate, target, port, decision);
+            if answered.verdict == Verdict::Allow {
+                return true;
             }
+            answered
         } else {
             decision
         };
@@ -319,24 +308,30 @@ pub fn serve_udp<G: Gate + ?Sized>(
         if active.load(Ordering::SeqCst) >= MAX_QUERIES {
             continue;
         }
-        active.fetch_add(1, Ordering::SeqCst);
         let query = buf[..n].to_vec();
-        let (socket, resolver, active_thread) = (
-            Arc::clone(&socket),
-            Arc::clone(&resolver),
-            Arc::clone(&active),
-        );
-        let spawned = std::thread::Builder::new()
-            .name("sandgate-dns".into())
-            .stack_size(128 * 1024)
-            .spawn(move || {
-                let answer = resolver.answer(&query, UDP_LIMIT);
-                let _ = socket.send_to(&answer, from);
-                active_thread.fetch_sub(1, Ordering::SeqCst);
-            });
-        if spawned.is_err() {
-            active.fetch_sub(1, Ordering::SeqCst);
-        }
+        let (socket, resolver) = (Arc::clone(&socket), Arc::clone(&resolver));
+        spawn_counted(&active, "sandgate-dns", move || {
+            let answer = resolver.answer(&query, UDP_LIMIT);
+            let _ = socket.send_to(&answer, from);
+        });
+    }
+}
+
+/// Runs `work` on a thread of its own named `name`, counted in `active`
+/// while it runs (the caller has checked `active` against [`MAX_QUERIES`]).
+/// A thread that cannot be started is not counted.
+fn spawn_counted(active: &Arc<AtomicUsize>, name: &str, work: impl FnOnce() + Send + 'static) {
+    active.fetch_add(1, Ordering::SeqCst);
+    let active_thread = Arc::clone(active);
+    let spawned = std::thread::Builder::new()
+        .name(name.into())
+        .stack_size(128 * 1024)
+        .spawn(move || {
+            work();
+            active_thread.fetch_sub(1, Ordering::SeqCst);
+        });
+    if spawned.is_err() {
+        active.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -359,18 +354,10 @@ pub fn serve_tcp<G: Gate + ?Sized>(
         if active.load(Ordering::SeqCst) >= MAX_QUERIES {
             continue;
         }
-        active.fetch_add(1, Ordering::SeqCst);
-        let (resolver, active_thread) = (Arc::clone(&resolver), Arc::clone(&active));
-        let spawned = std::thread::Builder::new()
-            .name("sandgate-dns-tcp".into())
-            .stack_size(128 * 1024)
-            .spawn(move || {
-                let _ = serve_stream(stream, &resolver);
-                active_thread.fetch_sub(1, Ordering::SeqCst);
-            });
-        if spawned.is_err() {
-            active.fetch_sub(1, Ordering::SeqCst);
-        }
+        let resolver = Arc::clone(&resolver);
+        spawn_counted(&active, "sandgate-dns-tcp", move || {
+            let _ = serve_stream(stream, &resolver);
+        });
     }
 }
 

@@ -384,6 +384,17 @@ fn decide<G: Gate + ?Sized>(gate: &G, target: &Target, port: u16) -> Decision {
     if decision.verdict != Verdict::Ask {
         return decision;
     }
+    answer_ask(gate, target, port, decision)
+}
+
+/// A person's answer to the asking `decision`: allowed or refused when
+/// asked, refused where nobody can answer.
+fn answer_ask<G: Gate + ?Sized>(
+    gate: &G,
+    target: &Target,
+    port: u16,
+    decision: Decision,
+) -> Decision {
     match gate.ask(target, port, &decision) {
         Some(Verdict::Allow) => Decision {
             verdict: Verdict::Allow,
