@@ -283,7 +283,7 @@ pub fn alias_of(name: &str) -> &str {
 
 /// Whether the program called `name` (exactly) has the behaviour `special`.
 pub fn has_special(name: &str, special: Special) -> bool {
-    entry_named(name).is_some_and(|e| e.special.contains(&special))
+    entry_named(name).is_some_and(|e| e.has(special))
 }
 
 impl Entry {

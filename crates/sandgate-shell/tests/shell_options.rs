@@ -263,6 +263,13 @@ fn run(argv: &[&str], home: &Path) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Whether the real shell, run as [`run`] runs it in a fresh home, printed
+/// the line `word`.
+fn prints(argv: &[&str], word: &str) -> bool {
+    let home = home();
+    run(argv, home.path()).lines().any(|l| l == word)
+}
+
 fn line(argv: &[&str]) -> String {
     argv.iter()
         .map(|w| quote_word(w))
@@ -330,118 +337,33 @@ fn every_shells_options_are_read_as_the_shell_reads_them() {
     eprintln!("{ran} cases run with the real shell");
 }
 
+/// A bash script that prints `WIDE` when patterns are widened.
+const BASH_WIDE: &str = "shopt -q dotglob && echo WIDE";
+
+/// A zsh script that prints `WIDE` when patterns are widened.
+const ZSH_WIDE: &str = "[[ -o globdots ]] && echo WIDE";
+
 /// (argv, a script that prints `WIDE` when patterns are widened, widened
 /// by the analysis, wider than the shell)
 type GlobCase = (&'static [&'static str], bool, bool);
 
 const GLOB_CASES: &[GlobCase] = &[
+    (&["bash", "-O", "dotglob", "-c", BASH_WIDE], true, false),
+    (&["bash", "-eO", "dotglob", "-c", BASH_WIDE], true, false),
     (
-        &[
-            "bash",
-            "-O",
-            "dotglob",
-            "-c",
-            "shopt -q dotglob && echo WIDE",
-        ],
+        &["bash", "-oO", "pipefail", "dotglob", "-c", BASH_WIDE],
         true,
         false,
     ),
-    (
-        &[
-            "bash",
-            "-eO",
-            "dotglob",
-            "-c",
-            "shopt -q dotglob && echo WIDE",
-        ],
-        true,
-        false,
-    ),
-    (
-        &[
-            "bash",
-            "-oO",
-            "pipefail",
-            "dotglob",
-            "-c",
-            "shopt -q dotglob && echo WIDE",
-        ],
-        true,
-        false,
-    ),
-    (
-        &[
-            "bash",
-            "-o",
-            "pipefail",
-            "-c",
-            "shopt -q dotglob && echo WIDE",
-        ],
-        false,
-        false,
-    ),
+    (&["bash", "-o", "pipefail", "-c", BASH_WIDE], false, false),
     // `+O` turns it off: any glob option named is read as widening.
-    (
-        &[
-            "bash",
-            "+O",
-            "dotglob",
-            "-c",
-            "shopt -q dotglob && echo WIDE",
-        ],
-        true,
-        true,
-    ),
+    (&["bash", "+O", "dotglob", "-c", BASH_WIDE], true, true),
     // After the script, `-O` is an argument.
-    (
-        &[
-            "bash",
-            "-c",
-            "shopt -q dotglob && echo WIDE",
-            "-O",
-            "dotglob",
-        ],
-        false,
-        false,
-    ),
-    (
-        &[
-            "zsh",
-            "-o",
-            "globdots",
-            "-c",
-            "[[ -o globdots ]] && echo WIDE",
-        ],
-        true,
-        false,
-    ),
-    (
-        &["zsh", "-oglobdots", "-c", "[[ -o globdots ]] && echo WIDE"],
-        true,
-        false,
-    ),
-    (
-        &[
-            "zsh",
-            "-eo",
-            "globdots",
-            "-c",
-            "[[ -o globdots ]] && echo WIDE",
-        ],
-        true,
-        false,
-    ),
-    (
-        &[
-            "zsh",
-            "-o",
-            "errexit",
-            "-c",
-            "[[ -o globdots ]] && echo WIDE",
-        ],
-        false,
-        false,
-    ),
+    (&["bash", "-c", BASH_WIDE, "-O", "dotglob"], false, false),
+    (&["zsh", "-o", "globdots", "-c", ZSH_WIDE], true, false),
+    (&["zsh", "-oglobdots", "-c", ZSH_WIDE], true, false),
+    (&["zsh", "-eo", "globdots", "-c", ZSH_WIDE], true, false),
+    (&["zsh", "-o", "errexit", "-c", ZSH_WIDE], false, false),
 ];
 
 #[test]
@@ -458,8 +380,7 @@ fn shell_options_that_widen_patterns_are_read_as_the_shell_reads_them() {
         if !*present.entry(p).or_insert_with(|| here(p, &mut failures)) {
             continue;
         }
-        let home = home();
-        let real = run(argv, home.path()).lines().any(|l| l == "WIDE");
+        let real = prints(argv, "WIDE");
         // A shell that widens nothing where the analysis reads wider is no failure.
         let excused = wider && !real;
         if real != widened && !excused {
@@ -530,11 +451,8 @@ fn shopt_and_trap_options_are_read_as_bash_reads_them() {
             failures.push(format!("`{line}`: widened {got}, want {widened}"));
         }
         if bash {
-            let home = home();
-            let script = format!("{line}; shopt -q dotglob && echo WIDE");
-            let real = run(&["bash", "-c", &script], home.path())
-                .lines()
-                .any(|l| l == "WIDE");
+            let script = format!("{line}; {BASH_WIDE}");
+            let real = prints(&["bash", "-c", &script], "WIDE");
             if real != widened {
                 failures.push(format!("`{line}`: bash widened {real}"));
             }
@@ -549,10 +467,7 @@ fn shopt_and_trap_options_are_read_as_bash_reads_them() {
             failures.push(format!("`{line}`: action analysed {got}, want {runs}"));
         }
         if bash {
-            let home = home();
-            let real = run(&["bash", "-c", line], home.path())
-                .lines()
-                .any(|l| l == "MARK");
+            let real = prints(&["bash", "-c", line], "MARK");
             let excused = wider && !real;
             if real != runs && !excused {
                 failures.push(format!("`{line}`: bash ran the action {real}"));
