@@ -38,3 +38,24 @@ pub fn has(program: &str) -> bool {
         .output_within(DEADLINE)
         .is_ok_and(|o| o.status.success())
 }
+
+/// A command running `program` as the tests' own user (`who` is `None`)
+/// or as the user and group `who` names, through `setpriv` with no
+/// supplementary groups.
+pub fn as_user(
+    program: impl AsRef<std::ffi::OsStr>,
+    who: Option<(u32, u32)>,
+) -> std::process::Command {
+    match who {
+        None => std::process::Command::new(program),
+        Some((uid, gid)) => {
+            let mut c = std::process::Command::new("setpriv");
+            c.arg(format!("--reuid={uid}"))
+                .arg(format!("--regid={gid}"))
+                .arg("--clear-groups")
+                .arg("--")
+                .arg(program);
+            c
+        }
+    }
+}

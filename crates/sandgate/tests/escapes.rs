@@ -572,18 +572,11 @@ impl Tree {
 
     /// A command run as this tree's user, in the workdir, with a clean environment.
     fn command(&self, program: &str) -> Command {
-        let mut cmd = match self.who {
-            Who::Root => Command::new(program),
-            Who::User { uid, gid } => {
-                let mut c = Command::new("setpriv");
-                c.arg(format!("--reuid={uid}"))
-                    .arg(format!("--regid={gid}"))
-                    .arg("--clear-groups")
-                    .arg("--")
-                    .arg(program);
-                c
-            }
+        let who = match self.who {
+            Who::Root => None,
+            Who::User { uid, gid } => Some((uid, gid)),
         };
+        let mut cmd = ci::as_user(program, who);
         cmd.env_clear()
             .env("PATH", PATH)
             .env("HOME", &self.home)

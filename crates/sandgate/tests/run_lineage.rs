@@ -123,18 +123,7 @@ fn python_present() -> bool {
 /// The user the attempts run as: root (`None`) or `sandgate-test`, with
 /// the tree given to it.
 fn as_user(program: &str, who: Option<(u32, u32)>) -> Command {
-    let mut cmd = match who {
-        None => Command::new(program),
-        Some((uid, gid)) => {
-            let mut c = Command::new("setpriv");
-            c.arg(format!("--reuid={uid}"))
-                .arg(format!("--regid={gid}"))
-                .arg("--clear-groups")
-                .arg("--")
-                .arg(program);
-            c
-        }
-    };
+    let mut cmd = run_common::ci::as_user(program, who);
     cmd.env("PATH", "/usr/bin:/bin");
     cmd
 }
