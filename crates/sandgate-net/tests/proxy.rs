@@ -8,6 +8,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../../../tests/support/ci.rs"]
+mod ci;
 #[path = "../../../tests/support/wait.rs"]
 mod wait;
 
@@ -160,7 +162,7 @@ fn have(tool: &str) -> bool {
         .args(["-c", &format!("command -v {tool}")])
         .output_within(DEADLINE)
         .is_ok_and(|o| o.status.success());
-    if !found && std::env::var("CI").is_ok_and(|v| v == "true") {
+    if !found && ci::under_ci() {
         panic!("{tool} is needed by this test: install it");
     }
     if !found {

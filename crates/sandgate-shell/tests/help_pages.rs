@@ -9,6 +9,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../../../tests/support/ci.rs"]
+mod ci;
 #[path = "../../../tests/support/wait.rs"]
 mod wait;
 
@@ -135,7 +137,7 @@ fn check(
 }
 
 fn missing(program: &str, failures: &mut Vec<String>) {
-    if std::env::var("CI").as_deref() == Ok("true") {
+    if ci::under_ci() {
         failures.push(format!(
             "`{program}` is not installed; install it (coreutils, grep, sed, diffutils, findutils, tar, make, wget, git)"
         ));

@@ -13,6 +13,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../../../tests/support/ci.rs"]
+mod ci;
 #[path = "../../../tests/support/wait.rs"]
 mod wait;
 
@@ -215,7 +217,7 @@ fn here(program: &str, failures: &mut Vec<String>) -> bool {
     if installed(program) {
         return true;
     }
-    if std::env::var("CI").as_deref() == Ok("true") {
+    if ci::under_ci() {
         failures.push(format!(
             "`{program}` is not installed; install it (apt-get install bash dash zsh mksh busybox fish)"
         ));

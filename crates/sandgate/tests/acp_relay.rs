@@ -10,6 +10,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../../../tests/support/ci.rs"]
+mod ci;
 #[path = "../../../tests/support/wait.rs"]
 mod wait;
 

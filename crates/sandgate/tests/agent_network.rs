@@ -20,7 +20,7 @@ mod pty;
 
 use std::sync::atomic::Ordering;
 
-use agents_common::{wait, Agent, Mode, RunOpts, Script, Step, Tree};
+use agents_common::{ci, wait, Agent, Mode, RunOpts, Script, Step, Tree};
 use network_common::{can_name_hosts, has, hosts_file, http_server, missing, named_argv, Who};
 use serde_json::Value;
 

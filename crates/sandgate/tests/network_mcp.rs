@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::Ordering;
 
+#[path = "../../../tests/support/ci.rs"]
+mod ci;
 #[path = "../../../tests/support/exe.rs"]
 mod exe;
 #[path = "../../../tests/support/wait.rs"]

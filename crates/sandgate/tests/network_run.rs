@@ -17,6 +17,8 @@ use std::process::{Command, Output, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+#[path = "../../../tests/support/ci.rs"]
+mod ci;
 #[path = "../../../tests/support/exe.rs"]
 mod exe;
 #[path = "../../../tests/support/pty.rs"]

@@ -17,9 +17,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[path = "../../../../tests/support/ci.rs"]
-mod ci;
-
+use crate::agents_common::ci;
 use crate::agents_common::wait::{self, Bounded, DEADLINE};
 use crate::agents_common::{locate, Agent, Script, Step, Tree};
 use serde_json::{json, Value};

@@ -34,6 +34,8 @@
 
 #![allow(dead_code)]
 
+#[path = "../../../../tests/support/ci.rs"]
+pub mod ci;
 #[path = "../../../../tests/support/wait.rs"]
 pub mod wait;
 
@@ -168,7 +170,7 @@ fn which(name: &str) -> Option<PathBuf> {
 
 /// Under `CI=true` a missing tool fails the test; elsewhere it skips it.
 pub fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+    ci::under_ci()
 }
 
 /// A temporary directory with no `.git` in it or above it. Claude Code

@@ -27,9 +27,8 @@ pub const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:
 pub const LISTED: &str = "web.sandgate.test";
 pub const UNLISTED: &str = "unlisted.sandgate.test";
 
-pub fn under_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
-}
+/// Whether CI runs the tests (its includer has `ci`, tests/support/ci.rs).
+pub use crate::ci::under_ci;
 
 /// A tool is missing: under CI the test fails saying what to install,
 /// elsewhere it is skipped with the reason.
