@@ -64,6 +64,13 @@ fn text(out: &Output) -> String {
     )
 }
 
+/// Asserts that `out` (its output and errors) says `want`, naming `case`
+/// and showing what it said where it does not.
+fn assert_says(out: &Output, want: &str, case: &str) {
+    let said = text(out);
+    assert!(said.contains(want), "{case}: {said}");
+}
+
 #[derive(Debug, Clone, Copy)]
 enum Who {
     Root,
@@ -451,11 +458,7 @@ fn a_program_that_ignores_the_proxy_reaches_a_listed_address_directly_and_nothin
                         &log,
                         &["python3", "-c", DIRECT_GET, host, &port.to_string(), how],
                     );
-                    assert!(
-                        text(&out).contains("served /direct"),
-                        "{case} {host} {how}: {}",
-                        text(&out)
-                    );
+                    assert_says(&out, "served /direct", &format!("{case} {host} {how}"));
                 }
             }
             // curl told to ignore every proxy.
@@ -468,11 +471,7 @@ fn a_program_that_ignores_the_proxy_reaches_a_listed_address_directly_and_nothin
                 "20",
                 &format!("http://127.0.0.1:{web}/curl"),
             ]);
-            assert!(
-                text(&out).contains("served /curl"),
-                "{case}: {}",
-                text(&out)
-            );
+            assert_says(&out, "served /curl", &case);
             let audit = fs::read_to_string(&log).unwrap_or_default();
             assert!(
                 audit.contains("by a direct connect")
@@ -508,11 +507,7 @@ fn a_program_that_ignores_the_proxy_reaches_a_listed_address_directly_and_nothin
                 &tcp.to_string(),
                 "blocking",
             ]);
-            assert!(
-                text(&out).contains("connect failed: errno 111"),
-                "{case}: {}",
-                text(&out)
-            );
+            assert_says(&out, "connect failed: errno 111", &case);
             // A public address that is not listed: refused before any packet,
             // EACCES for the program, the command that would allow it on stderr.
             for (host, entry) in [
@@ -521,11 +516,7 @@ fn a_program_that_ignores_the_proxy_reaches_a_listed_address_directly_and_nothin
             ] {
                 let out =
                     t.exec_audited(&log, &["python3", "-c", DIRECT_GET, host, "9", "timeout"]);
-                assert!(
-                    text(&out).contains("connect failed: errno 13"),
-                    "{case} {host}: {}",
-                    text(&out)
-                );
+                assert_says(&out, "connect failed: errno 13", &format!("{case} {host}"));
                 assert!(
                     String::from_utf8_lossy(&out.stderr)
                         .contains(&format!("sandgate policy allow domain {entry}")),
@@ -544,6 +535,12 @@ fn a_program_that_ignores_the_proxy_reaches_a_listed_address_directly_and_nothin
             drop(t);
         }
     }
+}
+
+/// The argv of [`DNS_QUERY`]: an A query for `name` to `server` port 53
+/// over `proto` (`udp` or `tcp`).
+fn dns_query<'a>(name: &'a str, server: &'a str, proto: &'a str) -> [&'a str; 7] {
+    ["python3", "-c", DNS_QUERY, name, server, "53", proto]
 }
 
 /// The question's name of a DNS query (no compression: a test's own
@@ -773,47 +770,17 @@ fn names_resolve_for_listed_hosts_only_and_no_other_query_leaves() {
             let out = t.exec_named(&n, &["getent", "hosts", &unlisted]);
             assert_eq!(out.status.code(), Some(2), "{case}: {}", text(&out));
             let out = t.exec_named(&n, &["python3", "-c", GETADDRINFO, &unlisted]);
-            assert!(text(&out).contains("failed"), "{case}: {}", text(&out));
+            assert_says(&out, "failed", &case);
             // By hand over UDP and TCP to the namespace's resolver: NXDOMAIN.
             for proto in ["udp", "tcp"] {
-                let out = t.exec_named(
-                    &n,
-                    &[
-                        "python3",
-                        "-c",
-                        DNS_QUERY,
-                        &unlisted,
-                        "127.0.0.1",
-                        "53",
-                        proto,
-                    ],
-                );
-                assert!(
-                    text(&out).contains("rcode 3 answers 0"),
-                    "{case} {proto}: {}",
-                    text(&out)
-                );
+                let out = t.exec_named(&n, &dns_query(&unlisted, "127.0.0.1", proto));
+                assert_says(&out, "rcode 3 answers 0", &format!("{case} {proto}"));
             }
             // Straight to the name server, UDP and TCP: unconfined it answers…
             let direct = format!("direct-{tag}.test");
             for proto in ["udp", "tcp"] {
-                let out = t.plain_named(
-                    &n,
-                    &[
-                        "python3",
-                        "-c",
-                        DNS_QUERY,
-                        &direct,
-                        "127.53.0.1",
-                        "53",
-                        proto,
-                    ],
-                );
-                assert!(
-                    text(&out).contains("rcode 3"),
-                    "{case} {proto}: {}",
-                    text(&out)
-                );
+                let out = t.plain_named(&n, &dns_query(&direct, "127.53.0.1", proto));
+                assert_says(&out, "rcode 3", &format!("{case} {proto}"));
             }
             assert!(
                 queried(&direct),
@@ -822,34 +789,12 @@ fn names_resolve_for_listed_hosts_only_and_no_other_query_leaves() {
             // …confined it is not reached (the namespace's own loopback).
             let hidden = format!("hidden-{tag}.test");
             for proto in ["udp", "tcp"] {
-                let out = t.exec_named(
-                    &n,
-                    &[
-                        "python3",
-                        "-c",
-                        DNS_QUERY,
-                        &hidden,
-                        "127.53.0.1",
-                        "53",
-                        proto,
-                    ],
-                );
-                assert!(
-                    text(&out).contains("failed"),
-                    "{case} {proto}: {}",
-                    text(&out)
-                );
+                let out = t.exec_named(&n, &dns_query(&hidden, "127.53.0.1", proto));
+                assert_says(&out, "failed", &format!("{case} {proto}"));
             }
             // A public name server: no route.
-            let out = t.exec_named(
-                &n,
-                &["python3", "-c", DNS_QUERY, &hidden, "8.8.8.8", "53", "udp"],
-            );
-            assert!(
-                text(&out).contains("failed: errno 101"),
-                "{case}: {}",
-                text(&out)
-            );
+            let out = t.exec_named(&n, &dns_query(&hidden, "8.8.8.8", "udp"));
+            assert_says(&out, "failed: errno 101", &case);
             std::thread::sleep(Duration::from_millis(300));
             assert!(
                 !queried(&unlisted) && !queried(&hidden),
@@ -859,7 +804,7 @@ fn names_resolve_for_listed_hosts_only_and_no_other_query_leaves() {
             // Listed names resolve: from the hosts file and from the name server,
             // by getent, getaddrinfo and a query over TCP.
             let out = t.exec_named(&n, &["getent", "hosts", "web.test"]);
-            assert!(text(&out).contains("127.0.0.1"), "{case}: {}", text(&out));
+            assert_says(&out, "127.0.0.1", &case);
             let out = t.exec_named(&n, &["getent", "ahostsv4", "dnsonly.test"]);
             assert!(
                 text(&out).contains("127.0.0.1"),
@@ -869,28 +814,9 @@ fn names_resolve_for_listed_hosts_only_and_no_other_query_leaves() {
                 seen.lock().unwrap()
             );
             let out = t.exec_named(&n, &["python3", "-c", GETADDRINFO, "dnsonly.test"]);
-            assert!(
-                text(&out).contains("['127.0.0.1']"),
-                "{case}: {}",
-                text(&out)
-            );
-            let out = t.exec_named(
-                &n,
-                &[
-                    "python3",
-                    "-c",
-                    DNS_QUERY,
-                    "dnsonly.test",
-                    "127.0.0.1",
-                    "53",
-                    "tcp",
-                ],
-            );
-            assert!(
-                text(&out).contains("rcode 0 answers 1 last 127.0.0.1"),
-                "{case}: {}",
-                text(&out)
-            );
+            assert_says(&out, "['127.0.0.1']", &case);
+            let out = t.exec_named(&n, &dns_query("dnsonly.test", "127.0.0.1", "tcp"));
+            assert_says(&out, "rcode 0 answers 1 last 127.0.0.1", &case);
             // A program that resolves a listed name itself and connects to
             // what it got, ignoring the proxy.
             let out = t.exec_named(
@@ -904,11 +830,7 @@ fn names_resolve_for_listed_hosts_only_and_no_other_query_leaves() {
                     "timeout",
                 ],
             );
-            assert!(
-                text(&out).contains("served /direct"),
-                "{case}: {}",
-                text(&out)
-            );
+            assert_says(&out, "served /direct", &case);
             // curl told to ignore every proxy resolves the name itself.
             let out = t.exec_named(
                 &n,
@@ -922,11 +844,7 @@ fn names_resolve_for_listed_hosts_only_and_no_other_query_leaves() {
                     &format!("http://web.test:{web}/by-name"),
                 ],
             );
-            assert!(
-                text(&out).contains("served /by-name"),
-                "{case}: {}",
-                text(&out)
-            );
+            assert_says(&out, "served /by-name", &case);
             drop(t);
         }
     }
@@ -1106,11 +1024,7 @@ fn git_over_ssh_reaches_a_listed_host_port_and_no_other() {
                 let url = format!("git.test:{}", remote.display());
                 // Unconfined, the clone works either way.
                 let out = t.plain_named(&n, &["git", "ls-remote", &url]);
-                assert!(
-                    text(&out).contains("refs/heads/main"),
-                    "{case}: {}",
-                    text(&out)
-                );
+                assert_says(&out, "refs/heads/main", &case);
                 let reached = sessions.lock().unwrap().len();
                 let out = t.exec_named(&n, &["git", "clone", "-q", &url, "copy"]);
                 let cloned = fs::read_to_string(t.work.join("copy/file.txt")).unwrap_or_default();
@@ -1216,11 +1130,7 @@ fn an_unlisted_host_is_asked_at_the_terminal_and_always_is_written_to_the_centra
         );
         // Next time it is not asked: no terminal needed.
         let out = t.exec_named(&n, &["curl", "-sS", "--max-time", "30", &url]);
-        assert!(
-            text(&out).contains("served /asked"),
-            "{mode}: {}",
-            text(&out)
-        );
+        assert_says(&out, "served /asked", mode);
         // Deny always: a deny entry, and the next run is refused unasked.
         let other = format!("http://web.test:{}/other", web);
         let t2 = tree(Who::Root, mode, &[format!("127.0.0.1:{web}")]);
@@ -1232,11 +1142,7 @@ fn an_unlisted_host_is_asked_at_the_terminal_and_always_is_written_to_the_centra
         let written = fs::read_to_string(t2.home.join(".sandgate/permissions.yaml")).unwrap();
         assert!(written.contains("deny:"), "{mode}: {written}");
         let out = t2.exec_named(&n, &["curl", "-sS", "--max-time", "30", &other]);
-        assert!(
-            text(&out).contains("matches the network deny"),
-            "{mode}: {}",
-            text(&out)
-        );
+        assert_says(&out, "matches the network deny", mode);
         // Without a terminal, refused (nobody to ask).
         let t3 = tree(Who::Root, mode, &[format!("127.0.0.1:{web}")]);
         let mut cmd = t3.named_command(
@@ -1256,10 +1162,6 @@ fn an_unlisted_host_is_asked_at_the_terminal_and_always_is_written_to_the_centra
         cmd.env_remove("SANDGATE_NO_UI");
         let out = run_with_deadline(cmd);
         assert!(!text(&out).contains("served"), "{mode}: {}", text(&out));
-        assert!(
-            text(&out).contains("no terminal to ask"),
-            "{mode}: {}",
-            text(&out)
-        );
+        assert_says(&out, "no terminal to ask", mode);
     }
 }
