@@ -10,6 +10,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../../../tests/support/acp.rs"]
+mod acp;
 #[path = "../../../tests/support/ci.rs"]
 mod ci;
 #[path = "../../../tests/support/wait.rs"]
@@ -464,16 +466,7 @@ fn file_and_terminal_methods_are_judged_before_the_editor_performs_them() {
     let question =
         parse(&r.editor_gets("sandgate's question", |l| l.contains("request_permission")));
     assert_eq!(question["params"]["sessionId"], "s1");
-    let kinds: Vec<&str> = question["params"]["options"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o["kind"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        kinds,
-        ["allow_once", "allow_always", "reject_once", "reject_always"]
-    );
+    acp::assert_options(&question["params"]);
     assert!(
         question["params"]["toolCall"]["title"]
             .as_str()
@@ -696,16 +689,7 @@ fn an_unlisted_host_is_asked_about_through_the_editor() {
             call["title"].as_str().unwrap().contains(&host),
             "the title names the host: {q}"
         );
-        let kinds: Vec<&str> = q["params"]["options"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|o| o["kind"].as_str().unwrap())
-            .collect();
-        assert_eq!(
-            kinds,
-            ["allow_once", "allow_always", "reject_once", "reject_always"]
-        );
+        acp::assert_options(&q["params"]);
         r.editor_says(
             &json!({"jsonrpc": "2.0", "id": q["id"], "result": {"outcome": {"outcome": "selected", "optionId": answer}}})
                 .to_string(),

@@ -17,6 +17,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "../../../../tests/support/acp.rs"]
+mod acp;
 use crate::agents_common::ci;
 use crate::agents_common::wait::{self, Bounded, DEADLINE};
 use crate::agents_common::{locate, Agent, Script, Step, Tree};
@@ -379,16 +381,7 @@ pub fn confined_writes_outside_are_asked_in_the_editor(a: &Adapter) {
         seen.describe()
     );
     for p in seen.permissions() {
-        let kinds: Vec<&str> = p["options"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|o| o["kind"].as_str().unwrap())
-            .collect();
-        assert_eq!(
-            kinds,
-            ["allow_once", "allow_always", "reject_once", "reject_always"]
-        );
+        acp::assert_options(p);
         assert_eq!(p["sessionId"], seen.record["session"]);
         assert!(
             p["toolCall"]["toolCallId"]
