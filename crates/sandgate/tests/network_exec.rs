@@ -16,7 +16,7 @@
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, UdpSocket};
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -32,29 +32,10 @@ mod wait;
 
 use wait::{Bounded, DEADLINE};
 
-const TEST_USER: &str = "sandgate-test";
-const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+#[path = "../../../tests/support/ci.rs"]
+mod ci;
 
-fn under_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
-}
-
-fn missing(why: &str) {
-    assert!(!under_ci(), "{why}");
-    eprintln!("skipping: {why}");
-}
-
-fn is_root() -> bool {
-    fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
-}
-
-fn has(program: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .env("PATH", PATH)
-        .output_within(DEADLINE)
-        .is_ok_and(|o| o.status.success())
-}
+use ci::{has, is_root, skip as missing, PATH, TEST_USER};
 
 fn text(out: &Output) -> String {
     format!(
@@ -219,18 +200,11 @@ fn tree(who: Who, mode: &str, allow: &[String]) -> Tree {
 
 impl Tree {
     fn command(&self, program: &Path) -> Command {
-        let mut cmd = match self.who {
-            Who::Root => Command::new(program),
-            Who::User { uid, gid } => {
-                let mut c = Command::new("setpriv");
-                c.arg(format!("--reuid={uid}"))
-                    .arg(format!("--regid={gid}"))
-                    .arg("--clear-groups")
-                    .arg("--")
-                    .arg(program);
-                c
-            }
+        let who = match self.who {
+            Who::Root => None,
+            Who::User { uid, gid } => Some((uid, gid)),
         };
+        let mut cmd = ci::as_user(program, who);
         cmd.env_clear()
             .env("PATH", PATH)
             .env("HOME", &self.home)
