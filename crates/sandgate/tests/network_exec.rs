@@ -453,15 +453,17 @@ fn a_program_that_ignores_the_proxy_reaches_a_listed_address_directly_and_nothin
                 "{case}: {audit}"
             );
             // An unlisted port of a listed address: unconfined it connects…
-            let before = connections.load(Ordering::SeqCst);
-            let plain = t.plain(&[
+            let unlisted_port = tcp.to_string();
+            let argv = [
                 "python3",
                 "-c",
                 DIRECT_GET,
                 "127.0.0.1",
-                &tcp.to_string(),
+                &unlisted_port,
                 "blocking",
-            ]);
+            ];
+            let before = connections.load(Ordering::SeqCst);
+            let plain = t.plain(&argv);
             assert!(
                 !text(&plain).contains("connect failed"),
                 "{case}: {}",
@@ -473,14 +475,7 @@ fn a_program_that_ignores_the_proxy_reaches_a_listed_address_directly_and_nothin
             );
             // …confined it stays in the namespace, where nothing listens.
             let before = connections.load(Ordering::SeqCst);
-            let out = t.exec(&[
-                "python3",
-                "-c",
-                DIRECT_GET,
-                "127.0.0.1",
-                &tcp.to_string(),
-                "blocking",
-            ]);
+            let out = t.exec(&argv);
             assert_says(&out, "connect failed: errno 111", &case);
             // A public address that is not listed: refused before any packet,
             // EACCES for the program, the command that would allow it on stderr.
