@@ -2,7 +2,7 @@
 //! as root and as `sandgate-test`, with real servers on loopback that the
 //! test starts (an HTTP server on IPv4 and IPv6, a UDP "DNS" server and a
 //! TCP server that record every packet and connection they get, and a DNS
-//! server on `127.53.0.1:53` that records the name of every query) and real
+//! server on port 53 of a `127.53.X.Y` address that records the name of every query) and real
 //! clients (`curl`, `getent`, Python's `socket`): through the proxy, by a
 //! direct connect, and names through the namespace's resolver, with test
 //! host names in a mount namespace the test makes (its own `/etc/hosts` and
@@ -561,12 +561,24 @@ fn dns_answer(q: &[u8], known: &[&str]) -> Vec<u8> {
     r
 }
 
-/// A DNS server on `127.53.0.1:53` (UDP and TCP) that records the name of
-/// every query it gets, and answers `known` names with 127.0.0.1.
-fn dns_recorder(known: &'static [&'static str]) -> Option<Arc<std::sync::Mutex<Vec<String>>>> {
-    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let udp = UdpSocket::bind("127.53.0.1:53").ok()?;
-    let tcp = TcpListener::bind("127.53.0.1:53").ok()?;
+/// The names a [`dns_recorder`] was asked for.
+type Seen = Arc<std::sync::Mutex<Vec<String>>>;
+
+/// A DNS server on port 53 (UDP and TCP) of a loopback address of its own
+/// (`/etc/resolv.conf` names a server without a port), which records the
+/// name of every query it gets and answers `known` names with 127.0.0.1.
+/// The address is the first of `127.53.X.Y` both sockets can bind, so
+/// another test run on the machine (or a service) holding one cannot make
+/// this test fail; `None` when port 53 cannot be bound at all.
+fn dns_recorder(known: &'static [&'static str]) -> Option<(String, Seen)> {
+    let seen: Seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let base = std::process::id() % 200;
+    let (address, udp, tcp) = (0..50).find_map(|i| {
+        let address = format!("127.53.{base}.{}", 1 + i);
+        let udp = UdpSocket::bind((address.as_str(), 53)).ok()?;
+        let tcp = TcpListener::bind((address.as_str(), 53)).ok()?;
+        Some((address, udp, tcp))
+    })?;
     let s = Arc::clone(&seen);
     std::thread::spawn(move || {
         let mut buf = [0u8; 1500];
@@ -596,7 +608,7 @@ fn dns_recorder(known: &'static [&'static str]) -> Option<Arc<std::sync::Mutex<V
             let _ = stream.write_all(&r);
         }
     });
-    Some(seen)
+    Some((address, seen))
 }
 
 /// A DNS query by hand: `argv[1]` name, `argv[2]` server, `argv[3]` port,
@@ -636,6 +648,11 @@ struct Names {
 }
 
 fn names(hosts: &str) -> Names {
+    names_served_by(hosts, "127.53.0.1")
+}
+
+/// [`names`] with `nameserver` in its `/etc/resolv.conf`.
+fn names_served_by(hosts: &str, nameserver: &str) -> Names {
     let dir = tempfile::Builder::new()
         .prefix("sandgate-names-")
         .tempdir_in("/tmp")
@@ -643,7 +660,11 @@ fn names(hosts: &str) -> Names {
     fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
     let (h, r) = (dir.path().join("hosts"), dir.path().join("resolv.conf"));
     fs::write(&h, format!("127.0.0.1 localhost\n{hosts}")).unwrap();
-    fs::write(&r, "nameserver 127.53.0.1\noptions timeout:2 attempts:1\n").unwrap();
+    fs::write(
+        &r,
+        format!("nameserver {nameserver}\noptions timeout:2 attempts:1\n"),
+    )
+    .unwrap();
     for f in [&h, &r] {
         fs::set_permissions(f, fs::Permissions::from_mode(0o644)).unwrap();
     }
@@ -709,13 +730,13 @@ fn names_resolve_for_listed_hosts_only_and_no_other_query_leaves() {
         missing("`python3`, `getent` and `unshare` are needed");
         return;
     }
-    let Some(seen) = dns_recorder(&["dnsonly.test", "leak.test"]) else {
-        missing("cannot listen on 127.53.0.1:53 (UDP and TCP)");
+    let Some((server, seen)) = dns_recorder(&["dnsonly.test", "leak.test"]) else {
+        missing("cannot listen on port 53 of any 127.53.X.Y (UDP and TCP)");
         return;
     };
     let queried = |name: &str| seen.lock().unwrap().iter().any(|n| n == name);
     let web = http_server();
-    let n = names("127.0.0.1 web.test\n");
+    let n = names_served_by("127.0.0.1 web.test\n", &server);
     for who in users() {
         for mode in modes() {
             let case = format!("{who:?} {mode}");
@@ -748,7 +769,7 @@ fn names_resolve_for_listed_hosts_only_and_no_other_query_leaves() {
             // Straight to the name server, UDP and TCP: unconfined it answers…
             let direct = format!("direct-{tag}.test");
             for proto in ["udp", "tcp"] {
-                let out = t.plain_named(&n, &dns_query(&direct, "127.53.0.1", proto));
+                let out = t.plain_named(&n, &dns_query(&direct, &server, proto));
                 assert_says(&out, "rcode 3", &format!("{case} {proto}"));
             }
             assert!(
@@ -758,7 +779,7 @@ fn names_resolve_for_listed_hosts_only_and_no_other_query_leaves() {
             // …confined it is not reached (the namespace's own loopback).
             let hidden = format!("hidden-{tag}.test");
             for proto in ["udp", "tcp"] {
-                let out = t.exec_named(&n, &dns_query(&hidden, "127.53.0.1", proto));
+                let out = t.exec_named(&n, &dns_query(&hidden, &server, proto));
                 assert_says(&out, "failed", &format!("{case} {proto}"));
             }
             // A public name server: no route.
