@@ -10,8 +10,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::Ordering;
 
@@ -23,8 +21,11 @@ mod exe;
 mod wait;
 
 mod mcp_client;
+#[path = "network_common/tree.rs"]
+mod net_tree;
 mod network_common;
 
+use net_tree::{tree_with, Tree};
 use network_common::*;
 use serde_json::{json, Value};
 use wait::{Bounded, DEADLINE};
@@ -50,29 +51,7 @@ fn client_ready() -> bool {
     }
 }
 
-struct Tree {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-    home: PathBuf,
-    work: PathBuf,
-    bin: PathBuf,
-    hosts: PathBuf,
-    who: Who,
-}
-
 fn tree(who: Who, mode: &str, allow: &[String]) -> Tree {
-    let tmp = tempfile::Builder::new()
-        .prefix("sandgate-netmcp-")
-        .tempdir_in("/tmp")
-        .unwrap();
-    let root = tmp.path().canonicalize().unwrap();
-    fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
-    let home = root.join("home");
-    let work = home.join("work");
-    fs::create_dir_all(&work).unwrap();
-    fs::create_dir_all(home.join(".sandgate")).unwrap();
-    let bin = root.join("sandgate");
-    exe::copy_executable(Path::new(env!("CARGO_BIN_EXE_sandgate")), &bin);
     let allow: Vec<String> = allow.iter().map(|a| format!("\"{a}\"")).collect();
     let policy = format!(
         "permissions:\n  commands:\n    shell: false\n    allow: ['^(curl|python3) ']\n  \
@@ -80,26 +59,7 @@ fn tree(who: Who, mode: &str, allow: &[String]) -> Tree {
          network:\n    allow: [{}]\n",
         allow.join(", ")
     );
-    fs::write(home.join(".sandgate/permissions.yaml"), policy).unwrap();
-    let hosts = hosts_file(&root);
-    if let Who::User { uid, gid } = who {
-        let out = Command::new("chown")
-            .arg("-R")
-            .arg(format!("{uid}:{gid}"))
-            .arg(&home)
-            .output_within(DEADLINE)
-            .unwrap();
-        assert!(out.status.success(), "{}", text(&out));
-    }
-    Tree {
-        _tmp: tmp,
-        root,
-        home,
-        work,
-        bin,
-        hosts,
-        who,
-    }
+    tree_with("sandgate-netmcp-", who, &policy)
 }
 
 impl Tree {

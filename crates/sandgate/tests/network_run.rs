@@ -11,8 +11,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -26,63 +24,23 @@ mod pty;
 #[path = "../../../tests/support/wait.rs"]
 mod wait;
 
+#[path = "network_common/tree.rs"]
+mod net_tree;
 mod network_common;
 
+use net_tree::{tree_with, Tree};
 use network_common::*;
 use serde_json::Value;
 use wait::{Bounded, BoundedChild, DEADLINE};
 
-/// A tree the user owns: HOME, the workspace, sandgate's binary, the
-/// policy and the test's `/etc/hosts`.
-struct Tree {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-    home: PathBuf,
-    work: PathBuf,
-    bin: PathBuf,
-    hosts: PathBuf,
-    who: Who,
-}
-
 /// `network` is the `permissions.network` block (YAML, indented under
 /// `permissions:`), or none.
 fn tree(who: Who, network: Option<&str>) -> Tree {
-    let tmp = tempfile::Builder::new()
-        .prefix("sandgate-netrun-")
-        .tempdir_in("/tmp")
-        .unwrap();
-    let root = tmp.path().canonicalize().unwrap();
-    fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
-    let home = root.join("home");
-    let work = home.join("work");
-    fs::create_dir_all(&work).unwrap();
-    fs::create_dir_all(home.join(".sandgate")).unwrap();
-    let bin = root.join("sandgate");
-    exe::copy_executable(Path::new(env!("CARGO_BIN_EXE_sandgate")), &bin);
     let policy = match network {
         Some(network) => format!("permissions:\n{network}"),
         None => "permissions: {}\n".to_string(),
     };
-    fs::write(home.join(".sandgate/permissions.yaml"), policy).unwrap();
-    let hosts = hosts_file(&root);
-    if let Who::User { uid, gid } = who {
-        let out = Command::new("chown")
-            .arg("-R")
-            .arg(format!("{uid}:{gid}"))
-            .arg(&home)
-            .output_within(DEADLINE)
-            .unwrap();
-        assert!(out.status.success(), "{}", text(&out));
-    }
-    Tree {
-        _tmp: tmp,
-        root,
-        home,
-        work,
-        bin,
-        hosts,
-        who,
-    }
+    tree_with("sandgate-netrun-", who, &policy)
 }
 
 fn allow_list(entries: &[String]) -> String {
