@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use sandgate_confine::{RunPlan, RunPlanInputs, SandboxFile, SettingsError};
+use sandgate_confine::{RunPlan, RunPlanExt, RunPlanInputs, SandboxFile, SettingsError};
 
 fuzz_target!(|data: &[u8]| {
     let t = sandgate_fuzz::tree();
