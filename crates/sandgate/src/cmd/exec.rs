@@ -272,19 +272,34 @@ pub fn spawn(
             "sandgate: warning: signals sent to sandgate are not passed on to the command: {e}"
         );
     }
-    match supervision.attach() {
-        Ok(Attached::Supervising) => {}
-        Ok(Attached::Outer) => eprintln!("sandgate: {OUTER_NOTE}"),
-        Err(e) => {
-            // Nothing may run unsupervised: the command is ended.
-            let _ = running.kill();
-            let _ = running.wait();
-            return Err(SpawnError::Io(std::io::Error::other(format!(
-                "sandgate's supervisor did not start, so the command was stopped: {e}"
-            ))));
-        }
-    }
+    attach_or_stop(supervision, &mut running)?;
     running.wait().map_err(SpawnError::Io)
+}
+
+/// Starts supervising the running command; if the supervisor cannot start,
+/// the command is ended, since nothing may run unsupervised.
+fn attach_or_stop(
+    supervision: sandgate_sandbox::Supervision,
+    running: &mut std::process::Child,
+) -> Result<(), SpawnError> {
+    match supervision.attach() {
+        Ok(Attached::Supervising) => Ok(()),
+        Ok(Attached::Outer) => {
+            eprintln!("sandgate: {OUTER_NOTE}");
+            Ok(())
+        }
+        Err(e) => Err(stop(
+            running,
+            &format!("sandgate's supervisor did not start, so the command was stopped: {e}"),
+        )),
+    }
+}
+
+/// Ends and reaps the running command, and says why.
+fn stop(running: &mut std::process::Child, why: &str) -> SpawnError {
+    let _ = running.kill();
+    let _ = running.wait();
+    SpawnError::Io(std::io::Error::other(why.to_string()))
 }
 
 /// Run a command whose network is filtered by host: spawn it, serve its
@@ -309,11 +324,10 @@ fn spawn_filtered(
         Ok(route) => route,
         Err(e) => {
             // Without its proxy the command reaches no host: say so, and stop it.
-            let _ = running.kill();
-            let _ = running.wait();
-            return Err(SpawnError::Io(std::io::Error::other(format!(
-                "the network proxy did not start, so the command was stopped: {e}"
-            ))));
+            return Err(stop(
+                &mut running,
+                &format!("the network proxy did not start, so the command was stopped: {e}"),
+            ));
         }
     };
     if let Err(e) = notify::forward_signals(&running) {
@@ -324,17 +338,7 @@ fn spawn_filtered(
     if let Some(mut supervision) = supervision {
         // The command's own connects to addresses are decided by the lists.
         supervision.route_network(route);
-        match supervision.attach() {
-            Ok(Attached::Supervising) => {}
-            Ok(Attached::Outer) => eprintln!("sandgate: {OUTER_NOTE}"),
-            Err(e) => {
-                let _ = running.kill();
-                let _ = running.wait();
-                return Err(SpawnError::Io(std::io::Error::other(format!(
-                    "sandgate's supervisor did not start, so the command was stopped: {e}"
-                ))));
-            }
-        }
+        attach_or_stop(supervision, &mut running)?;
     }
     running.wait().map_err(SpawnError::Io)
 }
