@@ -59,3 +59,36 @@ pub fn as_user(
         }
     }
 }
+
+/// Who a test runs a command as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Who {
+    Root,
+    User { uid: u32, gid: u32 },
+}
+
+/// Root, and [`TEST_USER`] when the tests run as root (a missing
+/// `setpriv` or user skips it, or fails under CI).
+pub fn users() -> Vec<Who> {
+    use super::wait::{Bounded, DEADLINE};
+    let mut users = vec![Who::Root];
+    if !is_root() {
+        return users;
+    }
+    if !has("setpriv") {
+        skip("`setpriv` is not installed (package util-linux)");
+        return users;
+    }
+    let id = |flag: &str| -> Option<u32> {
+        let out = std::process::Command::new("id")
+            .args([flag, TEST_USER])
+            .output_within(DEADLINE)
+            .ok()?;
+        String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+    };
+    match (id("-u"), id("-g")) {
+        (Some(uid), Some(gid)) => users.push(Who::User { uid, gid }),
+        _ => skip(&format!("the user `{TEST_USER}` does not exist")),
+    }
+    users
+}

@@ -35,7 +35,7 @@ use wait::{Bounded, DEADLINE};
 #[path = "../../../tests/support/ci.rs"]
 mod ci;
 
-use ci::{has, is_root, skip as missing, PATH, TEST_USER};
+use ci::{has, is_root, skip as missing, PATH};
 
 fn text(out: &Output) -> String {
     format!(
@@ -52,34 +52,7 @@ fn assert_says(out: &Output, want: &str, case: &str) {
     assert!(said.contains(want), "{case}: {said}");
 }
 
-#[derive(Debug, Clone, Copy)]
-enum Who {
-    Root,
-    User { uid: u32, gid: u32 },
-}
-
-fn users() -> Vec<Who> {
-    let mut users = vec![Who::Root];
-    if !is_root() {
-        return users;
-    }
-    if !has("setpriv") {
-        missing("`setpriv` is not installed (package util-linux)");
-        return users;
-    }
-    let id = |flag: &str| -> Option<u32> {
-        let out = Command::new("id")
-            .args([flag, TEST_USER])
-            .output_within(DEADLINE)
-            .ok()?;
-        String::from_utf8_lossy(&out.stdout).trim().parse().ok()
-    };
-    match (id("-u"), id("-g")) {
-        (Some(uid), Some(gid)) => users.push(Who::User { uid, gid }),
-        _ => missing(&format!("the user `{TEST_USER}` does not exist")),
-    }
-    users
-}
+use ci::{users, Who};
 
 /// An HTTP server on loopback that answers every request with its path.
 fn http_server() -> u16 {

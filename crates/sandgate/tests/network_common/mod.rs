@@ -57,35 +57,9 @@ pub fn text(out: &Output) -> String {
     )
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Who {
-    Root,
-    User { uid: u32, gid: u32 },
-}
-
-/// Root, and `sandgate-test` when the tests run as root.
-pub fn users() -> Vec<Who> {
-    let mut users = vec![Who::Root];
-    if !is_root() {
-        return users;
-    }
-    if !has("setpriv") {
-        missing("`setpriv` is not installed (package util-linux)");
-        return users;
-    }
-    let id = |flag: &str| -> Option<u32> {
-        let out = Command::new("id")
-            .args([flag, TEST_USER])
-            .output_within(DEADLINE)
-            .ok()?;
-        String::from_utf8_lossy(&out.stdout).trim().parse().ok()
-    };
-    match (id("-u"), id("-g")) {
-        (Some(uid), Some(gid)) => users.push(Who::User { uid, gid }),
-        _ => missing(&format!("the user `{TEST_USER}` does not exist")),
-    }
-    users
-}
+// Not every includer uses both.
+#[allow(unused_imports)]
+pub use crate::ci::{users, Who};
 
 /// Whether the test names can be given: root makes the mount namespace
 /// that holds the test's `/etc/hosts` (`unshare`, `mount`).
