@@ -38,17 +38,36 @@ pub type DecisionSink = Box<dyn Fn(&str, &Decision, Option<&Resolution>) + Send 
 
 /// Serves the filtering proxy of a command whose network is filtered by
 /// host (`permissions.network`): given where its proxy socket arrives, the
-/// lists and the command, it starts serving, and returns what stops it and
-/// what decides the command's own connects to addresses.
+/// lists, the command and who is asked about a host the lists do not
+/// decide, it starts serving, and returns what stops it and what decides
+/// the command's own connects to addresses.
 pub type NetworkServe = Box<
     dyn Fn(
             sandgate_sandbox::netns::Outside,
             sandgate_policy::network::NetworkPolicy,
             &str,
+            NetworkAsk,
         ) -> std::io::Result<ServedNetwork>
         + Send
         + Sync,
 >;
+
+/// Who is asked about a host no entry of `permissions.network` decides,
+/// for one command, and with what: the resolver (`None`: nobody can
+/// answer, the host is refused), the policy in force when the command
+/// started and the context (an "always" answer is written with them, see
+/// [`settle`]), and what takes the policy reloaded after such a write (the
+/// dispatcher's own, so the next call knows the new entry).
+pub struct NetworkAsk {
+    /// Who answers; `None`: nobody can.
+    pub resolver: Option<Arc<dyn Resolver>>,
+    /// The policy in force.
+    pub policy: Policy,
+    /// The context calls are made in.
+    pub ctx: Context,
+    /// Takes the policy reloaded after an "always" answer.
+    pub reloaded: Box<dyn Fn(Policy) + Send + Sync>,
+}
 
 /// A command's network, served: what stops its proxy, and what decides its
 /// own connects to addresses.
@@ -59,7 +78,7 @@ pub type ServedNetwork = (
 
 /// Runs tool calls behind the gate.
 pub struct Dispatcher {
-    policy: RwLock<Arc<Policy>>,
+    policy: Arc<RwLock<Arc<Policy>>>,
     ctx: Arc<Context>,
     resolver: Arc<dyn Resolver>,
     jobs: JobTable,
@@ -77,7 +96,7 @@ impl Dispatcher {
         record: DecisionSink,
     ) -> Self {
         Dispatcher {
-            policy: RwLock::new(Arc::new(policy)),
+            policy: Arc::new(RwLock::new(Arc::new(policy))),
             ctx: Arc::new(ctx),
             resolver,
             jobs: JobTable::new(),
@@ -127,12 +146,26 @@ impl Dispatcher {
         Ok(Some(self.evaluate(name, params, &self.policy())?))
     }
 
-    /// Run one tool call, putting an ASK to `resolver`.
+    /// Run one tool call, putting an ASK to `resolver`; a host no entry of
+    /// `permissions.network` decides is refused to an `exec_run` command.
     pub fn call_with(
         &self,
         tool: &str,
         params: &Value,
         resolver: &dyn Resolver,
+    ) -> Result<ToolOutput, ToolError> {
+        self.call_asking(tool, params, resolver, None)
+    }
+
+    /// [`Dispatcher::call_with`], with `network` asked about a host no
+    /// entry of `permissions.network` decides, while an `exec_run`
+    /// command runs (`None`: such a host is refused).
+    pub fn call_asking(
+        &self,
+        tool: &str,
+        params: &Value,
+        resolver: &dyn Resolver,
+        network: Option<Arc<dyn Resolver>>,
     ) -> Result<ToolOutput, ToolError> {
         let (name, _known) = lookup(tool)?;
         let p = check_params(name, params)?;
@@ -196,7 +229,7 @@ impl Dispatcher {
                 let path = self.gate_path(name, &p, params, r)?;
                 grep::grep(&path, &query, &self.entry_gate())
             }
-            "exec_run" => self.exec_run(&p, params, r),
+            "exec_run" => self.exec_run(&p, params, r, network),
             "exec_status" => {
                 let job = self
                     .jobs
@@ -359,6 +392,7 @@ impl Dispatcher {
         p: &Params<'_>,
         params: &Value,
         resolver: &dyn Resolver,
+        network: Option<Arc<dyn Resolver>>,
     ) -> Result<ToolOutput, ToolError> {
         let command = p.str("command")?;
         let timeout = p
@@ -406,8 +440,17 @@ impl Dispatcher {
         let mut route = None;
         if let Some(outside) = prepared.network {
             let lists = policy.network().cloned().unwrap_or_default();
+            let shared = Arc::clone(&self.policy);
+            let ask = NetworkAsk {
+                resolver: network,
+                policy: (*policy).clone(),
+                ctx: (*self.ctx).clone(),
+                reloaded: Box::new(move |reloaded| {
+                    *shared.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(reloaded);
+                }),
+            };
             let served = match &self.network {
-                Some(serve) => serve(outside, lists, command),
+                Some(serve) => serve(outside, lists, command, ask),
                 None => Err(std::io::Error::other("this server has no network proxy")),
             };
             match served {

@@ -40,6 +40,8 @@ pub struct Asker {
     surface: &'static str,
     /// The answers given, by the entry asked about; `None`: nobody could answer.
     answers: std::sync::Mutex<std::collections::HashMap<String, Option<Verdict>>>,
+    /// Takes the policy reloaded after an "always" answer wrote to the central file.
+    reloaded: Option<Box<dyn Fn(sandgate_policy::Policy) + Send + Sync>>,
 }
 
 impl Asker {
@@ -57,7 +59,18 @@ impl Asker {
             resolver,
             surface,
             answers: std::sync::Mutex::new(std::collections::HashMap::new()),
+            reloaded: None,
         }
+    }
+
+    /// This asker, handing the policy reloaded after an "always" answer to
+    /// `reloaded` too (MCP `exec_run`: the server's next call knows the entry).
+    pub fn with_reloaded(
+        mut self,
+        reloaded: Box<dyn Fn(sandgate_policy::Policy) + Send + Sync>,
+    ) -> Asker {
+        self.reloaded = Some(reloaded);
+        self
     }
 
     fn ask(
@@ -101,6 +114,9 @@ impl Asker {
             eprintln!("sandgate: warning: {e}");
         }
         if let Some(reloaded) = settled.reloaded {
+            if let Some(hand) = &self.reloaded {
+                hand(reloaded.clone());
+            }
             *policy = reloaded;
         }
         let answer = match settled.resolution {
@@ -212,6 +228,7 @@ pub fn serve_stoppable(
     policy: NetworkPolicy,
     command: &str,
     surface: &'static str,
+    asker: Option<Asker>,
 ) -> std::io::Result<sandgate_tools::dispatch::ServedNetwork> {
     let handed = outside.take()?;
     let held = (
@@ -219,7 +236,7 @@ pub fn serve_stoppable(
         handed.dns_udp.try_clone()?,
         handed.dns_tcp.try_clone()?,
     );
-    let (route, resolver) = serve_handed(handed, policy, command, surface, None, None)?;
+    let (route, resolver) = serve_handed(handed, policy, command, surface, None, asker)?;
     let stop = Box::new(move || {
         resolver.stop();
         // Each serving thread's `accept` or `recv` fails or returns, and it

@@ -255,6 +255,65 @@ fn the_whole_program_tree_reaches_listed_hosts_through_the_proxy_and_nothing_els
     }
 }
 
+/// IPv6 is held exactly like IPv4: a listed `[::1]:PORT` is reached through
+/// the proxy and by a direct connect; an unlisted one, reached unconfined,
+/// is refused (a 403 naming it) and never reached.
+#[test]
+fn ipv6_literals_are_held_like_ipv4() {
+    if !ready() {
+        return;
+    }
+    let (web6, served6) = http_server_on("[::1]:0");
+    let (other6, others) = http_server_on("[::1]:0");
+    let listed = format!("http://[::1]:{web6}/v6");
+    let unlisted = format!("http://[::1]:{other6}/no6");
+    for who in users() {
+        let case = format!("{who:?}");
+        let t = tree(who, Some(&allow_list(&[format!("[::1]:{web6}")])));
+        // Through the proxy variables, and by the program's own connect.
+        let ok = t.run(&curl(&listed));
+        assert!(text(&ok).contains("served /v6"), "{case}: {}", text(&ok));
+        let raw = t.run(&["python3", "-c", TCP6_GET, &web6.to_string()]);
+        assert!(
+            text(&raw).contains("served /direct6"),
+            "{case}: {}",
+            text(&raw)
+        );
+        assert!(served6.load(Ordering::SeqCst) >= 2, "{case}");
+        // The unlisted port: unconfined, both ways reach it…
+        let plain = t.plain(&curl(&unlisted));
+        assert!(
+            text(&plain).contains("served /no6"),
+            "{case}: {}",
+            text(&plain)
+        );
+        let plain = t.plain(&["python3", "-c", TCP6_GET, &other6.to_string()]);
+        assert!(
+            text(&plain).contains("served /direct6"),
+            "{case}: {}",
+            text(&plain)
+        );
+        // …confined, a 403 naming the entry that would allow it, and a
+        // direct connect that reaches nothing.
+        let before = others.load(Ordering::SeqCst);
+        let no = t.run(&["curl", "-sS", "-i", "--max-time", "20", &unlisted]);
+        assert!(text(&no).contains(" 403"), "{case}: {}", text(&no));
+        assert!(
+            text(&no).contains(&format!("sandgate policy allow domain [::1]:{other6}")),
+            "{case}: {}",
+            text(&no)
+        );
+        let raw = t.run(&["python3", "-c", TCP6_GET, &other6.to_string()]);
+        assert!(
+            text(&raw).contains("Error") && !text(&raw).contains("served"),
+            "{case}: {}",
+            text(&raw)
+        );
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(others.load(Ordering::SeqCst), before, "{case}: reached");
+    }
+}
+
 /// A listed name that resolves to a loopback address is refused unless the
 /// address is listed too (no DNS rebinding onto local services).
 #[test]

@@ -74,8 +74,14 @@ pub fn run(global: &GlobalArgs, args: McpArgs) -> ExitCode {
             )
         }),
     )
-    .with_network(Box::new(|outside, lists, command| {
-        crate::network::serve_stoppable(outside, lists, command, "mcp")
+    .with_network(Box::new(|outside, lists, command, ask| {
+        // A host the lists do not decide is asked through the call's
+        // client (elicitation), or refused when nobody can answer.
+        let asker = ask.resolver.map(|resolver| {
+            crate::network::Asker::new(ask.policy, ask.ctx, Box::new(OfTheCall(resolver)), "mcp")
+                .with_reloaded(ask.reloaded)
+        });
+        crate::network::serve_stoppable(outside, lists, command, "mcp", asker)
     }));
     let shared = Arc::new(Shared { tools, fallback });
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -103,6 +109,18 @@ pub fn run(global: &GlobalArgs, args: McpArgs) -> ExitCode {
     // A blocked stdin read must not hold the process open after the session ended.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     code
+}
+
+/// A resolver shared with the call that started the command.
+struct OfTheCall(Arc<dyn Resolver>);
+
+impl Resolver for OfTheCall {
+    fn resolve(
+        &self,
+        question: &sandgate_policy::ask::Question,
+    ) -> sandgate_policy::ask::Resolution {
+        self.0.resolve(question)
+    }
 }
 
 async fn serve_stdio(server: SandgateServer) -> ExitCode {

@@ -126,7 +126,11 @@ pub fn resolution(result: &ElicitResult) -> Resolution {
 }
 
 /// Asks through `elicitation/create` (protocol revisions up to `2025-11-25`).
-/// Called on a blocking thread: it waits on the async request with `handle`.
+/// Called on a thread outside the runtime (a blocking task, or a network
+/// proxy's thread while an `exec_run` command runs): the request runs on
+/// the runtime through `handle`, and the caller waits for its answer, at
+/// most the question's timeout and a little more, whatever the runtime does.
+#[derive(Clone)]
 pub struct ElicitResolver {
     /// The client.
     pub peer: Peer<RoleServer>,
@@ -142,21 +146,58 @@ impl Resolver for ElicitResolver {
             Ok(p) => p,
             Err(reason) => return Resolution::Unavailable { reason },
         };
-        let answer = self.handle.block_on(
-            self.peer
-                .create_elicitation_with_timeout(params, Some(ask.timeout)),
-        );
-        match answer {
-            Ok(result) => resolution(&result),
-            Err(ServiceError::Timeout { .. }) => Resolution::TimedOut {
-                reason: format!(
-                    "no answer from the MCP client within {} s",
-                    ask.timeout.as_secs()
-                ),
-            },
-            Err(e) => Resolution::Unavailable {
+        let (sent, answered) = std::sync::mpsc::channel();
+        let peer = self.peer.clone();
+        let timeout = ask.timeout;
+        // On a runtime that is shutting down the task is dropped, and with
+        // it the sender: the wait below ends at once.
+        self.handle.spawn(async move {
+            let answer = peer
+                .create_elicitation_with_timeout(params, Some(timeout))
+                .await;
+            let _ = sent.send(answer);
+        });
+        let timed_out = || Resolution::TimedOut {
+            reason: format!(
+                "no answer from the MCP client within {} s",
+                timeout.as_secs()
+            ),
+        };
+        match answered.recv_timeout(timeout + ANSWER_SLACK) {
+            Ok(Ok(result)) => resolution(&result),
+            Ok(Err(ServiceError::Timeout { .. }))
+            | Err(std::sync::mpsc::RecvTimeoutError::Timeout) => timed_out(),
+            Ok(Err(e)) => Resolution::Unavailable {
                 reason: format!("the MCP client did not answer the question: {e}"),
             },
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Resolution::Unavailable {
+                reason: "the MCP session ended before the question was answered".into(),
+            },
+        }
+    }
+}
+
+/// How much longer than the question's timeout a caller waits for the
+/// request's own timeout to end it.
+const ANSWER_SLACK: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// A resolver that says why nobody can be asked when the one it wraps
+/// cannot ask either (the terminal prompt behind a client that cannot
+/// elicit, or with `--no-ui`).
+pub struct Explained {
+    /// Who is asked.
+    pub inner: std::sync::Arc<dyn Resolver>,
+    /// Why the client is not.
+    pub why: &'static str,
+}
+
+impl Resolver for Explained {
+    fn resolve(&self, ask: &Question) -> Resolution {
+        match self.inner.resolve(ask) {
+            Resolution::Unavailable { reason } => Resolution::Unavailable {
+                reason: format!("{}, and {reason}", self.why),
+            },
+            other => other,
         }
     }
 }

@@ -23,7 +23,7 @@ use sandgate_policy::Verdict;
 use sandgate_tools::{Dispatcher, ToolError, ToolOutput};
 use serde_json::{json, Value};
 
-use elicit::{ElicitResolver, Preanswered};
+use elicit::{ElicitResolver, Explained, Preanswered};
 
 /// What every session of the server shares.
 pub struct Shared {
@@ -157,8 +157,30 @@ impl ServerHandler for SandgateServer {
                 version: version.clone(),
             })
         };
+        // A host an `exec_run` command connects to that no entry of
+        // `permissions.network` decides: asked through elicitation while
+        // the command runs, where the client can be asked mid-call.
+        let network: Arc<dyn Resolver> = if !can_elicit {
+            Arc::new(Explained {
+                inner: Arc::clone(&shared.fallback),
+                why: "the MCP client did not declare elicitation",
+            })
+        } else if stateless {
+            Arc::new(Explained {
+                inner: Arc::clone(&shared.fallback),
+                why: "the MCP client speaks a protocol revision without requests from the server, so it cannot be asked while a command runs",
+            })
+        } else {
+            Arc::new(ElicitResolver {
+                peer: context.peer.clone(),
+                handle: tokio::runtime::Handle::current(),
+                version: version.clone(),
+            })
+        };
         let result = tokio::task::spawn_blocking(move || {
-            shared.tools.call_with(&tool, &args, resolver.as_ref())
+            shared
+                .tools
+                .call_asking(&tool, &args, resolver.as_ref(), Some(network))
         })
         .await
         .map_err(|e| McpError::internal_error(format!("the tool failed: {e}"), None))?;

@@ -130,7 +130,12 @@ pub fn as_user(who: Who, argv: &[String]) -> Vec<String> {
 /// An HTTP server on loopback that answers every request with the path it
 /// was asked, and counts the requests.
 pub fn http_server() -> (u16, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    http_server_on("127.0.0.1:0")
+}
+
+/// [`http_server`] on `at` (`[::1]:0` for IPv6).
+pub fn http_server_on(at: &str) -> (u16, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind(at).unwrap();
     let port = listener.local_addr().unwrap().port();
     let served = Arc::new(AtomicUsize::new(0));
     let count = Arc::clone(&served);
@@ -213,6 +218,11 @@ pub fn wait_for(count: &AtomicUsize, at_least: usize, what: &str) {
 /// A UDP datagram shaped as a DNS query, to `127.0.0.1:PORT` (argv 1).
 pub const UDP_SEND: &str = "import socket,sys; s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM); \
     s.sendto(b'\\x12\\x34\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x04leak\\x04test\\x00\\x00\\x01\\x00\\x01', ('127.0.0.1', int(sys.argv[1]))); print('sent')";
+
+/// A raw TCP connect to `[::1]:PORT` (argv 1), ignoring every proxy
+/// variable, then a GET of `/direct6`: prints what the server answered.
+pub const TCP6_GET: &str = "import socket,sys; s=socket.create_connection(('::1', int(sys.argv[1])), timeout=5); \
+    s.sendall(b'GET /direct6 HTTP/1.0\\r\\n\\r\\n'); print('got', s.makefile('rb').read().decode())";
 
 /// A raw TCP connect to `127.0.0.1:PORT` (argv 1), ignoring every proxy variable.
 pub const TCP_CONNECT: &str = "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=5); print('connected')";
