@@ -1053,9 +1053,15 @@ fn an_unlisted_host_is_asked_at_the_terminal_and_always_is_written_to_the_centra
     let web = http_server();
     let n = names("127.0.0.1 web.test\n");
     let url = format!("http://web.test:{web}/asked");
-    for mode in modes() {
+    // As root and as the unprivileged user: the question reaches the
+    // terminal either way.
+    for (who, mode) in users()
+        .into_iter()
+        .flat_map(|who| modes().into_iter().map(move |mode| (who, mode)))
+    {
+        let case = format!("{who:?} {mode}");
         // The address is listed (a name on loopback needs it); the name is not.
-        let t = tree(Who::Root, mode, &[format!("127.0.0.1:{web}")]);
+        let t = tree(who, mode, &[format!("127.0.0.1:{web}")]);
         let policy = t.home.join(".sandgate/permissions.yaml");
         let commented = format!(
             "# my policy: keep this comment\n{}",
@@ -1066,48 +1072,48 @@ fn an_unlisted_host_is_asked_at_the_terminal_and_always_is_written_to_the_centra
         fs::write(&policy, &commented).unwrap();
         // Deny once: a 403, nothing written.
         let (shown, rest, _) = exec_asked(&t, &n, &url, "3");
-        assert!(shown.contains("network"), "{mode}: {shown}");
+        assert!(shown.contains("network"), "{case}: {shown}");
         assert!(
             shown.contains(&format!("host: web.test:{web}")),
-            "{mode}: {shown}"
+            "{case}: {shown}"
         );
-        assert!(shown.contains("curl"), "{mode}: {shown}");
+        assert!(shown.contains("curl"), "{case}: {shown}");
         assert!(
             rest.contains("sandgate refused the connection"),
-            "{mode}: {rest}"
+            "{case}: {rest}"
         );
-        assert_eq!(fs::read_to_string(&policy).unwrap(), commented, "{mode}");
+        assert_eq!(fs::read_to_string(&policy).unwrap(), commented, "{case}");
         // Allow always: the page, and the entry in the central file, comments kept.
         let (_, rest, code) = exec_asked(&t, &n, &url, "2");
-        assert!(rest.contains("served /asked"), "{mode}: {rest}");
-        assert_eq!(code, 0, "{mode}: {rest}");
+        assert!(rest.contains("served /asked"), "{case}: {rest}");
+        assert_eq!(code, 0, "{case}: {rest}");
         let written = fs::read_to_string(&policy).unwrap();
         assert!(
             written.contains(&format!("web.test:{web}")),
-            "{mode}: {written}"
+            "{case}: {written}"
         );
         assert!(
             written.contains("# my policy: keep this comment")
                 && written.contains("# hosts, by hand"),
-            "{mode}: {written}"
+            "{case}: {written}"
         );
         // Next time it is not asked: no terminal needed.
         let out = t.exec_named(&n, &["curl", "-sS", "--max-time", "30", &url]);
-        assert_says(&out, "served /asked", mode);
+        assert_says(&out, "served /asked", &case);
         // Deny always: a deny entry, and the next run is refused unasked.
         let other = format!("http://web.test:{}/other", web);
-        let t2 = tree(Who::Root, mode, &[format!("127.0.0.1:{web}")]);
+        let t2 = tree(who, mode, &[format!("127.0.0.1:{web}")]);
         let (_, rest, _) = exec_asked(&t2, &n, &other, "4");
         assert!(
             rest.contains("sandgate refused the connection"),
-            "{mode}: {rest}"
+            "{case}: {rest}"
         );
         let written = fs::read_to_string(t2.home.join(".sandgate/permissions.yaml")).unwrap();
-        assert!(written.contains("deny:"), "{mode}: {written}");
+        assert!(written.contains("deny:"), "{case}: {written}");
         let out = t2.exec_named(&n, &["curl", "-sS", "--max-time", "30", &other]);
-        assert_says(&out, "matches the network deny", mode);
+        assert_says(&out, "matches the network deny", &case);
         // Without a terminal, refused (nobody to ask).
-        let t3 = tree(Who::Root, mode, &[format!("127.0.0.1:{web}")]);
+        let t3 = tree(who, mode, &[format!("127.0.0.1:{web}")]);
         let mut cmd = t3.named_command(
             &n,
             Path::new("setsid"),
@@ -1124,7 +1130,7 @@ fn an_unlisted_host_is_asked_at_the_terminal_and_always_is_written_to_the_centra
         );
         cmd.env_remove("SANDGATE_NO_UI");
         let out = run_with_deadline(cmd);
-        assert!(!text(&out).contains("served"), "{mode}: {}", text(&out));
-        assert_says(&out, "no terminal to ask", mode);
+        assert!(!text(&out).contains("served"), "{case}: {}", text(&out));
+        assert_says(&out, "no terminal to ask", &case);
     }
 }
