@@ -324,6 +324,31 @@ fn exec_run_asks_about_an_unlisted_host_through_elicitation() {
             "{case}: {out:#}"
         );
 
+        // A client that never answers: refused once the question's timeout
+        // (2 s here) runs out, the session going on.
+        let t3 = tree(who, "landlock", &[format!("127.0.0.1:{web}")]);
+        let policy3 = t3.home.join(".sandgate/permissions.yaml");
+        let mut timed = fs::read_to_string(&policy3).unwrap();
+        timed.push_str("  prompt:\n    timeout: 2\n");
+        fs::write(&policy3, timed).unwrap();
+        let before = served.load(Ordering::SeqCst);
+        let started = std::time::Instant::now();
+        let out = t3.session(json!("never"), std::slice::from_ref(&curl));
+        let (results, asked) = answered(&out);
+        assert_eq!(asked, 1, "{case}: {out:#}");
+        assert!(results[0].contains(" 403"), "{case}: {out:#}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "{case}: {:?}",
+            started.elapsed()
+        );
+        assert_eq!(served.load(Ordering::SeqCst), before, "{case}");
+        let why = fs::read_to_string(t3.home.join(".sandgate/audit.jsonl")).unwrap();
+        assert!(
+            why.contains("no answer from the MCP client within 2 s"),
+            "{case}: {why}"
+        );
+
         // Deny always: a deny entry, and the next session is refused unasked.
         let other = format!("http://{LISTED}:{web}/other");
         let t2 = tree(who, "landlock", &[format!("127.0.0.1:{web}")]);

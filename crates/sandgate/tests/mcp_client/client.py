@@ -7,7 +7,7 @@ The plan says how to start the server and what to do:
     {"command": ["/path/sandgate", "mcp"], "env": {...}, "cwd": "...",
      "http": null | {"url": "http://127.0.0.1:PORT/mcp", "token": "..."},
      "mode": "legacy" | "2026-07-28",
-     "elicit": null | "allow_once" | "deny_once" | ... | "decline",
+     "elicit": null | "allow_once" | "deny_once" | ... | "decline" | "never",
      "list_tools": true,
      "calls": [{"tool": "file_read", "args": {...}}, ...]}
 
@@ -41,6 +41,9 @@ async def main(plan):
         )
         if plan["elicit"] == "decline":
             return types.ElicitResult(action="decline")
+        if plan["elicit"] == "never":
+            # A client that never answers: the server's deadline must end it.
+            await asyncio.sleep(3600)
         return types.ElicitResult(action="accept", content={"answer": plan["elicit"]})
 
     if plan.get("http"):
