@@ -14,15 +14,17 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::net::{TcpListener, UdpSocket};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+#[path = "../../../tests/support/ci.rs"]
+mod ci;
 #[path = "../../../tests/support/exe.rs"]
 mod exe;
 #[path = "../../../tests/support/pty.rs"]
@@ -30,20 +32,13 @@ mod pty;
 #[path = "../../../tests/support/wait.rs"]
 mod wait;
 
+#[path = "network_common/tree.rs"]
+mod net_tree;
+mod network_common;
+
+use net_tree::{tree_with, Tree};
+use network_common::*;
 use wait::{Bounded, DEADLINE};
-
-#[path = "../../../tests/support/ci.rs"]
-mod ci;
-
-use ci::{has, is_root, skip as missing, PATH};
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
 
 /// Asserts that `out` (its output and errors) says `want`, naming `case`
 /// and showing what it said where it does not.
@@ -52,98 +47,10 @@ fn assert_says(out: &Output, want: &str, case: &str) {
     assert!(said.contains(want), "{case}: {said}");
 }
 
-use ci::{users, Who};
-
-/// An HTTP server on loopback that answers every request with its path.
-fn http_server() -> u16 {
-    http_server_on("127.0.0.1:0")
-}
-
-/// [`http_server`] on `at` (`[::1]:0` for IPv6).
-fn http_server_on(at: &str) -> u16 {
-    let listener = TcpListener::bind(at).unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { continue };
-            std::thread::spawn(move || {
-                stream.set_read_timeout(Some(Duration::from_secs(10))).ok();
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut line = String::new();
-                if reader.read_line(&mut line).is_err() {
-                    return;
-                }
-                let path = line.split(' ').nth(1).unwrap_or("").to_string();
-                loop {
-                    let mut h = String::new();
-                    if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-                        break;
-                    }
-                }
-                let body = format!("served {path}\n");
-                let mut w = stream;
-                let _ = write!(
-                    w,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            });
-        }
-    });
-    port
-}
-
-/// A UDP server that counts the datagrams it gets (a DNS server that
-/// records every query), and a TCP server that counts its connections.
-fn recorders() -> (u16, Arc<AtomicUsize>, u16, Arc<AtomicUsize>) {
-    let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let udp_port = udp.local_addr().unwrap().port();
-    let queries = Arc::new(AtomicUsize::new(0));
-    let q = Arc::clone(&queries);
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 1500];
-        while udp.recv_from(&mut buf).is_ok() {
-            q.fetch_add(1, Ordering::SeqCst);
-        }
-    });
-    let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
-    let tcp_port = tcp.local_addr().unwrap().port();
-    let connections = Arc::new(AtomicUsize::new(0));
-    let c = Arc::clone(&connections);
-    std::thread::spawn(move || {
-        for s in tcp.incoming() {
-            if s.is_ok() {
-                c.fetch_add(1, Ordering::SeqCst);
-            }
-        }
-    });
-    (udp_port, queries, tcp_port, connections)
-}
-
-/// A tree the user can reach: HOME, workdir, the binary and the policy.
-struct Tree {
-    _tmp: tempfile::TempDir,
-    home: PathBuf,
-    work: PathBuf,
-    bin: PathBuf,
-    who: Who,
-    /// More environment for every command.
-    env: Vec<(String, String)>,
-}
-
+/// The tree of `network_common` (HOME, workdir, the binary and the
+/// policy, owned by the user), with a policy allowing `allow` to commands
+/// isolated in `mode`.
 fn tree(who: Who, mode: &str, allow: &[String]) -> Tree {
-    let tmp = tempfile::Builder::new()
-        .prefix("sandgate-net-")
-        .tempdir_in("/tmp")
-        .unwrap();
-    let root = tmp.path().canonicalize().unwrap();
-    fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).unwrap();
-    let home = root.join("home");
-    let work = home.join("work");
-    fs::create_dir_all(work.join(".sandgate")).unwrap();
-    fs::create_dir_all(home.join(".sandgate")).unwrap();
-    let bin = root.join("sandgate");
-    exe::copy_executable(Path::new(env!("CARGO_BIN_EXE_sandgate")), &bin);
     let allow: Vec<String> = allow.iter().map(|a| format!("\"{a}\"")).collect();
     let policy = format!(
         "permissions:\n  commands:\n    shell: false\n    allow: ['^(curl|python3|getent|git|ssh) ']\n  \
@@ -151,24 +58,7 @@ fn tree(who: Who, mode: &str, allow: &[String]) -> Tree {
          network:\n    allow: [{}]\n",
         allow.join(", ")
     );
-    fs::write(home.join(".sandgate/permissions.yaml"), policy).unwrap();
-    if let Who::User { uid, gid } = who {
-        let out = Command::new("chown")
-            .arg("-R")
-            .arg(format!("{uid}:{gid}"))
-            .arg(&home)
-            .output_within(DEADLINE)
-            .unwrap();
-        assert!(out.status.success(), "{}", text(&out));
-    }
-    Tree {
-        _tmp: tmp,
-        home,
-        work,
-        bin,
-        who,
-        env: Vec::new(),
-    }
+    tree_with("sandgate-net-", who, &policy)
 }
 
 impl Tree {
@@ -222,36 +112,19 @@ fn run_with_deadline(mut cmd: Command) -> Output {
     cmd.output_within(DEADLINE).unwrap()
 }
 
-const UDP_SEND: &str = "import socket,sys; s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM); \
-    s.sendto(b'\\x12\\x34\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x04leak\\x04test\\x00\\x00\\x01\\x00\\x01', ('127.0.0.1', int(sys.argv[1]))); print('sent')";
-
-const TCP_CONNECT: &str = "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=5); print('connected')";
-
-fn wait_for(count: &AtomicUsize, at_least: usize) -> bool {
-    wait::until(10, "the recording server", || {
-        count.load(Ordering::SeqCst) >= at_least
-    });
-    true
-}
-
-fn modes() -> Vec<&'static str> {
-    let mut modes = vec!["landlock"];
-    if has("bwrap") {
-        modes.push("bwrap");
-    } else {
-        missing("`bwrap` is not installed (package bubblewrap)");
-    }
-    modes
-}
-
 #[test]
 fn a_listed_host_is_reached_through_the_proxy_and_nothing_else_leaves() {
     if !has("curl") || !has("python3") {
         missing("`curl` and `python3` are needed");
         return;
     }
-    let web = http_server();
-    let (udp, queries, tcp, connections) = recorders();
+    let (web, _) = http_server();
+    let Recorders {
+        udp,
+        queries,
+        tcp,
+        connections,
+    } = recorders();
     for who in users() {
         for mode in modes() {
             let case = format!("{who:?} {mode}");
@@ -286,9 +159,10 @@ fn a_listed_host_is_reached_through_the_proxy_and_nothing_else_leaves() {
                 "{case}: {}",
                 text(&plain)
             );
-            assert!(
-                wait_for(&connections, before + 1),
-                "{case}: unconfined connect not seen"
+            wait_for(
+                &connections,
+                before + 1,
+                &format!("{case}: unconfined connect not seen"),
             );
             // …confined it reaches nothing.
             let before = connections.load(Ordering::SeqCst);
@@ -308,9 +182,10 @@ fn a_listed_host_is_reached_through_the_proxy_and_nothing_else_leaves() {
             let before_q = queries.load(Ordering::SeqCst);
             let sent = t.plain(&["python3", "-c", UDP_SEND, &udp.to_string()]);
             assert!(text(&sent).contains("sent"), "{case}: {}", text(&sent));
-            assert!(
-                wait_for(&queries, before_q + 1),
-                "{case}: unconfined query not seen"
+            wait_for(
+                &queries,
+                before_q + 1,
+                &format!("{case}: unconfined query not seen"),
             );
             // …confined it never arrives.
             let before_q = queries.load(Ordering::SeqCst);
@@ -343,7 +218,7 @@ fn network_false_still_means_no_network() {
         missing("`curl` is needed");
         return;
     }
-    let web = http_server();
+    let (web, _) = http_server();
     let t = tree(Who::Root, "landlock", &[format!("127.0.0.1:{web}")]);
     let policy = t.home.join(".sandgate/permissions.yaml");
     let text_before = fs::read_to_string(&policy).unwrap();
@@ -385,9 +260,11 @@ fn a_program_that_ignores_the_proxy_reaches_a_listed_address_directly_and_nothin
         missing("`curl` and `python3` are needed");
         return;
     }
-    let web = http_server();
-    let web6 = http_server_on("[::1]:0");
-    let (_, _, tcp, connections) = recorders();
+    let (web, _) = http_server();
+    let (web6, _) = http_server_on("[::1]:0");
+    let Recorders {
+        tcp, connections, ..
+    } = recorders();
     for who in users() {
         for mode in modes() {
             let case = format!("{who:?} {mode}");
@@ -442,9 +319,10 @@ fn a_program_that_ignores_the_proxy_reaches_a_listed_address_directly_and_nothin
                 "{case}: {}",
                 text(&plain)
             );
-            assert!(
-                wait_for(&connections, before + 1),
-                "{case}: unconfined connect not seen"
+            wait_for(
+                &connections,
+                before + 1,
+                &format!("{case}: unconfined connect not seen"),
             );
             // …confined it stays in the namespace, where nothing listens.
             let before = connections.load(Ordering::SeqCst);
@@ -708,7 +586,7 @@ fn names_resolve_for_listed_hosts_only_and_no_other_query_leaves() {
         return;
     };
     let queried = |name: &str| seen.lock().unwrap().iter().any(|n| n == name);
-    let web = http_server();
+    let (web, _) = http_server();
     let n = names_served_by("127.0.0.1 web.test\n", &server);
     for who in users() {
         for mode in modes() {
@@ -1050,7 +928,7 @@ fn an_unlisted_host_is_asked_at_the_terminal_and_always_is_written_to_the_centra
         missing("`curl` and `unshare` are needed");
         return;
     }
-    let web = http_server();
+    let (web, _) = http_server();
     let n = names("127.0.0.1 web.test\n");
     let url = format!("http://web.test:{web}/asked");
     // As root and as the unprivileged user: the question reaches the

@@ -132,16 +132,6 @@ impl Tree {
     }
 }
 
-fn modes() -> Vec<&'static str> {
-    let mut modes = vec!["landlock"];
-    if has("bwrap") {
-        modes.push("bwrap");
-    } else {
-        missing("`bwrap` is not installed (package bubblewrap)");
-    }
-    modes
-}
-
 #[test]
 fn exec_run_reaches_listed_hosts_through_the_proxy_and_nothing_else() {
     if !client_ready() || !has("curl") || !can_name_hosts() {

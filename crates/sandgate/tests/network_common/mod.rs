@@ -1,10 +1,11 @@
-//! What the network tests of `sandgate run` and MCP `exec_run` share: real
-//! servers on loopback (an HTTP server that answers with the path it was
-//! asked, and a TCP and a UDP server that count what reaches them), test
-//! host names resolved through an `/etc/hosts` of the test's own, bind
-//! mounted in a mount namespace the test makes (the machine's file is never
-//! changed), and the users the tests run as (root, and `sandgate-test`
-//! through `setpriv`).
+//! What the network tests of `sandgate exec`, `sandgate run` and MCP
+//! `exec_run` share: real servers on loopback (an HTTP server, on IPv4 or
+//! IPv6, that answers with the path it was asked, and a TCP and a UDP
+//! server that count what reaches them), test host names resolved through
+//! an `/etc/hosts` of the test's own, bind mounted in a mount namespace the
+//! test makes (the machine's file is never changed), the users the tests
+//! run as (root, and `sandgate-test` through `setpriv`) and the isolation
+//! modes.
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
@@ -213,6 +214,18 @@ pub fn recorders() -> Recorders {
 /// Waits (bounded) until `count` reaches `at_least`.
 pub fn wait_for(count: &AtomicUsize, at_least: usize, what: &str) {
     wait::until(10, what, || count.load(Ordering::SeqCst) >= at_least);
+}
+
+/// The isolation modes a filtered network is tested under: `landlock`,
+/// and `bwrap` when it is installed.
+pub fn modes() -> Vec<&'static str> {
+    let mut modes = vec!["landlock"];
+    if has("bwrap") {
+        modes.push("bwrap");
+    } else {
+        missing("`bwrap` is not installed (package bubblewrap)");
+    }
+    modes
 }
 
 /// A UDP datagram shaped as a DNS query, to `127.0.0.1:PORT` (argv 1).

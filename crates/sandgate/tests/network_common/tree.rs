@@ -1,8 +1,11 @@
-//! The throwaway tree of the network tests of `sandgate run` and MCP
-//! `exec_run`: a HOME with the workspace in it, a copy of sandgate's binary
+//! The throwaway tree of the network tests of `sandgate exec`, `sandgate
+//! run` and MCP `exec_run`: a HOME with the workspace in it, a copy of sandgate's binary
 //! (a copy, so the unprivileged user can run it), the policy and the test's
 //! `/etc/hosts`, owned by the user the test runs as. Its includer has
 //! `exe`, `wait` and `network_common` beside it.
+
+// Not every includer reads every field.
+#![allow(dead_code)]
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -22,6 +25,8 @@ pub struct Tree {
     pub bin: PathBuf,
     pub hosts: PathBuf,
     pub who: Who,
+    /// More environment for every command the test runs in it.
+    pub env: Vec<(String, String)>,
 }
 
 /// A fresh tree under `/tmp` (named `PREFIX…`) with `policy` as the
@@ -58,5 +63,6 @@ pub fn tree_with(prefix: &str, who: Who, policy: &str) -> Tree {
         bin,
         hosts,
         who,
+        env: Vec::new(),
     }
 }
