@@ -181,6 +181,13 @@ pub trait Gate: Send + Sync + 'static {
         None
     }
 
+    /// Why nobody could answer about `target:port` after [`Gate::ask`]
+    /// gave `None` (no terminal, a client that cannot be asked), for the
+    /// refusal's words; `None`: nothing more to say.
+    fn why_unanswered(&self, _target: &Target, _port: u16) -> Option<String> {
+        None
+    }
+
     /// Record a decision (the audit log).
     fn record(&self, _record: &Record) {}
 
@@ -408,10 +415,16 @@ fn answer_ask<G: Gate + ?Sized>(
         },
         None => Decision {
             verdict: Verdict::Deny,
-            reason: format!(
-                "{}; nobody can answer here, so it is refused",
-                decision.reason
-            ),
+            reason: match gate.why_unanswered(target, port) {
+                Some(why) => format!(
+                    "{}; nobody can answer here ({why}), so it is refused",
+                    decision.reason
+                ),
+                None => format!(
+                    "{}; nobody can answer here, so it is refused",
+                    decision.reason
+                ),
+            },
             ..decision
         },
     }

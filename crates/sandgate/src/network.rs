@@ -38,8 +38,9 @@ pub struct Asker {
     ctx: sandgate_policy::Context,
     resolver: Box<dyn sandgate_policy::ask::Resolver>,
     surface: &'static str,
-    /// The answers given, by the entry asked about; `None`: nobody could answer.
-    answers: std::sync::Mutex<std::collections::HashMap<String, Option<Verdict>>>,
+    /// The answers given, by the entry asked about; an error: nobody could
+    /// answer, and why.
+    answers: std::sync::Mutex<std::collections::HashMap<String, Result<Verdict, String>>>,
     /// Takes the policy reloaded after an "always" answer wrote to the central file.
     reloaded: Option<Box<dyn Fn(sandgate_policy::Policy) + Send + Sync>>,
 }
@@ -85,7 +86,7 @@ impl Asker {
         // One question at a time; an answer already given holds.
         let mut answers = self.answers.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(answer) = answers.get(&entry) {
-            return *answer;
+            return answer.as_ref().ok().copied();
         }
         let asked = Decision::new(
             Verdict::Ask,
@@ -120,11 +121,19 @@ impl Asker {
             *policy = reloaded;
         }
         let answer = match settled.resolution {
-            Resolution::Unavailable { .. } => None,
-            _ => Some(settled.decision.verdict),
+            Resolution::Unavailable { reason } => Err(reason),
+            _ => Ok(settled.decision.verdict),
         };
+        let verdict = answer.as_ref().ok().copied();
         answers.insert(entry, answer);
-        answer
+        verdict
+    }
+
+    /// Why nobody could answer about `target:port`, when nobody could.
+    fn why_unanswered(&self, target: &sandgate_net::Target, port: u16) -> Option<String> {
+        let entry = sandgate_policy::network::entry_for(target, port);
+        let answers = self.answers.lock().unwrap_or_else(|e| e.into_inner());
+        answers.get(&entry)?.as_ref().err().cloned()
     }
 }
 
@@ -145,6 +154,10 @@ impl Gate for CommandGate {
         self.asker
             .as_ref()?
             .ask(target, port, decision, &self.command)
+    }
+
+    fn why_unanswered(&self, target: &sandgate_net::Target, port: u16) -> Option<String> {
+        self.asker.as_ref()?.why_unanswered(target, port)
     }
 
     fn record(&self, record: &Record) {

@@ -281,13 +281,15 @@ fn exec_run_asks_about_an_unlisted_host_through_elicitation() {
         assert!(results[0].contains(&subject), "{case}: {out:#}");
         assert_eq!(served.load(Ordering::SeqCst), before, "{case}");
 
-        // A client without elicitation: refused at once (not hung), and the
-        // audit log says why.
+        // A client without elicitation: refused at once (not hung), the
+        // refusal and the audit log saying why.
         let out = t.session(Value::Null, std::slice::from_ref(&curl));
         let (results, asked) = answered(&out);
         assert_eq!(asked, 0, "{case}: {out:#}");
         assert!(
-            results[0].contains(" 403") && results[0].contains("nobody can answer here"),
+            results[0].contains(" 403")
+                && results[0]
+                    .contains("nobody can answer here (the MCP client did not declare elicitation"),
             "{case}: {out:#}"
         );
         assert_eq!(served.load(Ordering::SeqCst), before, "{case}");
