@@ -13,6 +13,8 @@
 #   git worktree add /tmp/old OLD_COMMIT && (cd /tmp/old && cargo build --release -p sandgate)
 #   cargo build --release -p sandgate
 #   crates/sandgate/benches/side_by_side.sh [--cpu] /tmp/old/target/release/sandgate target/release/sandgate [RUNS]
+#
+# ROWS="run run-loop" measures only those rows.
 set -euo pipefail
 
 cpu=false
@@ -90,7 +92,7 @@ if $cpu && ! command -v perf > /dev/null; then
   exit 1
 fi
 printf '%-10s %12s %12s %7s\n' "row" "old µs" "new µs" "new/old"
-for name in hook check exec run run-loop; do
+for name in ${ROWS:-hook check exec run run-loop}; do
   n=$runs
   [ "$name" = run-loop ] && n=$(((runs + 4) / 5))
   a=() b=()

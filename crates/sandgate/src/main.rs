@@ -14,6 +14,7 @@ mod hook;
 mod import;
 mod mcp;
 mod network;
+mod program;
 mod prompt;
 mod runlink;
 mod setup;

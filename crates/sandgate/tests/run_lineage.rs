@@ -431,3 +431,56 @@ fn only_the_agents_own_spawn_of_the_command_gets_the_grant_once() {
     // The grant was used once.
     assert!(res["again"].as_str().unwrap().contains("rc=1"), "{}", why());
 }
+
+/// `sandgate run` finds a program named without a path on `PATH` itself (so
+/// that the confined child makes one `exec`, not one per directory) and
+/// starts what `execvp` would: the first regular file with an execute bit,
+/// past a directory and a file without one of the same name, under the name
+/// it was given (`$0`).
+#[test]
+fn a_program_is_found_on_path_as_exec_would_and_keeps_its_name() {
+    use std::os::unix::fs::PermissionsExt;
+    if !supported() {
+        return;
+    }
+    let tree = Tree::new().armed();
+    let dirs: Vec<_> = ["a", "b", "c", "d"]
+        .iter()
+        .map(|d| tree.out.join(d))
+        .collect();
+    for dir in &dirs {
+        fs::create_dir_all(dir).unwrap();
+    }
+    // a/prog: a directory; b/prog: not executable; c/prog: the one; d/prog: later.
+    fs::create_dir(dirs[0].join("prog")).unwrap();
+    fs::write(dirs[1].join("prog"), "#!/bin/sh\necho wrong-b\n").unwrap();
+    fs::write(dirs[2].join("prog"), "#!/bin/sh\necho \"found $0\"\n").unwrap();
+    fs::set_permissions(dirs[2].join("prog"), fs::Permissions::from_mode(0o755)).unwrap();
+    fs::write(dirs[3].join("prog"), "#!/bin/sh\necho wrong-d\n").unwrap();
+    fs::set_permissions(dirs[3].join("prog"), fs::Permissions::from_mode(0o755)).unwrap();
+    let system = std::env::var("PATH").unwrap_or_default();
+    let listed =
+        std::env::join_paths(dirs.iter().cloned().chain(std::env::split_paths(&system))).unwrap();
+    let run = |program: &str, args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_sandgate"))
+            .args(["run", "--no-ui", "--", program])
+            .args(args)
+            .current_dir(&tree.ws)
+            .env("HOME", &tree.home)
+            .env("PATH", &listed)
+            .env("SANDGATE_AUDIT", "off")
+            .env("SANDGATE_SANDBOX", "1")
+            .env_remove("SANDGATE_CONFIG")
+            .env_remove("TMPDIR")
+            .output_within(DEADLINE)
+            .unwrap();
+        assert!(out.status.success(), "{}", run_common::text(&out.stderr));
+        run_common::text(&out.stdout).trim().to_string()
+    };
+    assert_eq!(
+        run("prog", &[]),
+        format!("found {}", dirs[2].join("prog").display())
+    );
+    // `$0` of `bash -c` is the name the program was started under.
+    assert_eq!(run("bash", &["-c", "echo \"$0\""]), "bash");
+}

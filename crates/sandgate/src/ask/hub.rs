@@ -68,10 +68,7 @@ impl Routes {
 }
 
 fn find_program(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|p| p.is_file())
+    crate::program::find(std::ffi::OsStr::new(name))
 }
 
 struct Entry {

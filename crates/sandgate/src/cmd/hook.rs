@@ -374,14 +374,7 @@ fn uninstall(global: &GlobalArgs, place: &Place) -> ExitCode {
 
 /// Whether `program` is found on `PATH`.
 fn on_path(program: &str) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    let Some(path) = std::env::var_os("PATH") else {
-        return false;
-    };
-    std::env::split_paths(&path).any(|dir| {
-        std::fs::metadata(dir.join(program))
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    })
+    crate::program::find(std::ffi::OsStr::new(program)).is_some()
 }
 
 /// Whether the program of a hook command can be started.

@@ -9,7 +9,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{IsTerminal, Write};
 use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::net::UnixListener;
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, ExitStatus};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -264,7 +264,16 @@ pub fn run_hosted(global: &GlobalArgs, args: RunArgs, mut host: Option<&mut dyn 
     // `crate::runlink`); made only when the run is armed.
     let link_socket = armed.then(|| open_link(&state)).flatten();
     let new_command = || {
-        let mut command = Command::new(program);
+        // Found here, the program is started by one `exec` (see
+        // `crate::program`), under the name it was given.
+        let mut command = match crate::program::find(program) {
+            Some(path) => {
+                let mut command = Command::new(path);
+                command.arg0(program);
+                command
+            }
+            None => Command::new(program),
+        };
         command.args(program_args);
         if let Some(cwd) = &global.cwd {
             command.current_dir(cwd);
