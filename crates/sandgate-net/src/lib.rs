@@ -36,6 +36,14 @@
 //! - **SOCKS5** (`ALL_PROXY=socks5h://…`), `CONNECT` only, by name or
 //!   address; `BIND` and `UDP ASSOCIATE` are refused.
 //!
+//! Once a connection is decided (and a tunnel's first TLS record checked),
+//! what sandgate read of it already goes to the host first, then the two
+//! sockets are joined, one thread per direction, with `splice(2)` through
+//! a pipe: the bytes stay in the kernel, never copied into sandgate and out
+//! again. Where the kernel cannot splice (`EINVAL`, `ENOSYS`), they go
+//! through a buffer. When one side ends its sending, the other side's
+//! sending is ended (half-close), as a direct connection would.
+//!
 //! ## Direct connects ([`direct`])
 //!
 //! A program that ignores the proxy variables (`curl --noproxy '*'`,
@@ -105,10 +113,11 @@
 pub mod direct;
 pub mod dns;
 mod http;
+mod relay;
 mod socks;
 pub mod tls;
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -516,12 +525,12 @@ pub(crate) fn join_checked<G: Gate + ?Sized>(
     via: Via,
     peer: Option<SocketAddr>,
 ) -> io::Result<()> {
-    let (mut up_r, mut client_w) = (upstream.try_clone()?, client.try_clone()?);
+    let (up_r, client_w) = (upstream.try_clone()?, client.try_clone()?);
     let down = std::thread::Builder::new()
         .name("sandgate-proxy-down".into())
         .stack_size(64 * 1024)
         .spawn(move || {
-            let _ = copy(&mut up_r, &mut client_w);
+            let _ = relay::relay(&up_r, &client_w);
             let _ = client_w.shutdown(Shutdown::Write);
         })?;
     let mut client_r = client;
@@ -531,7 +540,7 @@ pub(crate) fn join_checked<G: Gate + ?Sized>(
     match check_server_name(gate, sent, &mut client_r, target, port, via, peer) {
         Ok(start) => {
             if up_w.write_all(&start).is_ok() && !start.is_empty() {
-                let _ = copy(&mut client_r, &mut up_w);
+                let _ = relay::relay(&client_r, &up_w);
             }
             let _ = up_w.shutdown(Shutdown::Write);
         }
@@ -551,32 +560,16 @@ pub(crate) fn join(client: TcpStream, upstream: TcpStream, start: &[u8]) -> io::
     if !start.is_empty() {
         up.write_all(start)?;
     }
-    let (mut client_r, mut up_w) = (client.try_clone()?, up.try_clone()?);
+    let (client_r, up_w) = (client.try_clone()?, up.try_clone()?);
     let forward = std::thread::Builder::new()
         .name("sandgate-proxy-up".into())
         .stack_size(64 * 1024)
         .spawn(move || {
-            let _ = copy(&mut client_r, &mut up_w);
+            let _ = relay::relay(&client_r, &up_w);
             let _ = up_w.shutdown(Shutdown::Write);
         })?;
-    let mut client_w = client;
-    let _ = copy(&mut up, &mut client_w);
-    let _ = client_w.shutdown(Shutdown::Write);
+    let _ = relay::relay(&up, &client);
+    let _ = client.shutdown(Shutdown::Write);
     let _ = forward.join();
     Ok(())
-}
-
-fn copy(from: &mut TcpStream, to: &mut TcpStream) -> io::Result<u64> {
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut total = 0;
-    loop {
-        let n = match from.read(&mut buf) {
-            Ok(0) => return Ok(total),
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        to.write_all(&buf[..n])?;
-        total += n as u64;
-    }
 }

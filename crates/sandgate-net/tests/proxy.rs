@@ -519,3 +519,191 @@ fn ipv6_literals_are_held_like_ipv4() {
     // six.test resolves to ::1, which is not listed for it as a name.
     assert!(tunnel(&format!("six.test:{echo}")).starts_with("HTTP/1.1 403"));
 }
+
+/// Patterned bytes (no TLS record type first, so the tunnel's server-name
+/// check lets them through as another protocol), `seed` telling sides apart.
+fn pattern(size: usize, seed: u32) -> Vec<u8> {
+    (0..size as u32)
+        .map(|i| (i.wrapping_mul(31).wrapping_add(seed) % 251) as u8)
+        .collect()
+}
+
+/// A TCP server that sends back everything it gets, then ends its side
+/// when the client ends its own (each connection on a thread).
+fn mirror_server() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            std::thread::spawn(move || {
+                stream
+                    .set_read_timeout(Some(Duration::from_secs(60)))
+                    .unwrap();
+                let mut buf = vec![0u8; 100_000];
+                let mut w = &stream;
+                while let Ok(n) = (&stream).read(&mut buf) {
+                    if n == 0 || w.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+                let _ = stream.shutdown(std::net::Shutdown::Write);
+            });
+        }
+    });
+    port
+}
+
+/// An HTTP server that answers a `POST` with its body, byte for byte.
+fn body_server() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            std::thread::spawn(move || {
+                stream
+                    .set_read_timeout(Some(Duration::from_secs(60)))
+                    .unwrap();
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut length = 0usize;
+                loop {
+                    let mut h = String::new();
+                    if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                        break;
+                    }
+                    if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                }
+                let mut body = vec![0u8; length];
+                if reader.read_exact(&mut body).is_err() {
+                    return;
+                }
+                let mut w = stream;
+                let _ = write!(
+                    w,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n"
+                );
+                let _ = w.write_all(&body);
+            });
+        }
+    });
+    port
+}
+
+/// Reads up to and with the first empty line (a response head), byte by
+/// byte so nothing after it is taken.
+fn read_head(s: &mut TcpStream) -> String {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        assert_eq!(
+            s.read(&mut byte).unwrap(),
+            1,
+            "the head ended early: {head:?}"
+        );
+        head.push(byte[0]);
+    }
+    String::from_utf8_lossy(&head).into_owned()
+}
+
+/// Sends `up` on `s` from a thread (then ends the sending side) while
+/// reading what comes back until the other side ends; returns that.
+fn exchange(s: TcpStream, up: Vec<u8>) -> Vec<u8> {
+    let mut writer = s.try_clone().unwrap();
+    let sending = std::thread::spawn(move || {
+        writer.write_all(&up).unwrap();
+        writer.shutdown(std::net::Shutdown::Write).unwrap();
+    });
+    let mut got = Vec::new();
+    (&s).read_to_end(&mut got).unwrap();
+    wait::join_within(sending, DEADLINE, "sending through the proxy").unwrap();
+    got
+}
+
+#[test]
+fn megabytes_cross_every_kind_of_connection_both_ways_byte_for_byte() {
+    const SIZE: usize = 8 << 20;
+    let mirror = mirror_server();
+    let web = body_server();
+    let (proxy, _) = start_proxy(
+        &[
+            format!("allowed.test:{mirror}"),
+            format!("127.0.0.1:{mirror}"),
+            format!("127.0.0.1:{web}"),
+        ],
+        &[],
+        None,
+    );
+    let open = || {
+        let s = TcpStream::connect(("127.0.0.1", proxy)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        s.set_write_timeout(Some(Duration::from_secs(60))).unwrap();
+        s
+    };
+
+    // A CONNECT tunnel: what the client sends comes back whole, and the
+    // end of its sending side reaches the host and comes back as the end.
+    let mut s = open();
+    write!(s, "CONNECT allowed.test:{mirror} HTTP/1.1\r\n\r\n").unwrap();
+    assert!(read_head(&mut s).starts_with("HTTP/1.1 200"));
+    let sent = pattern(SIZE, 1);
+    let got = exchange(s, sent.clone());
+    assert_eq!(got.len(), SIZE, "a CONNECT tunnel lost or added bytes");
+    assert!(got == sent, "a CONNECT tunnel changed bytes");
+
+    // The first bytes in the same write as the CONNECT (read with its
+    // head, before the tunnel was joined) go first.
+    let mut s = open();
+    let sent = pattern(SIZE, 2);
+    let mut first = format!("CONNECT 127.0.0.1:{mirror} HTTP/1.1\r\n\r\n").into_bytes();
+    first.extend_from_slice(&sent[..1000]);
+    s.write_all(&first).unwrap();
+    assert!(read_head(&mut s).starts_with("HTTP/1.1 200"));
+    let got = exchange(s, sent[1000..].to_vec());
+    assert!(
+        got == sent,
+        "the bytes sent with the CONNECT were lost or moved"
+    );
+
+    // SOCKS5 by name.
+    let mut s = open();
+    s.write_all(&[5, 1, 0]).unwrap();
+    let mut reply = [0u8; 2];
+    s.read_exact(&mut reply).unwrap();
+    assert_eq!(reply, [5, 0]);
+    let mut request = vec![5, 1, 0, 3, b"allowed.test".len() as u8];
+    request.extend_from_slice(b"allowed.test");
+    request.extend_from_slice(&mirror.to_be_bytes());
+    s.write_all(&request).unwrap();
+    let mut reply = [0u8; 10];
+    s.read_exact(&mut reply).unwrap();
+    assert_eq!(reply[1], 0, "SOCKS5 refused: {reply:?}");
+    let sent = pattern(SIZE, 3);
+    let got = exchange(s, sent.clone());
+    assert!(got == sent, "a SOCKS5 connection lost or changed bytes");
+
+    // A plain HTTP POST: the body up (the part read with the head first),
+    // the answer down.
+    let s = open();
+    let body = pattern(SIZE, 4);
+    let mut request = format!(
+        "POST http://127.0.0.1:{web}/up HTTP/1.1\r\nHost: 127.0.0.1:{web}\r\n\
+         Content-Length: {SIZE}\r\n\r\n"
+    )
+    .into_bytes();
+    request.extend_from_slice(&body);
+    s.set_nodelay(true).unwrap();
+    let got = exchange(s, request);
+    let split = got
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a response head");
+    let head = String::from_utf8_lossy(&got[..split]);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        got[split + 4..] == body[..],
+        "a plain request's body lost or changed bytes"
+    );
+}
