@@ -113,6 +113,7 @@
 pub mod direct;
 pub mod dns;
 mod http;
+mod pool;
 mod relay;
 mod socks;
 pub mod tls;
@@ -232,32 +233,62 @@ impl Refused {
     }
 }
 
-/// Serve `listener` until it fails: each connection on a thread of its own.
-/// Returns when `accept` fails for good (the listener was closed).
+/// Serve `listener` until it fails. Returns when `accept` fails for good
+/// (the listener was closed).
+///
+/// The threads that serve connections accept them too: a thread waiting in
+/// `accept` serves the connection it gets itself (no hand-over to another
+/// thread), after making sure another thread waits in `accept` meanwhile
+/// (an idle one of [`pool`], or a new one). Done, it waits for the next
+/// connection again, or, with two others waiting already, goes back to the
+/// pool. The caller's thread is one of them, and stays until the end.
 pub fn serve<G: Gate>(listener: TcpListener, gate: Arc<G>) -> io::Result<()> {
-    let active = Arc::new(AtomicUsize::new(0));
+    let acceptors = Arc::new(Acceptors {
+        listener,
+        gate,
+        waiting: AtomicUsize::new(0),
+        active: AtomicUsize::new(0),
+    });
+    accept(&acceptors, true)
+}
+
+/// What the threads accepting on one listener share.
+struct Acceptors<G> {
+    listener: TcpListener,
+    gate: Arc<G>,
+    /// Threads waiting in `accept`.
+    waiting: AtomicUsize,
+    /// Connections being served.
+    active: AtomicUsize,
+}
+
+/// Accept and serve connections, until `accept` fails for good, or, unless
+/// `for_good`, until enough other threads accept.
+fn accept<G: Gate>(acceptors: &Arc<Acceptors<G>>, for_good: bool) -> io::Result<()> {
     loop {
-        let (stream, peer) = match listener.accept() {
+        acceptors.waiting.fetch_add(1, Ordering::SeqCst);
+        let accepted = acceptors.listener.accept();
+        let others = acceptors.waiting.fetch_sub(1, Ordering::SeqCst) - 1;
+        let (stream, peer) = match accepted {
             Ok(s) => s,
             Err(e) if retry_accept(&e) => continue,
             Err(e) => return Err(e),
         };
-        if active.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
-            drop(stream);
-            continue;
+        if others == 0 {
+            // Nobody else accepts while this connection is served: one more.
+            let next = Arc::clone(acceptors);
+            let _ = pool::run(Box::new(move || {
+                let _ = accept(&next, false);
+            }));
         }
-        active.fetch_add(1, Ordering::SeqCst);
-        let gate = Arc::clone(&gate);
-        let active_thread = Arc::clone(&active);
-        let spawned = std::thread::Builder::new()
-            .name("sandgate-proxy".into())
-            .stack_size(256 * 1024)
-            .spawn(move || {
-                let _ = handle(stream, Some(peer), &*gate);
-                active_thread.fetch_sub(1, Ordering::SeqCst);
-            });
-        if spawned.is_err() {
-            active.fetch_sub(1, Ordering::SeqCst);
+        if acceptors.active.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+            drop(stream);
+        } else {
+            let _ = handle(stream, Some(peer), &*acceptors.gate);
+        }
+        acceptors.active.fetch_sub(1, Ordering::SeqCst);
+        if !for_good && acceptors.waiting.load(Ordering::SeqCst) >= 2 {
+            return Ok(());
         }
     }
 }
@@ -526,13 +557,10 @@ pub(crate) fn join_checked<G: Gate + ?Sized>(
     peer: Option<SocketAddr>,
 ) -> io::Result<()> {
     let (up_r, client_w) = (upstream.try_clone()?, client.try_clone()?);
-    let down = std::thread::Builder::new()
-        .name("sandgate-proxy-down".into())
-        .stack_size(64 * 1024)
-        .spawn(move || {
-            let _ = relay::relay(&up_r, &client_w);
-            let _ = client_w.shutdown(Shutdown::Write);
-        })?;
+    let down = beside(move || {
+        let _ = relay::relay(&up_r, &client_w);
+        let _ = client_w.shutdown(Shutdown::Write);
+    })?;
     let mut client_r = client;
     let mut up_w = upstream;
     // The program may wait for the host to speak first, for as long as it likes.
@@ -549,7 +577,7 @@ pub(crate) fn join_checked<G: Gate + ?Sized>(
             let _ = client_r.shutdown(Shutdown::Both);
         }
     }
-    let _ = down.join();
+    down.wait();
     Ok(())
 }
 
@@ -561,15 +589,32 @@ pub(crate) fn join(client: TcpStream, upstream: TcpStream, start: &[u8]) -> io::
         up.write_all(start)?;
     }
     let (client_r, up_w) = (client.try_clone()?, up.try_clone()?);
-    let forward = std::thread::Builder::new()
-        .name("sandgate-proxy-up".into())
-        .stack_size(64 * 1024)
-        .spawn(move || {
-            let _ = relay::relay(&client_r, &up_w);
-            let _ = up_w.shutdown(Shutdown::Write);
-        })?;
+    let forward = beside(move || {
+        let _ = relay::relay(&client_r, &up_w);
+        let _ = up_w.shutdown(Shutdown::Write);
+    })?;
     let _ = relay::relay(&up, &client);
     let _ = client.shutdown(Shutdown::Write);
-    let _ = forward.join();
+    forward.wait();
     Ok(())
+}
+
+/// Work running on a thread of the pool beside the caller's.
+struct Beside(std::sync::mpsc::Receiver<()>);
+
+impl Beside {
+    /// Wait until it is done (or ended by a panic).
+    fn wait(self) {
+        let _ = self.0.recv();
+    }
+}
+
+/// Run `work` on a thread of the pool, beside the caller's.
+fn beside(work: impl FnOnce() + Send + 'static) -> io::Result<Beside> {
+    let (done, finished) = std::sync::mpsc::sync_channel(1);
+    pool::run(Box::new(move || {
+        work();
+        let _ = done.send(());
+    }))?;
+    Ok(Beside(finished))
 }
