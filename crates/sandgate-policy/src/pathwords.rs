@@ -28,8 +28,8 @@ use crate::decision::{Access, Part, PartKind, RuleRef, Verdict};
 use crate::disk::{Disk, Entry, Kind};
 use crate::gate::Gate;
 use crate::request::Context;
-use crate::shell::reads::file_url_path;
-use crate::shell::registry::{Chdir, Special};
+use crate::shell::reads::{file_url_path, Move};
+use crate::shell::registry::Special;
 use crate::shell::{self, Analysis, ShellWord, SimpleCommand};
 
 mod lines;
@@ -102,17 +102,12 @@ impl Places {
         places
     }
 
-    /// Adds the directory `c` moves to, if it is a `cd`, `pushd` or `popd`.
+    /// Adds the directory `c` moves to, if it is a `cd`, `pushd` or `popd`
+    /// (read by the shell analysis, [`shell::reads::directory_change`]).
     fn follow(&mut self, c: &SimpleCommand) {
         let Some(at) = c.command_at else { return };
-        let name = basename(&c.words[at].text);
-        let chdir = entry_named(name).and_then(|e| {
-            e.special.iter().find_map(|s| match s {
-                Special::ChangesDirectory(how) => Some(*how),
-                _ => None,
-            })
-        });
-        let Some(chdir) = chdir else {
+        let texts: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
+        let Some(change) = shell::reads::directory_change(&texts, at) else {
             return;
         };
         // Past the bound the line is already unknown (see below): more
@@ -120,31 +115,27 @@ impl Places {
         if self.dirs.len() > MAX_DIRS {
             return;
         }
-        let operand = if chdir == Chdir::Cd {
-            // `cd [-L|-P [-e]] [-@] [DIR]`, as its grammar reads it.
-            let texts: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
-            let first = shell::options::parse_command(&texts, at, None)
-                .operands()
-                .first()
-                .copied();
-            first.map(|i| &c.words[i])
-        } else {
-            // `pushd [-n] [+N | -N | DIR]`: any word but `--` is the operand,
-            // and one that starts with `-` or `+` leaves the directory unknown.
-            let args = &c.words[at + 1..];
-            let skip = usize::from(args.first().is_some_and(|w| w.text == "--"));
-            args.get(skip)
-        };
-        let target = match (chdir, operand) {
-            (Chdir::Popd, _) => None,
-            (Chdir::Cd, None) => self.home.clone().map(|h| h.to_string_lossy().into_owned()),
-            (Chdir::Pushd, None) => None,
-            (_, Some(w)) if w.text == "-" || w.text.starts_with(['+', '-']) => None,
-            (_, Some(w)) => match self.expand(w) {
+        // `None`: it stays; `Some(None)`: where it goes is not known.
+        let mut target = match change.to {
+            Move::Stays => None,
+            Move::Home => Some(self.home.clone().map(|h| h.to_string_lossy().into_owned())),
+            Move::To(i) => Some(match self.expand(&c.words[i]) {
                 Expansion::Known(t) => Some(t),
                 _ => None,
-            },
+            }),
+            Move::Unknown => Some(None),
         };
+        // zsh reads `cd OLD NEW` and `pushd OLD NEW` (`pushd -n DIR` among
+        // them) as the working directory with OLD replaced by NEW: unknown
+        // when a directory the line may be in holds OLD, or the line moved
+        // before (zsh's `$PWD` keeps the names it went through).
+        if let Some(old) = change.zsh_old.map(|i| &c.words[i]) {
+            let holds = |d: &PathBuf| d.to_string_lossy().contains(old.text.as_str());
+            if old.expansion || self.dirs.len() > 1 || self.dirs.iter().any(holds) {
+                target = Some(None);
+            }
+        }
+        let Some(target) = target else { return };
         let Some(target) = target else {
             self.unknown
                 .get_or_insert_with(|| format!("`{}` changes the directory", c.normalized));

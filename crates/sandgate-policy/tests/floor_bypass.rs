@@ -54,6 +54,30 @@ const CASES: &[(&str, Verdict, &str)] = &[
     ("export CDPATH=~; cd .aws && cat credentials", Deny, "floor"),
     ("CDPATH=/tmp:~ cd .ssh && cat id_rsa", Deny, "floor"),
     ("CDPATH=:~ pushd .ssh && cat id_rsa", Deny, "floor"),
+    // pushd and popd as bash reads them: `-n` keeps the directory, `--`
+    // makes the next word the directory, `+N` / `-N` rotate the stack.
+    ("CDPATH=~ pushd -- .ssh && cat id_rsa", Deny, "floor"),
+    ("CDPATH=~ pushd -n .ssh && cat id_rsa", Allow, ""),
+    ("CDPATH=~ pushd -n -- .ssh && cat notes.txt", Allow, ""),
+    ("pushd +1 && cat id_rsa", Ask, "changes the directory"),
+    ("pushd -1 && cat id_rsa", Ask, "changes the directory"),
+    ("pushd -- - && cat id_rsa", Ask, "changes the directory"),
+    ("popd -n && cat notes.txt", Allow, ""),
+    ("popd -- -n && cat id_rsa", Ask, "changes the directory"),
+    // zsh reads `cd OLD NEW` as the directory with OLD replaced by NEW:
+    // `project` → `.ssh` lands in the floor.
+    (
+        "cd project .ssh && cat id_rsa",
+        Ask,
+        "changes the directory",
+    ),
+    (
+        "pushd project .ssh && cat id_rsa",
+        Ask,
+        "changes the directory",
+    ),
+    ("pushd -n project && cat id_rsa", Allow, ""),
+    ("pushd -n src && cat notes.txt", Allow, ""),
     ("CDPATH=$X cd .ssh && cat id_rsa", Ask, "CDPATH"),
     ("CDPATH+=:~; cd .ssh && cat id_rsa", Ask, "CDPATH"),
     ("read CDPATH; cd .ssh && cat id_rsa", Ask, "CDPATH"),

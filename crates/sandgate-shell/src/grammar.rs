@@ -72,6 +72,11 @@ pub enum ValueKind {
     /// Only attached (`--backup=numbered`, `-i.bak`); a bare `--backup`
     /// never takes the next word (but see [`ParserKind::Argparse`]).
     Optional,
+    /// The next word (`x;` in a short option string), unless that word
+    /// starts with `-` or `+`: then none, and that word is read as options.
+    /// bash's `set -o` and `set +o` take no name so (they print the
+    /// settings), and `set -o -o globstar` sets `globstar`.
+    UnlessOption,
 }
 
 /// One program's option grammar.

@@ -341,7 +341,15 @@ fn parse_shell(grammar: &Grammar, words: &[&str], start: usize) -> Parsed {
                 push_short(&mut out, &UNKNOWN, c, i, None);
                 continue;
             }
-            if grammar.short_kind(c) != Some(ValueKind::Required) {
+            let kind = grammar.short_kind(c);
+            let named = match kind {
+                Some(ValueKind::Required) => true,
+                Some(ValueKind::UnlessOption) => {
+                    words.get(next).is_some_and(|w| !w.starts_with(['-', '+']))
+                }
+                _ => false,
+            };
+            if !named {
                 push_short(&mut out, grammar, c, i, None);
                 continue;
             }
@@ -407,7 +415,7 @@ fn parse_long(grammar: &Grammar, words: &[&str], i: usize, long: &str, out: &mut
     };
     let mut next = i + 1;
     let value = match (attached, kind) {
-        (Some(offset), ValueKind::Required | ValueKind::Optional) => {
+        (Some(offset), ValueKind::Required | ValueKind::Optional | ValueKind::UnlessOption) => {
             Some(Value { word: i, offset })
         }
         (Some(_), ValueKind::None) => None,
@@ -449,8 +457,12 @@ fn parse_cluster(grammar: &Grammar, words: &[&str], i: usize, out: &mut Parsed) 
     let t = words[i];
     for (pos, c) in t.char_indices().skip(1) {
         let rest = pos + c.len_utf8();
-        match grammar.short_kind(c) {
-            Some(ValueKind::Required) => {
+        let kind = grammar.short_kind(c);
+        let unless_option = kind == Some(ValueKind::UnlessOption)
+            && (rest < t.len() || words.get(i + 1).is_none_or(|w| w.starts_with(['-', '+'])));
+        match kind {
+            _ if unless_option => push_short(out, grammar, c, i, None),
+            Some(ValueKind::Required | ValueKind::UnlessOption) => {
                 let (value, next) = if rest < t.len() {
                     (
                         Some(Value {
@@ -509,12 +521,17 @@ impl Grammar {
     /// not know it.
     pub fn short_kind(&self, c: char) -> Option<ValueKind> {
         let s = self.short;
-        let pos = s.char_indices().find(|(_, x)| *x == c && c != ':')?.0;
+        let pos = s
+            .char_indices()
+            .find(|(_, x)| *x == c && !matches!(c, ':' | ';'))?
+            .0;
         let after = &s[pos + c.len_utf8()..];
         Some(if after.starts_with("::") {
             ValueKind::Optional
         } else if after.starts_with(':') {
             ValueKind::Required
+        } else if after.starts_with(';') {
+            ValueKind::UnlessOption
         } else {
             ValueKind::None
         })
@@ -725,6 +742,42 @@ mod tests {
         assert_eq!(read("env -i ls -l").1, ["ls", "-l"]);
         assert_eq!(read("tar czf out.tgz dir").0, ["-c", "-z", "-f=out.tgz"]);
         assert_eq!(read("tar czf out.tgz dir").1, ["dir"]);
+    }
+
+    /// `x;` takes the next word unless it starts with `-` or `+`, in a
+    /// shell's loop (bash's `set -o -o NAME`) and in getopt's alike.
+    #[test]
+    fn a_value_unless_the_next_word_is_an_option() {
+        for parser in [ParserKind::Ash, ParserKind::Gnu] {
+            let g = Grammar {
+                program: "x",
+                subcommand: None,
+                parser,
+                short: "o;e",
+                long: "",
+                old_style: false,
+                plus: "o",
+            };
+            let texts = |line: &str| {
+                let w = split(line);
+                let p = parse(&g, &w, 1);
+                let values: Vec<String> = p.values("-o").map(|v| v.text(&w).to_string()).collect();
+                let ops: Vec<String> = p.operands().iter().map(|&i| w[i].to_string()).collect();
+                (values, ops, p.has("-e"))
+            };
+            let none: Vec<String> = Vec::new();
+            assert_eq!(texts("x -o n"), (vec!["n".into()], none.clone(), false));
+            assert_eq!(texts("x -o -o n"), (vec!["n".into()], none.clone(), false));
+            assert_eq!(texts("x -o -e n"), (none.clone(), vec!["n".into()], true));
+            // A shell's letter takes the next word, getopt's the rest of its own.
+            let cluster = texts("x -oe n");
+            if parser == ParserKind::Ash {
+                assert_eq!(cluster, (vec!["n".into()], none.clone(), true));
+            } else {
+                assert_eq!(cluster, (none.clone(), vec!["n".into()], true));
+            }
+            assert_eq!(texts("x -o -- n"), (none.clone(), vec!["n".into()], false));
+        }
     }
 
     /// Every optional-value option of every program read by getopt_long or

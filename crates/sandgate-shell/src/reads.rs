@@ -5,13 +5,14 @@
 //! own (`curl -d @FILE`, [`FileForm`], [`file_values`]), interpreters that
 //! read their program from standard input ([`Interpreter`]); beside them,
 //! what is not about one program: shell settings that widen what a pattern
-//! matches ([`GLOB_OPTIONS`]), and the commands that make symlinks. The
+//! matches ([`GLOB_OPTIONS`]), where `cd`, `pushd` and `popd` move
+//! ([`directory_change`]), and the commands that make symlinks. The
 //! functions here read words; they know nothing of the disk.
 
 pub use super::entry::{FileForm, Interpreter, Reach, RecursiveReader, Roots};
 use super::options::{grammar_of, parse, parse_command, Arg, ValueKind, UNKNOWN};
 use super::programs::subcommand_at;
-use super::registry::{entry_named, without_version, GlobOptions, Special};
+use super::registry::{entry_named, without_version, Chdir, GlobOptions, Special};
 
 /// The trees `words[at..]` reads (indices into `words`; `None` for the
 /// working directory when no tree is named), whether it reads dot-files and
@@ -309,6 +310,77 @@ pub fn glob_widening(words: &[&str], expansion: &[bool], at: usize) -> Option<St
         }
     }
     None
+}
+
+/// Where a `cd`, `pushd` or `popd` leaves the shell, as bash reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Move {
+    /// Where it was: `pushd -n DIR`, `popd -n`, or a line bash refuses
+    /// without moving (`pushd A B`: too many arguments).
+    Stays,
+    /// To `$HOME` (`cd` alone).
+    Home,
+    /// To the directory the word at this index names (`cd DIR`, `pushd --
+    /// -dir`).
+    To(usize),
+    /// Somewhere known only when it runs: `popd`, `pushd` alone (it swaps
+    /// the stack's top two), `pushd +N` / `-N` (it rotates the stack), `cd -`
+    /// and `pushd -` (the previous directory), an option bash refuses that
+    /// another shell reads (zsh's `pushd -q DIR`).
+    Unknown,
+}
+
+/// What a `cd`, `pushd` or `popd` does to the working directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DirectoryChange {
+    /// Where bash leaves it.
+    pub to: Move,
+    /// The word zsh reads as OLD in its `cd OLD NEW` / `pushd OLD NEW`
+    /// (the working directory with OLD replaced by NEW), bash's `pushd -n
+    /// DIR` among them: the second to last word when there are two or more
+    /// after the name. When the directory holds that text, zsh moves where
+    /// bash does not.
+    pub zsh_old: Option<usize>,
+}
+
+/// What the command `words[at..]` does to the working directory, if it is
+/// a `cd`, `pushd` or `popd` ([`Special::ChangesDirectory`]), its options
+/// read by the one argv parser with its entry's grammar.
+pub fn directory_change(words: &[&str], at: usize) -> Option<DirectoryChange> {
+    let name = words[at].rsplit('/').next().unwrap_or(words[at]);
+    let how = entry_named(name)?.special.iter().find_map(|s| match s {
+        Special::ChangesDirectory(how) => Some(*how),
+        _ => None,
+    })?;
+    let parsed = parse_command(words, at, None);
+    let operands = parsed.operands();
+    let after_dashes = |i: usize| parsed.end_of_options.is_some_and(|e| i > e);
+    let unknown_option = parsed.args.iter().any(|a| matches!(a, Arg::Unknown { .. }));
+    let to = match how {
+        // `cd [-L|-P [-e]] [-@] [DIR]`: the first operand; a `-`, `+N` or
+        // `-N` word is left unknown.
+        Chdir::Cd => match operands.first() {
+            None => Move::Home,
+            Some(&i) if words[i].starts_with(['+', '-']) => Move::Unknown,
+            Some(&i) => Move::To(i),
+        },
+        Chdir::Pushd if parsed.has("-n") => Move::Stays,
+        Chdir::Pushd if unknown_option => Move::Unknown,
+        Chdir::Pushd => match operands[..] {
+            [] => Move::Unknown,
+            // `pushd -` is `cd -`, even after `--`.
+            [i] if words[i] == "-" => Move::Unknown,
+            [i] if words[i].starts_with(['+', '-']) && !after_dashes(i) => Move::Unknown,
+            [i] => Move::To(i),
+            // bash: too many arguments.
+            _ => Move::Stays,
+        },
+        Chdir::Popd if parsed.has("-n") => Move::Stays,
+        Chdir::Popd => Move::Unknown,
+    };
+    let args = words.len() - at - 1;
+    let zsh_old = (how != Chdir::Popd && args >= 2).then(|| words.len() - 2);
+    Some(DirectoryChange { to, zsh_old })
 }
 
 /// The operands of `ln -s` / `cp -s` that name the symlinks made, as

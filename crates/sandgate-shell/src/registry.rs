@@ -21,18 +21,32 @@
 //! (the `options` module) reads commands with the entry's grammar, a shell's
 //! own options included (`bash -oO pipefail dotglob -c`, `+c`, `-norc`,
 //! `fish -c A -c B`: [`ParserKind::Bash`], [`ParserKind::Ash`],
-//! [`ParserKind::Ksh`], and fish's `getopt_long`), and `set`'s, `shopt`'s,
-//! `trap`'s and `cd`'s; what the options mean (which one gives the script,
-//! reads from input, runs startup files, sets a pattern option, prints
-//! instead of setting a trap) is named by the entry's `shell` and
-//! [`Special`]. Still read without a grammar: `pushd`'s and `popd`'s
-//! operand (`pathwords`: any `-`/`+` word leaves the directory unknown),
-//! and words scanned whole by code, wider than any option parser reads
-//! them: git's `--format`/`--pretty` values (the entry's `asking_values`,
-//! on every subcommand, attached or not), pnpm's `--config.KEY` words
-//! (`asking_prefixes`: a family of options no grammar string
-//! names), the clusters `programs::spelled` writes out for deny rules, and
-//! `find`'s expression (a language of its own, not options).
+//! [`ParserKind::Ksh`], and fish's `getopt_long`), and `set`'s (`o;`: bash's
+//! `set -o -o globstar`), `shopt`'s, `trap`'s, and `cd`'s, `pushd`'s and
+//! `popd`'s (`reads::directory_change`: `pushd -n DIR` stays, `pushd --
+//! -dir` moves, `+N`/`-N` leave the directory unknown); what the options
+//! mean (which one gives the script, reads from input, runs startup files,
+//! sets a pattern option, prints instead of setting a trap, keeps the
+//! directory) is named by the entry's `shell` and [`Special`].
+//!
+//! Still read by code rather than by the parser, because the parser would
+//! read less, and the gate reads wider on purpose (fail closed):
+//! - git's `--format`/`--pretty` values (the entry's `asking_values`): every
+//!   word after `git` is scanned, attached or not, so the option is seen
+//!   after a subcommand that has no grammar (an alias: `git l
+//!   --format=%G?`), after `--` and as another option's value; the parser
+//!   reads it only where a subcommand's grammar names it.
+//! - pnpm's `--config.KEY` words (`asking_prefixes`): a family of options,
+//!   one per KEY, that no grammar string can name; any word with the prefix
+//!   counts, also after `--` or a script's name.
+//! - The clusters `programs::spelled` writes out for deny rules: a word of
+//!   the entry's flag letters is split even where the grammar reads it as
+//!   another option's value (`git push -o -f`), so a deny rule matches it.
+//! - `find`'s expression (`-name P`, `-exec CMD ;`, `( … )`): a language of
+//!   its own, not options; find stops its options at the first word that is
+//!   not `-H`, `-L`, `-P`, `-D LIST` or `-OLEVEL`, which getopt would read
+//!   as a cluster (`-name`), so those are read with the grammar's letters
+//!   one word at a time (`reads`' `find_start_points`).
 //!
 //! A facet still spells its program's name (`writer("cp", …)` in `cp`'s
 //! entry); a test checks that it is the entry's.
@@ -51,7 +65,8 @@
 //! running bash 5.2, dash 0.5.12, busybox 1.35 ash, zsh 5.9, mksh R59c and
 //! fish 3.6 (`tests/shell_options.rs` runs them); the others from their
 //! manuals. A short option string is `getopt`'s: a letter alone is a
-//! flag, `x:` takes a value, `x::` takes one only attached (`-xVALUE`). Long
+//! flag, `x:` takes a value, `x::` takes one only attached (`-xVALUE`), and
+//! `x;` the next word unless it starts with `-` or `+` (bash's `set -o`). Long
 //! options are separated by blanks: `name` is a flag, `name=` takes a value,
 //! `name=?` takes one only attached (`--name=VALUE`).
 
@@ -133,7 +148,8 @@ pub enum Shell {
 /// implements it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Special {
-    /// Changes the working directory of the commands after it: the policy's
+    /// Changes the working directory of the commands after it, reading its
+    /// options with its grammar (`reads::directory_change`); the policy's
     /// path checks follow it (`pathwords`, `Places::follow`).
     ChangesDirectory(Chdir),
     /// Adds words read from its input to the command it runs, or puts them
@@ -201,9 +217,12 @@ pub enum Special {
 pub enum Chdir {
     /// `cd [-L|-P|-e|-@] [DIR]`: options first; no directory is `$HOME`.
     Cd,
-    /// `pushd [DIR|+N|-N]`: no directory swaps the top two.
+    /// `pushd [-n] [+N | -N | DIR]`: `-n` keeps the directory, `+N` / `-N`
+    /// rotate the stack and no operand swaps its top two (known only when
+    /// it runs), `--` makes the next word the directory.
     Pushd,
-    /// `popd`: the directory is only known at run time.
+    /// `popd [-n] [+N | -N]`: `-n` keeps the directory; otherwise it is
+    /// only known at run time.
     Popd,
 }
 
@@ -459,13 +478,19 @@ const FISH: Grammar = stop(
 );
 
 /// bash's `set` (`help set`), with ksh's `-G` and zsh's letters read as
-/// flags: `-o NAME` / `+o NAME` take the next word in turn. `-O NAME` is
-/// read so too (no shell's `set` has it; reading it wider only makes more
-/// commands widen patterns).
+/// flags: `-o NAME` / `+o NAME` take the next word in turn, unless it starts
+/// with `-` or `+` (`o;`): bash's `set -o` then takes no name and prints the
+/// settings, and reads that word as options (`set -o -o globstar` sets
+/// `globstar`); dash, zsh, mksh and busybox ash take any word as the name
+/// and refuse `-o`, or (mksh's `set -o -f`) set the letter, which reading
+/// the word as options sees too. An empty word is taken as the name, as
+/// mksh and busybox ash take it (bash ends the options there). `-O NAME`
+/// is read as `-o NAME` (no shell's `set` has it; reading it wider only
+/// makes more commands widen patterns).
 const SET: Grammar = shell(
     ParserKind::Ash,
     "set",
-    "abBCeEfGhHkmnpPtTuvxo:O:",
+    "abBCeEfGhHkmnpPtTuvxo;O;",
     "",
     "abBCeEfGhHkmnpPtTuvxoO",
 );
@@ -3039,6 +3064,9 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("pnpx")
     },
     Entry {
+        // bash's `popd` reads every word: `-n`, `+N`, `-N`; `--` ends the
+        // options and the words after it are ignored.
+        grammar: Some(gnu("popd", "n", "")),
         special: &[Special::ChangesDirectory(Chdir::Popd)],
         ..entry("popd")
     },
@@ -3065,6 +3093,9 @@ pub const REGISTRY: &[Entry] = &[
         ..entry("printf")
     },
     Entry {
+        // bash's `pushd`: `-n` words, then one operand (`+N`, `-N`, `-` or
+        // a directory), or `--` and the directory.
+        grammar: Some(stop("pushd", "n", "")),
         special: &[Special::ChangesDirectory(Chdir::Pushd)],
         ..entry("pushd")
     },

@@ -586,7 +586,11 @@ mod registry {
                 );
                 seen.push(name);
             }
-            let letters: Vec<char> = g.short.chars().filter(|c| *c != ':').collect();
+            let letters: Vec<char> = g
+                .short
+                .chars()
+                .filter(|c| !matches!(c, ':' | ';'))
+                .collect();
             for (i, c) in letters.iter().enumerate() {
                 assert!(!letters[..i].contains(c), "`{}`: `-{c}` twice", g.program);
             }
@@ -688,6 +692,9 @@ mod registry {
         assert_eq!(cp.short_kind('y'), None);
         let sed = grammar_of("/bin/sed", None).expect("sed");
         assert_eq!(sed.short_kind('i'), Some(ValueKind::Optional));
+        let set = grammar_of("set", None).expect("set");
+        assert_eq!(set.short_kind('o'), Some(ValueKind::UnlessOption));
+        assert_eq!(set.short_kind(';'), None);
         assert_eq!(cp.resolve_long("pres"), [("preserve", ValueKind::Optional)]);
         assert_eq!(grammar_of("egrep", None).map(|g| g.program), Some("grep"));
         assert_eq!(

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use wait::Bounded;
 
-use sandgate_shell::reads::glob_widening;
+use sandgate_shell::reads::{directory_change, glob_widening, Move};
 use sandgate_shell::{analyse, quote_word, Reason};
 
 /// How the analysis reads where a shell's commands come from.
@@ -474,6 +474,294 @@ fn shopt_and_trap_options_are_read_as_bash_reads_them() {
             if real != runs && !excused {
                 failures.push(format!("`{line}`: bash ran the action {real}"));
             }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// (a `set` command's arguments, whether the one parser reads them as
+/// turning `noglob` on (`-o noglob` or `-f`), wider than bash): bash's `set
+/// -o` and `+o` take no name when the next word is empty or starts with `-`
+/// or `+` (they print the settings), and that word is read as options
+/// (`set -o -o noglob` sets `noglob`). Run by bash, whose reading the
+/// parser follows exactly unless the case is marked wider, and by dash,
+/// zsh, mksh and busybox ash, which refuse most of these lines or (mksh's
+/// `set -o -f`, `set -o '' -o noglob`) set what the parser reads: none may
+/// set `noglob` where the parser does not see it.
+const SET_CASES: &[(&[&str], bool, bool)] = &[
+    (&["-o", "noglob"], true, false),
+    (&["-f"], true, false),
+    (&["-o", "-o", "noglob"], true, false),
+    (&["+o", "-o", "noglob"], true, false),
+    (&["-eo", "-o", "noglob"], true, false),
+    (&["-o", "-o", "-o", "noglob"], true, false),
+    (&["-oo", "noglob"], true, false),
+    (&["-o", "-oo", "noglob"], true, false),
+    (&["-o", "-f"], true, false),
+    (&["-o", "-e", "-o", "noglob"], true, false),
+    (&["-o"], false, false),
+    (&["-o", "-e"], false, false),
+    (&["-o", "--", "noglob"], false, false),
+    (&["-o", "-", "noglob"], false, false),
+    (&["-o", "-", "-o", "noglob"], false, false),
+    // `+o noglob` turns it off: any option named is read as set.
+    (&["-o", "+o", "noglob"], true, true),
+    // bash ends the options at the empty word; mksh and busybox ash take
+    // it as the name and go on.
+    (&["-o", "", "-o", "noglob"], true, true),
+];
+
+/// The shells whose `set` the cases run, as [`run`] starts them.
+const SET_SHELLS: &[&[&str]] = &[
+    &["bash", "-c"],
+    &["dash", "-c"],
+    &["zsh", "-c"],
+    &["mksh", "-c"],
+    &["busybox", "ash", "-c"],
+];
+
+#[test]
+fn set_without_an_option_name_reads_the_next_word_as_options() {
+    let mut failures = Vec::new();
+    let mut present = std::collections::BTreeMap::new();
+    for &(args, sets, wider) in SET_CASES {
+        let mut words = vec!["set"];
+        words.extend(args);
+        let parsed = sandgate_shell::options::parse_command(&words, 0, None);
+        let names_noglob = parsed
+            .values("-o")
+            .chain(parsed.values("+o"))
+            .any(|v| v.text(&words) == "noglob");
+        let got = names_noglob || parsed.has("-f");
+        if got != sets {
+            failures.push(format!(
+                "{words:?}: read as setting noglob {got}, want {sets}"
+            ));
+        }
+        // `.con*` matches the home's `.config` unless `noglob` is on.
+        let script = format!("{} >/dev/null 2>&1; echo .con*", line(&words));
+        for shell in SET_SHELLS {
+            let p = program(shell);
+            if !*present.entry(p).or_insert_with(|| here(p, &mut failures)) {
+                continue;
+            }
+            let mut argv = shell.to_vec();
+            argv.push(&script);
+            let home = home();
+            let out = run(&argv, home.path());
+            let real = out.lines().any(|l| l == ".con*");
+            if !out.lines().any(|l| l == ".con*" || l == ".config") {
+                // A shell that stops at the refused `set` runs nothing after it.
+                if p == "bash" {
+                    failures.push(format!("{words:?}: bash printed {out:?}"));
+                }
+                continue;
+            }
+            let agrees = if p == "bash" && !wider {
+                real == sets
+            } else {
+                !real || sets
+            };
+            if !agrees {
+                failures.push(format!(
+                    "{words:?}: {} set noglob {real}, the parser reads {sets}",
+                    shell.join(" ")
+                ));
+            }
+        }
+    }
+    // A pattern-widening name after a nameless `-o` widens patterns.
+    for line in [
+        "set -o -o globstar",
+        "set +o -o globdots",
+        "set -o -eo dotglob",
+    ] {
+        let words: Vec<&str> = line.split(' ').collect();
+        if glob_widening(&words, &vec![false; words.len()], 0).is_none() {
+            failures.push(format!("`{line}` is not read as widening patterns"));
+        }
+    }
+    for line in ["set -o -- globstar", "set -o - globdots"] {
+        let words: Vec<&str> = line.split(' ').collect();
+        if glob_widening(&words, &vec![false; words.len()], 0).is_some() {
+            failures.push(format!("`{line}` is read as widening patterns"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Where bash is after a `cd`, `pushd` or `popd`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lands {
+    /// Where it started.
+    Stays,
+    /// In the directory the word at this index names.
+    In(usize),
+    /// Somewhere else, known only when it runs (the stack's entries).
+    Elsewhere,
+}
+
+/// (a command, how the analysis reads it, where bash lands, wider than
+/// bash): run by bash in a fresh home holding the directories the words
+/// name, after `pushd -n` has put two directories on its stack. A case
+/// marked wider is one bash refuses: the analysis leaves the directory
+/// unknown, or keeps one bash stays in, where zsh moves.
+const CHDIR_CASES: &[(&[&str], Move, Lands, bool)] = &[
+    (&["pushd", "a"], Move::To(1), Lands::In(1), false),
+    (&["pushd", "-n", "a"], Move::Stays, Lands::Stays, false),
+    (
+        &["pushd", "-n", "-n", "a"],
+        Move::Stays,
+        Lands::Stays,
+        false,
+    ),
+    (
+        &["pushd", "-n", "--", "a"],
+        Move::Stays,
+        Lands::Stays,
+        false,
+    ),
+    (&["pushd", "-n"], Move::Stays, Lands::Stays, false),
+    (&["pushd", "-n", "+1"], Move::Stays, Lands::Stays, false),
+    (&["pushd", "-n", "-1"], Move::Stays, Lands::Stays, false),
+    (&["pushd", "-1", "-n"], Move::Stays, Lands::Stays, false),
+    (&["pushd", "--", "a"], Move::To(2), Lands::In(2), false),
+    (&["pushd", "--", "-d"], Move::To(2), Lands::In(2), false),
+    (&["pushd", "--", "+1"], Move::To(2), Lands::In(2), false),
+    (&["pushd", "--", "-n"], Move::To(2), Lands::In(2), false),
+    (&["pushd", "./-d"], Move::To(1), Lands::In(1), false),
+    (&["pushd", "+1"], Move::Unknown, Lands::Elsewhere, false),
+    (&["pushd", "-1"], Move::Unknown, Lands::Elsewhere, false),
+    (&["pushd", "+0"], Move::Unknown, Lands::Stays, false),
+    (&["pushd"], Move::Unknown, Lands::Elsewhere, false),
+    (&["pushd", "-"], Move::Unknown, Lands::Elsewhere, false),
+    (
+        &["pushd", "--", "-"],
+        Move::Unknown,
+        Lands::Elsewhere,
+        false,
+    ),
+    // Two operands for the parser (too many arguments); bash reads `-n`
+    // after the number: neither moves.
+    (&["pushd", "+1", "-n"], Move::Stays, Lands::Stays, false),
+    // Refused by bash (`-d`: an invalid number; too many arguments).
+    (&["pushd", "-d"], Move::Unknown, Lands::Stays, true),
+    (&["pushd", "-q", "a"], Move::Unknown, Lands::Stays, true),
+    (&["pushd", "a", "b"], Move::Stays, Lands::Stays, false),
+    (&["pushd", "a", "-n"], Move::Stays, Lands::Stays, false),
+    (&["popd"], Move::Unknown, Lands::Elsewhere, false),
+    (&["popd", "+0"], Move::Unknown, Lands::Elsewhere, false),
+    (&["popd", "-n"], Move::Stays, Lands::Stays, false),
+    (&["popd", "-n", "+0"], Move::Stays, Lands::Stays, false),
+    (&["popd", "+0", "-n"], Move::Stays, Lands::Stays, false),
+    (&["popd", "-1", "-n"], Move::Stays, Lands::Stays, false),
+    // After `--` bash ignores the words: a plain `popd`.
+    (
+        &["popd", "--", "-n"],
+        Move::Unknown,
+        Lands::Elsewhere,
+        false,
+    ),
+    (&["cd", "a"], Move::To(1), Lands::In(1), false),
+    (&["cd", "-P", "a"], Move::To(2), Lands::In(2), false),
+    (&["cd", "--", "a"], Move::To(2), Lands::In(2), false),
+];
+
+#[test]
+fn pushd_and_popd_move_as_bash_moves() {
+    let mut failures = Vec::new();
+    let bash = here("bash", &mut failures);
+    for &(argv, want, lands, wider) in CHDIR_CASES {
+        let got = directory_change(argv, 0).map(|c| c.to);
+        if got != Some(want) {
+            failures.push(format!("{argv:?}: read as {got:?}, want {want:?}"));
+        }
+        if !bash {
+            continue;
+        }
+        let home = home();
+        for dir in ["a", "b", "-d", "+1", "-n", "s1", "s2"] {
+            std::fs::create_dir(home.path().join(dir)).unwrap();
+        }
+        let script = format!(
+            "pushd -n \"$HOME/s1\" >/dev/null; pushd -n \"$HOME/s2\" >/dev/null; \
+             cd /; cd \"$HOME\"; {} >/dev/null 2>&1; echo \"AT $PWD\"",
+            line(argv)
+        );
+        let out = run(&["bash", "-c", &script], home.path());
+        let Some(at) = out.lines().find_map(|l| l.strip_prefix("AT ")) else {
+            failures.push(format!("{argv:?}: bash printed {out:?}"));
+            continue;
+        };
+        let real = if Path::new(at) == home.path() {
+            Lands::Stays
+        } else {
+            match argv
+                .iter()
+                .rposition(|w| home.path().join(w) == Path::new(at))
+            {
+                Some(i) => Lands::In(i),
+                None => Lands::Elsewhere,
+            }
+        };
+        if real != lands {
+            failures.push(format!("{argv:?}: bash is in {at}, want {lands:?}"));
+        }
+        // What bash does, the analysis sees: a directory it stays in or
+        // moves to by a word is read so; anything else is unknown.
+        let seen = match (want, real) {
+            (_, _) if wider => true,
+            (Move::Stays, Lands::Stays) => true,
+            (Move::To(i), Lands::In(j)) => i == j,
+            (Move::Unknown, Lands::Elsewhere | Lands::Stays) => true,
+            _ => false,
+        };
+        if !seen {
+            failures.push(format!(
+                "{argv:?}: bash is in {at}, the analysis reads {want:?}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// zsh reads `cd OLD NEW` and `pushd OLD NEW` as the working directory with
+/// OLD replaced by NEW, bash's `pushd -n DIR` among them: the analysis names
+/// the word zsh reads as OLD, and the policy's path checks leave the
+/// directory unknown when the directory holds it.
+#[test]
+fn zsh_reads_two_words_as_a_substitution() {
+    let mut failures = Vec::new();
+    for (argv, old) in [
+        (&["pushd", "-n", "a"][..], Some(1)),
+        (&["cd", "x-n", "xa"], Some(1)),
+        (&["pushd", "-q", "-n", "a"], Some(2)),
+        (&["pushd", "a"], None),
+        (&["popd", "-n", "+1"], None),
+    ] {
+        let got = directory_change(argv, 0).and_then(|c| c.zsh_old);
+        if got != old {
+            failures.push(format!("{argv:?}: zsh's OLD read as {got:?}, want {old:?}"));
+        }
+    }
+    if here("zsh", &mut failures) {
+        let home = home();
+        for dir in ["x-n", "xa"] {
+            std::fs::create_dir(home.path().join(dir)).unwrap();
+        }
+        let out = run(
+            &[
+                "zsh",
+                "-c",
+                "cd x-n && pushd -n a >/dev/null 2>&1; echo \"AT $PWD\"",
+            ],
+            home.path(),
+        );
+        let want = format!("AT {}", home.path().join("xa").display());
+        if !out.lines().any(|l| l == want) {
+            failures.push(format!(
+                "zsh's `pushd -n a` in x-n printed {out:?}, want {want:?}"
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
