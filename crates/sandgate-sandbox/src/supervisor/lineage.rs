@@ -4,16 +4,18 @@
 //!
 //! The run's filter hands every `execve` and `execveat` to the supervisor,
 //! which calls [`Lineage::exec`] and then lets the call continue. For every
-//! process of the tree it records that it has run `exec` (keyed by process
-//! id **and** start time from `/proc/PID/stat`, so that a reused id is never
-//! taken for the process that had it; entries of processes that are gone are
-//! pruned). For a process at its **first** `exec` whose parent is the
-//! program `sandgate run` started (the *top* process, Claude Code), it reads
-//! the arguments the process is about to run ([`read_argv`], with
-//! `process_vm_readv`, while the call waits) and keeps what they are
-//! ([`Spawn`]): Claude Code's `Bash` wrapper around a command
-//! ([`claude_bash_command`]), Claude Code's spawn of `sandgate hook claude`,
-//! or anything else.
+//! child of the top process (below) it records that it has run `exec` (keyed
+//! by process id **and** start time from `/proc/PID/stat`, so that a reused
+//! id is never taken for the process that had it; entries of processes that
+//! are gone are pruned); any other process's `exec` continues after one read
+//! of its parent, since a process that is not a child of the top process
+//! never becomes one (assumptions 2 and 3). For a process at its **first**
+//! `exec` whose parent is the program `sandgate run` started (the *top*
+//! process, Claude Code), it reads the arguments the process is about to
+//! run ([`read_argv`], with `process_vm_readv`, while the call waits) and
+//! keeps what they are ([`Spawn`]): Claude Code's `Bash` wrapper around a
+//! command ([`claude_bash_command`]), Claude Code's spawn of `sandgate hook
+//! claude`, or anything else.
 //!
 //! A pending grant ([`Lineage::register`]: the exact command the person is
 //! asked about in Claude Code's dialog, the paths it will write, a deadline)
@@ -515,6 +517,17 @@ impl Lineage {
     /// `argv`: records it, before the call continues. Returns whether a
     /// pending grant was bound to the process.
     pub fn exec(&self, notif: &Notif, argv: u64) -> bool {
+        // Only a child of the top process can be its spawn, and a process
+        // that is not one never becomes one (assumptions 2 and 3): the
+        // others' `exec`s (a shell's `PATH` search tries one in each
+        // directory) continue after this one read. A thread's `stat` names
+        // its process's parent.
+        let Some(parent) = stat(notif.pid).map(|s| s.ppid) else {
+            return false;
+        };
+        if !self.book().child_of_top(parent) {
+            return false;
+        }
         let Some(pid) = tgid(notif.pid) else {
             return false;
         };
