@@ -77,38 +77,46 @@ fn start_proxy(allow: &[String], deny: &[&str], answer: Option<Verdict>) -> (u16
 
 /// An HTTP server that answers every request with its Host header and path.
 fn http_server() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    serve_each("127.0.0.1:0", 10, |stream| {
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut line = String::new();
+        if reader.read_line(&mut line).is_err() {
+            return;
+        }
+        let path = line.split(' ').nth(1).unwrap_or("").to_string();
+        let mut host = String::new();
+        loop {
+            let mut h = String::new();
+            if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                break;
+            }
+            if let Some(v) = h.to_ascii_lowercase().strip_prefix("host:") {
+                host = v.trim().to_string();
+            }
+        }
+        let body = format!("hello host={host} path={path}\n");
+        let mut w = stream;
+        let _ = write!(
+            w,
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+    })
+}
+
+/// A server on `addr` that hands each connection, with a read timeout of
+/// `timeout` seconds, to `handle` on a thread of its own; its port.
+fn serve_each(addr: &str, timeout: u64, handle: fn(TcpStream)) -> u16 {
+    let listener = TcpListener::bind(addr).unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { continue };
             std::thread::spawn(move || {
                 stream
-                    .set_read_timeout(Some(Duration::from_secs(10)))
+                    .set_read_timeout(Some(Duration::from_secs(timeout)))
                     .unwrap();
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut line = String::new();
-                if reader.read_line(&mut line).is_err() {
-                    return;
-                }
-                let path = line.split(' ').nth(1).unwrap_or("").to_string();
-                let mut host = String::new();
-                loop {
-                    let mut h = String::new();
-                    if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-                        break;
-                    }
-                    if let Some(v) = h.to_ascii_lowercase().strip_prefix("host:") {
-                        host = v.trim().to_string();
-                    }
-                }
-                let body = format!("hello host={host} path={path}\n");
-                let mut w = stream;
-                let _ = write!(
-                    w,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
+                handle(stream);
             });
         }
     });
@@ -117,23 +125,15 @@ fn http_server() -> u16 {
 
 /// A TCP server that sends a banner first, then echoes.
 fn echo_server(addr: &str) -> u16 {
-    let listener = TcpListener::bind(addr).unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            std::thread::spawn(move || {
-                let _ = stream.write_all(b"banner\n");
-                let mut buf = [0u8; 1024];
-                while let Ok(n) = stream.read(&mut buf) {
-                    if n == 0 || stream.write_all(&buf[..n]).is_err() {
-                        break;
-                    }
-                }
-            });
+    serve_each(addr, 60, |mut stream| {
+        let _ = stream.write_all(b"banner\n");
+        let mut buf = [0u8; 1024];
+        while let Ok(n) = stream.read(&mut buf) {
+            if n == 0 || stream.write_all(&buf[..n]).is_err() {
+                break;
+            }
         }
-    });
-    port
+    })
 }
 
 fn curl(args: &[&str]) -> Output {
@@ -531,65 +531,43 @@ fn pattern(size: usize, seed: u32) -> Vec<u8> {
 /// A TCP server that sends back everything it gets, then ends its side
 /// when the client ends its own (each connection on a thread).
 fn mirror_server() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { continue };
-            std::thread::spawn(move || {
-                stream
-                    .set_read_timeout(Some(Duration::from_secs(60)))
-                    .unwrap();
-                let mut buf = vec![0u8; 100_000];
-                let mut w = &stream;
-                while let Ok(n) = (&stream).read(&mut buf) {
-                    if n == 0 || w.write_all(&buf[..n]).is_err() {
-                        break;
-                    }
-                }
-                let _ = stream.shutdown(std::net::Shutdown::Write);
-            });
+    serve_each("127.0.0.1:0", 60, |stream| {
+        let mut buf = vec![0u8; 100_000];
+        let mut w = &stream;
+        while let Ok(n) = (&stream).read(&mut buf) {
+            if n == 0 || w.write_all(&buf[..n]).is_err() {
+                break;
+            }
         }
-    });
-    port
+        let _ = stream.shutdown(std::net::Shutdown::Write);
+    })
 }
 
 /// An HTTP server that answers a `POST` with its body, byte for byte.
 fn body_server() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { continue };
-            std::thread::spawn(move || {
-                stream
-                    .set_read_timeout(Some(Duration::from_secs(60)))
-                    .unwrap();
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut length = 0usize;
-                loop {
-                    let mut h = String::new();
-                    if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-                        break;
-                    }
-                    if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
-                        length = v.trim().parse().unwrap_or(0);
-                    }
-                }
-                let mut body = vec![0u8; length];
-                if reader.read_exact(&mut body).is_err() {
-                    return;
-                }
-                let mut w = stream;
-                let _ = write!(
-                    w,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n"
-                );
-                let _ = w.write_all(&body);
-            });
+    serve_each("127.0.0.1:0", 60, |stream| {
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut length = 0usize;
+        loop {
+            let mut h = String::new();
+            if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                break;
+            }
+            if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap_or(0);
+            }
         }
-    });
-    port
+        let mut body = vec![0u8; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        let mut w = stream;
+        let _ = write!(
+            w,
+            "HTTP/1.1 200 OK\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n"
+        );
+        let _ = w.write_all(&body);
+    })
 }
 
 /// Reads up to and with the first empty line (a response head), byte by

@@ -382,17 +382,11 @@ fn exec_run_holds_ipv6_literals_like_ipv4() {
             let case = format!("{who:?} {mode}");
             let t = tree(who, mode, &[format!("[::1]:{web6}")]);
             // Unconfined, the unlisted port is reached both ways.
-            let plain = t.plain(&["curl", "-sS", "--max-time", "20", &unlisted]);
-            assert!(
-                text(&plain).contains("served /no6"),
-                "{case}: {}",
-                text(&plain)
-            );
-            let plain = t.plain(&["python3", "-c", TCP6_GET, &other6.to_string()]);
-            assert!(
-                text(&plain).contains("served /direct6"),
-                "{case}: {}",
-                text(&plain)
+            ipv6_reached_unconfined(
+                &case,
+                |argv| t.plain(argv),
+                &["curl", "-sS", "--max-time", "20", &unlisted],
+                other6,
             );
             let before = others.load(Ordering::SeqCst);
             let before6 = served6.load(Ordering::SeqCst);

@@ -291,6 +291,21 @@ while not reply.endswith(b"\n"):
 print(reply.decode().strip())
 "#;
 
+/// `sandgate run --no-ui -- ARGS…` in `tree`'s workspace, armed, with its
+/// home and no audit log.
+fn run_in(tree: &Tree, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sandgate"));
+    cmd.args(["run", "--no-ui", "--"])
+        .args(args)
+        .current_dir(&tree.ws)
+        .env("HOME", &tree.home)
+        .env("SANDGATE_AUDIT", "off")
+        .env("SANDGATE_SANDBOX", "1")
+        .env_remove("SANDGATE_CONFIG")
+        .env_remove("TMPDIR");
+    cmd
+}
+
 #[test]
 fn a_request_forged_inside_the_run_is_not_the_hooks_and_asks_nothing_of_the_agent() {
     if !supported() || !python_present() {
@@ -300,14 +315,7 @@ fn a_request_forged_inside_the_run_is_not_the_hooks_and_asks_nothing_of_the_agen
     fs::write(tree.ws.join("forge.py"), FORGE_PY).unwrap();
     let target = tree.out.join("x.txt");
     let command = format!("echo hi > {}", target.display());
-    let out = Command::new(env!("CARGO_BIN_EXE_sandgate"))
-        .args(["run", "--no-ui", "--", "python3", "forge.py", &command])
-        .current_dir(&tree.ws)
-        .env("HOME", &tree.home)
-        .env("SANDGATE_AUDIT", "off")
-        .env("SANDGATE_SANDBOX", "1")
-        .env_remove("SANDGATE_CONFIG")
-        .env_remove("TMPDIR")
+    let out = run_in(&tree, &["python3", "forge.py", &command])
         .output_within(DEADLINE)
         .unwrap();
     let stdout = run_common::text(&out.stdout);
@@ -462,16 +470,8 @@ fn a_program_is_found_on_path_as_exec_would_and_keeps_its_name() {
     let listed =
         std::env::join_paths(dirs.iter().cloned().chain(std::env::split_paths(&system))).unwrap();
     let run = |program: &str, args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_sandgate"))
-            .args(["run", "--no-ui", "--", program])
-            .args(args)
-            .current_dir(&tree.ws)
-            .env("HOME", &tree.home)
+        let out = run_in(&tree, &[&[program], args].concat())
             .env("PATH", &listed)
-            .env("SANDGATE_AUDIT", "off")
-            .env("SANDGATE_SANDBOX", "1")
-            .env_remove("SANDGATE_CONFIG")
-            .env_remove("TMPDIR")
             .output_within(DEADLINE)
             .unwrap();
         assert!(out.status.success(), "{}", run_common::text(&out.stderr));

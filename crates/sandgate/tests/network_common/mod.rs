@@ -237,5 +237,24 @@ pub const UDP_SEND: &str = "import socket,sys; s=socket.socket(socket.AF_INET,so
 pub const TCP6_GET: &str = "import socket,sys; s=socket.create_connection(('::1', int(sys.argv[1])), timeout=5); \
     s.sendall(b'GET /direct6 HTTP/1.0\\r\\n\\r\\n'); print('got', s.makefile('rb').read().decode())";
 
+/// Shows that an unlisted IPv6 port is reached unconfined both ways: `curl`
+/// (`curl_argv`, a GET of `/no6`) and a raw connect to `[::1]:other6`
+/// ([`TCP6_GET`]), each run by `plain`.
+pub fn ipv6_reached_unconfined(
+    case: &str,
+    plain: impl Fn(&[&str]) -> Output,
+    curl_argv: &[&str],
+    other6: u16,
+) {
+    let out = plain(curl_argv);
+    assert!(text(&out).contains("served /no6"), "{case}: {}", text(&out));
+    let out = plain(&["python3", "-c", TCP6_GET, &other6.to_string()]);
+    assert!(
+        text(&out).contains("served /direct6"),
+        "{case}: {}",
+        text(&out)
+    );
+}
+
 /// A raw TCP connect to `127.0.0.1:PORT` (argv 1), ignoring every proxy variable.
 pub const TCP_CONNECT: &str = "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=5); print('connected')";
