@@ -371,6 +371,14 @@ pub fn run_hosted(global: &GlobalArgs, args: RunArgs, mut host: Option<&mut dyn 
         }
         spawned => spawned,
     };
+    // Named as given, not as found on `PATH` (`crate::program`).
+    let confined = confined.map_err(|e| match e {
+        ConfineError::Spawn { source, .. } => ConfineError::Spawn {
+            program: program.to_string_lossy().into_owned(),
+            source,
+        },
+        e => e,
+    });
     let confined = match confined {
         Ok(confined) => confined,
         Err(ConfineError::Spawn { program, source }) if outside.is_some() => {
