@@ -162,6 +162,10 @@ fn program_exec(
     use sandgate_sandbox::notify::recv_fd_or_tag;
     use std::sync::atomic::Ordering;
     loop {
+        // Read before the poll: what the child sent before `spawn` returned
+        // (its listener, or the tag of a failure) is in the socket by then,
+        // so a poll after `spawned` was seen set cannot miss it.
+        let done = spawned.load(Ordering::SeqCst);
         let mut pfd = libc::pollfd {
             fd: sock,
             events: libc::POLLIN,
@@ -172,7 +176,7 @@ fn program_exec(
         if rc > 0 {
             break;
         }
-        if spawned.load(Ordering::SeqCst) {
+        if done {
             return Ok(None);
         }
     }
