@@ -455,6 +455,13 @@ impl Walker {
                     expansion,
                     ..ShellWord::default()
                 });
+            } else if kind(child) == Kind::VariableName {
+                // A name the builtin declares or unsets (`export NAME`): a
+                // literal word, as the shortcut for plain lines reads it.
+                parts.push(ShellWord {
+                    text: text(child, src).to_string(),
+                    ..ShellWord::default()
+                });
             } else if kind(child) != Kind::Comment {
                 self.walk(child, src, depth + 1);
                 let mut word = Word::default();

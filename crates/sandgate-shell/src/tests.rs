@@ -703,3 +703,35 @@ mod registry {
         );
     }
 }
+
+/// A name a declaration builtin declares or unsets is a literal word on both
+/// paths (found by the fuzz target: `export export`).
+#[test]
+fn declared_names_analyse_as_the_parser_does() {
+    for line in [
+        "export export",
+        " export export",
+        "export foo",
+        "declare declare",
+        "local local",
+        "readonly export",
+        "typeset export",
+        "unset unset",
+        "unset export",
+        "export a=b export",
+        "export -n export",
+        "declare -x foo bar",
+    ] {
+        assert!(
+            super::plain::plain_commands(line).is_some(),
+            "{line:?} does not skip the parser"
+        );
+        assert_eq!(analyse(line), analyse_with_parser(line), "{line:?}");
+        let words = &analyse(line).commands[0].words;
+        assert!(words.iter().all(|w| !w.expansion), "{line:?}: {words:?}");
+    }
+    // An expansion among the names stays one.
+    let line = "export $X foo";
+    let words = &analyse_with_parser(line).commands[0].words;
+    assert!(words[1].expansion, "{words:?}");
+}
