@@ -522,16 +522,21 @@ impl Lineage {
         // others' `exec`s (a shell's `PATH` search tries one in each
         // directory) continue after this one read. A thread's `stat` names
         // its process's parent.
-        let Some(parent) = stat(notif.pid).map(|s| s.ppid) else {
+        let Some(own) = stat(notif.pid) else {
             return false;
         };
-        if !self.book().child_of_top(parent) {
+        if !self.book().child_of_top(own.ppid) {
             return false;
         }
         let Some(pid) = tgid(notif.pid) else {
             return false;
         };
-        let Some(stat) = stat(pid) else {
+        // The thread is its process (the usual case): its `stat` is the one read.
+        let Some(stat) = (if pid == notif.pid {
+            Some(own)
+        } else {
+            stat(pid)
+        }) else {
             return false;
         };
         let key = Key {
