@@ -210,6 +210,19 @@ pub fn finish_within(mut child: Child, limit: Duration, what: &str) -> Output {
     }
 }
 
+/// One `read`, again for as long as it is interrupted (`EINTR`): a read
+/// from a socket with a read timeout is not restarted by the kernel, and it
+/// is interrupted while the process starts and reaps children, which every
+/// test binary with more than one test does.
+pub fn read_some(from: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    loop {
+        match from.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            done => return done,
+        }
+    }
+}
+
 /// Reads `pipe` to its end on a thread; the bytes arrive on the channel.
 fn drain(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<Vec<u8>> {
     let (tx, rx) = mpsc::channel();

@@ -216,6 +216,7 @@ fn drain(
         let mut chunk = [0u8; 8192];
         loop {
             match pipe.read(&mut chunk) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Ok(0) | Err(_) => break,
                 Ok(n) => match sink.lock() {
                     Ok(mut b) => b.extend_from_slice(&chunk[..n]),

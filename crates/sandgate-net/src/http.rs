@@ -4,7 +4,7 @@
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 
-use crate::{join, join_checked, open, Gate, Refused, Via};
+use crate::{join, join_checked, open, retrying, Gate, Refused, Via};
 
 /// The largest request head read (request line and headers).
 const MAX_HEAD: usize = 64 * 1024;
@@ -28,7 +28,7 @@ fn read_head(stream: &mut TcpStream) -> io::Result<Option<Head>> {
         if buf.len() > MAX_HEAD {
             return Ok(None);
         }
-        let n = stream.read(&mut chunk)?;
+        let n = retrying(|| stream.read(&mut chunk))?;
         if n == 0 {
             return Ok(None);
         }

@@ -312,7 +312,7 @@ pub fn handle<G: Gate + ?Sized>(
     // (about 40 ms) at every request of a kept-alive tunnel.
     client.set_nodelay(true)?;
     let mut first = [0u8; 1];
-    let n = client.peek(&mut first)?;
+    let n = retrying(|| client.peek(&mut first))?;
     if n == 0 {
         return Ok(());
     }
@@ -597,6 +597,20 @@ pub(crate) fn join(client: TcpStream, upstream: TcpStream, start: &[u8]) -> io::
     let _ = client.shutdown(Shutdown::Write);
     forward.wait();
     Ok(())
+}
+
+/// `io` again for as long as it fails with `EINTR`. A read from a socket
+/// with a timeout (`SO_RCVTIMEO`) is never restarted after an interruption
+/// (signal(7)), and it is interrupted even with no signal handler
+/// installed: on Linux 6.18, while another thread of the process starts and
+/// reaps children in quick succession, as a supervisor does.
+pub(crate) fn retrying<T>(mut io: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+    loop {
+        match io() {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            done => return done,
+        }
+    }
 }
 
 /// Work running on a thread of the pool beside the caller's.

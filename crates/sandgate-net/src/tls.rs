@@ -16,7 +16,7 @@ pub fn read_first_record(prefix: Vec<u8>, stream: &mut TcpStream) -> io::Result<
     let mut out = prefix;
     if out.is_empty() {
         let mut head = [0u8; 5];
-        let n = stream.read(&mut head)?;
+        let n = crate::retrying(|| stream.read(&mut head))?;
         out.extend_from_slice(&head[..n]);
         if n == 0 {
             return Ok(out);

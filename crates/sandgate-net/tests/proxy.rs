@@ -16,14 +16,16 @@ mod wait;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{IpAddr, TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use sandgate_net::{Gate, NetworkPolicy, Record, Target};
 use sandgate_policy::Verdict;
-use wait::{Bounded, DEADLINE};
+use wait::{read_some, Bounded, BoundedChild, DEADLINE};
 
 /// A gate with its own name table and a log of every decision.
 struct TestGate {
@@ -128,7 +130,7 @@ fn echo_server(addr: &str) -> u16 {
     serve_each(addr, 60, |mut stream| {
         let _ = stream.write_all(b"banner\n");
         let mut buf = [0u8; 1024];
-        while let Ok(n) = stream.read(&mut buf) {
+        while let Ok(n) = read_some(&mut stream, &mut buf) {
             if n == 0 || stream.write_all(&buf[..n]).is_err() {
                 break;
             }
@@ -274,14 +276,14 @@ fn connect_tunnels_pass_for_listed_hosts_only_and_asking_decides_the_rest() {
             && !String::from_utf8_lossy(&got).contains("403")
             && Instant::now() < deadline
         {
-            match s.read(&mut buf) {
+            match read_some(&mut s, &mut buf) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => got.extend_from_slice(&buf[..n]),
             }
         }
         if String::from_utf8_lossy(&got).contains("banner") {
             s.write_all(b"ping\n").unwrap();
-            let n = s.read(&mut buf).unwrap_or(0);
+            let n = read_some(&mut s, &mut buf).unwrap_or(0);
             got.extend_from_slice(&buf[..n]);
         } else {
             let _ = s.read_to_end(&mut got);
@@ -300,9 +302,63 @@ fn connect_tunnels_pass_for_listed_hosts_only_and_asking_decides_the_rest() {
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     write!(s, "CONNECT other.test:{echo} HTTP/1.1\r\n\r\n").unwrap();
     let mut buf = [0u8; 256];
-    let n = s.read(&mut buf).unwrap();
+    let n = read_some(&mut s, &mut buf).unwrap();
     assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
     drop(gate);
+}
+
+/// A supervisor starts and reaps children all the time; the kernel then
+/// interrupts the proxy's reads that have a timeout (`EINTR`, never
+/// restarted). Every request still goes through, the proxy waiting in its
+/// first read for each (the client speaks a moment after connecting).
+#[test]
+fn requests_go_through_while_the_process_starts_children() {
+    let http = http_server();
+    let (proxy, _) = start_proxy(&[format!("127.0.0.1:{http}")], &[], None);
+    /// Stops the thread starting children, also when the test fails.
+    struct Stop(Arc<AtomicBool>);
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let stop = Stop(Arc::new(AtomicBool::new(false)));
+    let stopped = Arc::clone(&stop.0);
+    let children = std::thread::spawn(move || {
+        let mut started = 0u32;
+        while !stopped.load(Ordering::SeqCst) {
+            let batch: Vec<_> = (0..20)
+                .filter_map(|_| Command::new("true").process_group(0).spawn().ok())
+                .collect();
+            for mut child in batch {
+                let _ = child.wait_within(DEADLINE);
+                started += 1;
+            }
+        }
+        started
+    });
+    for i in 0..100 {
+        let mut s = TcpStream::connect(("127.0.0.1", proxy)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        write!(
+            s,
+            "GET http://127.0.0.1:{http}/n{i} HTTP/1.1\r\nHost: 127.0.0.1:{http}\r\n\r\n"
+        )
+        .unwrap();
+        let mut got = String::new();
+        let _ = s.read_to_string(&mut got);
+        assert!(
+            got.contains(&format!("path=/n{i}\n")),
+            "request {i}: {got:?}"
+        );
+    }
+    drop(stop);
+    let started = wait::join_within(children, DEADLINE, "the thread starting children").unwrap();
+    assert!(
+        started > 10,
+        "only {started} children were started meanwhile"
+    );
 }
 
 #[test]
@@ -511,7 +567,7 @@ fn ipv6_literals_are_held_like_ipv4() {
         s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         write!(s, "CONNECT {host} HTTP/1.1\r\n\r\n").unwrap();
         let mut buf = [0u8; 64];
-        let n = s.read(&mut buf).unwrap_or(0);
+        let n = read_some(&mut s, &mut buf).unwrap_or(0);
         String::from_utf8_lossy(&buf[..n]).into_owned()
     };
     assert!(tunnel(&format!("[::1]:{echo}")).starts_with("HTTP/1.1 200"));
@@ -534,7 +590,7 @@ fn mirror_server() -> u16 {
     serve_each("127.0.0.1:0", 60, |stream| {
         let mut buf = vec![0u8; 100_000];
         let mut w = &stream;
-        while let Ok(n) = (&stream).read(&mut buf) {
+        while let Ok(n) = read_some(&mut &stream, &mut buf) {
             if n == 0 || w.write_all(&buf[..n]).is_err() {
                 break;
             }
@@ -577,7 +633,7 @@ fn read_head(s: &mut TcpStream) -> String {
     let mut byte = [0u8; 1];
     while !head.ends_with(b"\r\n\r\n") {
         assert_eq!(
-            s.read(&mut byte).unwrap(),
+            read_some(s, &mut byte).unwrap(),
             1,
             "the head ended early: {head:?}"
         );

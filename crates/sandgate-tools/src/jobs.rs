@@ -160,6 +160,7 @@ impl Job {
             let mut buf = [0u8; 8192];
             loop {
                 match stream.read(&mut buf) {
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                     Ok(0) | Err(_) => break,
                     Ok(n) => {
                         let mut s = lock(&self.shared);
