@@ -99,6 +99,19 @@ pub enum Outcome {
     Refused(i32, Refused),
 }
 
+/// Whether a program's connect to `to` stays in its namespace
+/// ([`Outcome::Inside`]): loopback or the unspecified address, unless an
+/// entry allows that address and port (a server of the machine's). Decided
+/// by the lists alone, without blocking.
+pub fn stays_inside<G: Gate + ?Sized>(gate: &G, to: SocketAddr) -> bool {
+    let ip = normalize(to.ip());
+    stays(ip, &gate.policy().decide(&Target::Addr(ip), to.port()))
+}
+
+fn stays(ip: IpAddr, by_address: &Decision) -> bool {
+    (ip.is_loopback() || ip.is_unspecified()) && by_address.verdict != Verdict::Allow
+}
+
 /// Decide and make a program's TCP connect to `to` (as the program wrote
 /// it; an IPv4-mapped address is decided as its IPv4 address and connected
 /// as written, so the socket keeps the program's family). Asks where the
@@ -109,7 +122,7 @@ pub fn connect<G: Gate + ?Sized>(gate: &G, names: &Names, to: SocketAddr) -> Out
     let policy = gate.policy();
     let at = Target::Addr(ip);
     let by_address = policy.decide(&at, port);
-    if (ip.is_loopback() || ip.is_unspecified()) && by_address.verdict != Verdict::Allow {
+    if stays(ip, &by_address) {
         return Outcome::Inside;
     }
     if by_address.verdict == Verdict::Allow {

@@ -32,7 +32,7 @@ use crate::notify::{self, Listener, Notif, OUTER_SUPERVISOR};
 use crate::plan::Plan;
 use crate::protect;
 use crate::supervisor::caller::{pidfd_getfd, pidfd_open};
-use crate::supervisor::connect::{self, Reach, Refusal, Sockets};
+use crate::supervisor::connect::{self, Reach, Refusal, Sockets, Taken};
 pub use crate::supervisor::connect::{states, SocketState};
 use crate::supervisor::decode::Syscall;
 use crate::supervisor::direct::Route;
@@ -231,17 +231,28 @@ impl Scope for Exec<'_> {
             self.listener.fail(n.id, libc::EACCES);
             return;
         };
-        // A connect can block (a full backlog, a slow TCP peer): each gets a
-        // thread, so one never holds up another.
+        let taken = match take(self.listener, &n, &asked) {
+            Ok(taken) => taken,
+            Err(errno) => {
+                self.listener.fail(n.id, errno);
+                return;
+            }
+        };
+        let route = self.route.as_deref();
+        if connect::at_once(&taken.sock, taken.address(), route) {
+            answer(self.listener, sockets, route, &n, asked.fd, &taken);
+            return;
+        }
+        // A connect that can block (a full backlog, a slow TCP peer, a
+        // question) gets a thread, so one never holds up another.
         let (l, s, r) = (
             Arc::clone(self.listener),
             Arc::clone(sockets),
             self.route.clone(),
         );
-        let serve::Connect { fd, addr, len } = asked;
         let spawned = std::thread::Builder::new()
             .name("sandgate-connect".into())
-            .spawn(move || answer(&l, &s, r.as_deref(), &n, fd, addr, len));
+            .spawn(move || answer(&l, &s, r.as_deref(), &n, asked.fd, &taken));
         if spawned.is_err() {
             self.listener.fail(n.id, libc::EAGAIN);
         }
@@ -279,16 +290,35 @@ fn run(
     serve::serve(listener, &mut scope, &AtomicBool::new(false));
 }
 
+/// Takes the socket and copies the address of notified `connect` `n`;
+/// `Err` is the errno for the caller.
+fn take(listener: &Listener, n: &Notif, asked: &serve::Connect) -> Result<Taken, i32> {
+    let pidfd = pidfd_open(n.pid).map_err(|_| libc::ESRCH)?;
+    // The thread id named the caller when the pidfd was made: from here on
+    // the pidfd cannot name another process.
+    if !listener.id_valid(n.id) {
+        return Err(libc::ESRCH);
+    }
+    let sock =
+        pidfd_getfd(&pidfd, asked.fd).map_err(|e| e.raw_os_error().unwrap_or(libc::EBADF))?;
+    Taken::copy(sock, n.pid, asked.addr, asked.len)
+}
+
+/// Makes the connect `n` asked for (the caller's descriptor `fd`) and
+/// answers it.
 fn answer(
     listener: &Listener,
     sockets: &Sockets,
     route: Option<&dyn Route>,
     n: &Notif,
     fd: i32,
-    addr: u64,
-    len: u64,
+    taken: &Taken,
 ) {
-    match connect_for(listener, sockets, route, n, fd, addr, len) {
+    let reach = Reach {
+        listed: sockets,
+        inside: None,
+    };
+    match connect::connect_routed(&taken.sock, n.pid, taken.address(), reach, route) {
         Ok(None) => listener.succeed(n.id, 0),
         // A socket connected from outside takes the caller's socket's place.
         Ok(Some(socket)) => {
@@ -298,39 +328,8 @@ fn answer(
                 Err(e) => listener.fail(n.id, e.raw_os_error().unwrap_or(libc::EBADF)),
             }
         }
-        Err(errno) => listener.fail(n.id, errno),
-    }
-}
-
-/// Performs the notified `connect(fd, addr, len)` for the caller
-/// ([`connect::connect_copied`] with the listed sockets only); `Err` is the
-/// errno it gets.
-fn connect_for(
-    listener: &Listener,
-    sockets: &Sockets,
-    route: Option<&dyn Route>,
-    n: &Notif,
-    fd: i32,
-    addr: u64,
-    len: u64,
-) -> Result<Option<OwnedFd>, i32> {
-    let pidfd = pidfd_open(n.pid).map_err(|_| libc::ESRCH)?;
-    // The thread id named the caller when the pidfd was made: from here on
-    // the pidfd cannot name another process.
-    if !listener.id_valid(n.id) {
-        return Err(libc::ESRCH);
-    }
-    let mut room = [0u8; connect::ADDRESS_ROOM];
-    let address = connect::copy_address(n.pid, addr, len, &mut room)?;
-    let sock = pidfd_getfd(&pidfd, fd).map_err(|e| e.raw_os_error().unwrap_or(libc::EBADF))?;
-    let reach = Reach {
-        listed: sockets,
-        inside: None,
-    };
-    match connect::connect_routed(&sock, n.pid, address, reach, route) {
-        Ok(socket) => Ok(socket),
-        Err(Refusal::Errno(errno)) => Err(errno),
-        Err(Refusal::Outside(_)) => Err(libc::EACCES),
+        Err(Refusal::Errno(errno)) => listener.fail(n.id, errno),
+        Err(Refusal::Outside(_)) => listener.fail(n.id, libc::EACCES),
     }
 }
 

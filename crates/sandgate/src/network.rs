@@ -201,6 +201,10 @@ impl Route for CommandRoute {
             Outcome::Refused(errno, _) => Direct::Refused(errno),
         }
     }
+
+    fn stays_inside(&self, to: std::net::SocketAddr) -> bool {
+        sandgate_net::direct::stays_inside(&*self.gate, to)
+    }
 }
 
 /// Serve the proxy and resolver sockets of a command's network namespace

@@ -4,9 +4,9 @@
 //! what each kind of address gets), with the sockets listed in
 //! `sandbox.json`'s `unixSockets` and the program's own listeners
 //! ([`Peers`]) as what the program may reach. This module takes the
-//! program's socket, answers on a thread of its own so that a slow
-//! connection never holds up the other calls, and reports a refused socket
-//! like a refused write.
+//! program's socket, answers at once a connect that cannot block and any
+//! other on a thread of its own, so that a slow connection never holds up
+//! the other calls, and reports a refused socket like a refused write.
 //!
 //! A socket of another family is connected as copied: the network is not
 //! `sandgate run`'s business (a sandbox the program itself sets up with
@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use sandgate_sandbox::supervisor::caller::take_fd;
-use sandgate_sandbox::supervisor::connect::{self, Reach, Refusal, Unreached};
+use sandgate_sandbox::supervisor::connect::{self, Reach, Refusal, Taken, Unreached};
 use sandgate_sandbox::supervisor::serve::Connect as Asked;
 
 use super::report::describe;
@@ -27,7 +27,8 @@ use crate::seccomp::Notif;
 
 pub(super) use sandgate_sandbox::supervisor::connect::Peers;
 
-/// Answers `connect` notification `notif` (decoded as `asked`), on a thread
+/// Answers `connect` notification `notif` (decoded as `asked`): at once
+/// where the connect cannot block ([`connect::at_once`]), else on a thread
 /// of its own. Nothing is left to the kernel: it would look up the
 /// descriptor again, which another thread of the program can point at a
 /// UNIX socket meanwhile (`dup2`), and read the address again.
@@ -50,26 +51,39 @@ pub(super) fn connect(shared: &Arc<Shared>, notif: Notif, asked: Asked) {
         shared.listener.fail(notif.id, libc::ENOTSOCK);
         return;
     }
+    let taken = match Taken::copy(sock, notif.pid, asked.addr, asked.len) {
+        Ok(taken) => taken,
+        Err(errno) => {
+            shared.listener.fail(notif.id, errno);
+            return;
+        }
+    };
+    if connect::at_once(&taken.sock, taken.address(), shared.route.as_deref()) {
+        answer(shared, &notif, asked.fd, &taken);
+        return;
+    }
     let shared_for_thread = Arc::clone(shared);
     let spawned = std::thread::Builder::new()
         .name("sandgate-connect".into())
         .stack_size(128 * 1024)
-        .spawn(move || answer(&shared_for_thread, &notif, asked, &sock));
+        .spawn(move || answer(&shared_for_thread, &notif, asked.fd, &taken));
     if spawned.is_err() {
         shared.listener.fail(notif.id, libc::EAGAIN);
     }
 }
 
-fn answer(shared: &Shared, notif: &Notif, asked: Asked, sock: &OwnedFd) {
-    match connect_for(shared, notif, asked, sock) {
+/// Makes the connect `notif` asked for (the caller's descriptor `fd`) and
+/// answers it.
+fn answer(shared: &Shared, notif: &Notif, fd: i32, taken: &Taken) {
+    match connect_for(shared, notif, taken) {
         Ok(None) => shared.listener.succeed(notif.id, 0),
         // With `permissions.network`: a socket connected from outside takes
         // the caller's socket's place.
         Ok(Some(socket)) => {
-            let cloexec = sandgate_sandbox::supervisor::direct::is_cloexec(notif.pid, asked.fd);
+            let cloexec = sandgate_sandbox::supervisor::direct::is_cloexec(notif.pid, fd);
             match shared
                 .listener
-                .replace_fd(notif.id, socket.as_fd(), asked.fd, cloexec)
+                .replace_fd(notif.id, socket.as_fd(), fd, cloexec)
             {
                 Ok(()) => shared.listener.succeed(notif.id, 0),
                 Err(e) => shared
@@ -93,23 +107,21 @@ fn answer(shared: &Shared, notif: &Notif, asked: Asked, sock: &OwnedFd) {
     }
 }
 
-/// Connects `sock`, the caller's, as `notif` asks; `Some(socket)`: the
+/// Connects the caller's socket as `notif` asks; `Some(socket)`: the
 /// network allow-list's route connected `socket` from outside instead.
-fn connect_for(
-    shared: &Shared,
-    notif: &Notif,
-    asked: Asked,
-    sock: &OwnedFd,
-) -> Result<Option<OwnedFd>, Refusal> {
-    let mut room = [0u8; connect::ADDRESS_ROOM];
-    let address = connect::copy_address(notif.pid, asked.addr, asked.len, &mut room)
-        .map_err(Refusal::Errno)?;
+fn connect_for(shared: &Shared, notif: &Notif, taken: &Taken) -> Result<Option<OwnedFd>, Refusal> {
     let inside = |pid: u32| shared.peers.inside(pid);
     let reach = Reach {
         listed: &shared.sockets,
         inside: Some(&inside),
     };
-    connect::connect_routed(sock, notif.pid, address, reach, shared.route.as_deref())
+    connect::connect_routed(
+        &taken.sock,
+        notif.pid,
+        taken.address(),
+        reach,
+        shared.route.as_deref(),
+    )
 }
 
 /// How a refused socket is named in the report: an abstract one as

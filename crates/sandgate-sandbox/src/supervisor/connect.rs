@@ -148,6 +148,31 @@ pub fn copy_address(
     }
 }
 
+/// A caller's socket (its copy, taken with `pidfd_getfd`) and the address
+/// it connects to, copied once ([`copy_address`]).
+#[derive(Debug)]
+pub struct Taken {
+    /// The caller's socket.
+    pub sock: OwnedFd,
+    room: [u8; ADDRESS_ROOM],
+    len: usize,
+}
+
+impl Taken {
+    /// `sock` and the address of `len` bytes at `at` in thread `tid`'s
+    /// memory; `Err` is the errno of [`copy_address`].
+    pub fn copy(sock: OwnedFd, tid: u32, at: u64, len: u64) -> Result<Taken, i32> {
+        let mut room = [0u8; ADDRESS_ROOM];
+        let len = copy_address(tid, at, len, &mut room)?.len();
+        Ok(Taken { sock, room, len })
+    }
+
+    /// The address as copied.
+    pub fn address(&self) -> &[u8] {
+        &self.room[..self.len]
+    }
+}
+
 /// What a socket address names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Named<'a> {
@@ -417,6 +442,32 @@ pub fn connect_copied(
     }
 }
 
+/// Whether the connect of `sock` (the caller's) to `address` (as copied)
+/// cannot block, so that the supervisor makes it at once on its own thread
+/// instead of starting one for it: a non-blocking IPv4 or IPv6 socket
+/// connected as copied, or, under a network allow-list, to where `route`
+/// keeps it inside ([`direct::Route::stays_inside`]; the proxy and the
+/// resolver). Anything else may wait: a UNIX socket's path on a slow file
+/// system or its full backlog, a blocking socket, a route that connects
+/// from outside or asks a person.
+pub fn at_once(sock: &OwnedFd, address: &[u8], route: Option<&dyn Route>) -> bool {
+    if named(address) != Named::Other
+        || !matches!(
+            socket_domain(sock.as_fd()),
+            Some(libc::AF_INET | libc::AF_INET6)
+        )
+        || !direct::is_nonblocking(sock)
+    {
+        return false;
+    }
+    // As [`connect_routed`] chooses: a TCP connect to an address is the
+    // route's, anything else is connected as copied.
+    match (route, direct::inet_address(address)) {
+        (Some(route), Some(to)) if direct::is_tcp(sock) => route.stays_inside(to),
+        _ => true,
+    }
+}
+
 /// [`connect_copied`], with a network allow-list's `route` first: a TCP
 /// connect to an IPv4 or IPv6 address is the route's to decide
 /// ([`super::direct`]). `Ok(Some(socket))`: the route connected `socket`
@@ -570,6 +621,62 @@ mod tests {
         let names: Vec<&str> = got.iter().map(|s| s.state).collect();
         assert_eq!(names, ["socket", "not a socket", "missing"]);
         assert_eq!(Sockets::open(&[sock]).listed.len(), 1);
+    }
+
+    /// A route that keeps one port inside.
+    struct KeepsInside(u16);
+
+    impl Route for KeepsInside {
+        fn connect(&self, _to: std::net::SocketAddr, _pid: u32) -> Direct {
+            Direct::Refused(libc::EACCES)
+        }
+        fn stays_inside(&self, to: std::net::SocketAddr) -> bool {
+            to.port() == self.0
+        }
+    }
+
+    /// A new socket of `domain` and `kind` (`SOCK_NONBLOCK` or not).
+    fn socket(domain: i32, kind: i32) -> OwnedFd {
+        // SAFETY: integer arguments only; the descriptor is checked and
+        // owned by the result alone.
+        let fd = unsafe { libc::socket(domain, kind | libc::SOCK_CLOEXEC, 0) };
+        assert!(fd >= 0, "socket: {}", io::Error::last_os_error());
+        // SAFETY: `fd` was just opened here and is owned by nothing else.
+        unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) }
+    }
+
+    fn inet(port: u16) -> Vec<u8> {
+        let mut a = (libc::AF_INET as u16).to_ne_bytes().to_vec();
+        a.extend_from_slice(&port.to_be_bytes());
+        a.extend_from_slice(&[127, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0]);
+        a
+    }
+
+    #[test]
+    fn only_connects_that_cannot_block_are_made_at_once() {
+        let tcp = socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_NONBLOCK);
+        let blocking = socket(libc::AF_INET, libc::SOCK_STREAM);
+        let udp = socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_NONBLOCK);
+        let unix = socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_NONBLOCK);
+        let route = KeepsInside(3128);
+        let mut path = (libc::AF_UNIX as u16).to_ne_bytes().to_vec();
+        path.extend_from_slice(b"/run/s.sock\0");
+        // Without a route, a non-blocking IPv4 or IPv6 socket is connected
+        // as copied: it cannot wait.
+        assert!(at_once(&tcp, &inet(443), None));
+        assert!(at_once(&udp, &inet(53), None));
+        // With one, a TCP connect is the route's: at once only inside.
+        assert!(at_once(&tcp, &inet(3128), Some(&route)));
+        assert!(
+            !at_once(&tcp, &inet(443), Some(&route)),
+            "connected from outside, or asked"
+        );
+        assert!(at_once(&udp, &inet(53), Some(&route)), "not routed");
+        // A blocking socket, a UNIX socket, an address naming a file: on a thread.
+        assert!(!at_once(&blocking, &inet(3128), Some(&route)));
+        assert!(!at_once(&blocking, &inet(443), None));
+        assert!(!at_once(&unix, &path, None));
+        assert!(!at_once(&tcp, &path, None));
     }
 
     #[test]

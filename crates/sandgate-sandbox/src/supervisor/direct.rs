@@ -56,6 +56,14 @@ pub trait Route: Send + Sync {
     /// The program's process `pid` connects to `to` (an IPv4-mapped IPv6
     /// address as the program wrote it).
     fn connect(&self, to: SocketAddr, pid: u32) -> Direct;
+
+    /// Whether [`Route::connect`] to `to` would be [`Direct::Inside`],
+    /// known without blocking (no question, no name looked up): such a
+    /// connect of a non-blocking socket is made at once, on the
+    /// supervisor's own thread. `false` when unsure.
+    fn stays_inside(&self, _to: SocketAddr) -> bool {
+        false
+    }
 }
 
 impl std::fmt::Debug for dyn Route {
@@ -98,14 +106,20 @@ pub fn is_tcp(sock: &OwnedFd) -> bool {
         && protocol == Some(libc::IPPROTO_TCP)
 }
 
+/// Whether the caller's socket `sock` (a copy of it: the flag is the open
+/// file's) is non-blocking.
+pub fn is_nonblocking(sock: &OwnedFd) -> bool {
+    // SAFETY: an integer argument only, on a descriptor this process owns.
+    let flags = unsafe { libc::fcntl(sock.as_raw_fd(), libc::F_GETFL) };
+    flags >= 0 && flags & libc::O_NONBLOCK != 0
+}
+
 /// Gives `outside` (a socket the route connected) what the caller set on
 /// its own socket `theirs` before connecting: `O_NONBLOCK`, and the options
 /// `TCP_NODELAY` and `SO_KEEPALIVE`.
 pub fn carry_over(theirs: &OwnedFd, outside: &OwnedFd) {
-    // SAFETY: integer arguments only, on descriptors this process owns.
-    let flags = unsafe { libc::fcntl(theirs.as_raw_fd(), libc::F_GETFL) };
-    if flags >= 0 && flags & libc::O_NONBLOCK != 0 {
-        // SAFETY: as above.
+    if is_nonblocking(theirs) {
+        // SAFETY: integer arguments only, on a descriptor this process owns.
         unsafe {
             let own = libc::fcntl(outside.as_raw_fd(), libc::F_GETFL);
             if own >= 0 {
