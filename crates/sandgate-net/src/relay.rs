@@ -23,15 +23,19 @@ const BUFFER: usize = 64 * 1024;
 /// Move what `from` sends to `to` until `from` ends (`Ok`, with the number
 /// of bytes moved) or either fails (`Err`). The caller shuts `to` down.
 pub(crate) fn relay(from: &TcpStream, to: &TcpStream) -> io::Result<u64> {
-    let Ok((read_end, write_end)) = pipe_with(PipeFlags::CLOEXEC) else {
+    let kept = KEPT.with(|kept| kept.take());
+    let Some((read_end, write_end)) = kept.or_else(new_pipe) else {
         // No descriptor for a pipe: the copy needs none.
         return copy(from, to, 0);
     };
-    let _ = fcntl_setpipe_size(&write_end, PIPE_SIZE);
     let mut total = 0u64;
     loop {
         let n = match splice(from, None, &write_end, None, PIPE_SIZE, SpliceFlags::MOVE) {
-            Ok(0) => return Ok(total),
+            Ok(0) => {
+                // Empty again: kept for this thread's next connection.
+                KEPT.with(|kept| kept.set(Some((read_end, write_end))));
+                return Ok(total);
+            }
             Ok(n) => n,
             Err(Errno::INTR) => continue,
             Err(e) if cannot_splice(e) => return copy(from, to, total),
@@ -53,6 +57,22 @@ pub(crate) fn relay(from: &TcpStream, to: &TcpStream) -> io::Result<u64> {
         }
         total += n as u64;
     }
+}
+
+thread_local! {
+    /// The empty pipe of this thread's last relay (a thread relays one
+    /// connection at a time, and the threads are kept): no pipe made and
+    /// closed for each connection. A relay that ends with bytes in its
+    /// pipe (an error) closes it instead.
+    static KEPT: std::cell::Cell<Option<(OwnedFd, OwnedFd)>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// A new pipe, as large as the kernel lets it be made.
+fn new_pipe() -> Option<(OwnedFd, OwnedFd)> {
+    let (read_end, write_end) = pipe_with(PipeFlags::CLOEXEC).ok()?;
+    let _ = fcntl_setpipe_size(&write_end, PIPE_SIZE);
+    Some((read_end, write_end))
 }
 
 /// The kernel cannot splice between these descriptors.
@@ -143,6 +163,37 @@ mod tests {
     #[test]
     fn splice_moves_every_byte_and_ends_with_the_sender() {
         assert_eq!(moved_through(5 << 20, relay).unwrap(), 5 << 20);
+    }
+
+    /// The raw descriptors of this thread's kept pipe, if it keeps one.
+    fn kept_pipe() -> Option<(i32, i32)> {
+        use std::os::fd::AsRawFd;
+        KEPT.with(|kept| {
+            let pipe = kept.take();
+            let raw = pipe.as_ref().map(|(r, w)| (r.as_raw_fd(), w.as_raw_fd()));
+            kept.set(pipe);
+            raw
+        })
+    }
+
+    #[test]
+    fn a_thread_keeps_its_empty_pipe_for_its_next_relay() {
+        let once = |text: &[u8]| {
+            let (mut writer, from) = pair();
+            let (to, mut reader) = pair();
+            writer.write_all(text).unwrap();
+            writer.shutdown(Shutdown::Write).unwrap();
+            assert_eq!(relay(&from, &to).unwrap(), text.len() as u64);
+            to.shutdown(Shutdown::Write).unwrap();
+            let mut got = Vec::new();
+            reader.read_to_end(&mut got).unwrap();
+            assert_eq!(got, text);
+        };
+        assert_eq!(kept_pipe(), None, "a new thread keeps no pipe");
+        once(b"first");
+        let kept = kept_pipe().expect("the empty pipe is kept");
+        once(b"second, through the same pipe");
+        assert_eq!(kept_pipe(), Some(kept));
     }
 
     #[test]
