@@ -622,10 +622,14 @@ impl Isolation {
                     .filter(|p| p.exists && writable.iter().any(|w| p.path.starts_with(w)))
                     .map(|p| p.path.as_path())
                     .collect();
-                Some(
-                    sys::ReadOnlyMounts::new(&writable, &protected, &self.cwd)
-                        .ok_or_else(|| IsolationError::Workdir(self.cwd.display().to_string()))?,
-                )
+                let layer = sys::ReadOnlyMounts::new(&writable, &protected, &self.cwd)
+                    .ok_or_else(|| IsolationError::Workdir(self.cwd.display().to_string()))?;
+                // The network's hook runs first and makes a mount namespace.
+                Some(if network.is_some() {
+                    layer.in_made_namespaces()
+                } else {
+                    layer
+                })
             } else {
                 None
             };

@@ -413,6 +413,9 @@ pub struct ReadOnlyMounts {
     cwd: std::ffi::CString,
     /// Room for the clones of the writable trees, reserved before the fork.
     trees: Vec<crate::mount::Fd>,
+    /// Whether [`ReadOnlyMounts::apply`] enters the namespaces itself
+    /// (not when an earlier hook made them: [`ReadOnlyMounts::in_made_namespaces`]).
+    enter: bool,
 }
 
 impl ReadOnlyMounts {
@@ -438,7 +441,17 @@ impl ReadOnlyMounts {
             protected: protected.iter().map(|p| c(p)).collect::<Option<_>>()?,
             cwd: c(cwd)?,
             trees: Vec::with_capacity(writable.len()),
+            enter: true,
         })
+    }
+
+    /// This layer, made in the mount namespace (and, for anyone but root
+    /// with `CAP_SYS_ADMIN`, the user namespace) that an earlier hook of
+    /// the child made, its mounts no longer propagating back: the network
+    /// namespace's hook. One namespace less to make.
+    pub fn in_made_namespaces(mut self) -> ReadOnlyMounts {
+        self.enter = false;
+        self
     }
 
     /// Enters the namespaces and makes the mounts. Raw system calls on
@@ -446,11 +459,13 @@ impl ReadOnlyMounts {
     /// reserved for it).
     fn apply(&mut self) -> io::Result<()> {
         use crate::mount::{self, open_path};
-        mount::enter_namespaces(
-            self.as_root,
-            self.uid_map.as_bytes(),
-            self.gid_map.as_bytes(),
-        )?;
+        if self.enter {
+            mount::enter_namespaces(
+                self.as_root,
+                self.uid_map.as_bytes(),
+                self.gid_map.as_bytes(),
+            )?;
+        }
         self.trees.clear();
         for path in &self.writable {
             let source = open_path(libc::AT_FDCWD, path, libc::O_DIRECTORY, 0)?;

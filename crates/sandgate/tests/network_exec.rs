@@ -212,6 +212,73 @@ fn a_listed_host_is_reached_through_the_proxy_and_nothing_else_leaves() {
     }
 }
 
+/// With the network filtered, the command starts in the network's own
+/// mount namespace, and the read-only layer is made in it: a protected
+/// file of the workspace stays read-only (what Landlock alone cannot do)
+/// while the rest is writable, and the resolver's `/etc/resolv.conf` is
+/// there, as root and as `sandgate-test`.
+#[test]
+fn the_read_only_layer_holds_in_the_networks_namespace() {
+    if !has("python3") {
+        missing("`python3` is needed");
+        return;
+    }
+    const APPEND: &str = "import sys\ntry:\n    open(sys.argv[1], 'a').write('x\\n')\n    print('wrote', sys.argv[1])\nexcept OSError as e:\n    print('refused', sys.argv[1], e)\n";
+    for who in users() {
+        let case = format!("{who:?}");
+        let t = tree(who, "landlock", &["127.0.0.1:9".to_string()]);
+        // Unconfined, the user writes the protected file (and makes it).
+        let plain = t.plain(&["python3", "-c", APPEND, ".bashrc"]);
+        assert!(
+            text(&plain).contains("wrote .bashrc"),
+            "{case}: {}",
+            text(&plain)
+        );
+        let before = std::fs::read_to_string(t.work.join(".bashrc")).unwrap();
+        let out = t.exec(&["python3", "-c", APPEND, ".bashrc"]);
+        assert!(
+            text(&out).contains("refused .bashrc"),
+            "{case}: {}",
+            text(&out)
+        );
+        // The layer itself: the root read-only, the workspace writable,
+        // the protected file read-only on top of it.
+        let mounts = t.exec(&[
+            "python3",
+            "-c",
+            "print(open('/proc/self/mountinfo').read())",
+        ]);
+        let mounts = text(&mounts);
+        let work = t.work.display().to_string();
+        let bashrc = t.work.join(".bashrc").display().to_string();
+        for (mount, options) in [("/", "ro,"), (&work, "rw,"), (&bashrc, "ro,")] {
+            assert!(
+                mounts
+                    .lines()
+                    .any(|l| l.contains(&format!(" {mount} {options}"))),
+                "{case}: {mount} not mounted {options} in:\n{mounts}"
+            );
+        }
+        assert_eq!(
+            std::fs::read_to_string(t.work.join(".bashrc")).unwrap(),
+            before,
+            "{case}"
+        );
+        let out = t.exec(&["python3", "-c", APPEND, "other.txt"]);
+        assert!(
+            text(&out).contains("wrote other.txt"),
+            "{case}: {}",
+            text(&out)
+        );
+        let out = t.exec(&["python3", "-c", "print(open('/etc/resolv.conf').read())"]);
+        assert!(
+            text(&out).contains("nameserver 127."),
+            "{case}: {}",
+            text(&out)
+        );
+    }
+}
+
 #[test]
 fn network_false_still_means_no_network() {
     if !has("curl") {
