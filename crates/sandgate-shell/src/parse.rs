@@ -444,9 +444,19 @@ impl Walker {
 
     /// `export X=$(y) Z`, `local a`, `unset b`, …: a simple command of a builtin.
     fn declaration(&mut self, node: Node<'_>, src: &[u8], depth: usize) {
-        let mut parts = Vec::new();
+        let mut parts: Vec<ShellWord> = Vec::new();
         let mut cursor = node.walk();
+        // Where the last word ended: a child that starts right there (no
+        // blank between, as `prt'x y'` parses: a name, then a string) is
+        // the same word, as the shell reads it.
+        let mut last_end = None;
         for child in node.children(&mut cursor) {
+            if kind(child) == Kind::Comment {
+                continue;
+            }
+            let joined = last_end == Some(child.start_byte());
+            last_end = Some(child.end_byte());
+            let before = parts.len();
             if kind(child) == Kind::VariableAssignment {
                 let (name, text, expansion) = self.assignment(child, src, depth);
                 self.program_variable(&name, text.as_str());
@@ -462,7 +472,7 @@ impl Walker {
                     text: text(child, src).to_string(),
                     ..ShellWord::default()
                 });
-            } else if kind(child) != Kind::Comment {
+            } else {
                 self.walk(child, src, depth + 1);
                 let mut word = Word::default();
                 if child.is_named() {
@@ -476,6 +486,14 @@ impl Walker {
                     pattern: word.has_pattern,
                     assignment: false,
                 });
+            }
+            if joined && before >= 1 && parts.len() == before + 1 {
+                let Some(next) = parts.pop() else { continue };
+                if let Some(word) = parts.last_mut() {
+                    word.text.push_str(&next.text);
+                    word.expansion |= next.expansion;
+                    word.pattern |= next.pattern;
+                }
             }
         }
         let normalized = join_shell_words(&parts);

@@ -721,6 +721,10 @@ fn declared_names_analyse_as_the_parser_does() {
         "export a=b export",
         "export -n export",
         "declare -x foo bar",
+        // A name and a string with no blank between: one word.
+        "export exsudn -u prt'x y' git l",
+        "export a'b c'd e",
+        "unset x'y z'",
     ] {
         assert!(
             super::plain::plain_commands(line).is_some(),
@@ -730,6 +734,13 @@ fn declared_names_analyse_as_the_parser_does() {
         let words = &analyse(line).commands[0].words;
         assert!(words.iter().all(|w| !w.expansion), "{line:?}: {words:?}");
     }
+    let line = "export exsudn -u prt'x y' git l";
+    let texts: Vec<String> = analyse_with_parser(line).commands[0]
+        .words
+        .iter()
+        .map(|w| w.text.clone())
+        .collect();
+    assert_eq!(texts, ["export", "exsudn", "-u", "prtx y", "git", "l"]);
     // An expansion among the names stays one.
     let line = "export $X foo";
     let words = &analyse_with_parser(line).commands[0].words;
