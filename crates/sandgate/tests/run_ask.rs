@@ -493,3 +493,57 @@ fn sandgate_answer_in_another_terminal_answers_and_leaves_the_program_s_terminal
     window.send("\x03").unwrap();
     window.expect(Eof).expect("Ctrl-C leaves sandgate answer");
 }
+
+/// A shell may start `sandgate answer` with SIGINT ignored (a background
+/// job of a script, `nohup`): Ctrl-C still leaves it, whether it waits for
+/// a question or is pressed the moment one closes, since it reads the key
+/// itself.
+#[test]
+fn ctrl_c_leaves_sandgate_answer_where_sigint_is_ignored() {
+    if !supported() {
+        return;
+    }
+    let e = env();
+    let answer = || {
+        let mut cmd = Command::new("sh");
+        cmd.args([
+            "-c",
+            "trap '' INT; exec \"$0\" answer",
+            env!("CARGO_BIN_EXE_sandgate"),
+        ])
+        .current_dir(&e.root)
+        .env("HOME", &e.home)
+        .env("TERM", "xterm");
+        let mut window = Session::spawn(cmd).expect("spawn in a pty");
+        window.set_expect_timeout(Some(Duration::from_secs(30)));
+        window.get_process_mut().set_window_size(250, 40).unwrap();
+        window
+            .expect("questions appear here")
+            .expect("sandgate answer waits");
+        window
+    };
+    // Waiting.
+    let mut window = answer();
+    window.send("\x03").unwrap();
+    window
+        .expect(Eof)
+        .expect("Ctrl-C leaves the waiting sandgate answer");
+    // Pressed right after the answer, with no pause.
+    let mut window = answer();
+    let target = e.path("pressed.txt");
+    let s = e.spawn("sleep 1; echo x > \"$OUT/pressed.txt\"; echo rc=$?; sleep 1");
+    window
+        .expect(format!("   {target}\r"))
+        .expect("the question is shown in the other terminal");
+    window.expect(MENU).unwrap();
+    press(&mut window, "1");
+    // The moment the answer is taken (the program writes), Ctrl-C.
+    run_common::wait::until(60, "the answer is taken", || Path::new(&target).exists());
+    window.send("\x03").unwrap();
+    window
+        .expect(Eof)
+        .expect("Ctrl-C pressed as the question closed leaves sandgate answer");
+    let (text, code) = finish(s);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("rc=0"), "{text}");
+}

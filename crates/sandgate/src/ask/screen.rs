@@ -71,6 +71,20 @@ impl Tty {
     /// also turns on `TOSTOP`, so that a background program writing to the
     /// terminal stops until the question is over.
     pub fn open(hold_program: bool) -> io::Result<Tty> {
+        let tty = Tty::quiet(hold_program)?;
+        // Typed-ahead input and terminal replies queued before the question.
+        let _ = termios::tcflush(&tty.read, FlushArg::TCIFLUSH);
+        Ok(tty)
+    }
+
+    /// [`Tty::open`] for waiting between questions: what was typed before
+    /// is kept, so that [`Tty::interrupted_within`] sees a Ctrl-C pressed
+    /// as the last question closed.
+    pub fn waiting() -> io::Result<Tty> {
+        Tty::quiet(false)
+    }
+
+    fn quiet(hold_program: bool) -> io::Result<Tty> {
         let read = OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NONBLOCK)
@@ -92,9 +106,21 @@ impl Tty {
             quiet.control_chars[SpecialCharacterIndices::VTIME as usize] = 0;
             termios::tcsetattr(&read, SetArg::TCSANOW, &quiet).map_err(io::Error::from)?;
         }
-        // Typed-ahead input and terminal replies queued before the question.
-        let _ = termios::tcflush(&read, FlushArg::TCIFLUSH);
         Ok(Tty { read, write, saved })
+    }
+
+    /// Whether what was typed and not read yet holds a Ctrl-C (the rest
+    /// is dropped): the person pressed it as a question closed, and means
+    /// to leave. Input processing is off here, so Ctrl-C is a key, not a
+    /// signal (which a program started with SIGINT ignored never gets).
+    pub fn interrupted(&mut self) -> io::Result<bool> {
+        Ok(self.drain()?.contains(&0x03))
+    }
+
+    /// [`Tty::interrupted`], after waiting up to `timeout` for a key.
+    pub fn interrupted_within(&mut self, timeout: Duration) -> io::Result<bool> {
+        self.wait(timeout);
+        self.interrupted()
     }
 
     /// Everything that can be read now, without waiting.

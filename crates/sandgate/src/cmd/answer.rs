@@ -91,12 +91,21 @@ pub fn run(global: &GlobalArgs, args: AnswerArgs) -> ExitCode {
         }
     };
     let mut waiting_said = false;
+    // The terminal, read here between questions too (input processing off,
+    // kept from one question's end to the next's start): Ctrl-C leaves
+    // whatever the disposition of SIGINT (a shell may start this with it
+    // ignored), also pressed as a question closes, and keys typed meanwhile
+    // never answer the next question.
+    let mut held: Option<Tty> = None;
     loop {
         let runs = look(&home, true);
         let next = runs
             .iter()
             .find_map(|run| run.questions.first().map(|q| (run, q.id)));
         let Some((run, id)) = next else {
+            if held.is_none() {
+                held = Tty::waiting().ok();
+            }
             if !waiting_said {
                 let what = match runs.len() {
                     0 => "no sandgate run is open yet".to_string(),
@@ -112,16 +121,31 @@ pub fn run(global: &GlobalArgs, args: AnswerArgs) -> ExitCode {
                 );
                 waiting_said = true;
             }
-            std::thread::sleep(LOOK);
+            match held.as_mut().map(|t| t.interrupted_within(LOOK)) {
+                Some(Ok(true)) => return ExitCode::from(EXIT_OK),
+                Some(Ok(false)) => {}
+                Some(Err(_)) | None => std::thread::sleep(LOOK),
+            }
             continue;
         };
         waiting_said = false;
+        // Restored (and what was typed meanwhile dropped) before the
+        // question opens.
+        drop(held.take());
         let header = Header {
             title: format!("run {} ({})", run.pid, run.program),
             can_leave: true,
         };
         let mut source = SocketSource::new(&run.socket, id, true);
-        let ended = Tty::open(false).and_then(|mut t| screen::ask(&mut t, &header, &mut source));
+        let mut question = match Tty::open(false) {
+            Ok(question) => question,
+            Err(e) => {
+                eprintln!("sandgate: the terminal failed: {e}");
+                return ExitCode::from(EXIT_FAILED);
+            }
+        };
+        let ended = screen::ask(&mut question, &header, &mut source);
+        let leaving = question.interrupted().unwrap_or(false);
         match ended {
             Ok(Ended::Answered(answer)) => {
                 let subject = source
@@ -140,6 +164,10 @@ pub fn run(global: &GlobalArgs, args: AnswerArgs) -> ExitCode {
                 return ExitCode::from(EXIT_FAILED);
             }
         }
+        if leaving {
+            return ExitCode::from(EXIT_OK);
+        }
+        held = Some(question);
     }
 }
 
