@@ -12,6 +12,8 @@
 
 use std::borrow::Cow;
 
+use crate::registry::{entry_of, Special};
+
 /// One simple command of a plain line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct PlainCommand<'a> {
@@ -36,6 +38,26 @@ const RESERVED: &[&str] = &[
     "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do",
     "done", "function", "time", "coproc", "in",
 ];
+
+/// Whether tree-sitter-bash reads the operands of `program` as names.
+fn declares_names(program: &str) -> bool {
+    entry_of(program).is_some_and(|e| e.has(Special::DeclaresNames))
+}
+
+/// Whether `raw`, an argument of a declaration as written, reads the same
+/// to tree-sitter-bash as to the shell: an option, a number, a name, or a
+/// name given a value (`NAME=…`, `NAME+=…`).
+fn declares_plainly(raw: &str) -> bool {
+    let name_end = raw
+        .bytes()
+        .position(|b| !(b.is_ascii_alphanumeric() || b == b'_'))
+        .unwrap_or(raw.len());
+    let (name, rest) = raw.split_at(name_end);
+    let is_name = name.bytes().next().is_some_and(|b| !b.is_ascii_digit());
+    (raw.starts_with('-') && raw.bytes().all(is_word_byte))
+        || (!raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()))
+        || (is_name && (rest.is_empty() || rest.starts_with('=') || rest.starts_with("+=")))
+}
 
 /// The simple commands of a plain line, or `None` when the line needs the parser.
 pub(super) fn plain_commands(line: &str) -> Option<Vec<PlainCommand<'_>>> {
@@ -74,6 +96,13 @@ pub(super) fn plain_commands(line: &str) -> Option<Vec<PlainCommand<'_>>> {
                 // tree-sitter-bash drops a lone `-` in some places (before a
                 // redirection): the parser decides those lines.
                 if word == "-" {
+                    return None;
+                }
+                // tree-sitter-bash reads a declaration's names as names: one
+                // that is not (`export s%`) is a syntax error to it.
+                if words.first().is_some_and(|w| declares_names(w))
+                    && !declares_plainly(&line[i..end])
+                {
                     return None;
                 }
                 start.get_or_insert(i);

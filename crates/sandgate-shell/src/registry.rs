@@ -201,6 +201,11 @@ pub enum Special {
     /// Its `NAME=value` operands assign variables (`export`, `declare`), as
     /// a `NAME=value` prefix does (`parse`).
     AssignsVariables,
+    /// tree-sitter-bash reads its operands as names to declare or unset (a
+    /// `declaration_command` or `unset_command`): one that is no name is a
+    /// syntax error to it, so the plain-line shortcut leaves such a line
+    /// to the parser (`plain`).
+    DeclaresNames,
     /// Its first operand is a script that runs later (`trap ACTION SIG`)
     /// (`parse`).
     RunsLater,
@@ -1495,7 +1500,7 @@ pub const REGISTRY: &[Entry] = &[
     },
     Entry {
         text_only: true,
-        special: &[Special::AssignsVariables],
+        special: &[Special::AssignsVariables, Special::DeclaresNames],
         ..entry("declare")
     },
     Entry {
@@ -1636,7 +1641,7 @@ pub const REGISTRY: &[Entry] = &[
     },
     Entry {
         text_only: true,
-        special: &[Special::AssignsVariables],
+        special: &[Special::AssignsVariables, Special::DeclaresNames],
         ..entry("export")
     },
     Entry {
@@ -2506,7 +2511,7 @@ pub const REGISTRY: &[Entry] = &[
     },
     Entry {
         text_only: true,
-        special: &[Special::AssignsVariables],
+        special: &[Special::AssignsVariables, Special::DeclaresNames],
         ..entry("local")
     },
     Entry {
@@ -3310,7 +3315,7 @@ pub const REGISTRY: &[Entry] = &[
     },
     Entry {
         text_only: true,
-        special: &[Special::AssignsVariables],
+        special: &[Special::AssignsVariables, Special::DeclaresNames],
         ..entry("readonly")
     },
     Entry {
@@ -3980,7 +3985,7 @@ pub const REGISTRY: &[Entry] = &[
     },
     Entry {
         text_only: true,
-        special: &[Special::AssignsVariables],
+        special: &[Special::AssignsVariables, Special::DeclaresNames],
         ..entry("typeset")
     },
     Entry {
@@ -4003,6 +4008,7 @@ pub const REGISTRY: &[Entry] = &[
     },
     Entry {
         text_only: true,
+        special: &[Special::DeclaresNames],
         ..entry("unset")
     },
     Entry {

@@ -13,7 +13,8 @@ server (a self-signed certificate made here with `openssl`, given to curl
 with `--cacert`). Each measure alternates the sides run by run and prints
 the median wall time of each side and the ratio:
 
-- a 100 MiB download (`curl -o /dev/null`);
+- a 100 MiB download (`curl -o /dev/null`), timed whole and by curl's own
+  `time_total` (the transfer itself, without the start of curl and sandgate);
 - 1,000 sequential HTTPS requests in one curl, each on a new connection
   (the server closes every connection, so each request is a new tunnel,
   TLS handshake and decision), and the same over one kept-alive tunnel;
@@ -135,20 +136,30 @@ def tree(root, name, network):
     return env, os.path.join(home, "work")
 
 
-def side_by_side(title, sides, runs):
-    """sides: [(name, argv, env, cwd)]; alternates them; prints medians."""
+def side_by_side(title, sides, runs, transfer=False):
+    """sides: [(name, argv, env, cwd)]; alternates them; prints medians.
+    With `transfer`, curl prints its own `%{time_total}` (the transfer as
+    the program sees it, after its start and sandgate's), reported too."""
     times = {name: [] for name, *_ in sides}
+    inside = {name: [] for name, *_ in sides}
     for name, argv, env, cwd in sides:  # warm-up
         timed(argv, env, cwd)
     for _ in range(runs):
         for name, argv, env, cwd in sides:
-            times[name].append(timed(argv, env, cwd)[0])
-    base = statistics.median(times[sides[0][0]])
+            took, out = timed(argv, env, cwd)
+            times[name].append(took)
+            if transfer:
+                inside[name].append(float(out.decode().strip().split()[-1]))
     print(f"\n{title} (medians of {runs} runs, sides alternating)")
-    for name, *_ in sides:
-        m = statistics.median(times[name])
-        print(f"  {name:<44} {m * 1000:10.1f} ms  {m / base:5.2f}x  "
-              f"(min {min(times[name]) * 1000:.1f}, max {max(times[name]) * 1000:.1f})")
+    rows = [("whole command", times)] + ([("curl's own time_total", inside)] if transfer else [])
+    for label, table in rows:
+        if transfer:
+            print(f" {label}:")
+        base = statistics.median(table[sides[0][0]])
+        for name, *_ in sides:
+            m = statistics.median(table[name])
+            print(f"  {name:<44} {m * 1000:10.1f} ms  {m / base:5.2f}x  "
+                  f"(min {min(table[name]) * 1000:.1f}, max {max(table[name]) * 1000:.1f})")
     return {name: statistics.median(t) for name, t in times.items()}
 
 
@@ -213,8 +224,10 @@ def main():
                             srt_env, work))
             return out
 
-        download = ["-sS", "--fail", "-o", "/dev/null", f"http://127.0.0.1:{big}/big"]
-        side_by_side("100 MiB download from a listed loopback host", sides(download), args.runs)
+        download = ["-sS", "--fail", "-o", "/dev/null", "-w", "%{time_total}\\n",
+                    f"http://127.0.0.1:{big}/big"]
+        side_by_side("100 MiB download from a listed loopback host", sides(download), args.runs,
+                     transfer=True)
 
         urls = os.path.join(root, "urls.txt")
         with open(urls, "w") as f:
