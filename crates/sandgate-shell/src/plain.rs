@@ -45,8 +45,8 @@ fn declares_names(program: &str) -> bool {
 }
 
 /// Whether `raw`, an argument of a declaration as written, reads the same
-/// to tree-sitter-bash as to the shell: an option, a number, a name, or a
-/// name given a value (`NAME=…`, `NAME+=…`).
+/// to tree-sitter-bash as to the shell: an option of letters, digits, `-`
+/// and `_`, a number, a name, or a name given a value (`NAME=…`, `NAME+=…`).
 fn declares_plainly(raw: &str) -> bool {
     let name_end = raw
         .bytes()
@@ -54,7 +54,10 @@ fn declares_plainly(raw: &str) -> bool {
         .unwrap_or(raw.len());
     let (name, rest) = raw.split_at(name_end);
     let is_name = name.bytes().next().is_some_and(|b| !b.is_ascii_digit());
-    (raw.starts_with('-') && raw.bytes().all(is_word_byte))
+    (raw.starts_with('-')
+        && raw
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'))
         || (!raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()))
         || (is_name && (rest.is_empty() || rest.starts_with('=') || rest.starts_with("+=")))
 }

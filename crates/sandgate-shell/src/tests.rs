@@ -734,6 +734,7 @@ fn declared_names_analyse_as_the_parser_does() {
     // the shortcut then agrees with.
     for line in [
         "export fff rt r --giT 7 s%",
+        "export fff rt r --gis%",
         "export s%",
         "declare a b%c",
         "export a.b",
