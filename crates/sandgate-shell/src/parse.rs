@@ -444,6 +444,7 @@ impl Walker {
 
     /// `export X=$(y) Z`, `local a`, `unset b`, …: a simple command of a builtin.
     fn declaration(&mut self, node: Node<'_>, src: &[u8], depth: usize) {
+        let source = text(node, src);
         let mut parts: Vec<ShellWord> = Vec::new();
         let mut cursor = node.walk();
         // Where the last word ended: a child that starts right there (no
@@ -459,7 +460,9 @@ impl Walker {
             let before = parts.len();
             if kind(child) == Kind::VariableAssignment {
                 let (name, text, expansion) = self.assignment(child, src, depth);
-                self.program_variable(&name, text.as_str());
+                // Named by the whole declaration, as a command's
+                // `NAME=value` operands are.
+                self.program_variable(&name, source);
                 parts.push(ShellWord {
                     text,
                     expansion,
@@ -498,7 +501,7 @@ impl Walker {
         }
         let normalized = join_shell_words(&parts);
         let at = (!parts.is_empty()).then_some(0);
-        self.push_command(text(node, src), normalized, Vec::new(), false, parts, at);
+        self.push_command(source, normalized, Vec::new(), false, parts, at);
     }
 
     /// Walks an assignment's value; returns its variable name, normalized text

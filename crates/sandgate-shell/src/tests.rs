@@ -763,3 +763,33 @@ fn declared_names_analyse_as_the_parser_does() {
     let words = &analyse_with_parser(line).commands[0].words;
     assert!(words[1].expansion, "{words:?}");
 }
+
+#[test]
+fn a_declared_variable_that_picks_a_program_is_named_by_the_whole_declaration() {
+    for line in [
+        "export PAGER=y",
+        "export env PAGER=y",
+        "export PAGER=y PAGER=x",
+        "export  env PAGER=y  PAR=x env PAGER=x PAGER=ER=x env PAR=x",
+    ] {
+        assert_eq!(analyse(line), analyse_with_parser(line), "{line:?}");
+        let sources: Vec<String> = analyse_with_parser(line)
+            .unanalysable
+            .iter()
+            .map(|u| u.source.clone())
+            .collect();
+        assert!(!sources.is_empty(), "{line:?}");
+        assert!(
+            sources.iter().all(|s| s == line.trim()),
+            "{line:?}: {sources:?}"
+        );
+    }
+    // Through the parser only (an expansion), the same.
+    let line = "export PAGER=$(x)";
+    let sources: Vec<String> = analyse(line)
+        .unanalysable
+        .iter()
+        .map(|u| u.source.clone())
+        .collect();
+    assert!(sources.contains(&line.to_string()), "{sources:?}");
+}
