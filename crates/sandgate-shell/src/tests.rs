@@ -54,6 +54,18 @@ fn complete(src: &str) -> bool {
     a.is_complete()
 }
 
+/// Asserts that `line` takes the shortcut for plain lines (`plain`) or not,
+/// and that the shortcut and tree-sitter-bash analyse it alike.
+fn analysed_alike(line: &str, plain: bool) {
+    assert_eq!(
+        super::plain::plain_commands(line).is_some(),
+        plain,
+        "{line:?}: shortcut taken: {}",
+        !plain
+    );
+    assert_eq!(analyse(line), analyse_with_parser(line), "{line:?}");
+}
+
 #[test]
 fn lists_and_pipelines() {
     for (src, want) in [
@@ -521,11 +533,7 @@ fn quoted_lines_analyse_as_the_parser_does() {
         "git status 2>/dev/null && ls -la | grep -n \"foo bar\" > /dev/null",
         "a 12>>x 1>&2",
     ] {
-        assert!(
-            super::plain::plain_commands(line).is_some(),
-            "{line:?} does not skip the parser"
-        );
-        assert_eq!(analyse(line), analyse_with_parser(line), "{line:?}");
+        analysed_alike(line, true);
     }
     // A broken line whose `bash -c` script takes the shortcut (found by the fuzz target).
     let line = "bash -lc \"ls -\\ ";
@@ -722,11 +730,7 @@ fn declared_names_analyse_as_the_parser_does() {
         "export -n export",
         "declare -x foo bar",
     ] {
-        assert!(
-            super::plain::plain_commands(line).is_some(),
-            "{line:?} does not skip the parser"
-        );
-        assert_eq!(analyse(line), analyse_with_parser(line), "{line:?}");
+        analysed_alike(line, true);
         let words = &analyse(line).commands[0].words;
         assert!(words.iter().all(|w| !w.expansion), "{line:?}: {words:?}");
     }
@@ -745,11 +749,7 @@ fn declared_names_analyse_as_the_parser_does() {
         "export a'b c'd e",
         "unset x'y z'",
     ] {
-        assert!(
-            super::plain::plain_commands(line).is_none(),
-            "{line:?} skips the parser"
-        );
-        assert_eq!(analyse(line), analyse_with_parser(line), "{line:?}");
+        analysed_alike(line, false);
     }
     let line = "export exsudn -u prt'x y' git l";
     let texts: Vec<String> = analyse_with_parser(line).commands[0]

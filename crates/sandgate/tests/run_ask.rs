@@ -433,6 +433,21 @@ fn a_burst_with_a_digit_after_the_arming_delay_does_not_answer_either() {
     assert!(e.list("allow").is_empty() && e.list("deny").is_empty());
 }
 
+/// `cmd` (a `sandgate answer`) started in a terminal of its own, in `e`,
+/// once it says that it waits for questions.
+fn answer_window(e: &Env, mut cmd: Command) -> Session {
+    cmd.current_dir(&e.root)
+        .env("HOME", &e.home)
+        .env("TERM", "xterm");
+    let mut window = Session::spawn(cmd).expect("spawn in a pty");
+    window.set_expect_timeout(Some(Duration::from_secs(30)));
+    window.get_process_mut().set_window_size(250, 40).unwrap();
+    window
+        .expect("questions appear here")
+        .expect("sandgate answer waits");
+    window
+}
+
 #[test]
 fn sandgate_answer_in_another_terminal_answers_and_leaves_the_program_s_terminal_alone() {
     if !supported() {
@@ -441,17 +456,8 @@ fn sandgate_answer_in_another_terminal_answers_and_leaves_the_program_s_terminal
     let e = env();
     let target = e.path("elsewhere.txt");
     let mut answer_cmd = Command::new(env!("CARGO_BIN_EXE_sandgate"));
-    answer_cmd
-        .arg("answer")
-        .current_dir(&e.root)
-        .env("HOME", &e.home)
-        .env("TERM", "xterm");
-    let mut window = Session::spawn(answer_cmd).expect("spawn in a pty");
-    window.set_expect_timeout(Some(Duration::from_secs(30)));
-    window.get_process_mut().set_window_size(250, 40).unwrap();
-    window
-        .expect("questions appear here")
-        .expect("sandgate answer waits");
+    answer_cmd.arg("answer");
+    let mut window = answer_window(&e, answer_cmd);
     // The window looks at the new run within a moment, before its question.
     let mut s = e.spawn("sleep 1; echo x > \"$OUT/elsewhere.txt\"; echo rc=$?; sleep 1");
     window
@@ -510,17 +516,8 @@ fn ctrl_c_leaves_sandgate_answer_where_sigint_is_ignored() {
             "-c",
             "trap '' INT; exec \"$0\" answer",
             env!("CARGO_BIN_EXE_sandgate"),
-        ])
-        .current_dir(&e.root)
-        .env("HOME", &e.home)
-        .env("TERM", "xterm");
-        let mut window = Session::spawn(cmd).expect("spawn in a pty");
-        window.set_expect_timeout(Some(Duration::from_secs(30)));
-        window.get_process_mut().set_window_size(250, 40).unwrap();
-        window
-            .expect("questions appear here")
-            .expect("sandgate answer waits");
-        window
+        ]);
+        answer_window(&e, cmd)
     };
     // Waiting.
     let mut window = answer();
