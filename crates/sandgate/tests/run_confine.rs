@@ -396,12 +396,24 @@ fn signals_sent_to_sandgate_reach_the_program_and_its_status_comes_back() {
             "trap 'echo got-{signal}; echo x > after-{signal}.txt; exit {code}' {signal}; \
              echo ready; while :; do sleep 0.05; done"
         );
-        let mut child = wait::Guard::spawn(
-            e.sandgate()
-                .args(["run", "--no-ui", "--", "sh", "-c", &script])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped()),
-        );
+        // Started as from a terminal, with the signals at their defaults:
+        // a suite run in a script's background inherits SIGINT ignored,
+        // which sandgate and the program would keep (and sh may not trap).
+        let plain = e.sandgate();
+        let mut cmd = Command::new("env");
+        cmd.arg("--default-signal=TERM,INT,HUP")
+            .arg(plain.get_program())
+            .args(["run", "--no-ui", "--", "sh", "-c", &script]);
+        for (name, value) in plain.get_envs() {
+            match value {
+                Some(value) => cmd.env(name, value),
+                None => cmd.env_remove(name),
+            };
+        }
+        if let Some(dir) = plain.get_current_dir() {
+            cmd.current_dir(dir);
+        }
+        let mut child = wait::Guard::spawn(cmd.stdout(Stdio::piped()).stderr(Stdio::piped()));
         let stdout = wait::Lines::new(child.stdout.take().unwrap());
         let stderr = wait::Lines::new(child.stderr.take().unwrap());
         let line = stdout.next_within(20, "the program's first line");
