@@ -56,6 +56,12 @@ pub enum Reason {
         /// The limit.
         max: usize,
     },
+    /// More simple commands, counting those that commands run (`find
+    /// -exec … -exec …`), than the analysis follows.
+    TooManyCommands {
+        /// The limit.
+        max: usize,
+    },
     /// A word that belongs to no command the parser found.
     StrayWord {
         /// The word.
@@ -340,6 +346,10 @@ impl fmt::Display for Reason {
                 what: Nesting::Commands,
                 max,
             } => write!(f, "commands are nested more than {max} deep"),
+            TooManyCommands { max } => write!(
+                f,
+                "the line runs more than {max} commands, counting those its commands run"
+            ),
             StrayWord { word } => {
                 write!(f, "cannot tell which command the word `{word}` belongs to")
             }

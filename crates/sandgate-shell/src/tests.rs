@@ -793,3 +793,28 @@ fn a_declared_variable_that_picks_a_program_is_named_by_the_whole_declaration() 
         .collect();
     assert!(sources.contains(&line.to_string()), "{sources:?}");
 }
+
+#[test]
+fn commands_that_run_commands_are_followed_up_to_a_bound() {
+    // Each `-exec` is followed from every `find` that encloses it: without
+    // a bound, 14 of them make 2^14 commands (found by the fuzz target).
+    let line = format!("{}true", "find . -exec ".repeat(14));
+    for analysis in [analyse(&line), analyse_with_parser(&line)] {
+        assert!(
+            analysis.commands.len() <= 1_100,
+            "{} commands",
+            analysis.commands.len()
+        );
+        let bounded: Vec<_> = analysis
+            .unanalysable
+            .iter()
+            .filter(|u| matches!(u.reason, Reason::TooManyCommands { .. }))
+            .collect();
+        assert_eq!(bounded.len(), 1, "{:?}", analysis.unanalysable);
+        assert!(bounded[0]
+            .reason
+            .to_string()
+            .contains("more than 1000 commands"));
+    }
+    assert_eq!(analyse(&line), analyse_with_parser(&line));
+}
