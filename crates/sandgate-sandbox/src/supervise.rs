@@ -31,7 +31,7 @@ pub use crate::notify::ChildHalf;
 use crate::notify::{self, Listener, Notif, OUTER_SUPERVISOR};
 use crate::plan::Plan;
 use crate::protect;
-use crate::supervisor::caller::{pidfd_getfd, pidfd_open};
+use crate::supervisor::caller::take_fd;
 use crate::supervisor::connect::{self, Reach, Refusal, Sockets, Taken};
 pub use crate::supervisor::connect::{states, SocketState};
 use crate::supervisor::decode::Syscall;
@@ -293,14 +293,12 @@ fn run(
 /// Takes the socket and copies the address of notified `connect` `n`;
 /// `Err` is the errno for the caller.
 fn take(listener: &Listener, n: &Notif, asked: &serve::Connect) -> Result<Taken, i32> {
-    let pidfd = pidfd_open(n.pid).map_err(|_| libc::ESRCH)?;
-    // The thread id named the caller when the pidfd was made: from here on
-    // the pidfd cannot name another process.
+    let sock = take_fd(n.pid, asked.fd).map_err(|e| e.raw_os_error().unwrap_or(libc::EBADF))?;
+    // The thread id named the caller when its descriptor was taken: from
+    // here on the copy is the caller's socket.
     if !listener.id_valid(n.id) {
         return Err(libc::ESRCH);
     }
-    let sock =
-        pidfd_getfd(&pidfd, asked.fd).map_err(|e| e.raw_os_error().unwrap_or(libc::EBADF))?;
     Taken::copy(sock, n.pid, asked.addr, asked.len)
 }
 
