@@ -15,6 +15,8 @@ the median wall time of each side and the ratio:
 
 - a 100 MiB download (`curl -o /dev/null`), timed whole and by curl's own
   `time_total` (the transfer itself, without the start of curl and sandgate);
+  with, for the floor of any relay in user space, the same download through
+  `bare_relay.py` (a bare splice relay in its own process, no checks);
 - 1,000 sequential HTTPS requests in one curl, each on a new connection
   (the server closes every connection, so each request is a new tunnel,
   TLS handshake and decision), and the same over one kept-alive tunnel;
@@ -163,6 +165,7 @@ def side_by_side(title, sides, runs, transfer=False):
     return {name: statistics.median(t) for name, t in times.items()}
 
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../.."))
 
 
@@ -192,8 +195,13 @@ def main():
                   "its rows are left out")
     sandgate = os.path.abspath(args.sandgate)
     root = tempfile.mkdtemp(prefix="sandgate-netbench-")
+    relay = None
     try:
         big = serve(Server(("127.0.0.1", 0), Big))
+        # Ends when this script does: its standard input closes.
+        relay = subprocess.Popen([sys.executable, os.path.join(HERE, "bare_relay.py"), str(big)],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        relay_port = int(relay.stdout.readline())
         closing, cert = https_server(root, close_each=True)
         keep, _ = https_server(root, close_each=False)
         listed = [f"127.0.0.1:{big}", f"127.0.0.1:{closing}", f"127.0.0.1:{keep}"]
@@ -226,8 +234,13 @@ def main():
 
         download = ["-sS", "--fail", "-o", "/dev/null", "-w", "%{time_total}\\n",
                     f"http://127.0.0.1:{big}/big"]
-        side_by_side("100 MiB download from a listed loopback host", sides(download), args.runs,
-                     transfer=True)
+        # The floor of any relay: the same download through a bare splice
+        # relay in its own process (bare_relay.py), no proxy, no checks.
+        floor = ["--noproxy", "*"] + download[:-1] + [f"http://127.0.0.1:{relay_port}/big"]
+        side_by_side("100 MiB download from a listed loopback host",
+                     sides(download) + [("a bare splice relay, for the floor", ["curl"] + floor,
+                                         net_env, work)],
+                     args.runs, transfer=True)
 
         urls = os.path.join(root, "urls.txt")
         with open(urls, "w") as f:
@@ -250,6 +263,9 @@ def main():
                       ("with the allow-list", [sandgate, "exec", "--", "true"], net_env, work)],
                      max(args.runs, 31))
     finally:
+        if relay is not None:
+            relay.stdin.close()
+            relay.wait(timeout=30)
         shutil.rmtree(root, ignore_errors=True)
 
 
