@@ -21,8 +21,20 @@
 //! the namespace routes anywhere: if sandgate goes away, so do the only
 //! ways out (fail closed).
 //!
-//! This module contains `unsafe` code: `unshare`, `mount`, the interface
-//! `ioctl`, and the socket calls of the `pre_exec` hook.
+//! For root, the network namespace is made early instead, on a thread of
+//! sandgate's own, while the rest of the command is prepared (its Landlock
+//! rules, its mount layer): a new network namespace takes the kernel about
+//! 0.4 ms here, which the child would otherwise spend before its command
+//! starts. The thread brings `lo` up, makes the three sockets there, sends
+//! them to the parent's end of the socket pair and the namespace (its
+//! `/proc/thread-self/ns/net`) to the child's; the child waits for it,
+//! enters it with `setns`, and makes only its mount namespace. Anyone else
+//! keeps the child's way: a thread of a process with other threads cannot
+//! make the user namespace the network namespace must belong to.
+//!
+//! This module contains `unsafe` code: `unshare`, `setns`, `mount`, the
+//! interface `ioctl`, and the socket calls of the `pre_exec` hook and of the
+//! early thread.
 
 #![allow(unsafe_code)]
 
@@ -32,7 +44,10 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
-use crate::notify::{recv_fd_or_tag, send_fd, socketpair};
+use std::os::fd::FromRawFd;
+use std::time::Duration;
+
+use crate::notify::{recv_fd_or_tag, send_fd, send_tag, socketpair};
 
 /// The port the proxy listens on inside the namespace (the namespace is
 /// the command's own, so nothing else holds it).
@@ -149,12 +164,16 @@ pub fn proxy_environment() -> Vec<(&'static str, Option<String>)> {
 /// resolver), and hand its proxy and resolver sockets out. Call before any
 /// other `pre_exec` hook is registered (this one must run first, while the
 /// child still has its capabilities). Root with `CAP_SYS_ADMIN` gets plain
-/// namespaces; anyone else a user namespace first.
+/// namespaces, the network's made at once on a thread (see the module's
+/// doc); anyone else a user namespace first, all made by the child.
 pub fn enter(command: &mut Command) -> io::Result<Outside> {
     // SAFETY: geteuid takes no arguments and cannot fail.
     let as_root =
         unsafe { libc::geteuid() } == 0 && crate::sys::has_capability(crate::sys::CAP_SYS_ADMIN);
     let (outside, inside) = socketpair()?;
+    if as_root {
+        made_early(&outside, &inside)?;
+    }
     // Only when there is one to cover: without it the C library asks
     // 127.0.0.1 anyway. A symbolic link is followed to the file it names.
     let resolv = if std::path::Path::new("/etc/resolv.conf").exists() {
@@ -176,8 +195,20 @@ pub fn enter(command: &mut Command) -> io::Result<Outside> {
     let gid_map = std::ffi::CString::new(format!("{gid} {gid} 1"))
         .map_err(|_| io::Error::other("gid map"))?;
     let hook = move || -> io::Result<()> {
+        if as_root {
+            // The namespace the early thread made, once it is ready.
+            let netns = match recv_fd_or_tag(inside.as_raw_fd())? {
+                Ok(fd) => fd,
+                Err(0) => return Err(io::Error::from_raw_os_error(libc::EPIPE)),
+                Err(code) => return Err(io::Error::from_raw_os_error(code.into())),
+            };
+            // SAFETY: a descriptor just received, and a namespace type.
+            if unsafe { libc::setns(netns.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
         let flags = if as_root {
-            libc::CLONE_NEWNET | libc::CLONE_NEWNS
+            libc::CLONE_NEWNS
         } else {
             libc::CLONE_NEWUSER | libc::CLONE_NEWNET | libc::CLONE_NEWNS
         };
@@ -217,13 +248,13 @@ pub fn enter(command: &mut Command) -> io::Result<Outside> {
             };
             crate::mount::check(rc.into())?;
         }
+        if as_root {
+            // Made and handed out by the early thread.
+            return Ok(());
+        }
         loopback_up()?;
         local_addresses()?;
-        for (kind, port) in [
-            (libc::SOCK_STREAM, PROXY_PORT),
-            (libc::SOCK_DGRAM, DNS_PORT),
-            (libc::SOCK_STREAM, DNS_PORT),
-        ] {
+        for (kind, port) in SOCKETS {
             let socket = bound_on_loopback(kind, port)?;
             let sent = send_fd(inside.as_raw_fd(), socket);
             // SAFETY: `socket` was made above and is closed once.
@@ -233,11 +264,11 @@ pub fn enter(command: &mut Command) -> io::Result<Outside> {
         Ok(())
     };
     // SAFETY: the hook runs in the forked child before `exec`. It only calls
-    // `unshare`, `open`/`write`/`close` of `/proc/self` files, `mount`,
-    // `socket`, `ioctl`, `setsockopt`, `bind`, `listen`, `sendmsg` and
-    // `close`, on memory owned by the closure (the id maps and the path,
-    // made before the fork) or on its stack, and allocates nothing; errors
-    // are built from errno.
+    // `recvmsg`, `setns`, `unshare`, `open`/`write`/`close` of `/proc/self`
+    // files, `mount`, `socket`, `ioctl`, `setsockopt`, `bind`, `listen`,
+    // `sendmsg` and `close`, on memory owned by the closure (the id maps and
+    // the path, made before the fork) or on its stack, and allocates
+    // nothing; errors are built from errno.
     unsafe {
         command.pre_exec(hook);
     }
@@ -245,6 +276,84 @@ pub fn enter(command: &mut Command) -> io::Result<Outside> {
         sock: outside,
         _resolv: resolv,
     })
+}
+
+/// The sockets a command's namespace hands out, in the order
+/// [`Outside::take`] receives them: the proxy's, the resolver's UDP and TCP.
+const SOCKETS: [(libc::c_int, u16); 3] = [
+    (libc::SOCK_STREAM, PROXY_PORT),
+    (libc::SOCK_DGRAM, DNS_PORT),
+    (libc::SOCK_STREAM, DNS_PORT),
+];
+
+/// How long the child waits for the early thread's namespace before it
+/// gives up (and the command does not start).
+const EARLY_WAIT: Duration = Duration::from_secs(60);
+
+/// Start the thread that makes the command's network namespace early (see
+/// the module's doc): what it makes arrives at `outside` (the sockets, for
+/// [`Outside::take`]) and at `inside` (the namespace, for the child's hook),
+/// or, if it fails, the child's hook gets the error's number instead.
+fn made_early(outside: &OwnedFd, inside: &OwnedFd) -> io::Result<()> {
+    let timeout = libc::timeval {
+        tv_sec: EARLY_WAIT.as_secs() as libc::time_t,
+        tv_usec: 0,
+    };
+    // SAFETY: a live timeval of the length given, on an open socket.
+    let rc = unsafe {
+        libc::setsockopt(
+            inside.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVTIMEO,
+            (&timeout as *const libc::timeval).cast(),
+            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // Written on one end, read at the other: the thread writes the sockets
+    // on the child's end (they arrive at the parent's) and the namespace on
+    // the parent's (it arrives at the child's).
+    let (to_parent, to_child) = (inside.try_clone()?, outside.try_clone()?);
+    std::thread::Builder::new()
+        .name("sandgate-netns".into())
+        .spawn(move || {
+            let handed = made_namespace().and_then(|(netns, sockets)| {
+                for socket in &sockets {
+                    send_fd(to_parent.as_raw_fd(), socket.as_raw_fd())?;
+                }
+                send_fd(to_child.as_raw_fd(), netns.as_raw_fd())
+            });
+            if let Err(e) = handed {
+                let code = e.raw_os_error().and_then(|n| u8::try_from(n).ok());
+                let _ = send_tag(
+                    to_child.as_raw_fd(),
+                    code.filter(|n| *n != 0).unwrap_or(libc::EIO as u8),
+                );
+            }
+        })?;
+    Ok(())
+}
+
+/// On the calling thread (which stays in it): a new network namespace with
+/// `lo` up and its addresses, the sockets of [`SOCKETS`] made in it, and
+/// the namespace itself.
+fn made_namespace() -> io::Result<(OwnedFd, Vec<OwnedFd>)> {
+    // SAFETY: an integer argument; only this thread changes namespace.
+    if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    loopback_up()?;
+    local_addresses()?;
+    let mut sockets = Vec::with_capacity(SOCKETS.len());
+    for (kind, port) in SOCKETS {
+        let fd = bound_on_loopback(kind, port)?;
+        // SAFETY: made just now, and owned by nothing else.
+        sockets.push(unsafe { OwnedFd::from_raw_fd(fd) });
+    }
+    let netns = std::fs::File::open("/proc/thread-self/ns/net")?;
+    Ok((netns.into(), sockets))
 }
 
 /// Brings `lo` up in the current network namespace.

@@ -465,6 +465,18 @@ pub fn send_fd(sock: RawFd, fd: RawFd) -> io::Result<()> {
     Ok(())
 }
 
+/// Sends the one byte `tag` over `sock`, with no descriptor: what
+/// [`recv_fd_or_tag`] returns as `Err(tag)` (`0` is what it returns at the
+/// end of the stream).
+pub fn send_tag(sock: RawFd, tag: u8) -> io::Result<()> {
+    // SAFETY: one live byte on the stack, of the length given.
+    let sent = unsafe { libc::send(sock, (&tag as *const u8).cast(), 1, libc::MSG_NOSIGNAL) };
+    if sent < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Receives one descriptor from `sock`.
 pub fn recv_fd(sock: RawFd) -> io::Result<OwnedFd> {
     recv_fd_or_tag(sock)?
