@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Two sandgate builds side by side on the network paths, run by run.
 
-    python3 crates/sandgate/benches/network_ab.py OLD NEW [--runs N] [--requests M]
+    python3 crates/sandgate/benches/network_ab.py OLD NEW [--runs N] [--requests M] [--starts S]
 
 `network.py` measures one build at a time; on a shared two-core machine the
 unconfined side alone moves by more than the differences between two builds
@@ -14,7 +14,8 @@ the unconfined side, then OLD, then NEW, on the same servers (those of
 - the 100 MiB download through the proxy, timed whole and by curl's own
   `time_total`;
 - `sandgate exec -- true` (`landlock`) without `permissions.network` and
-  with the allow-list, for each build (41 rounds at least).
+  with the allow-list, for each build (`--starts` rounds, default 41, and
+  at least N).
 
 Everything is on loopback; the policies are `network.py`'s.
 """
@@ -59,6 +60,8 @@ def main():
     ap.add_argument("new")
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--requests", type=int, default=300)
+    ap.add_argument("--starts", type=int, default=41,
+                    help="rounds of `exec -- true` (at least --runs)")
     args = ap.parse_args()
     builds = [("old", os.path.abspath(args.old)), ("new", os.path.abspath(args.new))]
     root = tempfile.mkdtemp(prefix="sandgate-netab-")
@@ -90,12 +93,13 @@ def main():
         report("100 MiB download through the proxy, whole command", whole, order)
         report("100 MiB download through the proxy, curl's own time_total", inside, order)
         starts = {}
-        for _ in range(max(args.runs, 41)):
+        rounds = max(args.runs, args.starts)
+        for _ in range(rounds):
             for name, path in builds:
                 for label, e, w in [("without", plain_env, plain_work), ("with", env, work)]:
                     starts.setdefault((name, label), []).append(
                         timed([path, "exec", "--", "true"], e, w)[0])
-        print(f"\nsandgate exec -- true (landlock), medians of {max(args.runs, 41)} rounds")
+        print(f"\nsandgate exec -- true (landlock), medians of {rounds} rounds")
         for name, _ in builds:
             wo, wi = starts[(name, "without")], starts[(name, "with")]
             print(f"  {name:<4} without permissions.network {statistics.median(wo):6.2f} ms "
