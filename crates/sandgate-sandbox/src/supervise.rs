@@ -320,11 +320,7 @@ fn answer(
         Ok(None) => listener.succeed(n.id, 0),
         // A socket connected from outside takes the caller's socket's place.
         Ok(Some(socket)) => {
-            let cloexec = crate::supervisor::direct::is_cloexec(n.pid, fd);
-            match listener.replace_fd(n.id, socket.as_fd(), fd, cloexec) {
-                Ok(()) => listener.succeed(n.id, 0),
-                Err(e) => listener.fail(n.id, e.raw_os_error().unwrap_or(libc::EBADF)),
-            }
+            crate::supervisor::direct::answer_outside(listener, n, fd, socket.as_fd())
         }
         Err(Refusal::Errno(errno)) => listener.fail(n.id, errno),
         Err(Refusal::Outside(_)) => listener.fail(n.id, libc::EACCES),

@@ -79,18 +79,12 @@ fn answer(shared: &Shared, notif: &Notif, fd: i32, taken: &Taken) {
         Ok(None) => shared.listener.succeed(notif.id, 0),
         // With `permissions.network`: a socket connected from outside takes
         // the caller's socket's place.
-        Ok(Some(socket)) => {
-            let cloexec = sandgate_sandbox::supervisor::direct::is_cloexec(notif.pid, fd);
-            match shared
-                .listener
-                .replace_fd(notif.id, socket.as_fd(), fd, cloexec)
-            {
-                Ok(()) => shared.listener.succeed(notif.id, 0),
-                Err(e) => shared
-                    .listener
-                    .fail(notif.id, e.raw_os_error().unwrap_or(libc::EBADF)),
-            }
-        }
+        Ok(Some(socket)) => sandgate_sandbox::supervisor::direct::answer_outside(
+            &shared.listener,
+            notif,
+            fd,
+            socket.as_fd(),
+        ),
         Err(Refusal::Errno(errno)) => shared.listener.fail(notif.id, errno),
         Err(Refusal::Outside(unreached)) => {
             shared.reporter.report(&Event::Denied {

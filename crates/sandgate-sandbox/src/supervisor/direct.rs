@@ -36,7 +36,9 @@
 #![allow(unsafe_code)]
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
+
+use crate::notify::{Listener, Notif};
 
 /// What a [`Route`] makes of a TCP connect to an address.
 #[derive(Debug)]
@@ -144,6 +146,18 @@ pub fn carry_over(theirs: &OwnedFd, outside: &OwnedFd) {
                 );
             }
         }
+    }
+}
+
+/// Answer the connect `notif` asked for on the caller's descriptor `fd`
+/// with `socket`, connected from outside ([`Direct::Outside`]): it takes
+/// the caller's socket's place, close-on-exec as that was, and the call
+/// returns 0; if it cannot be put there, the call fails with the reason.
+pub fn answer_outside(listener: &Listener, notif: &Notif, fd: i32, socket: BorrowedFd<'_>) {
+    let cloexec = is_cloexec(notif.pid, fd);
+    match listener.replace_fd(notif.id, socket, fd, cloexec) {
+        Ok(()) => listener.succeed(notif.id, 0),
+        Err(e) => listener.fail(notif.id, e.raw_os_error().unwrap_or(libc::EBADF)),
     }
 }
 
