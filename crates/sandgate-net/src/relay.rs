@@ -326,19 +326,22 @@ mod tests {
     fn a_bulk_transfer_grows_its_pipe_and_leaves_it_small() {
         let (mut writer, from) = pair();
         let (to, mut reader) = pair();
-        let feeder = std::thread::spawn(move || {
-            writer.write_all(&vec![7u8; 3 << 20]).unwrap();
+        let (fed_tx, fed) = mpsc::channel();
+        std::thread::spawn(move || {
+            // Sent, and (dropped) ended.
+            let _ = fed_tx.send(writer.write_all(&vec![7u8; 3 << 20]).is_ok());
         });
-        let reading = std::thread::spawn(move || {
+        let (read_tx, read) = mpsc::channel();
+        std::thread::spawn(move || {
             let mut got = Vec::new();
-            reader.read_to_end(&mut got).map(|_| got.len())
+            let _ = read_tx.send(reader.read_to_end(&mut got).map(|_| got.len()).ok());
         });
         GREW.with(|grew| grew.set(false));
         assert_eq!(relay(&from, &to).unwrap(), 3 << 20);
         assert!(GREW.with(|grew| grew.get()), "the pipe grew");
         to.shutdown(Shutdown::Write).unwrap();
-        feeder.join().unwrap();
-        assert_eq!(reading.join().unwrap().unwrap(), 3 << 20);
+        assert!(fed.recv_timeout(LIMIT).unwrap());
+        assert_eq!(read.recv_timeout(LIMIT).unwrap(), Some(3 << 20));
         KEPT.with(|kept| {
             let pipe = kept.take().expect("the pipe is kept");
             assert_eq!(capacity(&pipe.1), SMALL, "the kept pipe is small again");
