@@ -11,6 +11,8 @@
 //! [`NetworkPolicy::decide_address`] as through the proxy (no DNS rebinding
 //! onto local services). A loopback or unspecified address that no entry
 //! names is the namespace's own: the program's connection stays inside.
+//!
+//! [`NetworkPolicy::decide_address`]: sandgate_policy::network::NetworkPolicy::decide_address
 
 use std::collections::{HashMap, HashSet};
 use std::io;

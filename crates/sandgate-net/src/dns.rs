@@ -19,6 +19,8 @@
 //! sent, and refuses what it does not know (`FORMERR`). A query with
 //! compression in its question, several questions or a truncated name is
 //! refused.
+//!
+//! [`NetworkPolicy::names_host`]: sandgate_policy::network::NetworkPolicy::names_host
 
 use std::collections::HashSet;
 use std::io::{self, Read, Write};

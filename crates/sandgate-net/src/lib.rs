@@ -239,7 +239,7 @@ impl Refused {
 /// The threads that serve connections accept them too: a thread waiting in
 /// `accept` serves the connection it gets itself (no hand-over to another
 /// thread), after making sure another thread waits in `accept` meanwhile
-/// (an idle one of [`pool`], or a new one). Done, it waits for the next
+/// (an idle one of the pool, or a new one). Done, it waits for the next
 /// connection again, or, with two others waiting already, goes back to the
 /// pool. The caller's thread is one of them, and stays until the end.
 pub fn serve<G: Gate>(listener: TcpListener, gate: Arc<G>) -> io::Result<()> {

@@ -382,7 +382,7 @@ fn loopback_up() -> io::Result<()> {
     Ok(())
 }
 
-/// The addresses [`local_addresses`] gives `lo` besides its own.
+/// The addresses `local_addresses` gives `lo` besides its own.
 pub const LOCAL_V4: [u8; 4] = [127, 0, 0, 2];
 /// See [`LOCAL_V4`]: from the discard-only prefix (RFC 6666).
 pub const LOCAL_V6: [u8; 16] = [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x53];

@@ -265,8 +265,8 @@ fn bare(word: &str) -> bool {
 /// ```
 ///
 /// where `source …` is missing when Claude Code has no shell snapshot,
-/// `FIXED` is the shell's part of [`fixed_parts`] (the options of bash or
-/// zsh, then [`CLAUDE_UNALIASES`]; 2.1.197: [`CLAUDE_FIXED_2_1_197`]), the command is quoted with each `'` as
+/// `FIXED` is the shell's part of `fixed_parts` (the options of bash or
+/// zsh, then `CLAUDE_UNALIASES`; 2.1.197: `CLAUDE_FIXED_2_1_197`), the command is quoted with each `'` as
 /// `'"'"'` (or left bare when it is one word of plain characters), and
 /// ` < /dev/null` is missing when the command reads its own input. The shell
 /// is an absolute `bash` or `zsh`; every part must be exactly so.
