@@ -349,6 +349,13 @@ const CASES: &[(&str, &str, Verdict, &str)] = &[
     // startup files: each asks (or is judged as the write it is).
     (TOOLS, "git status", Allow, "`git status`"),
     (TOOLS, "git log --pretty=tformat:%h%GG", Ask, "shows signatures"),
+    (TOOLS, "git log --format \"$F\"", Ask, "expansion"),
+    (TOOLS, "git for-each-ref --format='%(signature)'", Ask, "verifies signatures"),
+    (TOOLS, "git for-each-ref --form='%(refname) %(signature:grade)'", Ask, "verifies signatures"),
+    (TOOLS, "git branch --forma '%(signature:key)'", Ask, "verifies signatures"),
+    (TOOLS, "git tag -l --form='%(signature)'", Ask, "verifies signatures"),
+    (TOOLS, "git log --pre=%GG", Ask, "shows signatures"),
+    (TOOLS, "git for-each-ref --format='%(refname) %(contents:subject)'", Allow, "`git for-each-ref"),
     (TOOLS, "git -c gpg.program=x log", Ask, "sets a program"),
     (TOOLS, "git -c core.worktree=.. status", Ask, "sets a program"),
     (TOOLS, "git verify-tag v1", Ask, "cannot see"),

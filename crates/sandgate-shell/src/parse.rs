@@ -1066,15 +1066,21 @@ impl Walker {
                 }
             }
             // Option values that make the program run another.
+            // The option is also read where it is abbreviated (`--form=`):
+            // git's parse-options takes any unique prefix of a long option.
             for (opt, text, why) in p.asking_values {
-                let attached = format!("{opt}=");
                 let found = (at + 1..words.len()).find(|&j| {
-                    let value = match texts[j].strip_prefix(attached.as_str()) {
-                        Some(v) => v,
-                        None if texts[j] == *opt => texts.get(j + 1).copied().unwrap_or(""),
-                        None => return false,
+                    let (option, attached) = match texts[j].split_once('=') {
+                        Some((option, value)) => (option, Some(value)),
+                        None => (texts[j], None),
                     };
-                    value.contains(text) || words[j].has_expansion
+                    if !abbreviates(option, opt) {
+                        return false;
+                    }
+                    let next = || texts.get(j + 1).copied().unwrap_or("");
+                    attached.unwrap_or_else(next).contains(text)
+                        || words[j].has_expansion
+                        || (attached.is_none() && words.get(j + 1).is_some_and(|w| w.has_expansion))
                 });
                 if found.is_some() {
                     self.unanalysable(
@@ -1832,4 +1838,12 @@ fn brace_words(word: Word) -> Vec<Word> {
             ..word
         }],
     }
+}
+
+/// Whether `word` is the long option `option` or a prefix of it that a
+/// parser taking unique prefixes reads as it (`--form` for `--format`): at
+/// least one letter after `--`. Wider than any one command's options make
+/// unique, on purpose.
+fn abbreviates(word: &str, option: &str) -> bool {
+    word.len() > 2 && word.starts_with("--") && option.starts_with(word)
 }

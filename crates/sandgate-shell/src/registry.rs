@@ -31,9 +31,11 @@
 //!
 //! Still read by code rather than by the parser, because the parser would
 //! read less, and the gate reads wider on purpose (fail closed):
-//! - git's `--format`/`--pretty` values (the entry's `asking_values`): every
-//!   word after `git` is scanned, attached or not, so the option is seen
-//!   after a subcommand that has no grammar (an alias: `git l
+//! - git's `--format`/`--pretty` values (the entry's `asking_values`: `%G`,
+//!   and the ref-filter atom `%(signature)` of `for-each-ref`, `branch` and
+//!   `tag`): every word after `git` is scanned, attached or not, and under
+//!   any abbreviation (`--form=`, which parse-options takes), so the option
+//!   is seen after a subcommand that has no grammar (an alias: `git l
 //!   --format=%G?`), after `--` and as another option's value; the parser
 //!   reads it only where a subcommand's grammar names it.
 //! - pnpm's `--config.KEY` words (`asking_prefixes`): a family of options,
@@ -2252,6 +2254,12 @@ pub const REGISTRY: &[Entry] = &[
                     "--pretty",
                     "%G",
                     "shows signatures, which runs gpg or ssh-keygen on the floor",
+                ),
+                // The ref-filter atom of `for-each-ref`, `branch` and `tag`.
+                (
+                    "--format",
+                    "%(signature",
+                    "verifies signatures, which runs gpg or ssh-keygen on the floor",
                 ),
             ],
             ..program("git")
