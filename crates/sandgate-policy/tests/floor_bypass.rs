@@ -122,6 +122,12 @@ const CASES: &[(&str, Verdict, &str)] = &[
     ),
     ("sh -o dotglob -c 'cat ~/*/id_rsa'", Deny, "floor"),
     ("shopt -s $OPT; cat ~/*/id_rsa", Deny, "floor"),
+    ("set -$X globdots; cat ~/*/id_rsa", Deny, "floor"),
+    ("zsh -c 'set -$X globdots; cat ~/*/id_rsa'", Deny, "floor"),
+    ("zsh -c 'set -o $X; cat ~/*/id_rsa'", Deny, "floor"),
+    ("zsh -c 'setopt $X; cat ~/*/id_rsa'", Deny, "floor"),
+    ("bash -O $X -c 'cat ~/*/id_rsa'", Deny, "floor"),
+    ("zsh -c 'set -o globdots; cat ~/*/id_rsa'", Deny, "floor"),
     (
         "shopt -s dotglob; echo ~/*/*",
         Deny,

@@ -292,6 +292,14 @@ pub fn glob_widening(words: &[&str], expansion: &[bool], at: usize) -> Option<St
             // only those before the script count.
             let parsed = parse_command(words, at, None);
             for a in &parsed.args {
+                // An option word holding an expansion could spell any
+                // option (`set -$X globdots`, where `X=o`).
+                let (Arg::Opt { word, .. } | Arg::Unknown { word }) = a else {
+                    continue;
+                };
+                if expansion.get(*word).copied().unwrap_or(false) {
+                    return by();
+                }
                 let Arg::Opt { name, value, .. } = a else {
                     continue;
                 };
