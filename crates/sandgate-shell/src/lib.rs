@@ -164,7 +164,7 @@ pub enum FormKind {
     DenyOnly,
     /// Checked against deny rules only: the command with its flags in one
     /// spelling (`rm -fr /` → `rm -f -r /`, see
-    /// [`programs::spelled`]).
+    /// [`programs::spelled`] and [`programs::spellings`]).
     Spelling,
 }
 

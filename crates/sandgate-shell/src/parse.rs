@@ -14,7 +14,7 @@ use super::options::{
 use super::plain::{plain_commands, PlainCommand};
 use super::programs::{
     awk_program, is_option, names_file, picks_program, program_key, program_named, sed_script,
-    sed_scripts, spelled, AwkEffect, RunningOption, Runs,
+    sed_scripts, spellings, AwkEffect, RunningOption, Runs,
 };
 use super::reads::{interpreter_named, reads_program_from_stdin};
 use super::reason::{Nesting, Reason};
@@ -1284,7 +1284,7 @@ impl Walker {
         // Flags in one spelling, for deny rules (`rm -fr` is also `rm -f -r`).
         let mut stripped: Vec<&str> = vec![texts[at]];
         stripped.extend(&texts[sub_at.min(texts.len())..]);
-        if let Some(text) = spelled(&stripped) {
+        for text in spellings(&stripped) {
             if !forms.iter().any(|f| f.text == text) {
                 forms.push(Form {
                     text,

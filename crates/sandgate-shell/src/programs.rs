@@ -18,6 +18,7 @@
 //! `mv` moves.
 
 pub use super::entry::{FlagSpelling, Program, RunningOption, Runs, Writer, WrittenOperands};
+use super::grammar::ValueKind;
 use super::options::{grammar_of, parse, parse_command, Arg, Value, UNKNOWN};
 use super::registry::{entry_named, Special};
 
@@ -726,6 +727,40 @@ pub fn awk_program(text: &str) -> Result<Vec<AwkEffect>, String> {
 /// order. `rm -fr /`, `rm -r -f /`, `rm --recursive --force /` and
 /// `rm / -rf` are all `rm -f -r /`. `None` when the program has no entry.
 pub fn spelled(words: &[&str]) -> Option<String> {
+    spellings(words).into_iter().next()
+}
+
+/// [`spelled`]'s form first, then, for each of its flags but the first,
+/// the same with that flag moved first: a deny rule that names one flag
+/// right after the command (`^git push -f`) matches however many flags come
+/// with it (`git push -df` is also `git push -d -f` and `git push -f -d`).
+/// Empty when the program has no entry.
+pub fn spellings(words: &[&str]) -> Vec<String> {
+    let Some((head, flags, others)) = flags_apart(words) else {
+        return Vec::new();
+    };
+    let form = |first: Option<usize>| {
+        let mut out: Vec<&str> = head.clone();
+        out.extend(first.map(|i| flags[i].as_str()));
+        out.extend(
+            flags
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| Some(*i) != first)
+                .map(|(_, f)| f.as_str()),
+        );
+        out.extend(&others);
+        out.join(" ")
+    };
+    let mut out = vec![form(None)];
+    out.extend((1..flags.len()).map(|i| form(Some(i))));
+    out
+}
+
+/// The words before the flags (the name, without its directory, and the
+/// subcommand), the flags in one spelling (sorted, without repeats) and the
+/// other words in their order.
+fn flags_apart<'a>(words: &[&'a str]) -> Option<(Vec<&'a str>, Vec<String>, Vec<&'a str>)> {
     let name = words.first()?.rsplit('/').next()?;
     let entry = entry_named(name)?
         .spellings
@@ -739,6 +774,12 @@ pub fn spelled(words: &[&str]) -> Option<String> {
             .iter()
             .find(|(a, _)| *a == f)
             .map_or(f.to_string(), |(_, b)| (*b).to_string())
+    };
+    // A letter of a cluster: one of the entry's, or a flag of the grammar
+    // (`git push -df`: `-d` deletes, `-f` forces).
+    let flag_letter = |l: char| {
+        entry.letters.contains(l)
+            || grammar.is_some_and(|g| g.short_kind(l) == Some(ValueKind::None))
     };
     let mut flags: Vec<String> = Vec::new();
     let mut others: Vec<&str> = Vec::new();
@@ -762,9 +803,9 @@ pub fn spelled(words: &[&str]) -> Option<String> {
                 flags.push(mapped(short));
                 continue;
             }
-            let cluster = w.strip_prefix('-').filter(|c| {
-                !c.is_empty() && !c.starts_with('-') && c.chars().all(|l| entry.letters.contains(l))
-            });
+            let cluster = w
+                .strip_prefix('-')
+                .filter(|c| !c.is_empty() && !c.starts_with('-') && c.chars().all(flag_letter));
             if let Some(cluster) = cluster {
                 flags.extend(cluster.chars().map(|l| mapped(&format!("-{l}"))));
                 continue;
@@ -774,11 +815,9 @@ pub fn spelled(words: &[&str]) -> Option<String> {
     }
     flags.sort();
     flags.dedup();
-    let mut out: Vec<&str> = words[..start].to_vec();
-    out[0] = name;
-    out.extend(flags.iter().map(String::as_str));
-    out.extend(others);
-    Some(out.join(" "))
+    let mut head: Vec<&str> = words[..start].to_vec();
+    head[0] = name;
+    Some((head, flags, others))
 }
 
 /// The sed scripts of `sed` at `words[at]`: each `-e SCRIPT`,

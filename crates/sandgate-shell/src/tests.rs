@@ -165,9 +165,15 @@ fn source_and_normalized_forms_are_kept() {
     let kinds: Vec<FormKind> = c.forms.iter().map(|f| f.kind).collect();
     assert_eq!(
         kinds,
-        [FormKind::Source, FormKind::Normalized, FormKind::Spelling]
+        [
+            FormKind::Source,
+            FormKind::Normalized,
+            FormKind::Spelling,
+            FormKind::Spelling
+        ]
     );
     assert_eq!(c.forms[2].text, "rm -f -r /");
+    assert_eq!(c.forms[3].text, "rm -r -f /", "each flag also first");
 }
 
 #[test]
