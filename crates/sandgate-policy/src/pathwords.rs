@@ -126,14 +126,12 @@ impl Places {
             Move::Unknown => Some(None),
         };
         // zsh reads `cd OLD NEW` and `pushd OLD NEW` (`pushd -n DIR` among
-        // them) as the working directory with OLD replaced by NEW: unknown
-        // when a directory the line may be in holds OLD, or the line moved
-        // before (zsh's `$PWD` keeps the names it went through).
-        if let Some(old) = change.zsh_old.map(|i| &c.words[i]) {
-            let holds = |d: &PathBuf| d.to_string_lossy().contains(old.text.as_str());
-            if old.expansion || self.dirs.len() > 1 || self.dirs.iter().any(holds) {
-                target = Some(None);
-            }
+        // them) as the working directory with OLD replaced by NEW, in the
+        // directory's name as `$PWD` holds it: a name through any symbolic
+        // links the shell was started in or went through, which the line
+        // does not show. So where it goes is not known.
+        if change.zsh_old.is_some() {
+            target = Some(None);
         }
         let Some(target) = target else { return };
         let Some(target) = target else {

@@ -57,8 +57,18 @@ const CASES: &[(&str, Verdict, &str)] = &[
     // pushd and popd as bash reads them: `-n` keeps the directory, `--`
     // makes the next word the directory, `+N` / `-N` rotate the stack.
     ("CDPATH=~ pushd -- .ssh && cat id_rsa", Deny, "floor"),
-    ("CDPATH=~ pushd -n .ssh && cat id_rsa", Allow, ""),
-    ("CDPATH=~ pushd -n -- .ssh && cat notes.txt", Allow, ""),
+    (
+        "CDPATH=~ pushd -n .ssh && cat id_rsa",
+        Ask,
+        "changes the directory",
+    ),
+    (
+        "CDPATH=~ pushd -n -- .ssh && cat notes.txt",
+        Ask,
+        "changes the directory",
+    ),
+    ("CDPATH=~ cd -- .ssh && cat id_rsa", Deny, "floor"),
+    ("CDPATH=~ cd -P -- .ssh && cat id_rsa", Deny, "floor"),
     ("pushd +1 && cat id_rsa", Ask, "changes the directory"),
     ("pushd -1 && cat id_rsa", Ask, "changes the directory"),
     ("pushd -- - && cat id_rsa", Ask, "changes the directory"),
@@ -76,8 +86,24 @@ const CASES: &[(&str, Verdict, &str)] = &[
         Ask,
         "changes the directory",
     ),
-    ("pushd -n project && cat id_rsa", Allow, ""),
-    ("pushd -n src && cat notes.txt", Allow, ""),
+    // In zsh, OLD is replaced in `$PWD`, a name that may go through
+    // symbolic links the line does not show (`~/work` → `/srv/work`, then
+    // `cd work .ssh`): never known.
+    (
+        "pushd -n project && cat id_rsa",
+        Ask,
+        "changes the directory",
+    ),
+    (
+        "pushd -n src && cat notes.txt",
+        Ask,
+        "changes the directory",
+    ),
+    (
+        "cd elsewhere .ssh && cat id_rsa",
+        Ask,
+        "changes the directory",
+    ),
     ("CDPATH=$X cd .ssh && cat id_rsa", Ask, "CDPATH"),
     ("CDPATH+=:~; cd .ssh && cat id_rsa", Ask, "CDPATH"),
     ("read CDPATH; cd .ssh && cat id_rsa", Ask, "CDPATH"),

@@ -346,8 +346,8 @@ pub struct DirectoryChange {
     /// The word zsh reads as OLD in its `cd OLD NEW` / `pushd OLD NEW`
     /// (the working directory with OLD replaced by NEW), bash's `pushd -n
     /// DIR` among them: the second to last word when there are two or more
-    /// after the name. When the directory holds that text, zsh moves where
-    /// bash does not.
+    /// after zsh's own options (`-q`, `-s`, `-L`, `-P`) and a `--`. When
+    /// `$PWD` holds that text, zsh moves where bash does not.
     pub zsh_old: Option<usize>,
 }
 
@@ -386,7 +386,22 @@ pub fn directory_change(words: &[&str], at: usize) -> Option<DirectoryChange> {
         Chdir::Popd if parsed.has("-n") => Move::Stays,
         Chdir::Popd => Move::Unknown,
     };
-    let args = words.len() - at - 1;
+    // zsh's own options (`-q`, `-s`, `-L`, `-P`) and a `--` after them end
+    // before OLD; any other word, `-n` among them, is an operand to zsh.
+    let zsh_options = |w: &str| {
+        w.strip_prefix('-')
+            .is_some_and(|l| !l.is_empty() && l.chars().all(|c| "qsLP".contains(c)))
+    };
+    let mut first = at
+        + 1
+        + words[at + 1..]
+            .iter()
+            .take_while(|w| zsh_options(w))
+            .count();
+    if words.get(first) == Some(&"--") {
+        first += 1;
+    }
+    let args = words.len().saturating_sub(first);
     let zsh_old = (how != Chdir::Popd && args >= 2).then(|| words.len() - 2);
     Some(DirectoryChange { to, zsh_old })
 }
@@ -530,6 +545,27 @@ mod tests {
             Some("/h/.ssh")
         );
         assert_eq!(file_url_path("https://x"), None);
+    }
+
+    #[test]
+    fn zsh_reads_old_new_after_its_own_options() {
+        // As zsh 5.9 does: `cd -- c` goes to `c`; `pushd -n src` and `cd
+        // -P -- a b` replace the text in `$PWD`.
+        for (line, old) in [
+            ("cd -- c", None),
+            ("cd -P -- c", None),
+            ("cd c", None),
+            ("pushd -n src", Some("-n")),
+            ("cd a b", Some("a")),
+            ("cd -P -- a b", Some("a")),
+            ("cd -qL a b", Some("a")),
+            ("cd -- -- c", Some("--")),
+            ("popd -n +1", None),
+        ] {
+            let words: Vec<&str> = line.split(' ').collect();
+            let change = directory_change(&words, 0).unwrap();
+            assert_eq!(change.zsh_old.map(|i| words[i]), old, "{line}");
+        }
     }
 
     #[test]
