@@ -43,8 +43,6 @@ use std::net::{TcpListener, UdpSocket};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
-
-use std::os::fd::FromRawFd;
 use std::time::Duration;
 
 use crate::notify::{recv_fd_or_tag, send_fd, send_tag, socketpair};
@@ -252,16 +250,7 @@ pub fn enter(command: &mut Command) -> io::Result<Outside> {
             // Made and handed out by the early thread.
             return Ok(());
         }
-        loopback_up()?;
-        local_addresses()?;
-        for (kind, port) in SOCKETS {
-            let socket = bound_on_loopback(kind, port)?;
-            let sent = send_fd(inside.as_raw_fd(), socket);
-            // SAFETY: `socket` was made above and is closed once.
-            unsafe { libc::close(socket) };
-            sent?;
-        }
-        Ok(())
+        hand_out(inside.as_raw_fd())
     };
     // SAFETY: the hook runs in the forked child before `exec`. It only calls
     // `recvmsg`, `setns`, `unshare`, `open`/`write`/`close` of `/proc/self`
@@ -319,12 +308,10 @@ fn made_early(outside: &OwnedFd, inside: &OwnedFd) -> io::Result<()> {
     std::thread::Builder::new()
         .name("sandgate-netns".into())
         .spawn(move || {
-            let handed = made_namespace().and_then(|(netns, sockets)| {
-                for socket in &sockets {
-                    send_fd(to_parent.as_raw_fd(), socket.as_raw_fd())?;
-                }
-                send_fd(to_child.as_raw_fd(), netns.as_raw_fd())
-            });
+            // The sockets first: once the child has the namespace, the
+            // parent may take them.
+            let handed = made_namespace(to_parent.as_raw_fd())
+                .and_then(|netns| send_fd(to_child.as_raw_fd(), netns.as_raw_fd()));
             if let Err(e) = handed {
                 let code = e.raw_os_error().and_then(|n| u8::try_from(n).ok());
                 let _ = send_tag(
@@ -336,24 +323,32 @@ fn made_early(outside: &OwnedFd, inside: &OwnedFd) -> io::Result<()> {
     Ok(())
 }
 
-/// On the calling thread (which stays in it): a new network namespace with
-/// `lo` up and its addresses, the sockets of [`SOCKETS`] made in it, and
-/// the namespace itself.
-fn made_namespace() -> io::Result<(OwnedFd, Vec<OwnedFd>)> {
+/// On the calling thread (which stays in it): a new network namespace,
+/// made ready by [`hand_out`] with its sockets sent over `sock`; the
+/// namespace itself.
+fn made_namespace(sock: libc::c_int) -> io::Result<OwnedFd> {
     // SAFETY: an integer argument; only this thread changes namespace.
     if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
         return Err(io::Error::last_os_error());
     }
+    hand_out(sock)?;
+    Ok(std::fs::File::open("/proc/thread-self/ns/net")?.into())
+}
+
+/// In the current network namespace: brings `lo` up with its addresses,
+/// and makes the sockets of [`SOCKETS`] and sends them over `sock`, each
+/// closed once sent. Runs in the forked child too: no allocation.
+fn hand_out(sock: libc::c_int) -> io::Result<()> {
     loopback_up()?;
     local_addresses()?;
-    let mut sockets = Vec::with_capacity(SOCKETS.len());
     for (kind, port) in SOCKETS {
-        let fd = bound_on_loopback(kind, port)?;
-        // SAFETY: made just now, and owned by nothing else.
-        sockets.push(unsafe { OwnedFd::from_raw_fd(fd) });
+        let socket = bound_on_loopback(kind, port)?;
+        let sent = send_fd(sock, socket);
+        // SAFETY: `socket` was made above and is closed once.
+        unsafe { libc::close(socket) };
+        sent?;
     }
-    let netns = std::fs::File::open("/proc/thread-self/ns/net")?;
-    Ok((netns.into(), sockets))
+    Ok(())
 }
 
 /// Brings `lo` up in the current network namespace.
